@@ -1,0 +1,159 @@
+//! The `memory` configuration: defaults, bounds and validation.
+//!
+//! Keys and defaults are the seed's Configuration section; bounds are the
+//! reference's (reference/pi-fabric-memory.md Appendix A). A value of the
+//! wrong type or out of bounds is an `invalid_argument` error naming the key,
+//! never a silent clamp. Unknown keys are ignored so newer settings files
+//! keep working with this version.
+
+use crate::error::{CoreError, CoreResult};
+use crate::session::normalize::Policy;
+use serde_json::{Map, Value};
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Config {
+  pub enabled: bool,
+  pub index_dir: Option<String>,
+  pub max_sessions: u64,
+  pub max_entry_chars: u64,
+  pub index_thinking: bool,
+  pub index_tool_output: bool,
+  pub hot_sessions: u64,
+  pub max_cold_vocabulary_bytes: u64,
+  pub max_cold_cache_bytes: u64,
+  pub max_sync_sessions: u64,
+  pub max_sync_source_bytes: u64,
+  pub max_cache_cleanup_files: u64,
+  pub regex_max_pattern_bytes: u64,
+  pub regex_max_haystack_terms: u64,
+  pub regex_max_haystack_bytes: u64,
+  pub regex_timeout_ms: u64,
+}
+
+impl Default for Config {
+  fn default() -> Self {
+    Config {
+      enabled: true,
+      index_dir: None,
+      max_sessions: 500,
+      max_entry_chars: 2000,
+      index_thinking: false,
+      index_tool_output: true,
+      hot_sessions: 50,
+      max_cold_vocabulary_bytes: 524_288,
+      max_cold_cache_bytes: 1_048_576,
+      max_sync_sessions: 10_000,
+      max_sync_source_bytes: 536_870_912,
+      max_cache_cleanup_files: 100_000,
+      regex_max_pattern_bytes: 1024,
+      regex_max_haystack_terms: 20_000,
+      regex_max_haystack_bytes: 2_097_152,
+      regex_timeout_ms: 250,
+    }
+  }
+}
+
+const KIB: u64 = 1024;
+const MIB: u64 = 1024 * KIB;
+const GIB: u64 = 1024 * MIB;
+
+fn integer(map: &Map<String, Value>, key: &str, min: u64, max: u64, slot: &mut u64) -> CoreResult<()> {
+  let Some(value) = map.get(key) else { return Ok(()) };
+  let number = value.as_f64().filter(|n| n.fract() == 0.0);
+  match number {
+    Some(n) if n >= min as f64 && n <= max as f64 => {
+      *slot = n as u64;
+      Ok(())
+    }
+    _ => Err(CoreError::invalid(format!("memory.{key} must be an integer from {min} to {max}, got {value}"))),
+  }
+}
+
+fn boolean(map: &Map<String, Value>, key: &str, slot: &mut bool) -> CoreResult<()> {
+  match map.get(key) {
+    None => Ok(()),
+    Some(Value::Bool(b)) => {
+      *slot = *b;
+      Ok(())
+    }
+    Some(other) => Err(CoreError::invalid(format!("memory.{key} must be a boolean, got {other}"))),
+  }
+}
+
+impl Config {
+  /// Reads the `memory` object of Pi's settings (or of the caller's options).
+  pub fn from_json(value: Option<&Value>) -> CoreResult<Config> {
+    let mut config = Config::default();
+    let Some(value) = value.filter(|v| !v.is_null()) else { return Ok(config) };
+    let map = value.as_object().ok_or_else(|| CoreError::invalid("memory config must be an object"))?;
+    boolean(map, "enabled", &mut config.enabled)?;
+    boolean(map, "indexThinking", &mut config.index_thinking)?;
+    boolean(map, "indexToolOutput", &mut config.index_tool_output)?;
+    match map.get("indexDir") {
+      None | Some(Value::Null) => {}
+      Some(Value::String(dir)) if !dir.is_empty() => config.index_dir = Some(dir.clone()),
+      Some(other) => return Err(CoreError::invalid(format!("memory.indexDir must be a path, got {other}"))),
+    }
+    integer(map, "maxSessions", 1, 100_000, &mut config.max_sessions)?;
+    integer(map, "maxEntryChars", 100, 1_000_000, &mut config.max_entry_chars)?;
+    integer(map, "hotSessions", 0, 100_000, &mut config.hot_sessions)?;
+    integer(map, "maxColdVocabularyBytes", 2, 64 * MIB, &mut config.max_cold_vocabulary_bytes)?;
+    integer(map, "maxColdCacheBytes", 512, 128 * MIB, &mut config.max_cold_cache_bytes)?;
+    integer(map, "maxSyncSessions", 1, 1_000_000, &mut config.max_sync_sessions)?;
+    integer(map, "maxSyncSourceBytes", KIB, 8 * GIB, &mut config.max_sync_source_bytes)?;
+    integer(map, "maxCacheCleanupFiles", 1, 1_000_000, &mut config.max_cache_cleanup_files)?;
+    integer(map, "regexMaxPatternBytes", 1, 64 * KIB, &mut config.regex_max_pattern_bytes)?;
+    integer(map, "regexMaxHaystackTerms", 1, 1_000_000, &mut config.regex_max_haystack_terms)?;
+    integer(map, "regexMaxHaystackBytes", KIB, 128 * MIB, &mut config.regex_max_haystack_bytes)?;
+    integer(map, "regexTimeoutMs", 10, 10_000, &mut config.regex_timeout_ms)?;
+    Ok(config)
+  }
+
+  /// The policy of derived (hot) text: bounded, thinking and tool output as
+  /// configured.
+  pub fn index_policy(&self) -> Policy {
+    Policy {
+      index_thinking: self.index_thinking,
+      index_tool_output: self.index_tool_output,
+      max_entry_chars: Some(self.max_entry_chars as usize),
+    }
+  }
+
+  /// The policy of expansion: full text and tool output; thinking only when
+  /// the user opted in, so expansion never reveals what indexing hides.
+  pub fn expand_policy(&self) -> Policy {
+    Policy { index_thinking: self.index_thinking, index_tool_output: true, max_entry_chars: None }
+  }
+}
+
+#[cfg(test)]
+mod tests {
+  use super::*;
+  use serde_json::json;
+
+  #[test]
+  fn defaults_match_the_seed() {
+    let config = Config::from_json(None).unwrap();
+    assert_eq!(config.hot_sessions, 50);
+    assert_eq!(config.max_entry_chars, 2000);
+    assert_eq!(config.max_cold_vocabulary_bytes, 512 * 1024);
+    assert!(!config.index_thinking && config.index_tool_output);
+  }
+
+  #[test]
+  fn rejects_out_of_range_and_wrong_types() {
+    let err = Config::from_json(Some(&json!({"maxEntryChars": 5}))).unwrap_err();
+    assert!(err.to_string().contains("memory.maxEntryChars"));
+    assert!(Config::from_json(Some(&json!({"hotSessions": -1}))).is_err());
+    assert!(Config::from_json(Some(&json!({"indexThinking": "yes"}))).is_err());
+    assert!(Config::from_json(Some(&json!({"hotSessions": 1.5}))).is_err());
+    assert!(Config::from_json(Some(&json!([]))).is_err());
+  }
+
+  #[test]
+  fn accepts_valid_values_and_ignores_unknown_keys() {
+    let config = Config::from_json(Some(&json!({"hotSessions": 0, "digestTerms": 5, "indexThinking": true}))).unwrap();
+    assert_eq!(config.hot_sessions, 0);
+    assert!(config.index_thinking);
+  }
+}

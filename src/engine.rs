@@ -1,0 +1,62 @@
+//! The per-call context every operation runs in: where the agent dir is,
+//! the caller's cwd, the configuration, and Pi's live branch (if any).
+
+use crate::config::Config;
+use crate::error::{CoreError, CoreResult};
+use crate::session::discover::{default_agent_dir, resolve_path, Discovery};
+use crate::session::lineage::{Branches, LiveBranch};
+use crate::session::normalize::Policy;
+use crate::session::{self, SessionView};
+use crate::error::ContractError;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+
+/// The live session as the extension reads it from Pi on every call.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Live {
+  pub file: PathBuf,
+  pub branch: LiveBranch,
+}
+
+impl Live {
+  /// `{sessionFile, leafId, branchIds}`; absent or file-less → `None`.
+  pub fn from_json(value: Option<&Value>) -> CoreResult<Option<Live>> {
+    let Some(value) = value.filter(|v| !v.is_null()) else { return Ok(None) };
+    let args = crate::args::Args::new("live", Some(value), &["sessionFile", "leafId", "branchIds"])?;
+    let Some(file) = args.string("sessionFile")? else { return Ok(None) };
+    let ids = args
+      .strings("branchIds", usize::MAX)?
+      .ok_or_else(|| CoreError::invalid("live: branchIds must be the ids of getBranch()"))?;
+    Ok(Some(Live { file: PathBuf::from(file), branch: LiveBranch { leaf_id: args.string("leafId")?, ids } }))
+  }
+}
+
+#[derive(Debug, Clone)]
+pub struct Engine {
+  pub agent_dir: PathBuf,
+  pub cwd: PathBuf,
+  pub config: Config,
+  pub live: Option<Live>,
+}
+
+impl Engine {
+  pub fn new(agent_dir: Option<&str>, cwd: Option<&str>, config: Config) -> CoreResult<Engine> {
+    let process_cwd = std::env::current_dir().map_err(|e| CoreError::Io { path: PathBuf::from("."), source: e })?;
+    let agent_dir = agent_dir.map(|d| resolve_path(d, &process_cwd)).unwrap_or_else(default_agent_dir);
+    let cwd = cwd.map(|c| resolve_path(c, &process_cwd)).unwrap_or(process_cwd);
+    Ok(Engine { agent_dir, cwd, config, live: None })
+  }
+
+  pub fn with_live(&self, live: Option<Live>) -> Engine {
+    Engine { live, ..self.clone() }
+  }
+
+  pub fn discovery(&self) -> Discovery {
+    Discovery { agent_dir: self.agent_dir.clone(), cwd: self.cwd.clone(), live_file: self.live.as_ref().map(|l| l.file.clone()) }
+  }
+
+  pub fn load(&self, path: &Path, branches: Branches, policy: &Policy) -> Result<SessionView, ContractError> {
+    let live = self.live.as_ref().map(|l| (l.file.as_path(), &l.branch));
+    session::load(path, branches, live, policy)
+  }
+}

@@ -1,0 +1,18 @@
+//! pi-fabric-memory: recall over Pi session history, as a napi-rs addon.
+//!
+//! Everything but `src/napi/` is pure Rust with no napi import; the edge
+//! there converts arguments, runs each call as an `AsyncTask` off the JS
+//! thread and maps errors. See ARCHITECTURE.md for the data flow.
+#![deny(clippy::all)]
+
+pub mod args;
+pub mod config;
+pub mod engine;
+pub mod error;
+pub mod expand;
+pub mod listing;
+pub mod session;
+pub mod text;
+
+#[path = "napi/mod.rs"]
+mod edge;

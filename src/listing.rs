@@ -1,0 +1,92 @@
+//! `memory.sessions`: the sessions a scope names, newest first, with their
+//! entry counts and lineage in the requested branch mode.
+
+use crate::args::Args;
+use crate::engine::Engine;
+use crate::error::{ContractError, CoreError, CoreResult};
+use crate::expand::parse_branches;
+use crate::session::discover::Scope;
+use crate::session::lineage::Branches;
+use rayon::prelude::*;
+use serde::Serialize;
+use serde_json::Value;
+
+const MAX_LIMIT: i64 = 500;
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct SessionsRequest {
+  pub scope: Scope,
+  pub branches: Branches,
+  pub limit: Option<usize>,
+}
+
+pub fn parse_scope(args: &Args<'_>, default: Scope) -> CoreResult<Scope> {
+  match args.string("scope")? {
+    None => Ok(default),
+    Some(text) => Scope::parse(&text).ok_or_else(|| {
+      CoreError::invalid(format!(
+        "{}: scope must be \"session\", \"project\", \"global\" or \"session:<id-or-path>\", got \"{text}\"",
+        args.call
+      ))
+    }),
+  }
+}
+
+impl SessionsRequest {
+  pub fn from_json(value: Option<&Value>) -> CoreResult<SessionsRequest> {
+    let args = Args::new("memory.sessions", value, &["scope", "branches", "limit"])?;
+    Ok(SessionsRequest {
+      scope: parse_scope(&args, Scope::Project)?,
+      branches: parse_branches(&args)?,
+      limit: args.integer("limit")?.map(|_| args.bounded("limit", 1, MAX_LIMIT, MAX_LIMIT)).transpose()?.map(|n| n as usize),
+    })
+  }
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionRow {
+  pub id: String,
+  pub file: String,
+  pub cwd: String,
+  pub mtime: f64,
+  pub entry_count: usize,
+  pub tier: &'static str,
+  pub branches: Branches,
+  pub lineage_fingerprint: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct SessionsPage {
+  pub scope: String,
+  pub branches: Branches,
+  pub sessions: Vec<SessionRow>,
+  #[serde(skip_serializing_if = "Option::is_none")]
+  pub error: Option<ContractError>,
+}
+
+pub fn sessions(engine: &Engine, request: &SessionsRequest) -> SessionsPage {
+  let mut page = SessionsPage { scope: request.scope.label(), branches: request.branches, sessions: Vec::new(), error: None };
+  let files = match engine.discovery().resolve(&request.scope) {
+    Ok(files) => files,
+    Err(error) => return SessionsPage { error: Some(error), ..page },
+  };
+  let limit = request.limit.unwrap_or(usize::MAX).min(engine.config.max_sessions as usize);
+  let policy = engine.config.index_policy();
+  page.sessions = files
+    .par_iter()
+    .take(limit)
+    .filter_map(|file| engine.load(&file.path, request.branches, &policy).ok())
+    .map(|view| SessionRow {
+      id: view.header.id.clone(),
+      file: view.file(),
+      cwd: view.header.cwd.clone(),
+      mtime: view.stamp.mtime_ms(),
+      entry_count: view.normalized.entries.len(),
+      tier: "hot",
+      branches: view.branches,
+      lineage_fingerprint: view.lineage_fingerprint.clone(),
+    })
+    .collect();
+  page
+}

@@ -1,0 +1,140 @@
+//! The napi edge: the `MemoryEngine` class, one `AsyncTask` per call, and
+//! error mapping. Argument validation runs synchronously (cheap) so a bad
+//! call throws at once; the work runs on the libuv pool and rayon, and a
+//! panic is caught here so it never crosses into JavaScript.
+
+use crate::config::Config;
+use crate::engine::{Engine, Live};
+use crate::error::CoreError;
+use crate::expand::{expand, ExpandRequest};
+use crate::listing::{sessions, SessionsRequest};
+use napi::bindgen_prelude::*;
+use napi_derive::napi;
+use serde_json::Value;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+fn to_napi(error: CoreError) -> Error {
+  let status = match error {
+    CoreError::InvalidArgument(_) => Status::InvalidArg,
+    _ => Status::GenericFailure,
+  };
+  Error::new(status, error.to_string())
+}
+
+#[napi(object)]
+pub struct MemoryOptions {
+  /// Pi's agent dir; default `PI_CODING_AGENT_DIR` or `~/.pi/agent`.
+  pub agent_dir: Option<String>,
+  /// The project directory for `session` and `project` scopes; default `process.cwd()`.
+  pub cwd: Option<String>,
+  /// The `memory` settings object (see README, Configuration).
+  pub config: Option<Value>,
+}
+
+/// A JSON result handed to JavaScript as a plain object.
+pub struct Json(Value);
+
+impl TypeName for Json {
+  fn type_name() -> &'static str {
+    "unknown"
+  }
+
+  fn value_type() -> ValueType {
+    ValueType::Object
+  }
+}
+
+impl ToNapiValue for Json {
+  unsafe fn to_napi_value(env: napi::sys::napi_env, val: Self) -> Result<napi::sys::napi_value> {
+    Value::to_napi_value(env, val.0)
+  }
+}
+
+enum Operation {
+  Expand(ExpandRequest),
+  Sessions(SessionsRequest),
+}
+
+pub struct OperationTask {
+  engine: Engine,
+  operation: Operation,
+}
+
+#[napi]
+impl Task for OperationTask {
+  type Output = Value;
+  type JsValue = Json;
+
+  fn compute(&mut self) -> Result<Value> {
+    let run = AssertUnwindSafe(|| match &self.operation {
+      Operation::Expand(request) => serde_json::to_value(expand(&self.engine, request)),
+      Operation::Sessions(request) => serde_json::to_value(sessions(&self.engine, request)),
+    });
+    match catch_unwind(run) {
+      Ok(Ok(value)) => Ok(value),
+      Ok(Err(error)) => Err(to_napi(CoreError::Internal(error.to_string()))),
+      Err(_) => Err(to_napi(CoreError::Internal("a memory operation panicked".into()))),
+    }
+  }
+
+  fn resolve(&mut self, _env: Env, output: Value) -> Result<Json> {
+    Ok(Json(output))
+  }
+}
+
+/// Recall over one Pi agent dir. Every method takes the call's arguments
+/// and, for the live session, `{sessionFile, leafId, branchIds}` read from
+/// Pi's `SessionManager` on that call.
+#[napi]
+pub struct MemoryEngine {
+  engine: Engine,
+}
+
+#[napi]
+impl MemoryEngine {
+  #[napi(constructor)]
+  pub fn new(options: Option<MemoryOptions>) -> Result<Self> {
+    let (agent_dir, cwd, config) = match options {
+      Some(o) => (o.agent_dir, o.cwd, o.config),
+      None => (None, None, None),
+    };
+    let config = Config::from_json(config.as_ref()).map_err(to_napi)?;
+    let engine = Engine::new(agent_dir.as_deref(), cwd.as_deref(), config).map_err(to_napi)?;
+    Ok(MemoryEngine { engine })
+  }
+
+  #[napi(getter)]
+  pub fn agent_dir(&self) -> String {
+    self.engine.agent_dir.to_string_lossy().into_owned()
+  }
+
+  #[napi(getter)]
+  pub fn cwd(&self) -> String {
+    self.engine.cwd.to_string_lossy().into_owned()
+  }
+
+  fn task(&self, live: Option<Value>, operation: Operation) -> Result<AsyncTask<OperationTask>> {
+    let live = Live::from_json(live.as_ref()).map_err(to_napi)?;
+    Ok(AsyncTask::new(OperationTask { engine: self.engine.with_live(live), operation }))
+  }
+
+  /// `memory.expand`: full normalized entries in `textRange` chunks.
+  #[napi(ts_return_type = "Promise<ExpandPage>")]
+  pub fn expand(&self, args: Option<Value>, live: Option<Value>) -> Result<AsyncTask<OperationTask>> {
+    let request = ExpandRequest::from_json(args.as_ref()).map_err(to_napi)?;
+    self.task(live, Operation::Expand(request))
+  }
+
+  /// `memory.sessions`: sessions of a scope, newest first.
+  #[napi(ts_return_type = "Promise<SessionsPage>")]
+  pub fn sessions(&self, args: Option<Value>, live: Option<Value>) -> Result<AsyncTask<OperationTask>> {
+    let request = SessionsRequest::from_json(args.as_ref()).map_err(to_napi)?;
+    self.task(live, Operation::Sessions(request))
+  }
+}
+
+/// The addon's version, for diagnostics.
+#[napi]
+pub fn version() -> String {
+  env!("CARGO_PKG_VERSION").to_string()
+}

@@ -1,0 +1,250 @@
+//! Where sessions live and which ones a scope names.
+//!
+//! Layout (reference/pi-format.md §1): `<agentDir>/sessions/--<cwd>--/*.jsonl`,
+//! the directory name being Pi's lossy cwd encoding. Session id and cwd are
+//! always taken from the header, never decoded from names.
+
+use super::parse::{parse_header_prefix, Header};
+use super::source::StatStamp;
+use crate::error::ContractError;
+use rayon::prelude::*;
+use std::fs;
+use std::io::Read;
+use std::path::{Component, Path, PathBuf};
+
+/// How much of a file is read to find its header line.
+const HEADER_PREFIX_BYTES: u64 = 1024 * 1024;
+
+/// `PI_CODING_AGENT_DIR` (with `~` expanded) or `~/.pi/agent`, as Pi's
+/// `getAgentDir()`.
+pub fn default_agent_dir() -> PathBuf {
+  match std::env::var("PI_CODING_AGENT_DIR") {
+    Ok(dir) if !dir.is_empty() => expand_home(&dir),
+    _ => home_dir().join(".pi").join("agent"),
+  }
+}
+
+fn home_dir() -> PathBuf {
+  std::env::var_os("HOME").map(PathBuf::from).unwrap_or_else(|| PathBuf::from("/"))
+}
+
+pub fn expand_home(path: &str) -> PathBuf {
+  let path = path.strip_prefix("file://").unwrap_or(path);
+  if path == "~" {
+    return home_dir();
+  }
+  match path.strip_prefix("~/") {
+    Some(rest) => home_dir().join(rest),
+    None => PathBuf::from(path),
+  }
+}
+
+/// `path.resolve(cwd)` without touching the filesystem (no symlink
+/// resolution, as Pi).
+pub fn resolve_path(path: &str, base: &Path) -> PathBuf {
+  let expanded = expand_home(path);
+  let joined = if expanded.is_absolute() { expanded } else { base.join(expanded) };
+  let mut out = PathBuf::new();
+  for component in joined.components() {
+    match component {
+      Component::ParentDir => {
+        out.pop();
+      }
+      Component::CurDir => {}
+      other => out.push(other.as_os_str()),
+    }
+  }
+  out
+}
+
+/// Pi's session directory name for a cwd: drop one leading separator,
+/// replace every `/`, `\` and `:` with `-`, wrap in `--…--`.
+pub fn encode_cwd(cwd: &str) -> String {
+  let trimmed = cwd.strip_prefix(['/', '\\']).unwrap_or(cwd);
+  format!("--{}--", trimmed.replace(['/', '\\', ':'], "-"))
+}
+
+/// A session file with its header and stat stamp.
+#[derive(Debug, Clone)]
+pub struct SessionFile {
+  pub path: PathBuf,
+  pub header: Header,
+  pub stamp: StatStamp,
+}
+
+impl SessionFile {
+  /// Reads the header of `path`; `None` when it is not a Pi session.
+  pub fn open(path: &Path) -> Option<SessionFile> {
+    let metadata = fs::metadata(path).ok()?;
+    if !metadata.is_file() {
+      return None;
+    }
+    let mut prefix = Vec::new();
+    fs::File::open(path).ok()?.take(HEADER_PREFIX_BYTES).read_to_end(&mut prefix).ok()?;
+    let header = parse_header_prefix(&prefix)?;
+    Some(SessionFile { path: path.to_path_buf(), header, stamp: StatStamp::of(&metadata) })
+  }
+
+  pub fn stem(&self) -> String {
+    self.path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default()
+  }
+}
+
+fn jsonl_files(dir: &Path) -> Vec<PathBuf> {
+  let Ok(read) = fs::read_dir(dir) else { return Vec::new() };
+  let mut files: Vec<PathBuf> = read
+    .filter_map(Result::ok)
+    .map(|entry| entry.path())
+    .filter(|path| path.extension().is_some_and(|ext| ext == "jsonl"))
+    .collect();
+  files.sort();
+  files
+}
+
+fn open_all(paths: Vec<PathBuf>) -> Vec<SessionFile> {
+  let mut sessions: Vec<SessionFile> = paths.par_iter().filter_map(|p| SessionFile::open(p)).collect();
+  sort_newest_first(&mut sessions);
+  sessions
+}
+
+/// Newest first by mtime, then by path, so listings are deterministic.
+pub fn sort_newest_first(sessions: &mut [SessionFile]) {
+  sessions.sort_by(|a, b| b.stamp.mtime_ns.cmp(&a.stamp.mtime_ns).then_with(|| a.path.cmp(&b.path)));
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Scope {
+  Session,
+  Project,
+  Global,
+  Explicit(String),
+}
+
+impl Scope {
+  /// Parses a scope, accepting the reference's aliases.
+  pub fn parse(text: &str) -> Option<Scope> {
+    match text {
+      "session" | "current" => Some(Scope::Session),
+      "project" | "cwd" | "repo" | "directory" | "folder" => Some(Scope::Project),
+      "global" | "all" => Some(Scope::Global),
+      _ => text.strip_prefix("session:").filter(|s| !s.is_empty()).map(|s| Scope::Explicit(s.to_string())),
+    }
+  }
+
+  pub fn label(&self) -> String {
+    match self {
+      Scope::Session => "session".into(),
+      Scope::Project => "project".into(),
+      Scope::Global => "global".into(),
+      Scope::Explicit(target) => format!("session:{target}"),
+    }
+  }
+}
+
+/// Where to look: the agent dir, the caller's cwd and Pi's live session file.
+#[derive(Debug, Clone)]
+pub struct Discovery {
+  pub agent_dir: PathBuf,
+  pub cwd: PathBuf,
+  pub live_file: Option<PathBuf>,
+}
+
+impl Discovery {
+  pub fn sessions_dir(&self) -> PathBuf {
+    self.agent_dir.join("sessions")
+  }
+
+  pub fn project_dir(&self) -> PathBuf {
+    self.sessions_dir().join(encode_cwd(&self.cwd.to_string_lossy()))
+  }
+
+  /// Every session under the agent dir, newest first.
+  pub fn global(&self) -> Vec<SessionFile> {
+    let Ok(read) = fs::read_dir(self.sessions_dir()) else { return Vec::new() };
+    let mut dirs: Vec<PathBuf> = read.filter_map(Result::ok).map(|e| e.path()).filter(|p| p.is_dir()).collect();
+    dirs.sort();
+    open_all(dirs.iter().flat_map(|dir| jsonl_files(dir)).collect())
+  }
+
+  /// Sessions recorded for this cwd (by header; the directory name is lossy).
+  pub fn project(&self) -> Vec<SessionFile> {
+    let mut sessions = open_all(jsonl_files(&self.project_dir()));
+    sessions.retain(|s| s.header.cwd.is_empty() || resolve_path(&s.header.cwd, Path::new("/")) == self.cwd);
+    sessions
+  }
+
+  /// The live session if it is on disk, else the newest session of the cwd.
+  pub fn current(&self) -> Option<SessionFile> {
+    if let Some(live) = self.live_file.as_deref().and_then(SessionFile::open) {
+      return Some(live);
+    }
+    self.project().into_iter().next()
+  }
+
+  /// `session:<id-or-path>`: an existing path, else a header id or file stem
+  /// across the agent dir. Several files with that id are ambiguous.
+  pub fn find(&self, target: &str) -> Result<SessionFile, ContractError> {
+    let as_path = resolve_path(target, &self.cwd);
+    if (target.contains('/') || target.contains('\\') || target.ends_with(".jsonl")) && as_path.is_file() {
+      return SessionFile::open(&as_path).ok_or_else(|| not_found(target));
+    }
+    let mut matches: Vec<SessionFile> =
+      self.global().into_iter().filter(|s| s.header.id == target || s.stem() == target).collect();
+    if let Some(live) = self.live_file.as_deref().and_then(SessionFile::open) {
+      if (live.header.id == target || live.stem() == target) && !matches.iter().any(|m| m.path == live.path) {
+        matches.push(live);
+      }
+    }
+    match matches.len() {
+      0 => Err(not_found(target)),
+      1 => Ok(matches.remove(0)),
+      _ => {
+        let candidates: Vec<String> = matches.iter().map(|m| m.path.to_string_lossy().into_owned()).collect();
+        Err(
+          ContractError::new("ambiguous_session", format!("Session \"{target}\" matches {} files.", candidates.len()))
+            .with("session", target)
+            .with("candidates", candidates),
+        )
+      }
+    }
+  }
+
+  pub fn resolve(&self, scope: &Scope) -> Result<Vec<SessionFile>, ContractError> {
+    match scope {
+      Scope::Session => Ok(self.current().into_iter().collect()),
+      Scope::Project => Ok(self.project()),
+      Scope::Global => Ok(self.global()),
+      Scope::Explicit(target) => self.find(target).map(|s| vec![s]),
+    }
+  }
+}
+
+fn not_found(target: &str) -> ContractError {
+  ContractError::new("session_not_found", format!("No Pi session matches \"{target}\".")).with("session", target)
+}
+
+#[cfg(test)]
+mod tests {
+  use super::*;
+
+  #[test]
+  fn encodes_cwd_like_pi() {
+    assert_eq!(encode_cwd("/Users/badlogic/workspaces/pi-mono"), "--Users-badlogic-workspaces-pi-mono--");
+    assert_eq!(encode_cwd("C:\\Users\\me\\proj"), "--C--Users-me-proj--");
+    assert_eq!(encode_cwd("/a b/c.d"), "--a b-c.d--");
+  }
+
+  #[test]
+  fn resolves_paths_without_the_filesystem() {
+    assert_eq!(resolve_path("../x/./y", Path::new("/a/b")), PathBuf::from("/a/x/y"));
+    assert_eq!(resolve_path("/abs/", Path::new("/a")), PathBuf::from("/abs"));
+  }
+
+  #[test]
+  fn parses_scopes_and_aliases() {
+    assert_eq!(Scope::parse("repo"), Some(Scope::Project));
+    assert_eq!(Scope::parse("session:abc"), Some(Scope::Explicit("abc".into())));
+    assert_eq!(Scope::parse("session:"), None);
+    assert_eq!(Scope::parse("everything"), None);
+  }
+}

@@ -1,0 +1,236 @@
+//! Which records a session view contains: the active branch or all of them.
+//!
+//! Active mode follows Pi 0.80's persisted semantics (reference/pi-format.md
+//! §5): the leaf is the last record with an id (a harness `leaf` record moves
+//! it explicitly), duplicate ids resolve to the last record, and the path is
+//! the `parentId` walk from the leaf to a root. Pi has no cycle guard; this
+//! walk keeps a visited set and reports `invalid_parent_graph`. For the live
+//! session the extension passes the branch ids it read from Pi itself.
+
+use super::parse::Record;
+use super::source::sha256_hex;
+use serde::Serialize;
+use std::collections::{HashMap, HashSet};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Branches {
+  Active,
+  All,
+}
+
+impl Branches {
+  pub fn as_str(self) -> &'static str {
+    match self {
+      Branches::Active => "active",
+      Branches::All => "all",
+    }
+  }
+
+  pub fn parse(text: &str) -> Option<Self> {
+    match text {
+      "active" => Some(Branches::Active),
+      "all" => Some(Branches::All),
+      _ => None,
+    }
+  }
+}
+
+/// The live branch of the session Pi is running, read on every call.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LiveBranch {
+  pub leaf_id: Option<String>,
+  /// Root-to-leaf ids, as `getBranch().map(e => e.id)`.
+  pub ids: Vec<String>,
+}
+
+#[derive(Debug, Clone)]
+pub struct Lineage {
+  pub branches: Branches,
+  /// Per record ordinal: is it part of this view?
+  pub selected: Vec<bool>,
+  pub fingerprint: String,
+  pub invalid_parent_graph: bool,
+}
+
+impl Lineage {
+  pub fn contains(&self, ordinal: usize) -> bool {
+    self.selected.get(ordinal).copied().unwrap_or(false)
+  }
+}
+
+#[derive(Serialize)]
+struct FingerprintInput<'a> {
+  branches: &'static str,
+  #[serde(rename = "leafId")]
+  leaf_id: Option<&'a str>,
+  ids: &'a [String],
+}
+
+/// SHA-256 over `JSON.stringify({branches, leafId, ids})`, as the reference
+/// computes it, so fingerprints stay comparable across implementations.
+pub fn fingerprint(branches: Branches, leaf_id: Option<&str>, ids: &[String]) -> String {
+  let input = FingerprintInput { branches: branches.as_str(), leaf_id, ids };
+  sha256_hex(serde_json::to_string(&input).expect("fingerprint input serializes").as_bytes())
+}
+
+pub fn all(records: &[Record<'_>]) -> Lineage {
+  Lineage {
+    branches: Branches::All,
+    selected: vec![true; records.len()],
+    fingerprint: fingerprint(Branches::All, None, &[]),
+    invalid_parent_graph: false,
+  }
+}
+
+/// The persisted leaf: the last record with an id, or the target of a later
+/// harness `leaf` record.
+fn persisted_leaf(records: &[Record<'_>]) -> Option<String> {
+  let mut leaf = None;
+  for record in records {
+    if record.kind == "leaf" {
+      if let Some(target) = record.fields.target_id {
+        leaf = serde_json::from_str::<Option<String>>(target.get()).ok().flatten();
+        continue;
+      }
+    }
+    if let Some(id) = &record.id {
+      leaf = Some(id.clone());
+    }
+  }
+  leaf
+}
+
+fn last_by_id<'r>(records: &'r [Record<'_>]) -> HashMap<&'r str, usize> {
+  let mut by_id = HashMap::with_capacity(records.len());
+  for record in records {
+    if let Some(id) = &record.id {
+      by_id.insert(id.as_str(), record.ordinal);
+    }
+  }
+  by_id
+}
+
+pub fn persisted_active(records: &[Record<'_>]) -> Lineage {
+  let by_id = last_by_id(records);
+  let leaf = persisted_leaf(records);
+  let mut selected = vec![false; records.len()];
+  let mut path = Vec::new();
+  let mut visited = HashSet::new();
+  let mut invalid = false;
+  let mut cursor = leaf.as_deref();
+  while let Some(id) = cursor {
+    let Some(&ordinal) = by_id.get(id) else { break };
+    if !visited.insert(id) {
+      invalid = true;
+      break;
+    }
+    selected[ordinal] = true;
+    path.push(id.to_string());
+    cursor = records[ordinal].parent_id.as_deref();
+  }
+  path.reverse();
+  Lineage {
+    branches: Branches::Active,
+    selected,
+    fingerprint: fingerprint(Branches::Active, leaf.as_deref(), &path),
+    invalid_parent_graph: invalid,
+  }
+}
+
+/// The live branch: its ids, in order, are the path. Ids not yet on disk
+/// select nothing but still count in the fingerprint.
+pub fn live_active(records: &[Record<'_>], live: &LiveBranch) -> Lineage {
+  let by_id = last_by_id(records);
+  let mut selected = vec![false; records.len()];
+  for id in &live.ids {
+    if let Some(&ordinal) = by_id.get(id.as_str()) {
+      selected[ordinal] = true;
+    }
+  }
+  Lineage {
+    branches: Branches::Active,
+    selected,
+    fingerprint: fingerprint(Branches::Active, live.leaf_id.as_deref(), &live.ids),
+    invalid_parent_graph: false,
+  }
+}
+
+pub fn select(records: &[Record<'_>], branches: Branches, live: Option<&LiveBranch>) -> Lineage {
+  match (branches, live) {
+    (Branches::All, _) => all(records),
+    (Branches::Active, Some(live)) => live_active(records, live),
+    (Branches::Active, None) => persisted_active(records),
+  }
+}
+
+#[cfg(test)]
+mod tests {
+  use super::*;
+  use crate::session::parse::parse;
+
+  fn session(lines: &[&str]) -> Vec<u8> {
+    let mut text = String::from("{\"type\":\"session\",\"version\":3,\"id\":\"s\",\"cwd\":\"/p\"}\n");
+    for line in lines {
+      text.push_str(line);
+      text.push('\n');
+    }
+    text.into_bytes()
+  }
+
+  fn rec(id: &str, parent: Option<&str>) -> String {
+    match parent {
+      Some(p) => format!("{{\"type\":\"custom\",\"id\":\"{id}\",\"parentId\":\"{p}\"}}"),
+      None => format!("{{\"type\":\"custom\",\"id\":\"{id}\",\"parentId\":null}}"),
+    }
+  }
+
+  #[test]
+  fn active_path_ends_at_last_record() {
+    let bytes = session(&[&rec("a", None), &rec("b", Some("a")), &rec("c", Some("a"))]);
+    let parsed = parse(&bytes).unwrap();
+    let lineage = persisted_active(&parsed.records);
+    assert_eq!(lineage.selected, vec![true, false, true]);
+    assert_eq!(lineage.fingerprint, fingerprint(Branches::Active, Some("c"), &["a".into(), "c".into()]));
+  }
+
+  #[test]
+  fn cycles_stop_the_walk() {
+    let bytes = session(&[&rec("a", Some("b")), &rec("b", Some("a"))]);
+    let parsed = parse(&bytes).unwrap();
+    let lineage = persisted_active(&parsed.records);
+    assert!(lineage.invalid_parent_graph);
+    assert_eq!(lineage.selected, vec![true, true]);
+  }
+
+  #[test]
+  fn duplicate_ids_resolve_to_the_last_record() {
+    let bytes = session(&[&rec("a", None), &rec("b", Some("a")), &rec("b", Some("a"))]);
+    let parsed = parse(&bytes).unwrap();
+    assert_eq!(persisted_active(&parsed.records).selected, vec![true, false, true]);
+  }
+
+  #[test]
+  fn harness_leaf_records_move_the_leaf() {
+    let leaf = "{\"type\":\"leaf\",\"id\":\"l\",\"parentId\":\"b\",\"targetId\":\"a\"}";
+    let bytes = session(&[&rec("a", None), &rec("b", Some("a")), leaf]);
+    let parsed = parse(&bytes).unwrap();
+    assert_eq!(persisted_active(&parsed.records).selected, vec![true, false, false]);
+  }
+
+  #[test]
+  fn all_mode_fingerprint_is_constant() {
+    assert_eq!(
+      fingerprint(Branches::All, None, &[]),
+      sha256_hex(br#"{"branches":"all","leafId":null,"ids":[]}"#)
+    );
+  }
+
+  #[test]
+  fn live_branch_selects_its_ids() {
+    let bytes = session(&[&rec("a", None), &rec("b", Some("a")), &rec("c", Some("a"))]);
+    let parsed = parse(&bytes).unwrap();
+    let live = LiveBranch { leaf_id: Some("b".into()), ids: vec!["a".into(), "b".into(), "zz".into()] };
+    assert_eq!(live_active(&parsed.records, &live).selected, vec![true, true, false]);
+  }
+}

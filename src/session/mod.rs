@@ -1,0 +1,66 @@
+//! Pi's session model: discovery, reading, parsing, lineage and
+//! normalization, composed by [`load`] into one [`SessionView`].
+
+pub mod discover;
+pub mod fabric;
+pub mod json;
+pub mod lineage;
+pub mod normalize;
+pub mod parse;
+pub mod source;
+pub mod time;
+
+use crate::error::ContractError;
+use lineage::{Branches, LiveBranch};
+use normalize::{Normalized, Policy};
+use source::StatStamp;
+use std::path::{Path, PathBuf};
+
+/// One session seen in one branch mode under one policy.
+#[derive(Debug)]
+pub struct SessionView {
+  pub path: PathBuf,
+  pub header: parse::Header,
+  pub stamp: StatStamp,
+  pub source_hash: String,
+  pub branches: Branches,
+  pub lineage_fingerprint: String,
+  pub normalized: Normalized,
+  pub bad_lines: usize,
+}
+
+impl SessionView {
+  pub fn file(&self) -> String {
+    self.path.to_string_lossy().into_owned()
+  }
+}
+
+fn unavailable(path: &Path, why: impl std::fmt::Display) -> ContractError {
+  ContractError::new("source_unavailable", format!("Session source {} is unavailable: {why}", path.display()))
+    .with("sessionFile", path.to_string_lossy().into_owned())
+}
+
+/// Reads, parses, selects and normalizes one session file. `live` is used
+/// only when `path` is the live session and the mode is active.
+pub fn load(
+  path: &Path,
+  branches: Branches,
+  live: Option<(&Path, &LiveBranch)>,
+  policy: &Policy,
+) -> Result<SessionView, ContractError> {
+  let source = source::read_source(path).map_err(|e| unavailable(path, e))?;
+  let parsed = parse::parse(&source.bytes).map_err(|_| unavailable(path, "not a Pi session file"))?;
+  let live_branch = live.filter(|(file, _)| *file == path).map(|(_, branch)| branch);
+  let lineage = lineage::select(&parsed.records, branches, live_branch);
+  let normalized = normalize::normalize(&parsed, &lineage, policy);
+  Ok(SessionView {
+    path: path.to_path_buf(),
+    header: parsed.header.clone(),
+    stamp: source.stamp,
+    source_hash: source.sha256.clone(),
+    branches,
+    lineage_fingerprint: lineage.fingerprint,
+    normalized,
+    bad_lines: parsed.bad_lines,
+  })
+}

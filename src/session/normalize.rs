@@ -1,0 +1,399 @@
+//! Normalization: Pi records on the selected lineage become dense entries.
+//!
+//! One entry per content-bearing record (`message`, `compaction`,
+//! `branch_summary`, `custom_message`), plus Fabric child records placed right
+//! after their carrier. Structural records (`model_change`, `label`, `custom`,
+//! …) and unknown types emit nothing but still take part in the parent chain.
+//! Entry emission never depends on the privacy policy, so an entry's `index`
+//! is the same for recall and for expansion; the policy only shapes `text`.
+//! Every field comes from typed session fields: nothing is inferred from prose.
+
+use super::fabric;
+use super::json;
+use super::lineage::Lineage;
+use super::parse::{ParsedSession, Record};
+use super::time::raw_timestamp_ms;
+use crate::text::truncate_scalars;
+use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
+use serde_json::Value;
+use std::borrow::Cow;
+use std::collections::{BTreeSet, HashMap};
+
+/// What enters entry text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Policy {
+  pub index_thinking: bool,
+  pub index_tool_output: bool,
+  /// Unicode-scalar cap on text; `None` keeps full text (expansion).
+  pub max_entry_chars: Option<usize>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+  Succeeded,
+  Failed,
+  Aborted,
+  TimedOut,
+}
+
+impl Outcome {
+  pub fn parse(text: &str) -> Option<Self> {
+    match text {
+      "succeeded" => Some(Outcome::Succeeded),
+      "failed" => Some(Outcome::Failed),
+      "aborted" => Some(Outcome::Aborted),
+      "timed_out" => Some(Outcome::TimedOut),
+      _ => None,
+    }
+  }
+
+  pub fn as_str(self) -> &'static str {
+    match self {
+      Outcome::Succeeded => "succeeded",
+      Outcome::Failed => "failed",
+      Outcome::Aborted => "aborted",
+      Outcome::TimedOut => "timed_out",
+    }
+  }
+}
+
+/// One normalized record.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Entry {
+  pub index: usize,
+  pub entry_id: Option<String>,
+  pub parent_id: Option<String>,
+  pub kind: String,
+  pub role: Option<String>,
+  pub tool: Option<String>,
+  pub text: String,
+  pub timestamp: Option<i64>,
+  pub is_error: bool,
+  pub truncated: bool,
+  pub files_touched: Vec<String>,
+  pub parent_entry_id: Option<String>,
+  pub operation_address: Option<String>,
+  pub reference: Option<String>,
+  pub provider: Option<String>,
+  pub action: Option<String>,
+  pub outcome: Option<Outcome>,
+  pub operation: Option<Value>,
+  pub branch_fact: Option<Value>,
+  pub fact_address: Option<String>,
+  pub carrier_entry_id: Option<String>,
+  pub carrier_parent_id: Option<String>,
+  pub carrier_from_id: Option<String>,
+}
+
+#[derive(Debug, Default)]
+pub struct Normalized {
+  pub entries: Vec<Entry>,
+  /// Coverage reasons found while normalizing (sorted, unique).
+  pub reasons: BTreeSet<&'static str>,
+}
+
+/// Pi's built-in tools: their calls and results carry `provider: "pi"`.
+pub const PI_TOOLS: [&str; 7] = ["read", "write", "edit", "bash", "grep", "find", "ls"];
+
+/// Tool-call argument JSON is cut to this many scalars in entry text.
+const TOOL_ARGS_SCALARS: usize = 400;
+
+#[derive(Deserialize, Default)]
+struct Message<'a> {
+  #[serde(borrow, default)]
+  role: Option<Cow<'a, str>>,
+  #[serde(borrow, default)]
+  content: Option<&'a RawValue>,
+  #[serde(borrow, default, rename = "toolName")]
+  tool_name: Option<&'a RawValue>,
+  #[serde(borrow, default, rename = "isError")]
+  is_error: Option<&'a RawValue>,
+  #[serde(borrow, default, rename = "errorMessage")]
+  error_message: Option<&'a RawValue>,
+  #[serde(borrow, default)]
+  command: Option<&'a RawValue>,
+  #[serde(borrow, default)]
+  output: Option<&'a RawValue>,
+  #[serde(borrow, default, rename = "exitCode")]
+  exit_code: Option<&'a RawValue>,
+  #[serde(borrow, default)]
+  cancelled: Option<&'a RawValue>,
+  #[serde(borrow, default, rename = "customType")]
+  custom_type: Option<&'a RawValue>,
+  #[serde(borrow, default)]
+  summary: Option<&'a RawValue>,
+  #[serde(borrow, default)]
+  details: Option<&'a RawValue>,
+  #[serde(borrow, default, rename = "fromId")]
+  from_id: Option<&'a RawValue>,
+  #[serde(borrow, default)]
+  timestamp: Option<&'a RawValue>,
+}
+
+#[derive(Deserialize, Default)]
+struct Block<'a> {
+  #[serde(rename = "type", borrow, default)]
+  kind: Option<Cow<'a, str>>,
+  #[serde(borrow, default)]
+  text: Option<&'a RawValue>,
+  #[serde(borrow, default)]
+  thinking: Option<&'a RawValue>,
+  #[serde(borrow, default)]
+  name: Option<&'a RawValue>,
+  #[serde(borrow, default)]
+  arguments: Option<&'a RawValue>,
+}
+
+/// Content as a string or an array of blocks; anything else is empty.
+fn blocks(raw: Option<&RawValue>) -> (Option<String>, Vec<Block<'_>>) {
+  let Some(raw) = raw else { return (None, Vec::new()) };
+  if let Some(text) = json::string(Some(raw)) {
+    return (Some(text), Vec::new());
+  }
+  let items: Vec<&RawValue> = serde_json::from_str(raw.get()).unwrap_or_default();
+  let parsed = items.into_iter().map(|item| serde_json::from_str(item.get()).unwrap_or_default()).collect();
+  (None, parsed)
+}
+
+/// Text of `string | (TextContent | ImageContent)[]` content; images dropped.
+fn plain_text(raw: Option<&RawValue>) -> String {
+  let (text, parts) = blocks(raw);
+  if let Some(text) = text {
+    return text;
+  }
+  parts
+    .iter()
+    .filter(|b| b.kind.as_deref() == Some("text"))
+    .filter_map(|b| json::string(b.text))
+    .collect::<Vec<_>>()
+    .join("\n")
+}
+
+/// `JSON.stringify(args)` cut to 400 scalars with `…`.
+fn tool_call_text(name: &str, arguments: Option<&RawValue>) -> String {
+  let args = arguments.map(|raw| json::compact(raw.get())).unwrap_or_else(|| "{}".into());
+  let (kept, cut) = truncate_scalars(&args, TOOL_ARGS_SCALARS);
+  format!("Tool: {name}({kept}{})", if cut { "…" } else { "" })
+}
+
+fn is_path_key(key: &str) -> bool {
+  let key = key.to_ascii_lowercase();
+  ["file", "files", "path", "paths"].iter().any(|suffix| key.ends_with(suffix))
+}
+
+/// Paths from tool arguments: every non-empty string whose nearest key ends
+/// in file(s)/path(s), array items inheriting their key; deduplicated in order.
+pub fn argument_paths(value: &Value, out: &mut Vec<String>) {
+  fn walk(value: &Value, key: Option<&str>, out: &mut Vec<String>) {
+    match value {
+      Value::String(text) => {
+        let trimmed = text.trim();
+        if key.is_some_and(is_path_key) && !trimmed.is_empty() && !out.iter().any(|p| p == trimmed) {
+          out.push(trimmed.to_string());
+        }
+      }
+      Value::Array(items) => items.iter().for_each(|item| walk(item, key, out)),
+      Value::Object(map) => map.iter().for_each(|(k, v)| walk(v, Some(k), out)),
+      _ => {}
+    }
+  }
+  walk(value, None, out);
+}
+
+/// Sets `provider/action/ref` for Pi's built-in tools.
+fn mark_pi_tool(entry: &mut Entry) {
+  if let Some(tool) = entry.tool.as_deref() {
+    if PI_TOOLS.contains(&tool) {
+      entry.provider = Some("pi".into());
+      entry.action = Some(tool.to_string());
+      entry.reference = Some(format!("pi.{tool}"));
+    }
+  }
+}
+
+struct Context<'p> {
+  policy: &'p Policy,
+  /// The record-level fields every entry of the record starts from.
+  entry_base: Entry,
+}
+
+fn assistant(message: &Message<'_>, ctx: &Context<'_>, entry: &mut Entry) {
+  let (text, parts) = blocks(message.content);
+  let mut lines: Vec<String> = text.into_iter().collect();
+  for block in &parts {
+    match block.kind.as_deref() {
+      Some("text") => lines.extend(json::string(block.text)),
+      Some("thinking") if ctx.policy.index_thinking => lines.extend(json::string(block.thinking)),
+      Some("toolCall") => {
+        let name = json::string(block.name).unwrap_or_default();
+        if entry.tool.is_none() {
+          entry.tool = Some(name.clone());
+        }
+        lines.push(tool_call_text(&name, block.arguments));
+        if let Some(args) = json::value(block.arguments) {
+          argument_paths(&args, &mut entry.files_touched);
+        }
+      }
+      _ => {}
+    }
+  }
+  if let Some(error) = json::string(message.error_message) {
+    lines.push(format!("Error: {error}"));
+  }
+  entry.text = lines.join("\n");
+  mark_pi_tool(entry);
+}
+
+fn tool_result(message: &Message<'_>, ctx: &Context<'_>, entry: &mut Entry) {
+  let tool = json::string(message.tool_name).unwrap_or_default();
+  let is_error = json::boolean(message.is_error).unwrap_or(false);
+  let prefix = format!("toolResult({tool}){}", if is_error { " [error]" } else { "" });
+  let body = plain_text(message.content);
+  entry.text = if ctx.policy.index_tool_output && !body.is_empty() { format!("{prefix}: {body}") } else { prefix };
+  entry.tool = Some(tool);
+  entry.is_error = is_error;
+  entry.outcome = Some(if is_error { Outcome::Failed } else { Outcome::Succeeded });
+  mark_pi_tool(entry);
+}
+
+fn bash_execution(message: &Message<'_>, ctx: &Context<'_>, entry: &mut Entry) {
+  let command = json::string(message.command).unwrap_or_default();
+  let exit = json::number(message.exit_code).map(|n| n as i64);
+  let cancelled = json::boolean(message.cancelled).unwrap_or(false);
+  let mut text = format!("bash$ {command}");
+  if let Some(code) = exit {
+    text.push_str(&format!(" [exit {code}]"));
+  }
+  let output = json::string(message.output).unwrap_or_default();
+  if ctx.policy.index_tool_output && !output.is_empty() {
+    text.push('\n');
+    text.push_str(&output);
+  }
+  entry.text = text;
+  entry.tool = Some("bash".into());
+  entry.outcome = match (cancelled, exit) {
+    (true, _) => Some(Outcome::Aborted),
+    (false, Some(0)) => Some(Outcome::Succeeded),
+    (false, Some(_)) => Some(Outcome::Failed),
+    (false, None) => None,
+  };
+  entry.is_error = entry.outcome == Some(Outcome::Failed);
+  mark_pi_tool(entry);
+}
+
+fn custom_text(custom_type: Option<&RawValue>, content: Option<&RawValue>) -> String {
+  format!("[{}] {}", json::string(custom_type).unwrap_or_default(), plain_text(content))
+}
+
+/// Builds the entry of one `message` record, and its Fabric children. Pi 1.x
+/// persisted system prompts are plumbing, not conversation: no entry.
+fn message_entry(record: &Record<'_>, ctx: &Context<'_>, out: &mut Vec<Entry>, carriers: &mut fabric::Carriers) {
+  let message: Message<'_> = record
+    .fields
+    .message
+    .and_then(|raw| serde_json::from_str(raw.get()).ok())
+    .unwrap_or_default();
+  let role = message.role.as_deref().map(|r| if r == "hookMessage" { "custom" } else { r });
+  let mut entry = ctx.entry_base.clone();
+  entry.role = role.map(str::to_string);
+  if entry.timestamp.is_none() {
+    entry.timestamp = raw_timestamp_ms(message.timestamp);
+  }
+  match role {
+    Some("system") => return,
+    Some("user") => entry.text = plain_text(message.content),
+    Some("assistant") => assistant(&message, ctx, &mut entry),
+    Some("toolResult") => tool_result(&message, ctx, &mut entry),
+    Some("bashExecution") => bash_execution(&message, ctx, &mut entry),
+    Some("custom") => entry.text = custom_text(message.custom_type, message.content),
+    Some("compactionSummary") => {
+      entry.text = format!("compaction: {}", json::string(message.summary).unwrap_or_default())
+    }
+    Some("branchSummary") => {}
+    // Unknown roles (and role-less messages) stay addressable entries.
+    _ => entry.text = plain_text(message.content),
+  }
+  let is_fabric_exec = role == Some("toolResult") && entry.tool.as_deref() == Some("fabric_exec");
+  out.push(entry);
+  let carrier = out.last().expect("just pushed").clone();
+  if is_fabric_exec {
+    fabric::trace_children(&carrier, message.details, ctx.policy, out);
+  }
+  if role == Some("branchSummary") {
+    carriers.branch_facts(&carrier, message.details, json::string(message.from_id), ctx.policy, out);
+  }
+}
+
+fn record_entries(record: &Record<'_>, policy: &Policy, out: &mut Vec<Entry>, carriers: &mut fabric::Carriers) {
+  let base = Entry {
+    entry_id: record.id.clone(),
+    parent_id: record.parent_id.clone(),
+    kind: record.kind.to_string(),
+    timestamp: raw_timestamp_ms(record.fields.timestamp),
+    ..Entry::default()
+  };
+  let ctx = Context { policy, entry_base: base };
+  let mut entry = ctx.entry_base.clone();
+  match record.kind.as_ref() {
+    "message" => return message_entry(record, &ctx, out, carriers),
+    "compaction" => {
+      entry.role = Some("compaction".into());
+      entry.text = format!("compaction: {}", json::string(record.fields.summary).unwrap_or_default());
+    }
+    "branch_summary" => {
+      entry.role = Some("branchSummary".into());
+      out.push(entry);
+      let carrier = out.last().expect("just pushed").clone();
+      let from = json::string(record.fields.from_id);
+      carriers.branch_facts(&carrier, record.fields.details, from, policy, out);
+      return;
+    }
+    "custom_message" => {
+      entry.role = Some("custom".into());
+      entry.text = custom_text(record.fields.custom_type, record.fields.content);
+    }
+    _ => return,
+  }
+  out.push(entry);
+}
+
+/// Normalizes the records of `lineage` into dense entries.
+pub fn normalize(parsed: &ParsedSession<'_>, lineage: &Lineage, policy: &Policy) -> Normalized {
+  let mut entries = Vec::new();
+  let mut carriers = fabric::Carriers::default();
+  for record in parsed.records.iter().filter(|r| lineage.contains(r.ordinal)) {
+    record_entries(record, policy, &mut entries, &mut carriers);
+  }
+  let mut reasons = carriers.reasons;
+  if lineage.invalid_parent_graph {
+    reasons.insert("invalid_parent_graph");
+  }
+  for (index, entry) in entries.iter_mut().enumerate() {
+    entry.index = index;
+    if let Some(max) = policy.max_entry_chars {
+      let (kept, cut) = truncate_scalars(&entry.text, max);
+      if cut {
+        entry.text = kept.to_string();
+        entry.truncated = true;
+        reasons.insert("max_entry_chars");
+      }
+    }
+  }
+  if has_duplicates(entries.iter().filter_map(|e| e.entry_id.as_deref())) {
+    reasons.insert("duplicate_entry_id");
+  }
+  if has_duplicates(entries.iter().filter_map(|e| e.operation_address.as_deref())) {
+    reasons.insert("duplicate_operation_address");
+  }
+  Normalized { entries, reasons }
+}
+
+fn has_duplicates<'a>(values: impl Iterator<Item = &'a str>) -> bool {
+  let mut seen: HashMap<&str, ()> = HashMap::new();
+  values.into_iter().any(|value| seen.insert(value, ()).is_some())
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,310 @@
+use super::*;
+use crate::session::lineage::{self, Branches};
+use crate::session::parse::parse;
+
+const SAMPLE: &str = include_str!("../../../__test__/fixtures/pi-sample-v3.jsonl");
+
+fn policy() -> Policy {
+  Policy { index_thinking: false, index_tool_output: true, max_entry_chars: None }
+}
+
+fn run(text: &str, branches: Branches, policy: &Policy) -> Normalized {
+  let parsed = parse(text.as_bytes()).unwrap();
+  let lineage = lineage::select(&parsed.records, branches, None);
+  normalize(&parsed, &lineage, policy)
+}
+
+#[test]
+fn sample_active_path_keeps_only_the_leaf_branch() {
+  let out = run(SAMPLE, Branches::Active, &policy());
+  let ids: Vec<_> = out.entries.iter().map(|e| e.entry_id.as_deref().unwrap()).collect();
+  assert_eq!(ids, ["fac9ad57", "6e35b082", "1cd3714e"]);
+  assert_eq!(out.entries[0].text, "fix the bug in src/a.ts");
+  assert_eq!(out.entries[1].role.as_deref(), Some("branchSummary"));
+  assert_eq!(out.entries[1].text, "", "branch-summary prose is never indexed");
+  assert_eq!(out.entries[2].text, "compaction: summary text");
+  assert!(out.reasons.is_empty());
+}
+
+#[test]
+fn sample_all_mode_normalizes_every_content_record() {
+  let out = run(SAMPLE, Branches::All, &policy());
+  let texts: Vec<_> = out.entries.iter().map(|e| e.text.as_str()).collect();
+  assert_eq!(
+    texts,
+    [
+      "fix the bug in src/a.ts",
+      "Tool: edit({\"path\":\"src/a.ts\",\"edits\":[{\"oldText\":\"a\",\"newText\":\"b\"}]})",
+      "toolResult(edit): Successfully replaced 1 block(s) in src/a.ts.",
+      "bash$ ls [exit 0]\na.ts\n",
+      "[my-ext] injected",
+      "",
+      "compaction: summary text",
+    ]
+  );
+  let indices: Vec<_> = out.entries.iter().map(|e| e.index).collect();
+  assert_eq!(indices, [0, 1, 2, 3, 4, 5, 6]);
+  let edit = &out.entries[1];
+  assert_eq!((edit.role.as_deref(), edit.tool.as_deref()), (Some("assistant"), Some("edit")));
+  assert_eq!(edit.files_touched, ["src/a.ts"]);
+  assert_eq!(edit.reference.as_deref(), Some("pi.edit"));
+  assert_eq!(edit.outcome, None);
+  let result = &out.entries[2];
+  assert_eq!((result.provider.as_deref(), result.action.as_deref()), (Some("pi"), Some("edit")));
+  assert_eq!(result.outcome, Some(Outcome::Succeeded));
+  assert_eq!(out.entries[3].outcome, Some(Outcome::Succeeded));
+  assert_eq!(out.entries[0].timestamp, Some(1_796_050_585_741));
+}
+
+#[test]
+fn thinking_and_tool_output_follow_the_policy() {
+  let thinking = Policy { index_thinking: true, index_tool_output: false, max_entry_chars: None };
+  let out = run(SAMPLE, Branches::All, &thinking);
+  assert!(out.entries[1].text.starts_with("look\nTool: edit("));
+  assert_eq!(out.entries[2].text, "toolResult(edit)");
+  assert_eq!(out.entries[3].text, "bash$ ls [exit 0]");
+  assert_eq!(out.entries.len(), 7, "the policy never changes which entries exist");
+}
+
+#[test]
+fn truncation_counts_scalars_and_reports_the_reason() {
+  let header = "{\"type\":\"session\",\"version\":3,\"id\":\"s\",\"cwd\":\"/p\"}\n";
+  let text = format!(
+    "{header}{{\"type\":\"message\",\"id\":\"a\",\"parentId\":null,\"message\":{{\"role\":\"user\",\"content\":\"a😀b\"}}}}\n"
+  );
+  let bounded = Policy { max_entry_chars: Some(2), ..policy() };
+  let out = run(&text, Branches::Active, &bounded);
+  assert_eq!(out.entries[0].text, "a😀");
+  assert!(out.entries[0].truncated);
+  assert!(out.reasons.contains("max_entry_chars"));
+}
+
+fn session(lines: &[&str]) -> String {
+  let mut text = String::from("{\"type\":\"session\",\"version\":3,\"id\":\"s\",\"cwd\":\"/p\"}\n");
+  for line in lines {
+    text.push_str(line);
+    text.push('\n');
+  }
+  text
+}
+
+#[test]
+fn bash_outcomes_come_from_exit_code_and_cancellation() {
+  let text = session(&[
+    r#"{"type":"message","id":"a","parentId":null,"message":{"role":"bashExecution","command":"make","output":"boom","exitCode":2,"cancelled":false,"truncated":false}}"#,
+    r#"{"type":"message","id":"b","parentId":"a","message":{"role":"bashExecution","command":"sleep 9","output":"","cancelled":true,"truncated":false}}"#,
+  ]);
+  let out = run(&text, Branches::Active, &policy());
+  assert_eq!(out.entries[0].outcome, Some(Outcome::Failed));
+  assert!(out.entries[0].is_error);
+  assert_eq!(out.entries[0].text, "bash$ make [exit 2]\nboom");
+  assert_eq!(out.entries[1].outcome, Some(Outcome::Aborted));
+  assert_eq!(out.entries[1].reference.as_deref(), Some("pi.bash"));
+}
+
+#[test]
+fn unknown_types_and_roles_are_kept_as_tree_nodes() {
+  let text = session(&[
+    r#"{"type":"message","id":"sys","parentId":null,"message":{"role":"system","content":"You are Pi"}}"#,
+    r#"{"type":"usage","id":"u","parentId":"sys","kind":"x"}"#,
+    r#"{"type":"message","id":"a","parentId":"u","message":{"role":"user","content":[{"type":"text","text":"hi"},{"type":"image","data":"AAAA","mimeType":"image/png"}]}}"#,
+    r#"{"type":"message","id":"h","parentId":"a","message":{"role":"hookMessage","customType":"hook","content":"said"}}"#,
+    r#"{"type":"message","id":"x","parentId":"h","message":{"role":"robot","content":"beep"}}"#,
+  ]);
+  let out = run(&text, Branches::Active, &policy());
+  let summary: Vec<_> = out.entries.iter().map(|e| (e.role.clone().unwrap_or_default(), e.text.clone())).collect();
+  assert_eq!(
+    summary,
+    [
+      ("user".to_string(), "hi".to_string()),
+      ("custom".to_string(), "[hook] said".to_string()),
+      ("robot".to_string(), "beep".to_string())
+    ]
+  );
+}
+
+#[test]
+fn wrong_field_types_never_lose_the_record() {
+  let text = session(&[
+    r#"{"type":"message","id":"a","parentId":null,"message":{"role":"toolResult","toolName":7,"isError":"yes","content":"x"}}"#,
+    r#"{"type":"message","id":"b","parentId":"a","message":"not an object"}"#,
+    r#"{"type":"compaction","id":"c","parentId":"b","summary":{"deep":1}}"#,
+  ]);
+  let out = run(&text, Branches::Active, &policy());
+  assert_eq!(out.entries.len(), 3);
+  assert_eq!(out.entries[0].text, "toolResult(): x");
+  assert_eq!(out.entries[2].text, "compaction: ");
+}
+
+#[test]
+fn argument_paths_follow_file_and_path_keys() {
+  let args = serde_json::json!({"path": " src/a.ts ", "files": ["b.ts", "", "b.ts"], "nested": {"filePath": "c.ts"}, "other": "d.ts"});
+  let mut out = Vec::new();
+  argument_paths(&args, &mut out);
+  assert_eq!(out, ["src/a.ts", "b.ts", "c.ts"]);
+}
+
+#[test]
+fn tool_call_arguments_are_cut_at_400_scalars() {
+  let long = "x".repeat(500);
+  let line = format!(
+    r#"{{"type":"message","id":"a","parentId":null,"message":{{"role":"assistant","content":[{{"type":"toolCall","id":"t","name":"write","arguments":{{"path":"a","content":"{long}"}}}}]}}}}"#
+  );
+  let out = run(&session(&[&line]), Branches::Active, &policy());
+  let text = &out.entries[0].text;
+  assert!(text.ends_with("…)"));
+  assert_eq!(text.chars().count(), "Tool: write(".len() + 400 + 2);
+}
+
+#[test]
+fn duplicate_ids_are_reported_in_all_mode() {
+  let text = session(&[
+    r#"{"type":"message","id":"a","parentId":null,"message":{"role":"user","content":"one"}}"#,
+    r#"{"type":"message","id":"a","parentId":null,"message":{"role":"user","content":"two"}}"#,
+  ]);
+  assert!(run(&text, Branches::All, &policy()).reasons.contains("duplicate_entry_id"));
+  let active = run(&text, Branches::Active, &policy());
+  assert_eq!(active.entries.len(), 1);
+  assert_eq!(active.entries[0].text, "two");
+}
+
+#[test]
+fn cycles_mark_invalid_parent_graph() {
+  let text = session(&[
+    r#"{"type":"message","id":"a","parentId":"b","message":{"role":"user","content":"one"}}"#,
+    r#"{"type":"message","id":"b","parentId":"a","message":{"role":"user","content":"two"}}"#,
+  ]);
+  let out = run(&text, Branches::Active, &policy());
+  assert!(out.reasons.contains("invalid_parent_graph"));
+  assert_eq!(out.entries.len(), 2);
+}
+
+fn trace(ops: &str) -> String {
+  format!(
+    r#"{{"kind":"pi-fabric.execution","version":1,"outcome":"failed","phases":["run"],"operations":[{ops}],"counts":{{"droppedValues":0,"truncatedValues":0,"redactedValues":0,"droppedOperations":0}}}}"#
+  )
+}
+
+fn fabric_session(trace: &str) -> String {
+  let carrier = format!(
+    r#"{{"type":"message","id":"e2","parentId":"e1","message":{{"role":"toolResult","toolCallId":"c","toolName":"fabric_exec","content":[{{"type":"text","text":"done"}}],"details":{{"trace":{trace}}},"isError":false}}}}"#
+  );
+  session(&[
+    r#"{"type":"message","id":"e1","parentId":null,"message":{"role":"user","content":"run it"}}"#,
+    &carrier,
+    r#"{"type":"message","id":"e3","parentId":"e2","message":{"role":"assistant","content":[{"type":"text","text":"ok"}]}}"#,
+  ])
+}
+
+const READ_OP: &str = r#"{"type":"call","sequence":0,"ref":"pi.read","provider":"pi","action":"read","args":{"path":"src/read.ts"},"outcome":"succeeded","result":{"text":"body"}}"#;
+const RUN_OP: &str = r#"{"type":"call","sequence":3,"ref":"agents.run","args":{"task":"review"},"outcome":"failed","failureStage":"invoke","error":"Call failed during invoke"}"#;
+
+#[test]
+fn valid_traces_emit_children_right_after_the_carrier() {
+  let text = fabric_session(&trace(&format!("{READ_OP},{RUN_OP}")));
+  let out = run(&text, Branches::Active, &policy());
+  let ids: Vec<_> = out.entries.iter().map(|e| e.entry_id.clone().unwrap()).collect();
+  assert_eq!(ids, ["e1", "e2", "e2/0", "e2/3", "e3"]);
+  let read = &out.entries[2];
+  assert_eq!(read.operation_address.as_deref(), Some("e2/0"));
+  assert_eq!(read.parent_entry_id.as_deref(), Some("e2"));
+  assert_eq!(read.parent_id.as_deref(), Some("e1"));
+  assert_eq!((read.tool.as_deref(), read.reference.as_deref()), (Some("read"), Some("pi.read")));
+  assert_eq!(read.files_touched, ["src/read.ts"]);
+  assert!(read.text.starts_with("Fabric operation pi.read\n{"));
+  assert!(read.text.contains("\"result\""));
+  let agents = &out.entries[3];
+  assert_eq!((agents.provider.as_deref(), agents.action.as_deref(), agents.tool.as_deref()), (Some("agents"), Some("run"), Some("run")));
+  assert_eq!(agents.outcome, Some(Outcome::Failed));
+  assert!(agents.is_error);
+}
+
+#[test]
+fn trace_results_are_omitted_without_tool_output() {
+  let text = fabric_session(&trace(READ_OP));
+  let quiet = Policy { index_tool_output: false, ..policy() };
+  let out = run(&text, Branches::Active, &quiet);
+  assert!(out.entries[2].text.contains("\"resultOmitted\":true"));
+  assert!(!out.entries[2].text.contains("body"));
+}
+
+#[test]
+fn invalid_traces_emit_no_children() {
+  for bad in [
+    trace(&READ_OP.replace("\"type\":\"call\"", "\"type\":\"cast\"")),
+    trace(&format!("{RUN_OP},{READ_OP}")),
+    trace(&READ_OP.replace("\"outcome\":\"succeeded\"", "\"outcome\":\"ok\"")),
+    trace(READ_OP).replace("\"version\":1", "\"version\":2"),
+    trace(READ_OP).replace("\"phases\"", "\"extra\":1,\"phases\""),
+  ] {
+    let out = run(&fabric_session(&bad), Branches::Active, &policy());
+    assert_eq!(out.entries.len(), 3, "{bad}");
+  }
+}
+
+fn branch_details(facts: &str) -> String {
+  format!(
+    r#"{{"kind":"pi-fabric.branch-summary","version":2,"source":{{"firstEntryId":"s1","lastEntryId":"s2","entryCount":2,"oldLeafId":null}},"facts":[{facts}],"omittedFacts":0,"sections":["[Fabric Activity]"],"request":{{"text":"","sourceBytes":0,"truncated":false}}}}"#
+  )
+}
+
+const FACTS: &str = r#"{"kind":"user","entryId":"s1","subordinal":"0","address":"s1/0","text":"user fact"},{"kind":"phase","entryId":"s2","subordinal":"1","address":"s2/1","phase":"run"},{"kind":"operation","entryId":"s2","subordinal":"2","address":"s2/2","ref":"pi.grep","provider":"pi","action":"grep","tool":"grep","args":{"pattern":"x","path":"src/grep.ts"},"outcome":"succeeded"},{"kind":"fabricRun","entryId":"s2","subordinal":"call:1","address":"s2/call:1","name":"review","description":"checks","outcome":"failed"},{"kind":"customMessage","entryId":"s3","subordinal":"0","address":"s3/0","customType":"note","text":"hello","display":true}"#;
+
+fn summary_session(details: &str, twice: bool) -> String {
+  let carrier = |id: &str, parent: &str| {
+    format!(r#"{{"type":"branch_summary","id":"{id}","parentId":"{parent}","fromId":"{parent}","summary":"prose","details":{details}}}"#)
+  };
+  let first = carrier("b1", "u1");
+  let second = carrier("b2", "b1");
+  let mut lines = vec![r#"{"type":"message","id":"u1","parentId":null,"message":{"role":"user","content":"go"}}"#, first.as_str()];
+  if twice {
+    lines.push(second.as_str());
+  }
+  session(&lines)
+}
+
+#[test]
+fn branch_facts_become_typed_children() {
+  let out = run(&summary_session(&branch_details(FACTS), false), Branches::Active, &policy());
+  let rows: Vec<_> = out.entries.iter().map(|e| (e.entry_id.clone().unwrap(), e.role.clone().unwrap(), e.text.clone())).collect();
+  assert_eq!(rows[1], ("b1".into(), "branchSummary".into(), "".into()));
+  assert_eq!(rows[2], ("s1/0".into(), "branchUser".into(), "user fact".into()));
+  assert_eq!(rows[3], ("s2/1".into(), "fabricPhase".into(), "Fabric phase run".into()));
+  assert_eq!(rows[4].1, "fabricOperation");
+  assert!(rows[4].2.starts_with("Fabric branch operation pi.grep\n"));
+  assert_eq!(rows[5], ("s2/call:1".into(), "fabricRun".into(), "Fabric run review — checks → failed".into()));
+  assert_eq!(rows[6], ("s3/0".into(), "branchCustomMessage".into(), "[note] hello".into()));
+  let op = &out.entries[4];
+  assert_eq!(op.files_touched, ["src/grep.ts"]);
+  assert_eq!(op.operation_address.as_deref(), Some("s2/2"));
+  assert_eq!(op.carrier_entry_id.as_deref(), Some("b1"));
+  assert_eq!(op.carrier_from_id.as_deref(), Some("u1"));
+  let fabric_run = &out.entries[5];
+  assert_eq!((fabric_run.tool.as_deref(), fabric_run.reference.as_deref()), (Some("fabric_exec"), Some("fabric_exec")));
+  assert!(out.reasons.is_empty());
+}
+
+#[test]
+fn repeated_summaries_keep_the_earliest_carrier() {
+  let out = run(&summary_session(&branch_details(FACTS), true), Branches::Active, &policy());
+  let facts: Vec<_> = out.entries.iter().filter(|e| e.fact_address.is_some()).collect();
+  assert_eq!(facts.len(), 5);
+  assert!(facts.iter().all(|f| f.carrier_entry_id.as_deref() == Some("b1")));
+  assert!(out.reasons.is_empty());
+}
+
+#[test]
+fn duplicate_fact_addresses_drop_the_envelope() {
+  let dup = format!("{FACTS},{}", r#"{"kind":"operation","entryId":"s2","subordinal":"2","address":"s2/2","ref":"pi.read","tool":"read","args":{},"outcome":"succeeded"}"#);
+  let out = run(&summary_session(&branch_details(&dup), false), Branches::Active, &policy());
+  assert_eq!(out.entries.len(), 2);
+  assert!(out.reasons.contains("duplicate_branch_fact_address"));
+  assert!(out.reasons.contains("duplicate_operation_address"));
+}
+
+#[test]
+fn malformed_branch_details_stay_non_semantic() {
+  let bad = branch_details(FACTS).replace("\"address\":\"s1/0\"", "\"address\":\"s1/9\"");
+  let out = run(&summary_session(&bad, false), Branches::Active, &policy());
+  assert_eq!(out.entries.len(), 2);
+}

@@ -1,0 +1,294 @@
+//! Parsing a session file into its header and records.
+//!
+//! Follows Pi's own loader (reference/pi-format.md §5): lines split on `\n`
+//! with no length limit, a trailing `\r` tolerated, blank and malformed lines
+//! skipped and counted, and the file accepted only when the first parsed JSON
+//! value is a `{type:"session", id:string}` header. Records are parsed into
+//! typed borrowed fields; payload subtrees stay raw JSON until normalization
+//! asks for them. Version 1 files get stable synthesized ids and a linear
+//! parent chain, because Pi's own migration assigns random ones.
+
+use serde::Deserialize;
+use serde_json::value::RawValue;
+use std::borrow::Cow;
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Header {
+  pub id: String,
+  pub cwd: String,
+  pub timestamp: Option<String>,
+  pub version: u32,
+  pub parent_session: Option<String>,
+}
+
+/// One non-header record. `ordinal` counts parsed object records in file
+/// order and joins lineage to normalization.
+#[derive(Debug)]
+pub struct Record<'a> {
+  pub ordinal: usize,
+  pub line_no: usize,
+  pub kind: Cow<'a, str>,
+  pub id: Option<String>,
+  pub parent_id: Option<String>,
+  pub fields: Fields<'a>,
+}
+
+/// The typed fields normalization may need, each kept as raw JSON. (One
+/// struct for the whole line: serde's `flatten` cannot carry `RawValue`.)
+#[derive(Debug, Default, Deserialize)]
+pub struct Fields<'a> {
+  #[serde(rename = "type", borrow, default)]
+  kind: Option<Cow<'a, str>>,
+  #[serde(borrow, default)]
+  id: Option<&'a RawValue>,
+  #[serde(rename = "parentId", borrow, default)]
+  parent_id: Option<&'a RawValue>,
+  #[serde(borrow, default)]
+  pub timestamp: Option<&'a RawValue>,
+  #[serde(borrow, default)]
+  pub message: Option<&'a RawValue>,
+  #[serde(borrow, default)]
+  pub summary: Option<&'a RawValue>,
+  #[serde(borrow, default, rename = "customType")]
+  pub custom_type: Option<&'a RawValue>,
+  #[serde(borrow, default)]
+  pub content: Option<&'a RawValue>,
+  #[serde(borrow, default)]
+  pub details: Option<&'a RawValue>,
+  #[serde(borrow, default, rename = "fromId")]
+  pub from_id: Option<&'a RawValue>,
+  #[serde(borrow, default, rename = "targetId")]
+  pub target_id: Option<&'a RawValue>,
+  #[serde(borrow, default, rename = "fromHook")]
+  pub from_hook: Option<&'a RawValue>,
+}
+
+#[derive(Deserialize)]
+struct HeaderLine {
+  #[serde(default)]
+  id: Option<serde_json::Value>,
+  #[serde(default)]
+  cwd: Option<serde_json::Value>,
+  #[serde(default)]
+  timestamp: Option<serde_json::Value>,
+  #[serde(default)]
+  version: Option<serde_json::Value>,
+  #[serde(default, rename = "parentSession")]
+  parent_session: Option<serde_json::Value>,
+}
+
+#[derive(Debug)]
+pub struct ParsedSession<'a> {
+  pub header: Header,
+  pub records: Vec<Record<'a>>,
+  /// Lines that were not JSON objects (malformed, invalid UTF-8, non-object).
+  pub bad_lines: usize,
+  /// Later `type:"session"` lines, ignored as Pi ignores them.
+  pub extra_headers: usize,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum NotASession {
+  Empty,
+  InvalidHeader,
+}
+
+/// Iterates lines without a length limit, stripping one trailing `\r`;
+/// yields (1-based line number, bytes).
+pub fn lines(bytes: &[u8]) -> impl Iterator<Item = (usize, &[u8])> {
+  let mut start = 0;
+  let mut line_no = 0;
+  let mut ends = memchr::memchr_iter(b'\n', bytes);
+  std::iter::from_fn(move || {
+    if start > bytes.len() || (start == bytes.len()) {
+      return None;
+    }
+    let end = ends.next().unwrap_or(bytes.len());
+    let mut line = &bytes[start..end];
+    start = end + 1;
+    line_no += 1;
+    if line.last() == Some(&b'\r') {
+      line = &line[..line.len() - 1];
+    }
+    Some((line_no, line))
+  })
+}
+
+fn is_blank(line: &[u8]) -> bool {
+  line.iter().all(|b| matches!(b, b' ' | b'\t' | b'\r' | b'\n'))
+}
+
+fn raw_string(raw: Option<&RawValue>) -> Option<String> {
+  raw.and_then(|value| serde_json::from_str::<String>(value.get()).ok())
+}
+
+fn json_string(value: Option<serde_json::Value>) -> Option<String> {
+  match value {
+    Some(serde_json::Value::String(text)) => Some(text),
+    _ => None,
+  }
+}
+
+fn parse_header(line: &str) -> Option<Header> {
+  let raw: HeaderLine = serde_json::from_str(line).ok()?;
+  let id = json_string(raw.id)?;
+  let version = match raw.version {
+    Some(serde_json::Value::Number(n)) => n.as_u64().unwrap_or(1) as u32,
+    _ => 1,
+  };
+  Some(Header {
+    id,
+    cwd: json_string(raw.cwd).unwrap_or_default(),
+    timestamp: json_string(raw.timestamp),
+    version,
+    parent_session: json_string(raw.parent_session),
+  })
+}
+
+/// Reads only the header of a session file from its leading bytes.
+pub fn parse_header_prefix(bytes: &[u8]) -> Option<Header> {
+  for (_, line) in lines(bytes) {
+    if is_blank(line) {
+      continue;
+    }
+    let text = std::str::from_utf8(line).ok();
+    match text.and_then(|t| serde_json::from_str::<serde_json::Value>(t).ok()) {
+      Some(value) => {
+        if value.get("type").and_then(|t| t.as_str()) != Some("session") {
+          return None;
+        }
+        return parse_header(text?);
+      }
+      None => continue,
+    }
+  }
+  None
+}
+
+pub fn parse(bytes: &[u8]) -> Result<ParsedSession<'_>, NotASession> {
+  let mut header: Option<Header> = None;
+  let mut records = Vec::new();
+  let mut bad_lines = 0;
+  let mut extra_headers = 0;
+  let mut saw_any_line = false;
+  for (line_no, raw) in lines(bytes) {
+    if is_blank(raw) {
+      continue;
+    }
+    saw_any_line = true;
+    let Ok(text) = std::str::from_utf8(raw) else {
+      bad_lines += 1;
+      continue;
+    };
+    let mut line: Fields<'_> = match serde_json::from_str(text) {
+      Ok(line) => line,
+      Err(_) => {
+        // Pi's entries[0] is the first *parsed* JSON value of any kind: a
+        // non-object value there makes the file invalid, later it is skipped.
+        let is_json = serde_json::from_str::<serde::de::IgnoredAny>(text).is_ok();
+        if header.is_none() && is_json {
+          return Err(NotASession::InvalidHeader);
+        }
+        bad_lines += 1;
+        continue;
+      }
+    };
+    let kind = line.kind.take().unwrap_or(Cow::Borrowed(""));
+    if kind == "session" {
+      if header.is_none() {
+        header = Some(parse_header(text).ok_or(NotASession::InvalidHeader)?);
+      } else {
+        extra_headers += 1;
+      }
+      continue;
+    }
+    if header.is_none() {
+      return Err(NotASession::InvalidHeader);
+    }
+    records.push(Record {
+      ordinal: records.len(),
+      line_no,
+      kind,
+      id: raw_string(line.id.take()),
+      parent_id: raw_string(line.parent_id.take()),
+      fields: line,
+    });
+  }
+  let Some(header) = header else {
+    return Err(if saw_any_line { NotASession::InvalidHeader } else { NotASession::Empty });
+  };
+  if header.version < 2 {
+    synthesize_v1_ids(&mut records);
+  }
+  Ok(ParsedSession { header, records, bad_lines, extra_headers })
+}
+
+/// Version 1 files have no ids: give each record a stable id from its line
+/// number and chain them linearly, as Pi's v1→v2 migration does (with random
+/// ids, which is why they cannot be Pi's).
+fn synthesize_v1_ids(records: &mut [Record<'_>]) {
+  let mut previous: Option<String> = None;
+  for record in records.iter_mut() {
+    let id = format!("v1:{}", record.line_no);
+    record.parent_id = previous.take();
+    record.id = Some(id.clone());
+    previous = Some(id);
+  }
+}
+
+#[cfg(test)]
+mod tests {
+  use super::*;
+
+  const HEADER: &str = r#"{"type":"session","version":3,"id":"s1","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/p"}"#;
+
+  #[test]
+  fn splits_lines_with_crlf_and_no_trailing_newline() {
+    let got: Vec<_> = lines(b"a\r\nb\n\nc").map(|(n, l)| (n, l.to_vec())).collect();
+    assert_eq!(got, vec![(1, b"a".to_vec()), (2, b"b".to_vec()), (3, b"".to_vec()), (4, b"c".to_vec())]);
+  }
+
+  #[test]
+  fn counts_bad_lines_and_keeps_records() {
+    let text = format!(
+      "{HEADER}\r\n{{bad json\n\n{}\n\"str\"\n{{\"type\":\"message\",\"id\":\"a\",\"parentId\":null}}\n",
+      "\u{0}"
+    );
+    let mut bytes = text.into_bytes();
+    bytes.extend_from_slice(b"{\"type\":\"x\",\"id\":\"\xff\xfe\"}\n");
+    let parsed = parse(&bytes).unwrap();
+    assert_eq!(parsed.header.id, "s1");
+    assert_eq!(parsed.records.len(), 1);
+    assert_eq!(parsed.bad_lines, 4);
+  }
+
+  #[test]
+  fn rejects_files_that_are_not_sessions() {
+    assert_eq!(parse(b"").unwrap_err(), NotASession::Empty);
+    assert_eq!(parse(b"\n\n").unwrap_err(), NotASession::Empty);
+    assert_eq!(parse(b"{\"type\":\"message\",\"id\":\"a\"}\n").unwrap_err(), NotASession::InvalidHeader);
+    assert_eq!(parse(b"[1,2]\n").unwrap_err(), NotASession::InvalidHeader);
+    assert_eq!(parse(b"{\"type\":\"session\"}\n").unwrap_err(), NotASession::InvalidHeader);
+    assert_eq!(parse(b"hello world\n").unwrap_err(), NotASession::InvalidHeader);
+  }
+
+  #[test]
+  fn v1_files_get_stable_linear_ids() {
+    let text = "{\"type\":\"session\",\"id\":\"old\",\"timestamp\":\"t\"}\n\
+      {\"type\":\"message\",\"message\":{\"role\":\"user\",\"content\":\"hi\"}}\n\
+      {\"type\":\"message\",\"message\":{\"role\":\"assistant\",\"content\":[]}}\n";
+    let parsed = parse(text.as_bytes()).unwrap();
+    assert_eq!(parsed.header.version, 1);
+    assert_eq!(parsed.records[0].id.as_deref(), Some("v1:2"));
+    assert_eq!(parsed.records[0].parent_id, None);
+    assert_eq!(parsed.records[1].parent_id.as_deref(), Some("v1:2"));
+  }
+
+  #[test]
+  fn later_session_lines_are_ignored() {
+    let text = format!("{HEADER}\n{HEADER}\n{{\"type\":\"label\",\"id\":\"l\",\"parentId\":null}}\n");
+    let parsed = parse(text.as_bytes()).unwrap();
+    assert_eq!(parsed.extra_headers, 1);
+    assert_eq!(parsed.records.len(), 1);
+  }
+}

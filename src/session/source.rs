@@ -1,0 +1,120 @@
+//! Reading one session source: its bytes, its stat stamp and its SHA-256.
+//!
+//! The whole file is read at once (session files are append-only JSONL of a
+//! few MB; one `read` beats line-buffered I/O, see reference/napi.md §5). The
+//! file is stat'ed before and after the read so a write racing the read is
+//! detected instead of producing a hash that matches neither version.
+
+use sha2::{Digest, Sha256};
+use std::fs;
+use std::io;
+use std::path::{Path, PathBuf};
+
+/// Identity of a file's content as the filesystem reports it. Unchanged
+/// stamps prove an unchanged file for an append-only writer; a same-size
+/// rewrite still changes `ctime_ns`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct StatStamp {
+  pub dev: u64,
+  pub ino: u64,
+  pub size: u64,
+  pub mtime_ns: i128,
+  pub ctime_ns: i128,
+}
+
+impl StatStamp {
+  pub fn of(metadata: &fs::Metadata) -> Self {
+    #[cfg(unix)]
+    {
+      use std::os::unix::fs::MetadataExt;
+      StatStamp {
+        dev: metadata.dev(),
+        ino: metadata.ino(),
+        size: metadata.size(),
+        mtime_ns: metadata.mtime() as i128 * 1_000_000_000 + metadata.mtime_nsec() as i128,
+        ctime_ns: metadata.ctime() as i128 * 1_000_000_000 + metadata.ctime_nsec() as i128,
+      }
+    }
+    #[cfg(not(unix))]
+    {
+      let mtime_ns = metadata
+        .modified()
+        .ok()
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .map(|d| d.as_nanos() as i128)
+        .unwrap_or(0);
+      StatStamp { dev: 0, ino: 0, size: metadata.len(), mtime_ns, ctime_ns: mtime_ns }
+    }
+  }
+
+  /// Modification time in milliseconds, as JavaScript's `stat.mtimeMs`.
+  pub fn mtime_ms(&self) -> f64 {
+    (self.mtime_ns as f64 / 1_000_000.0).floor()
+  }
+}
+
+/// A session file read whole, with the hash of exactly the bytes read.
+#[derive(Debug, Clone)]
+pub struct SourceFile {
+  pub path: PathBuf,
+  pub bytes: Vec<u8>,
+  pub stamp: StatStamp,
+  pub sha256: String,
+}
+
+pub fn sha256_hex(bytes: &[u8]) -> String {
+  hex(&Sha256::digest(bytes))
+}
+
+pub fn hex(bytes: &[u8]) -> String {
+  const DIGITS: &[u8; 16] = b"0123456789abcdef";
+  let mut out = String::with_capacity(bytes.len() * 2);
+  for byte in bytes {
+    out.push(DIGITS[(byte >> 4) as usize] as char);
+    out.push(DIGITS[(byte & 15) as usize] as char);
+  }
+  out
+}
+
+/// How many times a read is retried when the file changes underneath it.
+const READ_ATTEMPTS: usize = 3;
+
+/// Reads `path` whole. A file that keeps changing during every attempt is
+/// reported as `ErrorKind::Interrupted` so callers can name it
+/// `source_changed_during_index`.
+pub fn read_source(path: &Path) -> io::Result<SourceFile> {
+  for _ in 0..READ_ATTEMPTS {
+    let before = StatStamp::of(&fs::metadata(path)?);
+    let bytes = fs::read(path)?;
+    let after = StatStamp::of(&fs::metadata(path)?);
+    if before == after && bytes.len() as u64 == after.size {
+      let sha256 = sha256_hex(&bytes);
+      return Ok(SourceFile { path: path.to_path_buf(), bytes, stamp: after, sha256 });
+    }
+  }
+  Err(io::Error::new(io::ErrorKind::Interrupted, "source changed during read"))
+}
+
+#[cfg(test)]
+mod tests {
+  use super::*;
+
+  #[test]
+  fn hashes_are_lowercase_sha256() {
+    assert_eq!(
+      sha256_hex(b"abc"),
+      "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+    );
+  }
+
+  #[test]
+  fn reads_whole_file_with_stamp() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("a.jsonl");
+    fs::write(&path, b"hello\n").unwrap();
+    let source = read_source(&path).unwrap();
+    assert_eq!(source.bytes, b"hello\n");
+    assert_eq!(source.stamp.size, 6);
+    assert_eq!(source.sha256, sha256_hex(b"hello\n"));
+  }
+}

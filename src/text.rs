@@ -1,0 +1,96 @@
+//! String measures shared by every bounded output.
+//!
+//! The contract counts hot-text limits in Unicode scalars and envelope and
+//! chunk limits in JavaScript string length (UTF-16 code units), because the
+//! consumers are JavaScript. These helpers keep both measures exact and never
+//! cut inside a scalar, so every slice stays valid UTF-8 and valid UTF-16.
+
+/// Length in UTF-16 code units, as JavaScript's `String.prototype.length`.
+pub fn utf16_len(text: &str) -> usize {
+  text.chars().map(char::len_utf16).sum()
+}
+
+/// Byte offset of the UTF-16 offset `units`, rounded down to a scalar
+/// boundary (a surrogate pair is never split). Offsets past the end clamp.
+pub fn byte_offset_of_utf16(text: &str, units: usize) -> usize {
+  let mut seen = 0;
+  for (byte, ch) in text.char_indices() {
+    let next = seen + ch.len_utf16();
+    if next > units {
+      return byte;
+    }
+    seen = next;
+  }
+  text.len()
+}
+
+/// The UTF-16 range `[start, end)` of `text`, widened so it never ends inside
+/// a surrogate pair when `end` would split one; returns the slice and the
+/// actual UTF-16 end.
+pub fn slice_utf16(text: &str, start: usize, end: usize) -> (&str, usize) {
+  let from = byte_offset_of_utf16(text, start);
+  let mut to = byte_offset_of_utf16(text, end).max(from);
+  let mut actual_end = utf16_len(&text[..to]);
+  // Guarantee progress: a one-unit window that lands in a pair takes the pair.
+  if to == from && from < text.len() {
+    let ch = text[from..].chars().next().map(char::len_utf8).unwrap_or(0);
+    to = from + ch;
+    actual_end = utf16_len(&text[..to]);
+  }
+  (&text[from..to], actual_end)
+}
+
+/// Keeps at most `max` Unicode scalars; returns the kept prefix and whether
+/// anything was cut.
+pub fn truncate_scalars(text: &str, max: usize) -> (&str, bool) {
+  match text.char_indices().nth(max) {
+    Some((byte, _)) => (&text[..byte], true),
+    None => (text, false),
+  }
+}
+
+/// Caps a metadata string at `max` UTF-16 units, ending it with `…` when cut.
+pub fn cap_with_ellipsis(text: &str, max: usize) -> String {
+  if utf16_len(text) <= max {
+    return text.to_string();
+  }
+  let keep = byte_offset_of_utf16(text, max.saturating_sub(1));
+  format!("{}…", &text[..keep])
+}
+
+/// UTF-16 length of a value's compact JSON text, as `JSON.stringify(v).length`.
+pub fn json_len<T: serde::Serialize + ?Sized>(value: &T) -> usize {
+  serde_json::to_string(value).map(|json| utf16_len(&json)).unwrap_or(usize::MAX)
+}
+
+#[cfg(test)]
+mod tests {
+  use super::*;
+
+  #[test]
+  fn utf16_lengths_match_javascript() {
+    assert_eq!(utf16_len("a😀b"), 4);
+    assert_eq!(utf16_len("雪"), 1);
+  }
+
+  #[test]
+  fn slicing_never_splits_a_surrogate_pair() {
+    let text = "a😀b";
+    assert_eq!(slice_utf16(text, 0, 2), ("a", 1));
+    assert_eq!(slice_utf16(text, 1, 2), ("😀", 3));
+    assert_eq!(slice_utf16(text, 1, 3), ("😀", 3));
+    assert_eq!(slice_utf16(text, 3, 4), ("b", 4));
+  }
+
+  #[test]
+  fn truncation_counts_scalars() {
+    assert_eq!(truncate_scalars("a😀b", 2), ("a😀", true));
+    assert_eq!(truncate_scalars("ab", 2), ("ab", false));
+  }
+
+  #[test]
+  fn ellipsis_cap_keeps_the_bound() {
+    assert_eq!(cap_with_ellipsis("abcdef", 4), "abc…");
+    assert_eq!(cap_with_ellipsis("abc", 4), "abc");
+  }
+}
