@@ -2,12 +2,12 @@
 //! the caller's cwd, the configuration, and Pi's live branch (if any).
 
 use crate::config::Config;
+use crate::error::ContractError;
 use crate::error::{CoreError, CoreResult};
 use crate::session::discover::{default_agent_dir, resolve_path, Discovery};
 use crate::session::lineage::{Branches, LiveBranch};
 use crate::session::normalize::Policy;
 use crate::session::{self, SessionView};
-use crate::error::ContractError;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
@@ -52,7 +52,11 @@ impl Engine {
   }
 
   pub fn discovery(&self) -> Discovery {
-    Discovery { agent_dir: self.agent_dir.clone(), cwd: self.cwd.clone(), live_file: self.live.as_ref().map(|l| l.file.clone()) }
+    Discovery {
+      agent_dir: self.agent_dir.clone(),
+      cwd: self.cwd.clone(),
+      live_file: self.live.as_ref().map(|l| l.file.clone()),
+    }
   }
 
   pub fn load(&self, path: &Path, branches: Branches, policy: &Policy) -> Result<SessionView, ContractError> {

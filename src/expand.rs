@@ -51,8 +51,15 @@ const ALLOWED: &[&str] = &[
 pub enum Selection {
   None,
   /// Indices, entry ids and operation addresses, resolved in that order.
-  Items { indices: Vec<i64>, entry_ids: Vec<String>, operation_addresses: Vec<String> },
-  Range { first: i64, last: i64 },
+  Items {
+    indices: Vec<i64>,
+    entry_ids: Vec<String>,
+    operation_addresses: Vec<String>,
+  },
+  Range {
+    first: i64,
+    last: i64,
+  },
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -388,7 +395,10 @@ pub fn resolve_selection(
     Selection::None => {}
     Selection::Range { first, last } => {
       if *first < 0 || *last < *first || *last as usize >= count {
-        return Err(out_of_bounds(count, format!("Range {first}..{last}")).with("entryRange", json!({"first": first, "last": last})));
+        return Err(
+          out_of_bounds(count, format!("Range {first}..{last}"))
+            .with("entryRange", json!({"first": first, "last": last})),
+        );
       }
       picked.extend(*first as usize..=*last as usize);
     }

@@ -38,7 +38,11 @@ impl SessionsRequest {
     Ok(SessionsRequest {
       scope: parse_scope(&args, Scope::Project)?,
       branches: parse_branches(&args)?,
-      limit: args.integer("limit")?.map(|_| args.bounded("limit", 1, MAX_LIMIT, MAX_LIMIT)).transpose()?.map(|n| n as usize),
+      limit: args
+        .integer("limit")?
+        .map(|_| args.bounded("limit", 1, MAX_LIMIT, MAX_LIMIT))
+        .transpose()?
+        .map(|n| n as usize),
     })
   }
 }
@@ -66,7 +70,8 @@ pub struct SessionsPage {
 }
 
 pub fn sessions(engine: &Engine, request: &SessionsRequest) -> SessionsPage {
-  let mut page = SessionsPage { scope: request.scope.label(), branches: request.branches, sessions: Vec::new(), error: None };
+  let mut page =
+    SessionsPage { scope: request.scope.label(), branches: request.branches, sessions: Vec::new(), error: None };
   let files = match engine.discovery().resolve(&request.scope) {
     Ok(files) => files,
     Err(error) => return SessionsPage { error: Some(error), ..page },

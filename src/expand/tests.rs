@@ -115,13 +115,27 @@ fn duplicate_session_ids_are_ambiguous() {
 #[test]
 fn long_entries_reassemble_exactly_within_the_envelope() {
   let fx = fixture();
-  let long: String = (0..55_000).map(|i| if i % 97 == 0 { '😀' } else if i % 89 == 0 { '雪' } else { 'a' }).collect();
-  fx.write("a_s1.jsonl", &(header("s1") + &user("u0", None, "before") + &user("u1", Some("u0"), &long) + &user("u2", Some("u1"), "after")));
+  let long: String = (0..55_000)
+    .map(|i| {
+      if i % 97 == 0 {
+        '😀'
+      } else if i % 89 == 0 {
+        '雪'
+      } else {
+        'a'
+      }
+    })
+    .collect();
+  fx.write(
+    "a_s1.jsonl",
+    &(header("s1") + &user("u0", None, "before") + &user("u1", Some("u0"), &long) + &user("u2", Some("u1"), "after")),
+  );
   let pages = fx.walk(json!({"session": "s1", "entryIds": ["u1"], "before": 1, "after": 1}));
   assert!(pages.len() >= 3);
   let texts = reassemble(&pages);
   assert_eq!(texts, vec![(0, "before".to_string()), (1, long.clone()), (2, "after".to_string())]);
-  let anchors: Vec<_> = pages.iter().flat_map(|p| &p.entries).filter(|c| c.anchor == Some(true)).map(|c| c.index).collect();
+  let anchors: Vec<_> =
+    pages.iter().flat_map(|p| &p.entries).filter(|c| c.anchor == Some(true)).map(|c| c.index).collect();
   assert!(anchors.len() >= 2 && anchors.iter().all(|&i| i == 1));
   let small = fx.walk(json!({"session": "s1", "indices": [1], "maxChars": 256}));
   assert!(small.iter().all(|p| p.entries.iter().all(|c| utf16_len(&c.text) <= 256)));
@@ -226,7 +240,10 @@ fn malformed_arguments_throw() {
 #[test]
 fn live_branch_navigation_changes_the_view_and_the_fingerprint() {
   let fx = fixture();
-  let file = fx.write("a_s1.jsonl", &(header("s1") + &user("a", None, "one") + &user("b", Some("a"), "two") + &user("c", Some("a"), "three")));
+  let file = fx.write(
+    "a_s1.jsonl",
+    &(header("s1") + &user("a", None, "one") + &user("b", Some("a"), "two") + &user("c", Some("a"), "three")),
+  );
   let persisted = fx.expand(json!({"session": "s1", "entryRange": {"first": 0, "last": 1}}));
   assert_eq!(persisted.entries[1].text, "three");
   let live = crate::engine::Live {
@@ -234,7 +251,8 @@ fn live_branch_navigation_changes_the_view_and_the_fingerprint() {
     branch: crate::session::lineage::LiveBranch { leaf_id: Some("b".into()), ids: vec!["a".into(), "b".into()] },
   };
   let navigated = fx.engine.with_live(Some(live));
-  let request = ExpandRequest::from_json(Some(&json!({"session": "s1", "entryRange": {"first": 0, "last": 1}}))).unwrap();
+  let request =
+    ExpandRequest::from_json(Some(&json!({"session": "s1", "entryRange": {"first": 0, "last": 1}}))).unwrap();
   let page = expand(&navigated, &request);
   assert_eq!(page.entries[1].text, "two");
   assert_ne!(page.lineage_fingerprint, persisted.lineage_fingerprint);

@@ -120,14 +120,22 @@ impl MemoryEngine {
 
   /// `memory.expand`: full normalized entries in `textRange` chunks.
   #[napi(ts_return_type = "Promise<ExpandPage>")]
-  pub fn expand(&self, args: Option<Value>, live: Option<Value>) -> Result<AsyncTask<OperationTask>> {
+  pub fn expand(
+    &self,
+    #[napi(ts_arg_type = "ExpandArgs")] args: Option<Value>,
+    #[napi(ts_arg_type = "LiveBranchArg")] live: Option<Value>,
+  ) -> Result<AsyncTask<OperationTask>> {
     let request = ExpandRequest::from_json(args.as_ref()).map_err(to_napi)?;
     self.task(live, Operation::Expand(request))
   }
 
   /// `memory.sessions`: sessions of a scope, newest first.
   #[napi(ts_return_type = "Promise<SessionsPage>")]
-  pub fn sessions(&self, args: Option<Value>, live: Option<Value>) -> Result<AsyncTask<OperationTask>> {
+  pub fn sessions(
+    &self,
+    #[napi(ts_arg_type = "SessionsArgs")] args: Option<Value>,
+    #[napi(ts_arg_type = "LiveBranchArg")] live: Option<Value>,
+  ) -> Result<AsyncTask<OperationTask>> {
     let request = SessionsRequest::from_json(args.as_ref()).map_err(to_napi)?;
     self.task(live, Operation::Sessions(request))
   }

@@ -73,8 +73,18 @@ fn trace_budget() -> JsonBudget {
 fn valid_trace_operation(op: &Value) -> bool {
   let Some(map) = op.as_object() else { return false };
   let keys = [
-    "type", "sequence", "ref", "provider", "action", "args", "outcome", "normalization", "failureStage", "error",
-    "result", "resultTruncated",
+    "type",
+    "sequence",
+    "ref",
+    "provider",
+    "action",
+    "args",
+    "outcome",
+    "normalization",
+    "failureStage",
+    "error",
+    "result",
+    "resultTruncated",
   ];
   has_only_keys(map, &keys)
     && map.get("type").and_then(Value::as_str) == Some("call")

@@ -220,10 +220,7 @@ mod tests {
 
   #[test]
   fn all_mode_fingerprint_is_constant() {
-    assert_eq!(
-      fingerprint(Branches::All, None, &[]),
-      sha256_hex(br#"{"branches":"all","leafId":null,"ids":[]}"#)
-    );
+    assert_eq!(fingerprint(Branches::All, None, &[]), sha256_hex(br#"{"branches":"all","leafId":null,"ids":[]}"#));
   }
 
   #[test]

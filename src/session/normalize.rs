@@ -290,11 +290,8 @@ fn custom_text(custom_type: Option<&RawValue>, content: Option<&RawValue>) -> St
 /// Builds the entry of one `message` record, and its Fabric children. Pi 1.x
 /// persisted system prompts are plumbing, not conversation: no entry.
 fn message_entry(record: &Record<'_>, ctx: &Context<'_>, out: &mut Vec<Entry>, carriers: &mut fabric::Carriers) {
-  let message: Message<'_> = record
-    .fields
-    .message
-    .and_then(|raw| serde_json::from_str(raw.get()).ok())
-    .unwrap_or_default();
+  let message: Message<'_> =
+    record.fields.message.and_then(|raw| serde_json::from_str(raw.get()).ok()).unwrap_or_default();
   let role = message.role.as_deref().map(|r| if r == "hookMessage" { "custom" } else { r });
   let mut entry = ctx.entry_base.clone();
   entry.role = role.map(str::to_string);

@@ -101,10 +101,7 @@ mod tests {
 
   #[test]
   fn hashes_are_lowercase_sha256() {
-    assert_eq!(
-      sha256_hex(b"abc"),
-      "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
-    );
+    assert_eq!(sha256_hex(b"abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
   }
 
   #[test]

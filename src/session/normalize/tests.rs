@@ -214,7 +214,10 @@ fn valid_traces_emit_children_right_after_the_carrier() {
   assert!(read.text.starts_with("Fabric operation pi.read\n{"));
   assert!(read.text.contains("\"result\""));
   let agents = &out.entries[3];
-  assert_eq!((agents.provider.as_deref(), agents.action.as_deref(), agents.tool.as_deref()), (Some("agents"), Some("run"), Some("run")));
+  assert_eq!(
+    (agents.provider.as_deref(), agents.action.as_deref(), agents.tool.as_deref()),
+    (Some("agents"), Some("run"), Some("run"))
+  );
   assert_eq!(agents.outcome, Some(Outcome::Failed));
   assert!(agents.is_error);
 }
@@ -252,11 +255,14 @@ const FACTS: &str = r#"{"kind":"user","entryId":"s1","subordinal":"0","address":
 
 fn summary_session(details: &str, twice: bool) -> String {
   let carrier = |id: &str, parent: &str| {
-    format!(r#"{{"type":"branch_summary","id":"{id}","parentId":"{parent}","fromId":"{parent}","summary":"prose","details":{details}}}"#)
+    format!(
+      r#"{{"type":"branch_summary","id":"{id}","parentId":"{parent}","fromId":"{parent}","summary":"prose","details":{details}}}"#
+    )
   };
   let first = carrier("b1", "u1");
   let second = carrier("b2", "b1");
-  let mut lines = vec![r#"{"type":"message","id":"u1","parentId":null,"message":{"role":"user","content":"go"}}"#, first.as_str()];
+  let mut lines =
+    vec![r#"{"type":"message","id":"u1","parentId":null,"message":{"role":"user","content":"go"}}"#, first.as_str()];
   if twice {
     lines.push(second.as_str());
   }
@@ -266,7 +272,8 @@ fn summary_session(details: &str, twice: bool) -> String {
 #[test]
 fn branch_facts_become_typed_children() {
   let out = run(&summary_session(&branch_details(FACTS), false), Branches::Active, &policy());
-  let rows: Vec<_> = out.entries.iter().map(|e| (e.entry_id.clone().unwrap(), e.role.clone().unwrap(), e.text.clone())).collect();
+  let rows: Vec<_> =
+    out.entries.iter().map(|e| (e.entry_id.clone().unwrap(), e.role.clone().unwrap(), e.text.clone())).collect();
   assert_eq!(rows[1], ("b1".into(), "branchSummary".into(), "".into()));
   assert_eq!(rows[2], ("s1/0".into(), "branchUser".into(), "user fact".into()));
   assert_eq!(rows[3], ("s2/1".into(), "fabricPhase".into(), "Fabric phase run".into()));
@@ -295,7 +302,10 @@ fn repeated_summaries_keep_the_earliest_carrier() {
 
 #[test]
 fn duplicate_fact_addresses_drop_the_envelope() {
-  let dup = format!("{FACTS},{}", r#"{"kind":"operation","entryId":"s2","subordinal":"2","address":"s2/2","ref":"pi.read","tool":"read","args":{},"outcome":"succeeded"}"#);
+  let dup = format!(
+    "{FACTS},{}",
+    r#"{"kind":"operation","entryId":"s2","subordinal":"2","address":"s2/2","ref":"pi.read","tool":"read","args":{},"outcome":"succeeded"}"#
+  );
   let out = run(&summary_session(&branch_details(&dup), false), Branches::Active, &policy());
   assert_eq!(out.entries.len(), 2);
   assert!(out.reasons.contains("duplicate_branch_fact_address"));

