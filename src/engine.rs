@@ -10,6 +10,7 @@ use crate::session::normalize::Policy;
 use crate::session::{self, SessionView};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 /// The live session as the extension reads it from Pi on every call.
 #[derive(Debug, Clone, PartialEq)]
@@ -59,7 +60,7 @@ impl Engine {
     }
   }
 
-  pub fn load(&self, path: &Path, branches: Branches, policy: &Policy) -> Result<SessionView, ContractError> {
+  pub fn load(&self, path: &Path, branches: Branches, policy: &Policy) -> Result<Arc<SessionView>, ContractError> {
     let live = self.live.as_ref().map(|l| (l.file.as_path(), &l.branch));
     session::load(path, branches, live, policy)
   }

@@ -14,5 +14,6 @@ pub mod listing;
 pub mod session;
 pub mod text;
 
+#[cfg_attr(test, allow(dead_code))]
 #[path = "napi/mod.rs"]
 mod edge;

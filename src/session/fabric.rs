@@ -40,7 +40,7 @@ fn optional_string(value: Option<&Value>) -> bool {
 }
 
 fn is_safe_uint(value: Option<&Value>) -> bool {
-  value.and_then(Value::as_u64).is_some_and(|n| n <= (1u64 << 53) - 1)
+  value.and_then(Value::as_u64).is_some_and(|n| n < (1u64 << 53))
 }
 
 /// Depth-bounded JSON check (values parsed from JSON are always finite and
@@ -137,14 +137,12 @@ fn identity(op: &Map<String, Value>, reference: &str) -> (Option<String>, Option
 /// indexed and it is small enough.
 fn bounded_operation(op: &Map<String, Value>, policy: &Policy) -> Value {
   let mut bounded = op.clone();
-  if let Some(result) = bounded.get("result") {
-    if !policy.index_tool_output {
-      bounded.remove("result");
-      bounded.insert("resultOmitted".into(), Value::Bool(true));
-    } else if json::serialized_bytes(result) > OPERATION_RESULT_MAX_BYTES {
-      bounded.remove("result");
-      bounded.insert("resultOmitted".into(), Value::Bool(true));
-    }
+  let omit = bounded
+    .get("result")
+    .is_some_and(|result| !policy.index_tool_output || json::serialized_bytes(result) > OPERATION_RESULT_MAX_BYTES);
+  if omit {
+    bounded.remove("result");
+    bounded.insert("resultOmitted".into(), Value::Bool(true));
   }
   Value::Object(bounded)
 }

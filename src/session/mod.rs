@@ -9,12 +9,14 @@ pub mod normalize;
 pub mod parse;
 pub mod source;
 pub mod time;
+pub mod views;
 
 use crate::error::ContractError;
 use lineage::{Branches, LiveBranch};
 use normalize::{Normalized, Policy};
 use source::StatStamp;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 /// One session seen in one branch mode under one policy.
 #[derive(Debug)]
@@ -40,20 +42,24 @@ fn unavailable(path: &Path, why: impl std::fmt::Display) -> ContractError {
     .with("sessionFile", path.to_string_lossy().into_owned())
 }
 
-/// Reads, parses, selects and normalizes one session file. `live` is used
-/// only when `path` is the live session and the mode is active.
+/// Reads, parses, selects and normalizes one session file, or reuses the
+/// cached view while the file is unchanged. `live` is used only when `path`
+/// is the live session and the mode is active.
 pub fn load(
   path: &Path,
   branches: Branches,
   live: Option<(&Path, &LiveBranch)>,
   policy: &Policy,
-) -> Result<SessionView, ContractError> {
+) -> Result<Arc<SessionView>, ContractError> {
+  let live_branch = live.filter(|(file, _)| *file == path && branches == Branches::Active).map(|(_, branch)| branch);
+  if let Some(view) = views::get(path, branches, live_branch, policy) {
+    return Ok(view);
+  }
   let source = source::read_source(path).map_err(|e| unavailable(path, e))?;
   let parsed = parse::parse(&source.bytes).map_err(|_| unavailable(path, "not a Pi session file"))?;
-  let live_branch = live.filter(|(file, _)| *file == path).map(|(_, branch)| branch);
   let lineage = lineage::select(&parsed.records, branches, live_branch);
   let normalized = normalize::normalize(&parsed, &lineage, policy);
-  Ok(SessionView {
+  let view = Arc::new(SessionView {
     path: path.to_path_buf(),
     header: parsed.header.clone(),
     stamp: source.stamp,
@@ -62,5 +68,7 @@ pub fn load(
     lineage_fingerprint: lineage.fingerprint,
     normalized,
     bad_lines: parsed.bad_lines,
-  })
+  });
+  views::put(branches, live_branch, policy, view.clone(), source.read_ns);
+  Ok(view)
 }

@@ -47,10 +47,29 @@ impl StatStamp {
     }
   }
 
+  /// Can this stamp vouch for content verified at `verified_ns`? Filesystems
+  /// update timestamps from a coarse clock, so a rewrite landing in the same
+  /// tick as the earlier write keeps mtime and ctime (and, same size, the
+  /// whole stamp). As git does for "racily clean" files, a stamp within
+  /// [`RACY_WINDOW_NS`] of the verification proves nothing; the content must
+  /// be hashed again.
+  pub fn proves_unchanged_since(&self, verified_ns: i128) -> bool {
+    self.mtime_ns.max(self.ctime_ns) < verified_ns - RACY_WINDOW_NS
+  }
+
   /// Modification time in milliseconds, as JavaScript's `stat.mtimeMs`.
   pub fn mtime_ms(&self) -> f64 {
     (self.mtime_ns as f64 / 1_000_000.0).floor()
   }
+}
+
+/// Timestamps this close to a verification cannot prove anything (see
+/// [`StatStamp::proves_unchanged_since`]).
+pub const RACY_WINDOW_NS: i128 = 2_000_000_000;
+
+/// The wall clock in nanoseconds since the epoch.
+pub fn now_ns() -> i128 {
+  std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as i128).unwrap_or(0)
 }
 
 /// A session file read whole, with the hash of exactly the bytes read.
@@ -60,6 +79,8 @@ pub struct SourceFile {
   pub bytes: Vec<u8>,
   pub stamp: StatStamp,
   pub sha256: String,
+  /// When the bytes were read (taken before the read).
+  pub read_ns: i128,
 }
 
 pub fn sha256_hex(bytes: &[u8]) -> String {
@@ -84,12 +105,13 @@ const READ_ATTEMPTS: usize = 3;
 /// `source_changed_during_index`.
 pub fn read_source(path: &Path) -> io::Result<SourceFile> {
   for _ in 0..READ_ATTEMPTS {
+    let read_ns = now_ns();
     let before = StatStamp::of(&fs::metadata(path)?);
     let bytes = fs::read(path)?;
     let after = StatStamp::of(&fs::metadata(path)?);
     if before == after && bytes.len() as u64 == after.size {
       let sha256 = sha256_hex(&bytes);
-      return Ok(SourceFile { path: path.to_path_buf(), bytes, stamp: after, sha256 });
+      return Ok(SourceFile { path: path.to_path_buf(), bytes, stamp: after, sha256, read_ns });
     }
   }
   Err(io::Error::new(io::ErrorKind::Interrupted, "source changed during read"))
@@ -102,6 +124,13 @@ mod tests {
   #[test]
   fn hashes_are_lowercase_sha256() {
     assert_eq!(sha256_hex(b"abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+  }
+
+  #[test]
+  fn recent_stamps_prove_nothing() {
+    let stamp = StatStamp { dev: 1, ino: 1, size: 1, mtime_ns: 10 * RACY_WINDOW_NS, ctime_ns: 10 * RACY_WINDOW_NS };
+    assert!(!stamp.proves_unchanged_since(10 * RACY_WINDOW_NS + 1));
+    assert!(stamp.proves_unchanged_since(12 * RACY_WINDOW_NS));
   }
 
   #[test]
