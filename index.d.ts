@@ -109,10 +109,23 @@ export interface SessionRow {
   lineageFingerprint: string
 }
 
+/** Whether an answer is authoritative: an empty result is, only when `complete`. */
+export interface MemoryCoverage {
+  complete: boolean
+  indexedSessions: number
+  eligibleSessions: number
+  staleSessions: number
+  incompleteSessions: number
+  /** Sorted, unique: e.g. `max_entry_chars`, `max_sync_sessions`, `source_unavailable`. */
+  reasons: string[]
+  error?: MemoryError
+}
+
 export interface SessionsPage {
   scope: string
   branches: Branches
   sessions: SessionRow[]
+  coverage: MemoryCoverage
   error?: MemoryError
 }
 
@@ -152,6 +165,12 @@ export declare class MemoryEngine {
   /** `memory.sessions`: sessions of a scope, newest first. */
   sessions(args?: SessionsArgs, live?: LiveBranchArg): Promise<SessionsPage>
 }
+
+/**
+ * Decodes one index record (`<indexDir>/*.hot|*.cold`) as JSON, for
+ * diagnostics and tests; `null` when the file is not a valid V6 record.
+ */
+export declare function inspectCacheRecord(path: string): Record<string, unknown> | null
 
 export interface MemoryOptions {
   /** Pi's agent dir; default `PI_CODING_AGENT_DIR` or `~/.pi/agent`. */

@@ -57,6 +57,8 @@ function memoryFor(cache: Map<string, Memory>, ctx: ExtensionContext): Memory {
 }
 
 export default function piFabricMemory(pi: ExtensionAPI): void {
+  // `memory.enabled: false` in the global settings turns the recall tools off.
+  if (memorySettings(agentDir(), process.cwd(), false).enabled === false) return
   const memories = new Map<string, Memory>()
   // The live SessionManager changes with /new, /resume and /fork: read it per call.
   const current = (ctx: ExtensionContext) => {

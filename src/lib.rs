@@ -10,9 +10,11 @@ pub mod config;
 pub mod engine;
 pub mod error;
 pub mod expand;
+pub mod index;
 pub mod listing;
 pub mod session;
 pub mod text;
+pub mod tokenize;
 
 #[cfg_attr(test, allow(dead_code))]
 #[path = "napi/mod.rs"]

@@ -5,9 +5,9 @@ use crate::args::Args;
 use crate::engine::Engine;
 use crate::error::{ContractError, CoreError, CoreResult};
 use crate::expand::parse_branches;
+use crate::index::{self, Coverage};
 use crate::session::discover::Scope;
 use crate::session::lineage::Branches;
-use rayon::prelude::*;
 use serde::Serialize;
 use serde_json::Value;
 
@@ -65,33 +65,46 @@ pub struct SessionsPage {
   pub scope: String,
   pub branches: Branches,
   pub sessions: Vec<SessionRow>,
+  pub coverage: Coverage,
   #[serde(skip_serializing_if = "Option::is_none")]
   pub error: Option<ContractError>,
 }
 
+/// Lists the scope's sessions from the index, synchronizing it first (the
+/// records this builds are on disk when the call returns).
 pub fn sessions(engine: &Engine, request: &SessionsRequest) -> SessionsPage {
-  let mut page =
-    SessionsPage { scope: request.scope.label(), branches: request.branches, sessions: Vec::new(), error: None };
-  let files = match engine.discovery().resolve(&request.scope) {
-    Ok(files) => files,
-    Err(error) => return SessionsPage { error: Some(error), ..page },
+  let mut page = SessionsPage {
+    scope: request.scope.label(),
+    branches: request.branches,
+    sessions: Vec::new(),
+    coverage: Coverage::default(),
+    error: None,
+  };
+  let synced = match index::sync(engine, &request.scope, request.branches) {
+    Ok(synced) => synced,
+    Err(error) => {
+      page.coverage.reasons = vec![error.code.to_string()];
+      page.coverage.error = Some(error.clone());
+      return SessionsPage { error: Some(error), ..page };
+    }
   };
   let limit = request.limit.unwrap_or(usize::MAX).min(engine.config.max_sessions as usize);
-  let policy = engine.config.index_policy();
-  page.sessions = files
-    .par_iter()
+  page.sessions = synced
+    .sessions
+    .iter()
+    .filter_map(|s| s.record.as_ref().map(|record| (s.tier, record)))
     .take(limit)
-    .filter_map(|file| engine.load(&file.path, request.branches, &policy).ok())
-    .map(|view| SessionRow {
-      id: view.header.id.clone(),
-      file: view.file(),
-      cwd: view.header.cwd.clone(),
-      mtime: view.stamp.mtime_ms(),
-      entry_count: view.normalized.entries.len(),
-      tier: "hot",
-      branches: view.branches,
-      lineage_fingerprint: view.lineage_fingerprint.clone(),
+    .map(|(tier, record)| SessionRow {
+      id: record.session_id.clone(),
+      file: record.file.clone(),
+      cwd: record.cwd.clone(),
+      mtime: record.mtime,
+      entry_count: record.entry_count(),
+      tier: tier.as_str(),
+      branches: record.branches,
+      lineage_fingerprint: record.lineage_fingerprint.clone(),
     })
     .collect();
+  page.coverage = synced.coverage;
   page
 }

@@ -109,10 +109,23 @@ export interface SessionRow {
   lineageFingerprint: string
 }
 
+/** Whether an answer is authoritative: an empty result is, only when `complete`. */
+export interface MemoryCoverage {
+  complete: boolean
+  indexedSessions: number
+  eligibleSessions: number
+  staleSessions: number
+  incompleteSessions: number
+  /** Sorted, unique: e.g. `max_entry_chars`, `max_sync_sessions`, `source_unavailable`. */
+  reasons: string[]
+  error?: MemoryError
+}
+
 export interface SessionsPage {
   scope: string
   branches: Branches
   sessions: SessionRow[]
+  coverage: MemoryCoverage
   error?: MemoryError
 }
 

@@ -146,3 +146,12 @@ impl MemoryEngine {
 pub fn version() -> String {
   env!("CARGO_PKG_VERSION").to_string()
 }
+
+/// Decodes one index record (`<indexDir>/*.hot|*.cold`) as JSON, for
+/// diagnostics and tests; `null` when the file is not a valid V6 record.
+#[napi(ts_return_type = "Record<string, unknown> | null")]
+pub fn inspect_cache_record(path: String) -> Option<Json> {
+  let bytes = std::fs::read(path).ok()?;
+  let record = crate::index::record::CacheRecord::decode(&bytes)?;
+  serde_json::to_value(record).ok().map(Json)
+}

@@ -79,14 +79,37 @@ impl SessionFile {
     if !metadata.is_file() {
       return None;
     }
-    let mut prefix = Vec::new();
-    fs::File::open(path).ok()?.take(HEADER_PREFIX_BYTES).read_to_end(&mut prefix).ok()?;
-    let header = parse_header_prefix(&prefix)?;
+    let header = read_header(path)?;
     Some(SessionFile { path: path.to_path_buf(), header, stamp: StatStamp::of(&metadata) })
   }
 
   pub fn stem(&self) -> String {
     self.path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default()
+  }
+}
+
+/// Reads just enough of the file to parse its header: chunk by chunk until
+/// a complete first value is seen (headers are small; the cap bounds a
+/// pathological file).
+pub fn read_header(path: &Path) -> Option<Header> {
+  const CHUNK: usize = 4096;
+  let mut file = fs::File::open(path).ok()?;
+  let mut prefix = Vec::new();
+  let mut chunk = [0u8; CHUNK];
+  loop {
+    let read = file.read(&mut chunk).ok()?;
+    prefix.extend_from_slice(&chunk[..read]);
+    let ended = read == 0 || prefix.len() as u64 >= HEADER_PREFIX_BYTES;
+    let has_line = prefix.iter().any(|b| *b != b'\n' && !b.is_ascii_whitespace()) && prefix.contains(&b'\n');
+    if has_line || ended {
+      if let Some(header) = parse_header_prefix(&prefix) {
+        return Some(header);
+      }
+      // The first line may have been blank or malformed; Pi skips those.
+      if ended {
+        return None;
+      }
+    }
   }
 }
 

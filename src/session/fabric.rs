@@ -302,6 +302,11 @@ pub struct Carriers {
 }
 
 impl Carriers {
+  /// State after earlier carriers whose facts had these addresses.
+  pub fn with_seen(addresses: impl Iterator<Item = String>) -> Carriers {
+    Carriers { seen: addresses.collect(), reasons: BTreeSet::new() }
+  }
+
   pub fn branch_facts(
     &mut self,
     carrier: &Entry,

@@ -12,7 +12,7 @@ use super::source::sha256_hex;
 use serde::Serialize;
 use std::collections::{HashMap, HashSet};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Branches {
   Active,
@@ -74,10 +74,33 @@ pub fn fingerprint(branches: Branches, leaf_id: Option<&str>, ids: &[String]) ->
   sha256_hex(serde_json::to_string(&input).expect("fingerprint input serializes").as_bytes())
 }
 
-pub fn all(records: &[Record<'_>]) -> Lineage {
+/// What lineage needs of a record: its id, its parent, and (for a harness
+/// `leaf` record) where it moves the leaf. Kept by the index so an append can
+/// recompute lineage without re-parsing the prefix.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
+pub struct Node {
+  pub id: Option<String>,
+  pub parent_id: Option<String>,
+  pub moves_leaf_to: Option<Option<String>>,
+}
+
+pub fn nodes(records: &[Record<'_>]) -> Vec<Node> {
+  records
+    .iter()
+    .map(|record| Node {
+      id: record.id.clone(),
+      parent_id: record.parent_id.clone(),
+      moves_leaf_to: (record.kind == "leaf")
+        .then(|| record.fields.target_id.map(|t| serde_json::from_str::<Option<String>>(t.get()).ok().flatten()))
+        .flatten(),
+    })
+    .collect()
+}
+
+pub fn all(nodes: &[Node]) -> Lineage {
   Lineage {
     branches: Branches::All,
-    selected: vec![true; records.len()],
+    selected: vec![true; nodes.len()],
     fingerprint: fingerprint(Branches::All, None, &[]),
     invalid_parent_graph: false,
   }
@@ -85,36 +108,32 @@ pub fn all(records: &[Record<'_>]) -> Lineage {
 
 /// The persisted leaf: the last record with an id, or the target of a later
 /// harness `leaf` record.
-fn persisted_leaf(records: &[Record<'_>]) -> Option<String> {
+fn persisted_leaf(nodes: &[Node]) -> Option<String> {
   let mut leaf = None;
-  for record in records {
-    if record.kind == "leaf" {
-      if let Some(target) = record.fields.target_id {
-        leaf = serde_json::from_str::<Option<String>>(target.get()).ok().flatten();
-        continue;
-      }
-    }
-    if let Some(id) = &record.id {
+  for node in nodes {
+    if let Some(target) = &node.moves_leaf_to {
+      leaf = target.clone();
+    } else if let Some(id) = &node.id {
       leaf = Some(id.clone());
     }
   }
   leaf
 }
 
-fn last_by_id<'r>(records: &'r [Record<'_>]) -> HashMap<&'r str, usize> {
-  let mut by_id = HashMap::with_capacity(records.len());
-  for record in records {
-    if let Some(id) = &record.id {
-      by_id.insert(id.as_str(), record.ordinal);
+fn last_by_id(nodes: &[Node]) -> HashMap<&str, usize> {
+  let mut by_id = HashMap::with_capacity(nodes.len());
+  for (ordinal, node) in nodes.iter().enumerate() {
+    if let Some(id) = &node.id {
+      by_id.insert(id.as_str(), ordinal);
     }
   }
   by_id
 }
 
-pub fn persisted_active(records: &[Record<'_>]) -> Lineage {
-  let by_id = last_by_id(records);
-  let leaf = persisted_leaf(records);
-  let mut selected = vec![false; records.len()];
+pub fn persisted_active(nodes: &[Node]) -> Lineage {
+  let by_id = last_by_id(nodes);
+  let leaf = persisted_leaf(nodes);
+  let mut selected = vec![false; nodes.len()];
   let mut path = Vec::new();
   let mut visited = HashSet::new();
   let mut invalid = false;
@@ -127,7 +146,7 @@ pub fn persisted_active(records: &[Record<'_>]) -> Lineage {
     }
     selected[ordinal] = true;
     path.push(id.to_string());
-    cursor = records[ordinal].parent_id.as_deref();
+    cursor = nodes[ordinal].parent_id.as_deref();
   }
   path.reverse();
   Lineage {
@@ -140,9 +159,9 @@ pub fn persisted_active(records: &[Record<'_>]) -> Lineage {
 
 /// The live branch: its ids, in order, are the path. Ids not yet on disk
 /// select nothing but still count in the fingerprint.
-pub fn live_active(records: &[Record<'_>], live: &LiveBranch) -> Lineage {
-  let by_id = last_by_id(records);
-  let mut selected = vec![false; records.len()];
+pub fn live_active(nodes: &[Node], live: &LiveBranch) -> Lineage {
+  let by_id = last_by_id(nodes);
+  let mut selected = vec![false; nodes.len()];
   for id in &live.ids {
     if let Some(&ordinal) = by_id.get(id.as_str()) {
       selected[ordinal] = true;
@@ -156,12 +175,16 @@ pub fn live_active(records: &[Record<'_>], live: &LiveBranch) -> Lineage {
   }
 }
 
-pub fn select(records: &[Record<'_>], branches: Branches, live: Option<&LiveBranch>) -> Lineage {
+pub fn select_nodes(nodes: &[Node], branches: Branches, live: Option<&LiveBranch>) -> Lineage {
   match (branches, live) {
-    (Branches::All, _) => all(records),
-    (Branches::Active, Some(live)) => live_active(records, live),
-    (Branches::Active, None) => persisted_active(records),
+    (Branches::All, _) => all(nodes),
+    (Branches::Active, Some(live)) => live_active(nodes, live),
+    (Branches::Active, None) => persisted_active(nodes),
   }
+}
+
+pub fn select(records: &[Record<'_>], branches: Branches, live: Option<&LiveBranch>) -> Lineage {
+  select_nodes(&nodes(records), branches, live)
 }
 
 #[cfg(test)]
@@ -189,7 +212,7 @@ mod tests {
   fn active_path_ends_at_last_record() {
     let bytes = session(&[&rec("a", None), &rec("b", Some("a")), &rec("c", Some("a"))]);
     let parsed = parse(&bytes).unwrap();
-    let lineage = persisted_active(&parsed.records);
+    let lineage = persisted_active(&nodes(&parsed.records));
     assert_eq!(lineage.selected, vec![true, false, true]);
     assert_eq!(lineage.fingerprint, fingerprint(Branches::Active, Some("c"), &["a".into(), "c".into()]));
   }
@@ -198,7 +221,7 @@ mod tests {
   fn cycles_stop_the_walk() {
     let bytes = session(&[&rec("a", Some("b")), &rec("b", Some("a"))]);
     let parsed = parse(&bytes).unwrap();
-    let lineage = persisted_active(&parsed.records);
+    let lineage = persisted_active(&nodes(&parsed.records));
     assert!(lineage.invalid_parent_graph);
     assert_eq!(lineage.selected, vec![true, true]);
   }
@@ -207,7 +230,7 @@ mod tests {
   fn duplicate_ids_resolve_to_the_last_record() {
     let bytes = session(&[&rec("a", None), &rec("b", Some("a")), &rec("b", Some("a"))]);
     let parsed = parse(&bytes).unwrap();
-    assert_eq!(persisted_active(&parsed.records).selected, vec![true, false, true]);
+    assert_eq!(persisted_active(&nodes(&parsed.records)).selected, vec![true, false, true]);
   }
 
   #[test]
@@ -215,7 +238,7 @@ mod tests {
     let leaf = "{\"type\":\"leaf\",\"id\":\"l\",\"parentId\":\"b\",\"targetId\":\"a\"}";
     let bytes = session(&[&rec("a", None), &rec("b", Some("a")), leaf]);
     let parsed = parse(&bytes).unwrap();
-    assert_eq!(persisted_active(&parsed.records).selected, vec![true, false, false]);
+    assert_eq!(persisted_active(&nodes(&parsed.records)).selected, vec![true, false, false]);
   }
 
   #[test]
@@ -228,6 +251,6 @@ mod tests {
     let bytes = session(&[&rec("a", None), &rec("b", Some("a")), &rec("c", Some("a"))]);
     let parsed = parse(&bytes).unwrap();
     let live = LiveBranch { leaf_id: Some("b".into()), ids: vec!["a".into(), "b".into(), "zz".into()] };
-    assert_eq!(live_active(&parsed.records, &live).selected, vec![true, true, false]);
+    assert_eq!(live_active(&nodes(&parsed.records), &live).selected, vec![true, true, false]);
   }
 }

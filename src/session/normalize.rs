@@ -59,8 +59,9 @@ impl Outcome {
   }
 }
 
-/// One normalized record.
-#[derive(Debug, Clone, Default, PartialEq)]
+/// One normalized record. Serialized into hot shards without the
+/// structured payloads, which only expansion (from source) returns.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Entry {
   pub index: usize,
   pub entry_id: Option<String>,
@@ -79,7 +80,9 @@ pub struct Entry {
   pub provider: Option<String>,
   pub action: Option<String>,
   pub outcome: Option<Outcome>,
+  #[serde(skip)]
   pub operation: Option<Value>,
+  #[serde(skip)]
   pub branch_fact: Option<Value>,
   pub fact_address: Option<String>,
   pub carrier_entry_id: Option<String>,
@@ -356,35 +359,73 @@ fn record_entries(record: &Record<'_>, policy: &Policy, out: &mut Vec<Entry>, ca
   out.push(entry);
 }
 
-/// Normalizes the records of `lineage` into dense entries.
-pub fn normalize(parsed: &ParsedSession<'_>, lineage: &Lineage, policy: &Policy) -> Normalized {
-  let mut entries = Vec::new();
-  let mut carriers = fabric::Carriers::default();
-  for record in parsed.records.iter().filter(|r| lineage.contains(r.ordinal)) {
-    record_entries(record, policy, &mut entries, &mut carriers);
+/// Builds dense entries record by record. `resume` continues from entries
+/// normalized earlier (an append), so only new records are normalized.
+pub struct Normalizer {
+  policy: Policy,
+  entries: Vec<Entry>,
+  carriers: fabric::Carriers,
+  reasons: BTreeSet<&'static str>,
+}
+
+impl Normalizer {
+  pub fn new(policy: &Policy) -> Normalizer {
+    Normalizer { policy: *policy, entries: Vec::new(), carriers: fabric::Carriers::default(), reasons: BTreeSet::new() }
   }
-  let mut reasons = carriers.reasons;
-  if lineage.invalid_parent_graph {
-    reasons.insert("invalid_parent_graph");
+
+  /// Continues after `previous`, normalized under the same policy from a
+  /// prefix of the same lineage.
+  pub fn resume(policy: &Policy, previous: Normalized) -> Normalizer {
+    let facts = previous.entries.iter().filter_map(|e| e.fact_address.clone());
+    Normalizer {
+      policy: *policy,
+      carriers: fabric::Carriers::with_seen(facts),
+      entries: previous.entries,
+      reasons: previous.reasons,
+    }
   }
-  for (index, entry) in entries.iter_mut().enumerate() {
-    entry.index = index;
-    if let Some(max) = policy.max_entry_chars {
-      let (kept, cut) = truncate_scalars(&entry.text, max);
-      if cut {
-        entry.text = kept.to_string();
-        entry.truncated = true;
+
+  pub fn push(&mut self, record: &Record<'_>) {
+    record_entries(record, &self.policy, &mut self.entries, &mut self.carriers);
+  }
+
+  pub fn finish(self) -> Normalized {
+    let Normalizer { policy, mut entries, carriers, mut reasons } = self;
+    reasons.extend(carriers.reasons);
+    for (index, entry) in entries.iter_mut().enumerate() {
+      entry.index = index;
+      if let Some(max) = policy.max_entry_chars {
+        let (kept, cut) = truncate_scalars(&entry.text, max);
+        if cut {
+          entry.text = kept.to_string();
+          entry.truncated = true;
+        }
+      }
+      if entry.truncated {
         reasons.insert("max_entry_chars");
       }
     }
+    if has_duplicates(entries.iter().filter_map(|e| e.entry_id.as_deref())) {
+      reasons.insert("duplicate_entry_id");
+    }
+    if has_duplicates(entries.iter().filter_map(|e| e.operation_address.as_deref())) {
+      reasons.insert("duplicate_operation_address");
+    }
+    Normalized { entries, reasons }
   }
-  if has_duplicates(entries.iter().filter_map(|e| e.entry_id.as_deref())) {
-    reasons.insert("duplicate_entry_id");
+}
+
+/// Normalizes the records of `lineage` into dense entries.
+pub fn normalize(parsed: &ParsedSession<'_>, lineage: &Lineage, policy: &Policy) -> Normalized {
+  let mut normalizer = Normalizer::new(policy);
+  for record in parsed.records.iter().filter(|r| lineage.contains(r.ordinal)) {
+    normalizer.push(record);
   }
-  if has_duplicates(entries.iter().filter_map(|e| e.operation_address.as_deref())) {
-    reasons.insert("duplicate_operation_address");
+  let mut normalized = normalizer.finish();
+  if lineage.invalid_parent_graph {
+    normalized.reasons.insert("invalid_parent_graph");
   }
-  Normalized { entries, reasons }
+  normalized
 }
 
 fn has_duplicates<'a>(values: impl Iterator<Item = &'a str>) -> bool {

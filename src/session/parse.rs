@@ -12,7 +12,7 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 use std::borrow::Cow;
 
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Header {
   pub id: String,
   pub cwd: String,
@@ -27,6 +27,8 @@ pub struct Header {
 pub struct Record<'a> {
   pub ordinal: usize,
   pub line_no: usize,
+  /// Byte offset of the record's line in the file.
+  pub offset: usize,
   pub kind: Cow<'a, str>,
   pub id: Option<String>,
   pub parent_id: Option<String>,
@@ -85,6 +87,30 @@ pub struct ParsedSession<'a> {
   pub bad_lines: usize,
   /// Later `type:"session"` lines, ignored as Pi ignores them.
   pub extra_headers: usize,
+  /// Length of the newline-terminated prefix: where an incremental parse of
+  /// appended bytes resumes.
+  pub complete_len: usize,
+  /// The last line number seen (for resuming).
+  pub last_line_no: usize,
+}
+
+/// Where a parse of appended bytes resumes: the state after the prefix.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Resume {
+  pub offset: usize,
+  pub line_no: usize,
+  pub ordinal: usize,
+  pub header: Header,
+  /// The last record's id, which a version 1 file chains onto.
+  pub previous_id: Option<String>,
+}
+
+static PARSED_BYTES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// Bytes scanned by [`parse`] and [`parse_from`] in this process: lets tests
+/// prove an append was indexed by parsing only the new bytes.
+pub fn parsed_bytes() -> u64 {
+  PARSED_BYTES.load(std::sync::atomic::Ordering::Relaxed)
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -94,23 +120,28 @@ pub enum NotASession {
 }
 
 /// Iterates lines without a length limit, stripping one trailing `\r`;
-/// yields (1-based line number, bytes).
+/// yields (1-based line number, byte offset, bytes).
 pub fn lines(bytes: &[u8]) -> impl Iterator<Item = (usize, &[u8])> {
-  let mut start = 0;
-  let mut line_no = 0;
-  let mut ends = memchr::memchr_iter(b'\n', bytes);
+  lines_from(bytes, 0, 0).map(|(line_no, _, line)| (line_no, line))
+}
+
+fn lines_from(bytes: &[u8], offset: usize, line_base: usize) -> impl Iterator<Item = (usize, usize, &[u8])> {
+  let mut start = offset;
+  let mut line_no = line_base;
+  let mut ends = memchr::memchr_iter(b'\n', &bytes[offset.min(bytes.len())..]).map(move |end| end + offset);
   std::iter::from_fn(move || {
-    if start > bytes.len() || (start == bytes.len()) {
+    if start >= bytes.len() {
       return None;
     }
     let end = ends.next().unwrap_or(bytes.len());
     let mut line = &bytes[start..end];
+    let at = start;
     start = end + 1;
     line_no += 1;
     if line.last() == Some(&b'\r') {
       line = &line[..line.len() - 1];
     }
-    Some((line_no, line))
+    Some((line_no, at, line))
   })
 }
 
@@ -166,12 +197,23 @@ pub fn parse_header_prefix(bytes: &[u8]) -> Option<Header> {
 }
 
 pub fn parse(bytes: &[u8]) -> Result<ParsedSession<'_>, NotASession> {
-  let mut header: Option<Header> = None;
+  parse_from(bytes, None)
+}
+
+/// Parses `bytes`, or with `resume` only the bytes after `resume.offset`
+/// (an append to a prefix that was parsed before).
+pub fn parse_from<'a>(bytes: &'a [u8], resume: Option<&Resume>) -> Result<ParsedSession<'a>, NotASession> {
+  let offset = resume.map_or(0, |r| r.offset);
+  PARSED_BYTES.fetch_add(bytes.len().saturating_sub(offset) as u64, std::sync::atomic::Ordering::Relaxed);
+  let mut header: Option<Header> = resume.map(|r| r.header.clone());
   let mut records = Vec::new();
+  let ordinal_base = resume.map_or(0, |r| r.ordinal);
   let mut bad_lines = 0;
   let mut extra_headers = 0;
-  let mut saw_any_line = false;
-  for (line_no, raw) in lines(bytes) {
+  let mut saw_any_line = resume.is_some();
+  let mut last_line_no = resume.map_or(0, |r| r.line_no);
+  for (line_no, at, raw) in lines_from(bytes, offset, last_line_no) {
+    last_line_no = line_no;
     if is_blank(raw) {
       continue;
     }
@@ -206,8 +248,9 @@ pub fn parse(bytes: &[u8]) -> Result<ParsedSession<'_>, NotASession> {
       return Err(NotASession::InvalidHeader);
     }
     records.push(Record {
-      ordinal: records.len(),
+      ordinal: ordinal_base + records.len(),
       line_no,
+      offset: at,
       kind,
       id: raw_string(line.id.take()),
       parent_id: raw_string(line.parent_id.take()),
@@ -218,16 +261,16 @@ pub fn parse(bytes: &[u8]) -> Result<ParsedSession<'_>, NotASession> {
     return Err(if saw_any_line { NotASession::InvalidHeader } else { NotASession::Empty });
   };
   if header.version < 2 {
-    synthesize_v1_ids(&mut records);
+    synthesize_v1_ids(&mut records, resume.and_then(|r| r.previous_id.clone()));
   }
-  Ok(ParsedSession { header, records, bad_lines, extra_headers })
+  let complete_len = memchr::memrchr(b'\n', bytes).map_or(0, |at| at + 1).max(offset);
+  Ok(ParsedSession { header, records, bad_lines, extra_headers, complete_len, last_line_no })
 }
 
 /// Version 1 files have no ids: give each record a stable id from its line
 /// number and chain them linearly, as Pi's v1→v2 migration does (with random
 /// ids, which is why they cannot be Pi's).
-fn synthesize_v1_ids(records: &mut [Record<'_>]) {
-  let mut previous: Option<String> = None;
+fn synthesize_v1_ids(records: &mut [Record<'_>], mut previous: Option<String>) {
   for record in records.iter_mut() {
     let id = format!("v1:{}", record.line_no);
     record.parent_id = previous.take();
@@ -290,5 +333,27 @@ mod tests {
     let parsed = parse(text.as_bytes()).unwrap();
     assert_eq!(parsed.extra_headers, 1);
     assert_eq!(parsed.records.len(), 1);
+  }
+
+  #[test]
+  fn resumes_after_a_prefix() {
+    let first = format!("{HEADER}\n{{\"type\":\"label\",\"id\":\"a\",\"parentId\":null}}\n");
+    let grown = format!("{first}{{\"type\":\"label\",\"id\":\"b\",\"parentId\":\"a\"}}\n");
+    let prefix = parse(first.as_bytes()).unwrap();
+    assert_eq!(prefix.complete_len, first.len());
+    let resume = Resume {
+      offset: prefix.complete_len,
+      line_no: prefix.last_line_no,
+      ordinal: prefix.records.len(),
+      header: prefix.header.clone(),
+      previous_id: prefix.records.last().and_then(|r| r.id.clone()),
+    };
+    let before = parsed_bytes();
+    let tail = parse_from(grown.as_bytes(), Some(&resume)).unwrap();
+    assert!(parsed_bytes() - before >= (grown.len() - first.len()) as u64);
+    assert_eq!(tail.records.len(), 1);
+    assert_eq!((tail.records[0].ordinal, tail.records[0].line_no), (1, 3));
+    assert_eq!(tail.records[0].offset, first.len());
+    assert_eq!(tail.complete_len, grown.len());
   }
 }

@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 /// Identity of a file's content as the filesystem reports it. Unchanged
 /// stamps prove an unchanged file for an append-only writer; a same-size
 /// rewrite still changes `ctime_ns`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct StatStamp {
   pub dev: u64,
   pub ino: u64,

@@ -1,0 +1,90 @@
+// The on-disk index through the public API: tiers, coverage, permissions,
+// disposable cache, and two processes indexing one agent dir at once.
+import assert from 'node:assert/strict'
+import { execFile } from 'node:child_process'
+import { readdirSync, rmSync, statSync, utimesSync } from 'node:fs'
+import { join } from 'node:path'
+import { promisify } from 'node:util'
+import { after, before, describe, test } from 'node:test'
+import { inspectCacheRecord } from 'pi-fabric-memory'
+import { createMemory } from '../extension/index.mjs'
+import { ROOT, tempAgent, type TempAgent } from './helpers.mjs'
+
+const run = promisify(execFile)
+
+function session(id: string, words: string[]): string {
+  const header = { type: 'session', version: 3, id, timestamp: '2026-01-01T00:00:00.000Z', cwd: '/home/u/proj' }
+  const lines = words.map((text, i) =>
+    JSON.stringify({ type: 'message', id: `${id}-${i}`, parentId: i ? `${id}-${i - 1}` : null, timestamp: '2026-01-01T00:00:01.000Z', message: { role: i % 2 ? 'assistant' : 'user', content: text, timestamp: i } }),
+  )
+  return [JSON.stringify(header), ...lines].join('\n') + '\n'
+}
+
+describe('the on-disk index', () => {
+  let agent: TempAgent
+  const indexDir = () => join(agent.agentDir, 'fabric', 'memory-index')
+  before(() => {
+    agent = tempAgent()
+    for (let i = 0; i < 40; i++) {
+      const file = agent.write(`s${String(i).padStart(2, '0')}.jsonl`, session(`s${i}`, [`question ${i} about topic${i % 7}`, `answer ${i}`]))
+      const when = new Date(Date.UTC(2026, 0, 1) + i * 60_000)
+      utimesSync(file, when, when)
+    }
+  })
+  after(() => agent.cleanup())
+
+  test('sessions() indexes the scope, reports tiers and complete coverage', async () => {
+    const memory = createMemory({ agentDir: agent.agentDir, cwd: agent.cwd, config: { hotSessions: 5 } })
+    const page = await memory.sessions({ scope: 'global' })
+    assert.equal(page.sessions.length, 40)
+    assert.deepEqual(page.sessions.slice(0, 6).map((s) => [s.id, s.tier]), [
+      ['s39', 'hot'], ['s38', 'hot'], ['s37', 'hot'], ['s36', 'hot'], ['s35', 'hot'], ['s34', 'cold'],
+    ])
+    assert.deepEqual(page.coverage, { complete: true, indexedSessions: 40, eligibleSessions: 40, staleSessions: 0, incompleteSessions: 0, reasons: [] })
+    assert.equal(statSync(indexDir()).mode & 0o777, 0o700)
+    const files = readdirSync(indexDir())
+    assert.equal(files.length, 40)
+    for (const name of files) assert.equal(statSync(join(indexDir(), name)).mode & 0o777, 0o600)
+    const digest = inspectCacheRecord(join(indexDir(), files.find((f) => f.includes('-s00.jsonl'))!)) as any
+    assert.equal(digest.cacheVersion, 6)
+    assert.deepEqual(digest.body.Cold.vocabulary, ['0', 'about', 'answer', 'question', 'topic0'])
+    assert.equal(digest.cacheBytes, statSync(join(indexDir(), files.find((f) => f.includes('-s00.jsonl'))!)).size)
+  })
+
+  test('deleting the index dir is safe: the next call writes identical records back', async () => {
+    const memory = createMemory({ agentDir: agent.agentDir, cwd: agent.cwd, config: { hotSessions: 5 } })
+    const before = await memory.sessions({ scope: 'global' })
+    const records = () => readdirSync(indexDir()).sort().map((f) => inspectCacheRecord(join(indexDir(), f)) as any).map(({ body, sourceHash, file }) => ({ body, sourceHash, file }))
+    const expected = records()
+    rmSync(indexDir(), { recursive: true, force: true })
+    assert.deepEqual(await memory.sessions({ scope: 'global' }), before)
+    assert.deepEqual(records(), expected)
+  })
+
+  test('a budget makes coverage incomplete without losing eligible sessions', async () => {
+    const fresh = join(agent.root, 'budget-index')
+    const memory = createMemory({ agentDir: agent.agentDir, cwd: agent.cwd, config: { hotSessions: 5, maxSyncSessions: 10, indexDir: fresh } })
+    const page = await memory.sessions({ scope: 'global' })
+    assert.deepEqual([page.coverage.indexedSessions, page.coverage.eligibleSessions, page.coverage.staleSessions], [10, 40, 30])
+    assert.deepEqual(page.coverage.reasons, ['max_sync_sessions'])
+    assert.equal(page.coverage.complete, false)
+  })
+
+  test('two processes indexing at once leave valid records and agree', async () => {
+    rmSync(indexDir(), { recursive: true, force: true })
+    const script = `
+      const { createMemory } = await import(${JSON.stringify(join(ROOT, 'dist/extension/index.mjs'))});
+      const memory = createMemory({ agentDir: ${JSON.stringify(agent.agentDir)}, cwd: '/home/u/proj', config: { hotSessions: 5 } });
+      const page = await memory.sessions({ scope: 'global' });
+      process.stdout.write(JSON.stringify(page));`
+    const outputs = await Promise.all([0, 1].map(() => run(process.execPath, ['--input-type=module', '-e', script])))
+    const [a, b] = outputs.map((o) => JSON.parse(o.stdout))
+    assert.deepEqual(a, b)
+    assert.equal(a.coverage.complete, true)
+    const files = readdirSync(indexDir())
+    assert.equal(files.length, 40, `no temp files or duplicates: ${files.filter((f) => f.includes('.tmp.')).join(', ')}`)
+    for (const name of files) assert.notEqual(inspectCacheRecord(join(indexDir(), name)), null, name)
+    const third = JSON.parse((await run(process.execPath, ['--input-type=module', '-e', script])).stdout)
+    assert.deepEqual(third, a)
+  })
+})

@@ -1,0 +1,283 @@
+//! Loading, validating and building one session's record.
+
+use super::cold::ColdDigest;
+use super::hot::{HotShard, ResumeState};
+use super::record::{self, Body, CacheRecord, Tier, CACHE_VERSION};
+use super::{is_fresh, policy, Index, Resident, Source};
+use crate::engine::Engine;
+use crate::session::lineage::{self, Branches, Lineage, LiveBranch, Node};
+use crate::session::normalize::{Normalized, Normalizer, Policy};
+use crate::session::parse::{self, ParsedSession, Record, Resume};
+use crate::session::source::{now_ns, read_source, sha256_hex, SourceFile, StatStamp};
+use std::collections::HashSet;
+use std::fs;
+use std::sync::Arc;
+
+fn key(source: &Source, branches: Branches) -> (std::path::PathBuf, Branches) {
+  (source.path.clone(), branches)
+}
+
+/// The current record of `source` from memory or disk, if provably fresh.
+/// A record read from disk stays resident even when stale: an append can
+/// resume from it.
+pub fn load_fresh(
+  engine: &Engine,
+  index: &Index,
+  source: &Source,
+  tier: Tier,
+  branches: Branches,
+  on_disk: &HashSet<String>,
+) -> Option<Arc<CacheRecord>> {
+  let resident = index.resident.lock().get(&key(source, branches)).cloned();
+  let resident = match resident.filter(|r| r.record.tier() == tier) {
+    Some(resident) => resident,
+    None => {
+      let path = index.dir.join(record::file_name(&source.path, branches, tier));
+      let bytes = fs::read(&path).ok()?;
+      let Some(record) = CacheRecord::decode(&bytes) else {
+        // Torn, older version or foreign: rebuilt from source, never migrated.
+        let _ = fs::remove_file(&path);
+        return None;
+      };
+      let resident = Resident { verified_ns: record.verified_ns, record: Arc::new(record) };
+      index.resident.lock().insert(key(source, branches), resident.clone());
+      resident
+    }
+  };
+  if !is_fresh(engine, &resident, source, tier, branches) {
+    return None;
+  }
+  // Someone deleted the record (or the whole index dir): write it back.
+  if !on_disk.contains(&record::file_name(&source.path, branches, tier)) {
+    let mut record = (*resident.record).clone();
+    persist(index, source, branches, tier, &mut record).ok()?;
+  }
+  // Verified now (by stamp or by hash): later calls need not re-hash.
+  let verified = Resident { record: resident.record.clone(), verified_ns: now_ns() };
+  index.resident.lock().insert(key(source, branches), verified);
+  Some(resident.record)
+}
+
+/// Source bytes a rebuild will parse: only the appended bytes when the
+/// resident record can resume.
+pub fn planned_cost(index: &Index, source: &Source, tier: Tier, branches: Branches) -> u64 {
+  let resident = index.resident.lock().get(&key(source, branches)).cloned();
+  let resume = resident.as_ref().filter(|_| tier == Tier::Hot).and_then(|r| match &r.record.body {
+    Body::Hot(shard) => shard.resume.as_ref().map(|resume| (r.record.stamp, resume.complete_len)),
+    Body::Cold(_) => None,
+  });
+  match resume {
+    Some((stamp, len)) if stamp.dev == source.stamp.dev && stamp.ino == source.stamp.ino && source.stamp.size > len => {
+      source.stamp.size - len
+    }
+    _ => source.stamp.size,
+  }
+}
+
+fn live_branch<'e>(engine: &'e Engine, source: &Source, branches: Branches) -> Option<&'e LiveBranch> {
+  engine.live.as_ref().filter(|l| l.file == source.path && branches == Branches::Active).map(|l| &l.branch)
+}
+
+/// Normalized entries plus what a later append needs.
+struct Built {
+  normalized: Normalized,
+  resume: ResumeState,
+  fingerprint: String,
+}
+
+fn resume_state(parsed: &ParsedSession<'_>, nodes: Vec<Node>, lineage: &Lineage, bytes: &[u8]) -> ResumeState {
+  ResumeState {
+    complete_len: parsed.complete_len as u64,
+    prefix_hash: sha256_hex(&bytes[..parsed.complete_len]),
+    last_line_no: parsed.last_line_no as u64,
+    header: parsed.header.clone(),
+    nodes,
+    selected: (0..lineage.selected.len()).filter(|&o| lineage.selected[o]).map(|o| o as u32).collect(),
+  }
+}
+
+fn normalize_selected<'r>(
+  mut normalizer: Normalizer,
+  records: impl Iterator<Item = &'r Record<'r>>,
+  lineage: &Lineage,
+) -> Normalized {
+  for record in records.filter(|r| lineage.contains(r.ordinal)) {
+    normalizer.push(record);
+  }
+  let mut normalized = normalizer.finish();
+  if lineage.invalid_parent_graph {
+    normalized.reasons.insert("invalid_parent_graph");
+  }
+  normalized
+}
+
+fn full(
+  source: &SourceFile,
+  branches: Branches,
+  live: Option<&LiveBranch>,
+  policy: &Policy,
+) -> Result<Built, &'static str> {
+  let parsed = parse::parse(&source.bytes).map_err(|_| "source_unavailable")?;
+  let nodes = lineage::nodes(&parsed.records);
+  let lineage = lineage::select_nodes(&nodes, branches, live);
+  let normalized = normalize_selected(Normalizer::new(policy), parsed.records.iter(), &lineage);
+  let resume = resume_state(&parsed, nodes, &lineage, &source.bytes);
+  Ok(Built { normalized, resume, fingerprint: lineage.fingerprint })
+}
+
+/// Parses only the bytes appended since `stale` was built, when the prefix
+/// is byte-identical and the old selection is unchanged by the append.
+fn incremental(stale: &CacheRecord, source: &SourceFile, live: Option<&LiveBranch>, policy: &Policy) -> Option<Built> {
+  let Body::Hot(shard) = &stale.body else { return None };
+  let old = shard.resume.as_ref()?;
+  let prefix = old.complete_len as usize;
+  let same_file = stale.stamp.dev == source.stamp.dev && stale.stamp.ino == source.stamp.ino;
+  if !same_file || stale.size != old.complete_len || source.bytes.len() <= prefix {
+    return None;
+  }
+  if sha256_hex(&source.bytes[..prefix]) != old.prefix_hash {
+    return None;
+  }
+  let resume = Resume {
+    offset: prefix,
+    line_no: old.last_line_no as usize,
+    ordinal: old.nodes.len(),
+    header: old.header.clone(),
+    previous_id: old.nodes.last().and_then(|n| n.id.clone()),
+  };
+  let tail = parse::parse_from(&source.bytes, Some(&resume)).ok()?;
+  let mut nodes = old.nodes.clone();
+  nodes.extend(lineage::nodes(&tail.records));
+  let lineage = lineage::select_nodes(&nodes, stale.branches, live);
+  let still_selected: Vec<u32> = old.selected.iter().copied().filter(|&o| lineage.contains(o as usize)).collect();
+  let newly_selected_old = (0..old.nodes.len()).filter(|&o| lineage.contains(o)).count();
+  if still_selected.len() != old.selected.len() || newly_selected_old != old.selected.len() {
+    return None;
+  }
+  let normalized = normalize_selected(Normalizer::resume(policy, shard.normalized()), tail.records.iter(), &lineage);
+  let mut state = resume_state(&tail, nodes, &lineage, &source.bytes);
+  state.header = old.header.clone();
+  Some(Built { normalized, resume: state, fingerprint: lineage.fingerprint })
+}
+
+fn body(engine: &Engine, tier: Tier, built: Built, previous: Option<&HotShard>) -> Body {
+  match tier {
+    Tier::Hot => Body::Hot(match previous {
+      Some(previous) => previous.extended(&built.normalized, built.resume),
+      None => HotShard::build(&built.normalized, Some(built.resume)),
+    }),
+    Tier::Cold => Body::Cold(ColdDigest::build(&built.normalized, engine.config.max_cold_vocabulary_bytes as usize)),
+  }
+}
+
+/// Fits a cold digest under `maxColdCacheBytes` (exact prefixes only);
+/// `false` when not even the empty prefixes fit, so it must not be written.
+fn fit_cold(engine: &Engine, record: &mut CacheRecord) -> bool {
+  let Body::Cold(digest) = &record.body else { return true };
+  let cap = engine.config.max_cold_cache_bytes;
+  let mut digest = digest.clone();
+  let fits = digest.fit(|candidate| {
+    let mut trial = CacheRecord { body: Body::Cold(candidate.clone()), ..record.clone() };
+    trial.encode().len() as u64 <= cap
+  });
+  record.body = Body::Cold(digest);
+  fits
+}
+
+/// Builds (or re-stamps) the record of `source` and persists it.
+pub fn build(
+  engine: &Engine,
+  index: &Index,
+  source: &Source,
+  tier: Tier,
+  branches: Branches,
+) -> Result<Arc<CacheRecord>, &'static str> {
+  let read = read_source(&source.path).map_err(|e| {
+    if e.kind() == std::io::ErrorKind::Interrupted {
+      "source_changed_during_index"
+    } else {
+      "source_unavailable"
+    }
+  })?;
+  let live = live_branch(engine, source, branches);
+  let stale = index.resident.lock().get(&key(source, branches)).map(|r| r.record.clone());
+  let stale =
+    stale.filter(|r| r.tier() == tier && r.policy == policy(&engine.config, tier, branches, &r.lineage_fingerprint));
+  let mut record = match stale.as_deref().filter(|r| r.source_hash == read.sha256 && live.is_none()) {
+    // Same bytes under a new stamp (a touch, a copy-back): no re-parse.
+    Some(same) => {
+      CacheRecord { stamp: read.stamp, mtime: read.stamp.mtime_ms(), verified_ns: read.read_ns, ..same.clone() }
+    }
+    None => fresh_record(engine, &read, tier, branches, live, stale.as_deref())?,
+  };
+  if fs::metadata(&source.path).ok().map(|m| StatStamp::of(&m)) != Some(read.stamp) {
+    return Err("source_changed_during_index");
+  }
+  // A record that cannot be written (read-only disk, cap) still answers
+  // this process; the next call tries again.
+  if fit_cold(engine, &mut record) {
+    let _ = persist(index, source, branches, tier, &mut record);
+  }
+  let record = Arc::new(record);
+  index.resident.lock().insert(key(source, branches), Resident { record: record.clone(), verified_ns: read.read_ns });
+  Ok(record)
+}
+
+fn fresh_record(
+  engine: &Engine,
+  read: &SourceFile,
+  tier: Tier,
+  branches: Branches,
+  live: Option<&LiveBranch>,
+  stale: Option<&CacheRecord>,
+) -> Result<CacheRecord, &'static str> {
+  let policy_of = match tier {
+    Tier::Hot => engine.config.index_policy(),
+    // The digest folds untruncated text.
+    Tier::Cold => Policy { max_entry_chars: None, ..engine.config.index_policy() },
+  };
+  let resumed = stale.filter(|_| tier == Tier::Hot).and_then(|s| incremental(s, read, live, &policy_of));
+  let previous = resumed.as_ref().and(stale).and_then(|s| match &s.body {
+    Body::Hot(shard) => Some(shard),
+    Body::Cold(_) => None,
+  });
+  let built = match resumed {
+    Some(built) => built,
+    None => full(read, branches, live, &policy_of)?,
+  };
+  let header = built.resume.header.clone();
+  let fingerprint = built.fingerprint.clone();
+  Ok(CacheRecord {
+    cache_version: CACHE_VERSION,
+    file: read.path.to_string_lossy().into_owned(),
+    session_id: header.id,
+    cwd: header.cwd,
+    branches,
+    policy: policy(&engine.config, tier, branches, &fingerprint),
+    lineage_fingerprint: fingerprint,
+    source_hash: read.sha256.clone(),
+    mtime: read.stamp.mtime_ms(),
+    size: read.stamp.size,
+    stamp: read.stamp,
+    verified_ns: read.read_ns,
+    cache_bytes: 0,
+    cache_source_ratio: 0.0,
+    body: body(engine, tier, built, previous),
+  })
+}
+
+/// Writes the record, then drops the other tier's record of this mode.
+fn persist(
+  index: &Index,
+  source: &Source,
+  branches: Branches,
+  tier: Tier,
+  record: &mut CacheRecord,
+) -> std::io::Result<()> {
+  record::ensure_dir(&index.dir)?;
+  let bytes = record.encode();
+  record::write_atomic(&index.dir.join(record::file_name(&source.path, branches, tier)), &bytes)?;
+  let other = if tier == Tier::Hot { Tier::Cold } else { Tier::Hot };
+  let _ = fs::remove_file(index.dir.join(record::file_name(&source.path, branches, other)));
+  Ok(())
+}

@@ -1,0 +1,248 @@
+//! Cold digests: per-session evidence without entry text.
+//!
+//! The vocabulary is the sorted set of canonical terms (no postings), so a
+//! cold hit can only name the session; the structural addresses keep exact
+//! entry identity and typed fields. Both are bounded: vocabulary bytes by
+//! `maxColdVocabularyBytes` while it is built, the whole persisted record by
+//! `maxColdCacheBytes` (then only exact prefixes persist, never "complete").
+
+use super::IndexCoverage;
+use crate::session::normalize::{Entry, Normalized, Outcome};
+use crate::tokenize::for_each_token;
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, BTreeSet};
+
+/// At most this many touched files are kept per session.
+pub const FILES_TOUCHED_LIMIT: usize = 50;
+
+/// `[index, entryId, operationAddress, role, tool, timestamp, ref, provider,
+/// action, outcome]` of one entry.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Address {
+  pub index: u32,
+  pub entry_id: Option<String>,
+  pub operation_address: Option<String>,
+  pub role: Option<String>,
+  pub tool: Option<String>,
+  pub timestamp: Option<i64>,
+  pub reference: Option<String>,
+  pub provider: Option<String>,
+  pub action: Option<String>,
+  pub outcome: Option<Outcome>,
+}
+
+impl From<&Entry> for Address {
+  fn from(e: &Entry) -> Self {
+    Address {
+      index: e.index as u32,
+      entry_id: e.entry_id.clone(),
+      operation_address: e.operation_address.clone(),
+      role: e.role.clone(),
+      tool: e.tool.clone(),
+      timestamp: e.timestamp,
+      reference: e.reference.clone(),
+      provider: e.provider.clone(),
+      action: e.action.clone(),
+      outcome: e.outcome,
+    }
+  }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ColdDigest {
+  pub first_ts: Option<i64>,
+  pub last_ts: Option<i64>,
+  pub entry_count: u64,
+  pub files_touched: Vec<String>,
+  pub tool_histogram: BTreeMap<String, u64>,
+  pub error_count: u64,
+  /// Sorted unique canonical terms.
+  pub vocabulary: Vec<String>,
+  pub addresses: Vec<Address>,
+  pub index_coverage: IndexCoverage,
+}
+
+/// JSON bytes a term adds to a vocabulary array: the quoted string and a comma.
+fn term_json_bytes(term: &str) -> usize {
+  serde_json::to_string(term).map(|s| s.len()).unwrap_or(term.len() + 2) + 1
+}
+
+/// Terms in entry order until the next new term would pass `max_bytes`.
+fn vocabulary(entries: &[Entry], max_bytes: usize) -> (Vec<String>, usize, bool) {
+  let mut terms = BTreeSet::new();
+  let mut bytes = 2; // "[]"
+  let mut capped = false;
+  'entries: for entry in entries {
+    let mut stop = false;
+    for_each_token(&entry.text, |token| {
+      if stop || terms.contains(token) {
+        return;
+      }
+      let cost = term_json_bytes(token);
+      if bytes + cost > max_bytes {
+        stop = true;
+        return;
+      }
+      bytes += cost;
+      terms.insert(token.to_string());
+    });
+    if stop {
+      capped = true;
+      break 'entries;
+    }
+  }
+  (terms.into_iter().collect(), bytes, capped)
+}
+
+impl ColdDigest {
+  /// Folds untruncated normalized entries into a digest.
+  pub fn build(normalized: &Normalized, max_vocabulary_bytes: usize) -> ColdDigest {
+    let entries = &normalized.entries;
+    let (vocabulary, vocabulary_bytes, capped) = vocabulary(entries, max_vocabulary_bytes);
+    let mut files_touched = Vec::new();
+    let mut files_capped = false;
+    let mut tool_histogram = BTreeMap::new();
+    for entry in entries {
+      for file in &entry.files_touched {
+        if files_touched.contains(file) {
+          continue;
+        }
+        if files_touched.len() == FILES_TOUCHED_LIMIT {
+          files_capped = true;
+        } else {
+          files_touched.push(file.clone());
+        }
+      }
+      if let Some(tool) = &entry.tool {
+        *tool_histogram.entry(tool.clone()).or_insert(0) += 1;
+      }
+    }
+    let timestamps = entries.iter().filter_map(|e| e.timestamp);
+    let mut reasons: Vec<&'static str> =
+      normalized.reasons.iter().copied().filter(|r| *r != "max_entry_chars").collect();
+    if capped {
+      reasons.push("max_cold_vocabulary_bytes");
+    }
+    if files_capped {
+      reasons.push("max_files_touched");
+    }
+    ColdDigest {
+      first_ts: timestamps.clone().min(),
+      last_ts: timestamps.max(),
+      entry_count: entries.len() as u64,
+      files_touched,
+      tool_histogram,
+      error_count: entries.iter().filter(|e| e.is_error).count() as u64,
+      vocabulary,
+      addresses: entries.iter().map(Address::from).collect(),
+      index_coverage: IndexCoverage::from_reasons(&reasons.into_iter().collect(), Some(vocabulary_bytes as u64)),
+    }
+  }
+
+  /// Keeps the longest prefix of addresses, then of vocabulary, for which
+  /// `fits` holds; marks the digest `max_cold_cache_bytes`. `false` when not
+  /// even the empty prefixes fit.
+  pub fn fit(&mut self, fits: impl Fn(&ColdDigest) -> bool) -> bool {
+    if fits(self) {
+      return true;
+    }
+    self.index_coverage.add_reason("max_cold_cache_bytes");
+    let addresses = std::mem::take(&mut self.addresses);
+    let vocabulary = std::mem::take(&mut self.vocabulary);
+    self.vocabulary = vocabulary.clone();
+    let keep = longest_prefix(addresses.len(), |n| {
+      self.addresses = addresses[..n].to_vec();
+      fits(self)
+    });
+    self.addresses = addresses[..keep.unwrap_or(0)].to_vec();
+    if keep.is_some() {
+      return true;
+    }
+    let keep = longest_prefix(vocabulary.len(), |n| {
+      self.vocabulary = vocabulary[..n].to_vec();
+      fits(self)
+    });
+    self.vocabulary = vocabulary[..keep.unwrap_or(0)].to_vec();
+    keep.is_some()
+  }
+}
+
+/// The largest `n` in `0..=len` with `ok(n)`, assuming `ok` is monotone
+/// (true up to some point); `None` when `ok(0)` fails.
+fn longest_prefix(len: usize, mut ok: impl FnMut(usize) -> bool) -> Option<usize> {
+  if !ok(0) {
+    return None;
+  }
+  let (mut low, mut high) = (0, len);
+  while low < high {
+    let middle = (low + high).div_ceil(2);
+    if ok(middle) {
+      low = middle;
+    } else {
+      high = middle - 1;
+    }
+  }
+  Some(low)
+}
+
+#[cfg(test)]
+mod tests {
+  use super::*;
+
+  fn entry(index: usize, text: &str, tool: Option<&str>, is_error: bool) -> Entry {
+    Entry {
+      index,
+      text: text.into(),
+      tool: tool.map(str::to_string),
+      is_error,
+      entry_id: Some(format!("e{index}")),
+      ..Entry::default()
+    }
+  }
+
+  fn normalized(entries: Vec<Entry>) -> Normalized {
+    Normalized { entries, reasons: BTreeSet::new() }
+  }
+
+  #[test]
+  fn folds_counts_terms_and_addresses() {
+    let mut read = entry(1, "Tool: read(src/auth.ts)", Some("read"), false);
+    read.files_touched = vec!["src/auth.ts".into()];
+    read.timestamp = Some(20);
+    let mut user = entry(0, "Fix the Auth bug", None, false);
+    user.timestamp = Some(10);
+    let digest = ColdDigest::build(
+      &normalized(vec![user, read, entry(2, "boom", Some("bash"), true), entry(3, "x", Some("read"), false)]),
+      1 << 20,
+    );
+    assert_eq!(digest.vocabulary, ["auth", "boom", "bug", "fix", "read", "src", "the", "tool", "ts", "x"]);
+    assert_eq!(digest.files_touched, ["src/auth.ts"]);
+    assert_eq!(digest.tool_histogram, BTreeMap::from([("bash".into(), 1), ("read".into(), 2)]));
+    assert_eq!((digest.error_count, digest.entry_count, digest.first_ts, digest.last_ts), (1, 4, Some(10), Some(20)));
+    assert_eq!(digest.addresses[1].entry_id.as_deref(), Some("e1"));
+    assert!(digest.index_coverage.complete);
+  }
+
+  #[test]
+  fn vocabulary_stops_at_its_byte_cap() {
+    let digest = ColdDigest::build(&normalized(vec![entry(0, "alpha beta gamma", None, false)]), 2 + 8 + 7);
+    assert_eq!(digest.vocabulary, ["alpha", "beta"]);
+    assert!(!digest.index_coverage.complete);
+    assert_eq!(digest.index_coverage.reasons, ["max_cold_vocabulary_bytes"]);
+  }
+
+  #[test]
+  fn fitting_keeps_exact_prefixes() {
+    let entries = (0..100).map(|i| entry(i, &format!("term{i}"), None, false)).collect();
+    let mut digest = ColdDigest::build(&normalized(entries), 1 << 20);
+    assert!(digest.fit(|d| d.addresses.len() <= 40));
+    assert_eq!(digest.addresses.len(), 40);
+    assert_eq!(digest.vocabulary.len(), 100);
+    assert_eq!(digest.index_coverage.reasons, ["max_cold_cache_bytes"]);
+    assert!(digest.fit(|d| d.addresses.is_empty() && d.vocabulary.len() <= 7));
+    assert_eq!(digest.vocabulary.len(), 7);
+    assert!(!digest.fit(|_| false));
+  }
+}

@@ -1,0 +1,139 @@
+//! Hot shards: bounded entry text and metadata plus a posting index, so a
+//! query scores entries without re-tokenizing stored text.
+
+use super::IndexCoverage;
+use crate::session::lineage::Node;
+use crate::session::normalize::{Entry, Normalized};
+use crate::session::parse::Header;
+use crate::tokenize::for_each_token;
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+/// Term → (entry, term frequency) lists, sorted by term; document lengths
+/// in tokens (at least 1, so BM25 never divides by zero).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Postings {
+  pub terms: Vec<String>,
+  pub lists: Vec<Vec<(u32, u32)>>,
+  pub doc_lengths: Vec<u32>,
+}
+
+impl Postings {
+  pub fn build<'a>(texts: impl Iterator<Item = &'a str>) -> Postings {
+    let mut map: BTreeMap<String, Vec<(u32, u32)>> = BTreeMap::new();
+    let mut doc_lengths = Vec::new();
+    for (doc, text) in texts.enumerate() {
+      let mut counts: HashMap<String, u32> = HashMap::new();
+      let mut length = 0u32;
+      for_each_token(text, |token| {
+        length += 1;
+        *counts.entry(token.to_string()).or_default() += 1;
+      });
+      doc_lengths.push(length.max(1));
+      for (term, tf) in counts {
+        map.entry(term).or_default().push((doc as u32, tf));
+      }
+    }
+    let (terms, mut lists): (Vec<_>, Vec<_>) = map.into_iter().unzip();
+    lists.iter_mut().for_each(|list: &mut Vec<(u32, u32)>| list.sort_unstable());
+    Postings { terms, lists, doc_lengths }
+  }
+
+  /// Adds documents after the existing ones without re-tokenizing them.
+  pub fn extend<'a>(&mut self, texts: impl Iterator<Item = &'a str>) {
+    let base = self.doc_lengths.len() as u32;
+    let added = Postings::build(texts);
+    let mut merged: BTreeMap<String, Vec<(u32, u32)>> =
+      std::mem::take(&mut self.terms).into_iter().zip(std::mem::take(&mut self.lists)).collect();
+    for (term, list) in added.terms.into_iter().zip(added.lists) {
+      merged.entry(term).or_default().extend(list.into_iter().map(|(doc, tf)| (doc + base, tf)));
+    }
+    (self.terms, self.lists) = merged.into_iter().unzip();
+    self.doc_lengths.extend(added.doc_lengths);
+  }
+
+  /// The posting list of a canonical term.
+  pub fn get(&self, term: &str) -> &[(u32, u32)] {
+    match self.terms.binary_search_by(|t| t.as_str().cmp(term)) {
+      Ok(at) => &self.lists[at],
+      Err(_) => &[],
+    }
+  }
+}
+
+/// What an append needs to resume without re-parsing the prefix.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ResumeState {
+  /// Newline-terminated prefix length and its SHA-256.
+  pub complete_len: u64,
+  pub prefix_hash: String,
+  pub last_line_no: u64,
+  pub header: Header,
+  /// Lineage nodes of every record (ids only, no text).
+  pub nodes: Vec<Node>,
+  /// Ordinals of the records the entries came from.
+  pub selected: Vec<u32>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct HotShard {
+  /// Entries with bounded text (structured payloads are not kept).
+  pub entries: Vec<Entry>,
+  pub index_coverage: IndexCoverage,
+  pub postings: Postings,
+  pub resume: Option<ResumeState>,
+}
+
+impl HotShard {
+  pub fn build(normalized: &Normalized, resume: Option<ResumeState>) -> HotShard {
+    let entries = normalized.entries.clone();
+    let postings = Postings::build(entries.iter().map(|e| e.text.as_str()));
+    HotShard { entries, index_coverage: IndexCoverage::from_reasons(&normalized.reasons, None), postings, resume }
+  }
+
+  /// This shard grown by the entries `normalized` has beyond it (an append):
+  /// only the new entries are tokenized.
+  pub fn extended(&self, normalized: &Normalized, resume: ResumeState) -> HotShard {
+    let mut postings = self.postings.clone();
+    postings.extend(normalized.entries[self.entries.len()..].iter().map(|e| e.text.as_str()));
+    HotShard {
+      entries: normalized.entries.clone(),
+      index_coverage: IndexCoverage::from_reasons(&normalized.reasons, None),
+      postings,
+      resume: Some(resume),
+    }
+  }
+
+  /// The shard's entries and reasons, to continue normalization after an append.
+  pub fn normalized(&self) -> Normalized {
+    let reasons: BTreeSet<&'static str> =
+      self.index_coverage.reasons.iter().filter_map(|r| super::static_reason(r)).collect();
+    Normalized { entries: self.entries.clone(), reasons }
+  }
+}
+
+#[cfg(test)]
+mod tests {
+  use super::*;
+
+  #[test]
+  fn postings_count_terms_per_entry() {
+    let postings = Postings::build(["Timeout in CI", "ci ci timeout", ""].into_iter());
+    assert_eq!(postings.get("ci"), &[(0, 1), (1, 2)]);
+    assert_eq!(postings.get("timeout"), &[(0, 1), (1, 1)]);
+    assert_eq!(postings.get("missing"), &[] as &[(u32, u32)]);
+    assert_eq!(postings.doc_lengths, [3, 3, 1]);
+    assert!(postings.terms.windows(2).all(|w| w[0] < w[1]));
+  }
+
+  #[test]
+  fn extending_equals_building_at_once() {
+    let texts = ["alpha beta", "beta gamma", "gamma gamma delta", "alpha"];
+    let mut extended = Postings::build(texts[..2].iter().copied());
+    extended.extend(texts[2..].iter().copied());
+    assert_eq!(extended, Postings::build(texts.iter().copied()));
+  }
+}

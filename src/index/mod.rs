@@ -1,0 +1,393 @@
+//! The index: hot shards and cold digests, persisted as Cache V6 records and
+//! kept resident per process.
+//!
+//! [`sync`] is part of every indexing call and bounded by its work budgets:
+//! it classifies tiers over all sessions of the agent dir (newest
+//! `hotSessions` are hot), reuses records whose source provably did not
+//! change, builds the rest in parallel (appends incrementally), writes them
+//! atomically, drops the other tier's record after its replacement exists,
+//! removes orphaned records, and reports coverage. When it returns, every
+//! record it built is on disk.
+
+pub mod build;
+pub mod cold;
+pub mod hot;
+pub mod record;
+
+use crate::config::Config;
+use crate::engine::Engine;
+use crate::error::ContractError;
+use crate::session::discover::{read_header, resolve_path, Scope};
+use crate::session::lineage::Branches;
+use crate::session::parse::Header;
+use crate::session::source::{now_ns, sha256_hex, StatStamp};
+use parking_lot::Mutex;
+use rayon::prelude::*;
+use record::{CacheRecord, Tier};
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeSet, HashMap, HashSet};
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, OnceLock};
+
+/// Every coverage reason this crate emits, so reasons can travel as
+/// `&'static str` and stay a closed, documented set.
+pub const REASONS: &[&str] = &[
+  "source_unavailable",
+  "source_changed_during_index",
+  "max_sync_sessions",
+  "max_sync_source_bytes",
+  "cache_cleanup_budget",
+  "index_error",
+  "max_entry_chars",
+  "duplicate_entry_id",
+  "duplicate_operation_address",
+  "duplicate_branch_fact_address",
+  "invalid_parent_graph",
+  "max_cold_vocabulary_bytes",
+  "max_cold_cache_bytes",
+  "max_files_touched",
+];
+
+pub fn static_reason(reason: &str) -> Option<&'static str> {
+  REASONS.iter().copied().find(|r| *r == reason)
+}
+
+/// A record's own completeness: `complete` only when `reasons` is empty.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct IndexCoverage {
+  pub complete: bool,
+  pub reasons: Vec<String>,
+  pub vocabulary_bytes: Option<u64>,
+}
+
+impl IndexCoverage {
+  pub fn from_reasons(reasons: &BTreeSet<&'static str>, vocabulary_bytes: Option<u64>) -> IndexCoverage {
+    IndexCoverage {
+      complete: reasons.is_empty(),
+      reasons: reasons.iter().map(|r| r.to_string()).collect(),
+      vocabulary_bytes,
+    }
+  }
+
+  pub fn add_reason(&mut self, reason: &'static str) {
+    if !self.reasons.iter().any(|r| r == reason) {
+      self.reasons.push(reason.to_string());
+      self.reasons.sort();
+    }
+    self.complete = false;
+  }
+}
+
+/// Call-level coverage, as the seed defines it.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Coverage {
+  pub complete: bool,
+  pub indexed_sessions: usize,
+  pub eligible_sessions: usize,
+  pub stale_sessions: usize,
+  pub incomplete_sessions: usize,
+  pub reasons: Vec<String>,
+  #[serde(skip_serializing_if = "Option::is_none")]
+  pub error: Option<ContractError>,
+}
+
+/// Where the index lives: `memory.indexDir` or `<agentDir>/fabric/memory-index`.
+pub fn index_dir(engine: &Engine) -> PathBuf {
+  match &engine.config.index_dir {
+    Some(dir) => resolve_path(dir, &engine.cwd),
+    None => engine.agent_dir.join("fabric").join("memory-index"),
+  }
+}
+
+/// The policy string of a record: any difference means a rebuild.
+pub fn policy(config: &Config, tier: Tier, branches: Branches, fingerprint: &str) -> String {
+  let privacy = format!("thinking:{};tool-output:{}", config.index_thinking, config.index_tool_output);
+  match tier {
+    Tier::Hot => {
+      format!("entry:{};branches:{};lineage:{fingerprint};{privacy}", config.max_entry_chars, branches.as_str())
+    }
+    Tier::Cold => format!(
+      "vocab:{};cache:{};branches:{};lineage:{fingerprint};{privacy}",
+      config.max_cold_vocabulary_bytes,
+      config.max_cold_cache_bytes,
+      branches.as_str()
+    ),
+  }
+}
+
+#[derive(Clone)]
+struct Resident {
+  record: Arc<CacheRecord>,
+  verified_ns: i128,
+}
+
+/// One process-resident index per index dir, shared by concurrent calls.
+pub struct Index {
+  pub dir: PathBuf,
+  resident: Mutex<HashMap<(PathBuf, Branches), Resident>>,
+  /// Headers by (path, dev, inode): appends never change a header.
+  headers: Mutex<HashMap<(PathBuf, u64, u64), Option<Header>>>,
+  /// One synchronization at a time; queries read resident records freely.
+  sync_lock: Mutex<()>,
+}
+
+impl Index {
+  pub fn shared(dir: PathBuf) -> Arc<Index> {
+    static INDEXES: OnceLock<Mutex<HashMap<PathBuf, Arc<Index>>>> = OnceLock::new();
+    let mut indexes = INDEXES.get_or_init(Default::default).lock();
+    indexes
+      .entry(dir.clone())
+      .or_insert_with(|| {
+        Arc::new(Index { dir, resident: Mutex::default(), headers: Mutex::default(), sync_lock: Mutex::default() })
+      })
+      .clone()
+  }
+
+  fn header(&self, path: &Path, stamp: &StatStamp) -> Option<Header> {
+    let key = (path.to_path_buf(), stamp.dev, stamp.ino);
+    if let Some(header) = self.headers.lock().get(&key) {
+      return header.clone();
+    }
+    let header = read_header(path);
+    self.headers.lock().insert(key, header.clone());
+    header
+  }
+}
+
+/// A session file with its stat stamp.
+#[derive(Debug, Clone)]
+pub struct Source {
+  pub path: PathBuf,
+  pub stamp: StatStamp,
+}
+
+/// Every `sessions/*/*.jsonl` with its stamp, newest first (then by path):
+/// the order tiers are assigned in. Stats only, no reads.
+pub fn list_sources(sessions_dir: &Path) -> Vec<Source> {
+  let Ok(dirs) = fs::read_dir(sessions_dir) else { return Vec::new() };
+  let mut files: Vec<PathBuf> = dirs
+    .filter_map(Result::ok)
+    .filter(|d| d.file_type().is_ok_and(|t| t.is_dir()))
+    .flat_map(|d| fs::read_dir(d.path()).into_iter().flatten().filter_map(Result::ok).map(|f| f.path()))
+    .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
+    .collect();
+  files.sort();
+  let mut sources: Vec<Source> = files
+    .into_par_iter()
+    .filter_map(|path| {
+      let metadata = fs::metadata(&path).ok().filter(|m| m.is_file())?;
+      Some(Source { stamp: StatStamp::of(&metadata), path })
+    })
+    .collect();
+  sources.sort_by(|a, b| b.stamp.mtime_ns.cmp(&a.stamp.mtime_ns).then_with(|| a.path.cmp(&b.path)));
+  sources
+}
+
+/// One eligible session after synchronization.
+#[derive(Debug, Clone)]
+pub struct Synced {
+  pub path: PathBuf,
+  pub tier: Tier,
+  /// `None` when the session could not be indexed (budget, unavailable).
+  pub record: Option<Arc<CacheRecord>>,
+}
+
+#[derive(Debug, Clone)]
+pub struct SyncResult {
+  pub sessions: Vec<Synced>,
+  pub coverage: Coverage,
+}
+
+/// Is `resident` provably the current record for `source`?
+fn is_fresh(engine: &Engine, resident: &Resident, source: &Source, tier: Tier, branches: Branches) -> bool {
+  let record = &resident.record;
+  if record.tier() != tier || record.branches != branches || record.file != source.path.to_string_lossy() {
+    return false;
+  }
+  if record.policy != policy(&engine.config, tier, branches, &record.lineage_fingerprint) {
+    return false;
+  }
+  if let Some(live) = engine.live.as_ref().filter(|l| l.file == source.path && branches == Branches::Active) {
+    let expected = crate::session::lineage::fingerprint(branches, live.branch.leaf_id.as_deref(), &live.branch.ids);
+    if record.lineage_fingerprint != expected {
+      return false;
+    }
+  }
+  if record.stamp != source.stamp {
+    return false;
+  }
+  record.stamp.proves_unchanged_since(resident.verified_ns)
+    || fs::read(&source.path).is_ok_and(|bytes| sha256_hex(&bytes) == record.source_hash)
+}
+
+/// The sessions of `scope` among `all`, each with its header.
+fn eligible(engine: &Engine, index: &Index, all: &[Source], scope: &Scope) -> Result<Vec<Source>, ContractError> {
+  let discovery = engine.discovery();
+  let pick = |path: &Path| {
+    all
+      .iter()
+      .find(|s| s.path == path)
+      .cloned()
+      .or_else(|| fs::metadata(path).ok().map(|m| Source { path: path.to_path_buf(), stamp: StatStamp::of(&m) }))
+  };
+  Ok(match scope {
+    Scope::Global => all.iter().filter(|s| index.header(&s.path, &s.stamp).is_some()).cloned().collect(),
+    Scope::Project => {
+      let dir = discovery.project_dir();
+      all
+        .iter()
+        .filter(|s| s.path.parent() == Some(dir.as_path()))
+        .filter(|s| {
+          index
+            .header(&s.path, &s.stamp)
+            .is_some_and(|h| h.cwd.is_empty() || resolve_path(&h.cwd, Path::new("/")) == engine.cwd)
+        })
+        .cloned()
+        .collect()
+    }
+    Scope::Session => discovery.current().and_then(|s| pick(&s.path)).into_iter().collect(),
+    Scope::Explicit(target) => discovery.find(target).map(|s| pick(&s.path).into_iter().collect())?,
+  })
+}
+
+/// Budgets of one call: sessions built and source bytes parsed.
+struct Budget {
+  sessions: u64,
+  bytes: u64,
+}
+
+impl Budget {
+  /// Charges one build of `bytes`; `Err(reason)` once a budget is spent.
+  fn charge(&mut self, config: &Config, bytes: u64) -> Result<(), &'static str> {
+    if self.sessions + 1 > config.max_sync_sessions {
+      return Err("max_sync_sessions");
+    }
+    if self.bytes + bytes > config.max_sync_source_bytes {
+      return Err("max_sync_source_bytes");
+    }
+    self.sessions += 1;
+    self.bytes += bytes;
+    Ok(())
+  }
+}
+
+/// Synchronizes the records of `scope` in `branches` mode.
+pub fn sync(engine: &Engine, scope: &Scope, branches: Branches) -> Result<SyncResult, ContractError> {
+  let index = Index::shared(index_dir(engine));
+  let _guard = index.sync_lock.lock();
+  let all = list_sources(&engine.discovery().sessions_dir());
+  let existing: HashSet<&Path> = all.iter().map(|s| s.path.as_path()).collect();
+  index.resident.lock().retain(|(path, _), _| existing.contains(path.as_path()) || path.exists());
+  let hot: HashSet<&Path> = all.iter().take(engine.config.hot_sessions as usize).map(|s| s.path.as_path()).collect();
+  let eligible = eligible(engine, &index, &all, scope)?;
+  let on_disk = list_index_dir(&index.dir);
+  let mut reasons: BTreeSet<&'static str> = BTreeSet::new();
+  let mut budget = Budget { sessions: 0, bytes: 0 };
+  let mut synced = Vec::with_capacity(eligible.len());
+  let mut to_build = Vec::new();
+  for source in &eligible {
+    let tier = if hot.contains(source.path.as_path()) { Tier::Hot } else { Tier::Cold };
+    let fresh = build::load_fresh(engine, &index, source, tier, branches, &on_disk);
+    if fresh.is_none() {
+      let cost = build::planned_cost(&index, source, tier, branches);
+      match budget.charge(&engine.config, cost) {
+        Ok(()) => to_build.push((synced.len(), source.clone(), tier)),
+        Err(reason) => {
+          reasons.insert(reason);
+        }
+      }
+    }
+    synced.push(Synced { path: source.path.clone(), tier, record: fresh });
+  }
+  let built: Vec<(usize, Result<Arc<CacheRecord>, &'static str>)> = to_build
+    .into_par_iter()
+    .map(|(slot, source, tier)| (slot, build::build(engine, &index, &source, tier, branches)))
+    .collect();
+  for (slot, result) in built {
+    match result {
+      Ok(record) => synced[slot].record = Some(record),
+      Err(reason) => {
+        reasons.insert(reason);
+      }
+    }
+  }
+  cleanup(&index, &on_disk, &all, &engine.config, &mut reasons);
+  Ok(SyncResult { coverage: coverage(&synced, reasons), sessions: synced })
+}
+
+fn coverage(synced: &[Synced], mut reasons: BTreeSet<&'static str>) -> Coverage {
+  let indexed: Vec<&CacheRecord> = synced.iter().filter_map(|s| s.record.as_deref()).collect();
+  let mut record_reasons: BTreeSet<String> = reasons.iter().map(|r| r.to_string()).collect();
+  let mut incomplete = 0;
+  for record in &indexed {
+    let coverage = record.coverage();
+    if !coverage.complete {
+      incomplete += 1;
+      record_reasons.extend(coverage.reasons.iter().cloned());
+    }
+  }
+  reasons.clear();
+  let stale = synced.len() - indexed.len();
+  Coverage {
+    complete: record_reasons.is_empty() && stale == 0,
+    indexed_sessions: indexed.len(),
+    eligible_sessions: synced.len(),
+    stale_sessions: stale,
+    incomplete_sessions: incomplete,
+    reasons: record_reasons.into_iter().collect(),
+    error: None,
+  }
+}
+
+/// Removes what no existing session can own: records of deleted sources,
+/// malformed or foreign names (older cache versions), and temp files left
+/// by crashed writers. Names alone decide, so no record is parsed here.
+fn cleanup(
+  index: &Index,
+  names: &HashSet<String>,
+  all: &[Source],
+  config: &Config,
+  reasons: &mut BTreeSet<&'static str>,
+) {
+  let owners: HashSet<String> = all.iter().map(|s| record::base_name(&s.path)[..16].to_string()).collect();
+  let mut removed = 0u64;
+  for name in names {
+    let path = index.dir.join(name);
+    let orphan = match record::name_hash(name) {
+      _ if record::is_temp(name) => is_old(&path),
+      Some(hash) => !owners.contains(hash),
+      None => true,
+    };
+    if !orphan {
+      continue;
+    }
+    if removed >= config.max_cache_cleanup_files {
+      reasons.insert("cache_cleanup_budget");
+      return;
+    }
+    if fs::remove_file(&path).is_ok() {
+      removed += 1;
+    }
+  }
+}
+
+/// The index dir's file names (empty when it does not exist): one readdir
+/// per call, no file is opened.
+fn list_index_dir(dir: &Path) -> HashSet<String> {
+  fs::read_dir(dir)
+    .map(|read| read.filter_map(Result::ok).map(|e| e.file_name().to_string_lossy().into_owned()).collect())
+    .unwrap_or_default()
+}
+
+/// Temp files younger than this may belong to a writer still at work.
+const TEMP_GRACE_NS: i128 = 10 * 60 * 1_000_000_000;
+
+fn is_old(path: &Path) -> bool {
+  fs::metadata(path).map(|m| StatStamp::of(&m).mtime_ns < now_ns() - TEMP_GRACE_NS).unwrap_or(false)
+}
+
+#[cfg(test)]
+mod tests;
