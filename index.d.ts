@@ -142,6 +142,77 @@ export interface LiveBranchArg {
   branchIds: string[]
 }
 
+export interface RecallArgs {
+  query?: string
+  /** `"literal"` (default: canonical tokens, never a regex), `"phrase"` or `"regex"` (explicit opt-in). */
+  queryMode?: 'literal' | 'phrase' | 'regex'
+  /** `"any"` (default) or `"all"` (every term in one entry; literal mode only). */
+  queryMatch?: 'any' | 'all'
+  scope?: 'session' | 'project' | 'global' | `session:${string}`
+  branches?: Branches
+  role?: string
+  tool?: string
+  ref?: string
+  provider?: string
+  action?: string
+  outcome?: Outcome
+  /** Inclusive; ms since the epoch or an ISO date. */
+  since?: number | string
+  until?: number | string
+  pageSize?: number
+  offset?: number
+  snippetChars?: number
+  /** Only with a `session:` scope. */
+  entryRange?: { first: number; last: number }
+  expectedSourceHash?: string
+  expectedLineageFingerprint?: string
+}
+
+export interface EntryHit {
+  kind: 'entry'
+  sessionId: string
+  tier: 'hot' | 'cold'
+  index: number
+  entryId: string | null
+  parentId: string | null
+  operationAddress: string | null
+  type: string
+  role: string | null
+  tool: string | null
+  ref: string | null
+  provider: string | null
+  action: string | null
+  outcome: Outcome | null
+  timestamp: number | null
+  isError: boolean
+  score: number
+  snippet: string
+  truncated: boolean
+  follow: FabricCall & { ref: 'memory.expand' }
+}
+
+export interface SessionHit {
+  kind: 'session'
+  sessionId: string
+  tier: 'cold'
+  cwd: string
+  lastTimestamp: number | null
+  score: number
+  matchedTerms: string[]
+  matchedStructuralEntries: number
+  follow: FabricCall & { ref: 'memory.recall' }
+}
+
+export type MemoryHit = EntryHit | SessionHit
+
+export interface RecallPage {
+  total: number
+  hits: MemoryHit[]
+  next: FabricCall | null
+  coverage: MemoryCoverage
+  error?: MemoryError
+}
+
 
 /**
  * Which binding artifact the generated loader actually loaded: `'native'` for
@@ -160,6 +231,8 @@ export declare class MemoryEngine {
   constructor(options?: MemoryOptions | undefined | null)
   get agentDir(): string
   get cwd(): string
+  /** `memory.recall`: ranked, bounded evidence with copy-ready `follow` calls. */
+  recall(args?: RecallArgs, live?: LiveBranchArg): Promise<RecallPage>
   /** `memory.expand`: full normalized entries in `textRange` chunks. */
   expand(args?: ExpandArgs, live?: LiveBranchArg): Promise<ExpandPage>
   /** `memory.sessions`: sessions of a scope, newest first. */

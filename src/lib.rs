@@ -12,6 +12,7 @@ pub mod error;
 pub mod expand;
 pub mod index;
 pub mod listing;
+pub mod query;
 pub mod session;
 pub mod text;
 pub mod tokenize;

@@ -8,6 +8,8 @@ use crate::engine::{Engine, Live};
 use crate::error::CoreError;
 use crate::expand::{expand, ExpandRequest};
 use crate::listing::{sessions, SessionsRequest};
+use crate::query::plan::RecallRequest;
+use crate::query::recall;
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
 use serde_json::Value;
@@ -51,6 +53,7 @@ impl ToNapiValue for Json {
 }
 
 enum Operation {
+  Recall(Box<RecallRequest>),
   Expand(ExpandRequest),
   Sessions(SessionsRequest),
 }
@@ -67,6 +70,7 @@ impl Task for OperationTask {
 
   fn compute(&mut self) -> Result<Value> {
     let run = AssertUnwindSafe(|| match &self.operation {
+      Operation::Recall(request) => serde_json::to_value(recall(&self.engine, request)),
       Operation::Expand(request) => serde_json::to_value(expand(&self.engine, request)),
       Operation::Sessions(request) => serde_json::to_value(sessions(&self.engine, request)),
     });
@@ -116,6 +120,17 @@ impl MemoryEngine {
   fn task(&self, live: Option<Value>, operation: Operation) -> Result<AsyncTask<OperationTask>> {
     let live = Live::from_json(live.as_ref()).map_err(to_napi)?;
     Ok(AsyncTask::new(OperationTask { engine: self.engine.with_live(live), operation }))
+  }
+
+  /// `memory.recall`: ranked, bounded evidence with copy-ready `follow` calls.
+  #[napi(ts_return_type = "Promise<RecallPage>")]
+  pub fn recall(
+    &self,
+    #[napi(ts_arg_type = "RecallArgs")] args: Option<Value>,
+    #[napi(ts_arg_type = "LiveBranchArg")] live: Option<Value>,
+  ) -> Result<AsyncTask<OperationTask>> {
+    let request = RecallRequest::from_json(args.as_ref()).map_err(to_napi)?;
+    self.task(live, Operation::Recall(Box::new(request)))
   }
 
   /// `memory.expand`: full normalized entries in `textRange` chunks.

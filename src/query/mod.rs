@@ -1,0 +1,14 @@
+//! `memory.recall`: structural filters, literal / phrase / regex queries over
+//! hot postings and cold digests, one ranked stream, bounded pages.
+
+pub mod plan;
+pub mod regex;
+pub mod score;
+pub mod snippet;
+
+mod recall;
+
+pub use recall::{recall, Hit, RecallPage};
+
+#[cfg(test)]
+mod tests;

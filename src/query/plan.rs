@@ -1,0 +1,340 @@
+//! `memory.recall` arguments and the query plan they make.
+//!
+//! The mode is explicit: literal (default) never compiles input as a regex,
+//! so `src/foo.ts` is the terms `src`, `foo`, `ts`; phrase matches contiguous
+//! NFKC-lowercased text; regex is opt-in only.
+
+use crate::args::Args;
+use crate::error::{CoreError, CoreResult};
+use crate::expand::parse_branches;
+use crate::listing::parse_scope;
+use crate::session::discover::Scope;
+use crate::session::lineage::Branches;
+use crate::session::normalize::Outcome;
+use crate::session::time::parse_iso_ms;
+use crate::tokenize::{nfkc, tokenize};
+use serde_json::{Map, Value};
+
+pub const DEFAULT_PAGE_SIZE: i64 = 10;
+pub const MAX_PAGE_SIZE: i64 = 50;
+pub const DEFAULT_SNIPPET_CHARS: i64 = 480;
+
+const ALLOWED: &[&str] = &[
+  "query",
+  "queryMode",
+  "queryMatch",
+  "scope",
+  "branches",
+  "role",
+  "tool",
+  "ref",
+  "provider",
+  "action",
+  "outcome",
+  "since",
+  "until",
+  "pageSize",
+  "offset",
+  "snippetChars",
+  "entryRange",
+  "expectedSourceHash",
+  "expectedLineageFingerprint",
+];
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Query {
+  /// No query: browse recent entries (or structural mode with filters).
+  Browse,
+  Literal {
+    terms: Vec<String>,
+    all: bool,
+  },
+  Phrase {
+    phrase: String,
+    terms: Vec<String>,
+  },
+  Regex {
+    pattern: String,
+  },
+}
+
+impl Query {
+  /// Canonical terms a cold vocabulary is asked for.
+  pub fn terms(&self) -> &[String] {
+    match self {
+      Query::Literal { terms, .. } | Query::Phrase { terms, .. } => terms,
+      _ => &[],
+    }
+  }
+}
+
+/// Exact structural filters; time bounds inclusive, in ms.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Filters {
+  pub role: Option<String>,
+  pub tool: Option<String>,
+  pub reference: Option<String>,
+  pub provider: Option<String>,
+  pub action: Option<String>,
+  pub outcome: Option<Outcome>,
+  pub since: Option<i64>,
+  pub until: Option<i64>,
+}
+
+impl Filters {
+  pub fn is_empty(&self) -> bool {
+    *self == Filters::default()
+  }
+
+  /// Filters on operations (tool, ref, provider, action, outcome) switch
+  /// provenance weighting off: the caller asked for plumbing.
+  pub fn asks_for_operations(&self) -> bool {
+    self.tool.is_some()
+      || self.reference.is_some()
+      || self.provider.is_some()
+      || self.action.is_some()
+      || self.outcome.is_some()
+  }
+
+  /// Typed fields alone decide. An entry without a timestamp cannot be
+  /// proven inside a time window, so it fails one.
+  pub fn matches(&self, item: &impl Typed) -> bool {
+    let exact = |want: &Option<String>, have: Option<&str>| want.as_deref().is_none_or(|w| Some(w) == have);
+    let timestamp = item.timestamp();
+    exact(&self.role, item.role())
+      && exact(&self.tool, item.tool())
+      && exact(&self.reference, item.reference())
+      && exact(&self.provider, item.provider())
+      && exact(&self.action, item.action())
+      && self.outcome.is_none_or(|o| Some(o) == item.outcome())
+      && self.since.is_none_or(|since| timestamp.is_some_and(|t| t >= since))
+      && self.until.is_none_or(|until| timestamp.is_some_and(|t| t <= until))
+  }
+}
+
+/// The typed fields structural filters look at: hot entries and cold
+/// address tuples both have them.
+pub trait Typed {
+  fn role(&self) -> Option<&str>;
+  fn tool(&self) -> Option<&str>;
+  fn reference(&self) -> Option<&str>;
+  fn provider(&self) -> Option<&str>;
+  fn action(&self) -> Option<&str>;
+  fn outcome(&self) -> Option<Outcome>;
+  fn timestamp(&self) -> Option<i64>;
+}
+
+macro_rules! typed {
+  ($type:ty) => {
+    impl Typed for $type {
+      fn role(&self) -> Option<&str> {
+        self.role.as_deref()
+      }
+      fn tool(&self) -> Option<&str> {
+        self.tool.as_deref()
+      }
+      fn reference(&self) -> Option<&str> {
+        self.reference.as_deref()
+      }
+      fn provider(&self) -> Option<&str> {
+        self.provider.as_deref()
+      }
+      fn action(&self) -> Option<&str> {
+        self.action.as_deref()
+      }
+      fn outcome(&self) -> Option<Outcome> {
+        self.outcome
+      }
+      fn timestamp(&self) -> Option<i64> {
+        self.timestamp
+      }
+    }
+  };
+}
+
+typed!(crate::session::normalize::Entry);
+typed!(crate::index::cold::Address);
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct RecallRequest {
+  pub query: Query,
+  pub scope: Scope,
+  pub branches: Branches,
+  pub filters: Filters,
+  pub page_size: usize,
+  pub offset: usize,
+  pub snippet_chars: usize,
+  pub entry_range: Option<(i64, i64)>,
+  pub expected_source_hash: Option<String>,
+  pub expected_lineage_fingerprint: Option<String>,
+  /// The arguments as given, for `next` and `follow` calls.
+  pub args: Map<String, Value>,
+}
+
+fn time_bound(args: &Args<'_>, key: &str) -> CoreResult<Option<i64>> {
+  if let Ok(Some(ms)) = args.integer(key) {
+    return Ok(Some(ms));
+  }
+  match args.string(key) {
+    Ok(None) => Ok(None),
+    Ok(Some(text)) => parse_iso_ms(&text).map(Some).ok_or_else(|| {
+      CoreError::invalid(format!("memory.recall: {key} must be ms since the epoch or an ISO date, got \"{text}\""))
+    }),
+    Err(_) => Err(CoreError::invalid(format!("memory.recall: {key} must be ms since the epoch or an ISO date"))),
+  }
+}
+
+fn plan(args: &Args<'_>) -> CoreResult<Query> {
+  let query = args.string("query")?.filter(|q| !q.trim().is_empty());
+  let mode = args.string("queryMode")?.unwrap_or_else(|| "literal".into());
+  let all = match args.string("queryMatch")?.as_deref() {
+    None | Some("any") => false,
+    Some("all") if mode == "literal" => true,
+    Some("all") => return Err(CoreError::invalid("memory.recall: queryMatch \"all\" needs queryMode \"literal\"")),
+    Some(other) => {
+      return Err(CoreError::invalid(format!("memory.recall: queryMatch must be \"any\" or \"all\", got \"{other}\"")))
+    }
+  };
+  let Some(query) = query else {
+    return match mode.as_str() {
+      "literal" | "phrase" | "regex" => Ok(Query::Browse),
+      other => {
+        Err(CoreError::invalid(format!("memory.recall: queryMode must be literal, phrase or regex, got \"{other}\"")))
+      }
+    };
+  };
+  let mut terms = tokenize(&query);
+  terms.sort();
+  terms.dedup();
+  match mode.as_str() {
+    "literal" if terms.is_empty() => Ok(Query::Browse),
+    "literal" => Ok(Query::Literal { terms, all }),
+    "phrase" => Ok(Query::Phrase { phrase: nfkc(query.trim()).to_lowercase(), terms }),
+    "regex" => Ok(Query::Regex { pattern: query }),
+    other => {
+      Err(CoreError::invalid(format!("memory.recall: queryMode must be literal, phrase or regex, got \"{other}\"")))
+    }
+  }
+}
+
+fn filters(args: &Args<'_>) -> CoreResult<Filters> {
+  let outcome = match args.string("outcome")? {
+    None => None,
+    Some(text) => Some(Outcome::parse(&text).ok_or_else(|| {
+      CoreError::invalid(format!(
+        "memory.recall: outcome must be succeeded, failed, aborted or timed_out, got \"{text}\""
+      ))
+    })?),
+  };
+  Ok(Filters {
+    role: args.string("role")?,
+    tool: args.string("tool")?,
+    reference: args.string("ref")?,
+    provider: args.string("provider")?,
+    action: args.string("action")?,
+    outcome,
+    since: time_bound(args, "since")?,
+    until: time_bound(args, "until")?,
+  })
+}
+
+impl RecallRequest {
+  pub fn from_json(value: Option<&Value>) -> CoreResult<RecallRequest> {
+    let args = Args::new("memory.recall", value, ALLOWED)?;
+    let scope = parse_scope(&args, Scope::Project)?;
+    let explicit = matches!(scope, Scope::Explicit(_));
+    let expected_source_hash = args.string("expectedSourceHash")?;
+    let expected_lineage_fingerprint = args.string("expectedLineageFingerprint")?;
+    let entry_range = match args.object("entryRange")? {
+      None => None,
+      Some(range) => {
+        let inner = Args::new("memory.recall entryRange", Some(range), &["first", "last"])?;
+        match (inner.integer("first")?, inner.integer("last")?) {
+          (Some(first), Some(last)) => Some((first, last)),
+          _ => return Err(CoreError::invalid("memory.recall: entryRange needs integer first and last")),
+        }
+      }
+    };
+    if !explicit && (entry_range.is_some() || expected_source_hash.is_some() || expected_lineage_fingerprint.is_some())
+    {
+      return Err(CoreError::invalid(
+        "memory.recall: entryRange, expectedSourceHash and expectedLineageFingerprint need scope \"session:<id-or-path>\"",
+      ));
+    }
+    Ok(RecallRequest {
+      query: plan(&args)?,
+      scope,
+      branches: parse_branches(&args)?,
+      filters: filters(&args)?,
+      page_size: args.bounded("pageSize", 1, MAX_PAGE_SIZE, DEFAULT_PAGE_SIZE)? as usize,
+      offset: args.bounded("offset", 0, i64::MAX, 0)? as usize,
+      snippet_chars: args.bounded("snippetChars", 80, 2000, DEFAULT_SNIPPET_CHARS)? as usize,
+      entry_range,
+      expected_source_hash,
+      expected_lineage_fingerprint,
+      args: value.and_then(Value::as_object).cloned().unwrap_or_default(),
+    })
+  }
+}
+
+#[cfg(test)]
+mod tests {
+  use super::*;
+  use serde_json::json;
+
+  fn plan_of(args: Value) -> Query {
+    RecallRequest::from_json(Some(&args)).unwrap().query
+  }
+
+  #[test]
+  fn literal_input_is_never_a_regex() {
+    assert_eq!(
+      plan_of(json!({"query": "src/foo.ts"})),
+      Query::Literal { terms: vec!["foo".into(), "src".into(), "ts".into()], all: false }
+    );
+    assert_eq!(
+      plan_of(json!({"query": "code 4[0-9]"})),
+      Query::Literal { terms: vec!["0".into(), "4".into(), "9".into(), "code".into()], all: false }
+    );
+  }
+
+  #[test]
+  fn quoted_words_stay_terms_and_all_is_literal_only() {
+    let query = plan_of(json!({"query": "\"Use CEF\" \"Stage 1\" browser Heddlework", "queryMatch": "all"}));
+    assert_eq!(query.terms(), ["1", "browser", "cef", "heddlework", "stage", "use"]);
+    assert!(RecallRequest::from_json(Some(&json!({"query": "x", "queryMode": "phrase", "queryMatch": "all"}))).is_err());
+  }
+
+  #[test]
+  fn empty_queries_browse_and_phrases_normalize() {
+    assert_eq!(plan_of(json!({})), Query::Browse);
+    assert_eq!(plan_of(json!({"query": "  ...  "})), Query::Browse);
+    assert!(
+      matches!(plan_of(json!({"query": " Use  ＣＥＦ ", "queryMode": "phrase"})), Query::Phrase { phrase, .. } if phrase == "use  cef")
+    );
+  }
+
+  #[test]
+  fn integrity_arguments_need_an_explicit_session() {
+    assert!(RecallRequest::from_json(Some(&json!({"entryRange": {"first": 0, "last": 1}}))).is_err());
+    assert!(
+      RecallRequest::from_json(Some(&json!({"scope": "session:abc", "entryRange": {"first": 0, "last": 1}}))).is_ok()
+    );
+    assert!(RecallRequest::from_json(Some(&json!({"outcome": "exploded"}))).is_err());
+  }
+
+  #[test]
+  fn time_filters_are_inclusive_and_need_a_timestamp() {
+    use crate::session::normalize::Entry;
+    let filters = Filters { since: Some(10), until: Some(20), ..Filters::default() };
+    let at = |timestamp| Entry { timestamp, ..Entry::default() };
+    assert!(filters.matches(&at(Some(10))));
+    assert!(filters.matches(&at(Some(20))));
+    assert!(!filters.matches(&at(Some(21))));
+    assert!(!filters.matches(&at(None)));
+    assert_eq!(
+      RecallRequest::from_json(Some(&json!({"since": "2026-01-01"}))).unwrap().filters.since,
+      Some(1_767_225_600_000)
+    );
+  }
+}

@@ -1,0 +1,612 @@
+use super::plan::{Query, RecallRequest};
+use super::regex::BoundedRegex;
+use super::score::{bm25, idf, provenance_weight};
+use super::snippet::snippet;
+use crate::engine::Engine;
+use crate::error::ContractError;
+use crate::expand::{check_bindings, Call, MAX_ENVELOPE_CHARS};
+use crate::index::cold::ColdDigest;
+use crate::index::hot::HotShard;
+use crate::index::record::{Body, CacheRecord, Tier};
+use crate::index::{self, Coverage};
+use crate::session::discover::Scope;
+use crate::session::normalize::Entry;
+use crate::session::SessionView;
+use crate::text::{cap_with_ellipsis, json_len};
+use crate::tokenize::nfkc;
+use serde::Serialize;
+use serde_json::{json, Map, Value};
+use std::collections::{BTreeSet, HashMap};
+use std::sync::Arc;
+
+const MAX_ENTRY_CANDIDATES: usize = 50_000;
+const MAX_DIGEST_CANDIDATES: usize = 10_000;
+const MAX_ITEM_CANDIDATES: usize = 10_000;
+const META_CHARS: usize = 512;
+const CWD_CHARS: usize = 2048;
+const MATCHED_TERMS_SHOWN: usize = 50;
+
+/// What the query reads of one session.
+enum Content {
+  Hot(Arc<CacheRecord>),
+  /// An explicitly scoped session, re-read from source (never persisted).
+  Hydrated(Box<HotShard>),
+  Cold(Arc<CacheRecord>),
+}
+
+struct Searched {
+  file: String,
+  session_id: String,
+  cwd: String,
+  mtime: f64,
+  tier: Tier,
+  source_hash: String,
+  lineage_fingerprint: String,
+  content: Content,
+}
+
+impl Searched {
+  fn shard(&self) -> Option<&HotShard> {
+    match &self.content {
+      Content::Hot(record) => match &record.body {
+        Body::Hot(shard) => Some(shard),
+        Body::Cold(_) => None,
+      },
+      Content::Hydrated(shard) => Some(shard),
+      Content::Cold(_) => None,
+    }
+  }
+
+  fn digest(&self) -> Option<&ColdDigest> {
+    match &self.content {
+      Content::Cold(record) => match &record.body {
+        Body::Cold(digest) => Some(digest),
+        Body::Hot(_) => None,
+      },
+      _ => None,
+    }
+  }
+
+  fn from_record(tier: Tier, record: Arc<CacheRecord>) -> Searched {
+    Searched {
+      file: record.file.clone(),
+      session_id: record.session_id.clone(),
+      cwd: record.cwd.clone(),
+      mtime: record.mtime,
+      tier,
+      source_hash: record.source_hash.clone(),
+      lineage_fingerprint: record.lineage_fingerprint.clone(),
+      content: if tier == Tier::Hot { Content::Hot(record.clone()) } else { Content::Cold(record) },
+    }
+  }
+
+  fn hydrated(tier: Tier, view: &SessionView) -> Searched {
+    Searched {
+      file: view.file(),
+      session_id: view.header.id.clone(),
+      cwd: view.header.cwd.clone(),
+      mtime: view.stamp.mtime_ms(),
+      tier,
+      source_hash: view.source_hash.clone(),
+      lineage_fingerprint: view.lineage_fingerprint.clone(),
+      content: Content::Hydrated(Box::new(HotShard::build(&view.normalized, None))),
+    }
+  }
+}
+
+/// One ranked candidate.
+#[derive(Debug, Clone)]
+enum Item {
+  Entry { session: usize, doc: usize, score: f64 },
+  Session { session: usize, score: f64, matched_terms: Vec<String>, structural: usize },
+}
+
+impl Item {
+  fn score(&self) -> f64 {
+    match self {
+      Item::Entry { score, .. } | Item::Session { score, .. } => *score,
+    }
+  }
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct EntryHit {
+  pub kind: &'static str,
+  pub session_id: String,
+  pub tier: &'static str,
+  pub index: usize,
+  pub entry_id: Option<String>,
+  pub parent_id: Option<String>,
+  pub operation_address: Option<String>,
+  #[serde(rename = "type")]
+  pub kind_of_entry: String,
+  pub role: Option<String>,
+  pub tool: Option<String>,
+  #[serde(rename = "ref")]
+  pub reference: Option<String>,
+  pub provider: Option<String>,
+  pub action: Option<String>,
+  pub outcome: Option<&'static str>,
+  pub timestamp: Option<i64>,
+  pub is_error: bool,
+  pub score: f64,
+  pub snippet: String,
+  pub truncated: bool,
+  pub follow: Call,
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionHit {
+  pub kind: &'static str,
+  pub session_id: String,
+  pub tier: &'static str,
+  pub cwd: String,
+  pub last_timestamp: Option<i64>,
+  pub score: f64,
+  pub matched_terms: Vec<String>,
+  pub matched_structural_entries: usize,
+  pub follow: Call,
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(untagged)]
+pub enum Hit {
+  Entry(Box<EntryHit>),
+  Session(Box<SessionHit>),
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct RecallPage {
+  pub total: usize,
+  pub hits: Vec<Hit>,
+  pub next: Option<Call>,
+  pub coverage: Coverage,
+  #[serde(skip_serializing_if = "Option::is_none")]
+  pub error: Option<ContractError>,
+}
+
+impl RecallPage {
+  fn failed(error: ContractError) -> RecallPage {
+    let coverage =
+      Coverage { reasons: vec![error.code.to_string()], error: Some(error.clone()), ..Coverage::default() };
+    RecallPage { total: 0, hits: Vec::new(), next: None, coverage, error: Some(error) }
+  }
+}
+
+fn meta(value: &Option<String>) -> Option<String> {
+  value.as_deref().map(|v| cap_with_ellipsis(v, META_CHARS))
+}
+
+fn rounded(score: f64) -> f64 {
+  (score * 1e6).round() / 1e6
+}
+
+/// Query state shared by the scoring passes.
+struct Search<'r> {
+  request: &'r RecallRequest,
+  config: &'r crate::config::Config,
+  sessions: Vec<Searched>,
+  /// Filter-passing entry indices per hot session.
+  hot: Vec<Vec<usize>>,
+  /// Cold sessions passing the filters, with their matching address count.
+  cold: Vec<(usize, usize)>,
+  reasons: BTreeSet<&'static str>,
+}
+
+impl<'r> Search<'r> {
+  fn new(request: &'r RecallRequest, config: &'r crate::config::Config, sessions: Vec<Searched>) -> Search<'r> {
+    let mut search = Search {
+      request,
+      config,
+      hot: vec![Vec::new(); sessions.len()],
+      cold: Vec::new(),
+      sessions,
+      reasons: BTreeSet::new(),
+    };
+    search.collect_candidates();
+    search
+  }
+
+  fn in_range(&self, index: usize) -> bool {
+    self.request.entry_range.is_none_or(|(first, last)| index as i64 >= first && index as i64 <= last)
+  }
+
+  fn collect_candidates(&mut self) {
+    let filters = &self.request.filters;
+    let mut budget = MAX_ENTRY_CANDIDATES;
+    for (slot, session) in self.sessions.iter().enumerate() {
+      if let Some(shard) = session.shard() {
+        for entry in &shard.entries {
+          if filters.matches(entry) && self.in_range(entry.index) {
+            if budget == 0 {
+              self.reasons.insert("candidate_entry_budget");
+              break;
+            }
+            budget -= 1;
+            self.hot[slot].push(entry.index);
+          }
+        }
+      } else if let Some(digest) = session.digest() {
+        let structural =
+          if filters.is_empty() { 0 } else { digest.addresses.iter().filter(|a| filters.matches(*a)).count() };
+        if filters.is_empty() || structural > 0 {
+          if self.cold.len() == MAX_DIGEST_CANDIDATES {
+            self.reasons.insert("candidate_digest_budget");
+            continue;
+          }
+          self.cold.push((slot, structural));
+        }
+      }
+    }
+  }
+
+  fn entry(&self, slot: usize, doc: usize) -> &Entry {
+    &self.sessions[slot].shard().expect("hot session").entries[doc]
+  }
+
+  fn weight(&self, slot: usize, doc: usize) -> f64 {
+    provenance_weight(self.entry(slot, doc), &self.request.filters)
+  }
+
+  fn documents(&self) -> usize {
+    self.hot.iter().map(Vec::len).sum::<usize>() + self.cold.len()
+  }
+
+  /// Hot postings of `term` restricted to the candidates: (slot, doc, tf).
+  fn hot_postings(&self, term: &str) -> Vec<(usize, usize, u32)> {
+    let mut out = Vec::new();
+    for (slot, docs) in self.hot.iter().enumerate() {
+      let Some(shard) = self.sessions[slot].shard() else { continue };
+      let list = shard.postings.get(term);
+      let mut candidates = docs.iter().peekable();
+      for &(doc, tf) in list {
+        while candidates.next_if(|&&c| c < doc as usize).is_some() {}
+        if candidates.peek() == Some(&&(doc as usize)) {
+          out.push((slot, doc as usize, tf));
+        }
+      }
+    }
+    out
+  }
+
+  fn cold_has(&self, slot: usize, term: &str) -> bool {
+    self.sessions[slot].digest().is_some_and(|d| d.vocabulary.binary_search_by(|t| t.as_str().cmp(term)).is_ok())
+  }
+
+  /// BM25 over hot candidates and IDF sums over cold ones, on one scale.
+  fn lexical(&mut self, terms: &[String], all: bool, cold_needs_all: bool) -> Vec<Item> {
+    let documents = self.documents();
+    let lengths: Vec<f64> = self
+      .hot
+      .iter()
+      .enumerate()
+      .flat_map(|(slot, docs)| docs.iter().map(move |&d| (slot, d)))
+      .map(|(slot, doc)| self.sessions[slot].shard().expect("hot").postings.doc_lengths[doc] as f64)
+      .collect();
+    let average = if lengths.is_empty() { 1.0 } else { lengths.iter().sum::<f64>() / lengths.len() as f64 };
+    let mut hot: HashMap<(usize, usize), (f64, usize)> = HashMap::new();
+    let mut cold: HashMap<usize, Vec<String>> = HashMap::new();
+    let mut idfs = HashMap::new();
+    for term in terms {
+      let postings = self.hot_postings(term);
+      let cold_hits: Vec<usize> =
+        self.cold.iter().map(|&(slot, _)| slot).filter(|&slot| self.cold_has(slot, term)).collect();
+      let weight = idf(documents, postings.len() + cold_hits.len());
+      idfs.insert(term.clone(), weight);
+      for (slot, doc, tf) in postings {
+        let length = self.sessions[slot].shard().expect("hot").postings.doc_lengths[doc];
+        let score = hot.entry((slot, doc)).or_default();
+        score.0 += bm25(weight, tf, length, average);
+        score.1 += 1;
+      }
+      for slot in cold_hits {
+        cold.entry(slot).or_default().push(term.clone());
+      }
+    }
+    let mut items: Vec<Item> = hot
+      .into_iter()
+      .filter(|(_, (_, matched))| !all || *matched == terms.len())
+      .map(|((slot, doc), (score, _))| Item::Entry { session: slot, doc, score: score * self.weight(slot, doc) })
+      .collect();
+    let needs_all = all || cold_needs_all;
+    for &(slot, structural) in &self.cold {
+      let Some(matched) = cold.remove(&slot) else { continue };
+      if needs_all && matched.len() < terms.len() {
+        continue;
+      }
+      let score = matched.iter().map(|t| idfs[t]).sum();
+      items.push(Item::Session { session: slot, score, matched_terms: matched, structural });
+    }
+    items
+  }
+
+  fn phrase(&mut self, phrase: &str, terms: &[String]) -> Vec<Item> {
+    let mut items = self.lexical(terms, !terms.is_empty(), true);
+    items.retain_mut(|item| match item {
+      Item::Entry { session, doc, score } => {
+        let entry = self.entry(*session, *doc);
+        *score = provenance_weight(entry, &self.request.filters);
+        nfkc(&entry.text).to_lowercase().contains(phrase)
+      }
+      Item::Session { .. } => true,
+    });
+    if terms.is_empty() {
+      // Punctuation-only phrases have no terms to prefilter by.
+      for (slot, docs) in self.hot.iter().enumerate() {
+        for &doc in docs {
+          let entry = self.entry(slot, doc);
+          if nfkc(&entry.text).to_lowercase().contains(phrase) {
+            items.push(Item::Entry { session: slot, doc, score: provenance_weight(entry, &self.request.filters) });
+          }
+        }
+      }
+    }
+    items
+  }
+
+  fn regex(&mut self, regex: &mut BoundedRegex) -> Vec<Item> {
+    let mut items = Vec::new();
+    for (slot, docs) in self.hot.iter().enumerate() {
+      for &doc in docs {
+        let entry = self.entry(slot, doc);
+        match regex.test(&entry.text) {
+          Ok(true) => {
+            items.push(Item::Entry { session: slot, doc, score: provenance_weight(entry, &self.request.filters) })
+          }
+          Ok(false) => {}
+          Err(stop) => {
+            self.reasons.insert(stop);
+            return items;
+          }
+        }
+      }
+    }
+    for &(slot, structural) in &self.cold {
+      let mut matched = Vec::new();
+      for term in &self.sessions[slot].digest().expect("cold").vocabulary {
+        match regex.test(term) {
+          Ok(true) => matched.push(term.clone()),
+          Ok(false) => {}
+          Err(stop) => {
+            self.reasons.insert(stop);
+            return items;
+          }
+        }
+      }
+      if !matched.is_empty() {
+        items.push(Item::Session { session: slot, score: 1.0, matched_terms: matched, structural });
+      }
+    }
+    items
+  }
+
+  fn browse(&self) -> Vec<Item> {
+    let entries = self
+      .hot
+      .iter()
+      .enumerate()
+      .flat_map(|(slot, docs)| docs.iter().map(move |&doc| Item::Entry { session: slot, doc, score: 0.0 }));
+    let sessions = self.cold.iter().map(|&(slot, structural)| Item::Session {
+      session: slot,
+      score: 0.0,
+      matched_terms: Vec::new(),
+      structural,
+    });
+    entries.chain(sessions).collect()
+  }
+
+  fn run(&mut self) -> Result<Vec<Item>, ContractError> {
+    let request = self.request;
+    let mut items = match &request.query {
+      Query::Browse => self.browse(),
+      Query::Literal { terms, all } => self.lexical(terms, *all, false),
+      Query::Phrase { phrase, terms } => self.phrase(phrase, terms),
+      Query::Regex { pattern } => {
+        let mut regex = BoundedRegex::compile(pattern, self.config)?;
+        self.regex(&mut regex)
+      }
+    };
+    let cold_hit = items.iter().any(|i| matches!(i, Item::Session { .. }));
+    if cold_hit {
+      match &request.query {
+        Query::Literal { terms, all: true } if terms.len() > 1 => {
+          self.reasons.insert("cold_all_terms_requires_hydration");
+        }
+        Query::Phrase { .. } => {
+          self.reasons.insert("cold_phrase_requires_hydration");
+        }
+        _ => {}
+      }
+      if !request.filters.is_empty() && request.query != Query::Browse {
+        self.reasons.insert("cold_structural_filter_requires_hydration");
+      }
+    }
+    self.rank(&mut items);
+    if items.len() > MAX_ITEM_CANDIDATES {
+      items.truncate(MAX_ITEM_CANDIDATES);
+      self.reasons.insert("candidate_item_budget");
+    }
+    Ok(items)
+  }
+}
+
+impl Search<'_> {
+  /// Score desc, session mtime desc, entries before sessions, index, file:
+  /// identical calls give identical bytes.
+  fn rank(&self, items: &mut [Item]) {
+    let key = |item: &Item| {
+      let (slot, kind, index) = match item {
+        Item::Entry { session, doc, .. } => (*session, 0, self.entry(*session, *doc).index),
+        Item::Session { session, .. } => (*session, 1, 0),
+      };
+      (slot, kind, index)
+    };
+    items.sort_by(|a, b| {
+      let (sa, ka, ia) = key(a);
+      let (sb, kb, ib) = key(b);
+      let (ma, mb) = (&self.sessions[sa], &self.sessions[sb]);
+      b.score()
+        .total_cmp(&a.score())
+        .then(mb.mtime.total_cmp(&ma.mtime))
+        .then(ka.cmp(&kb))
+        .then(ia.cmp(&ib))
+        .then(ma.file.cmp(&mb.file))
+    });
+  }
+
+  fn entry_hit(&self, slot: usize, doc: usize, score: f64) -> Hit {
+    let session = &self.sessions[slot];
+    let entry = self.entry(slot, doc);
+    let (snippet, cut) = snippet(&entry.text, self.request.query.terms(), self.request.snippet_chars);
+    Hit::Entry(Box::new(EntryHit {
+      kind: "entry",
+      session_id: session.session_id.clone(),
+      tier: session.tier.as_str(),
+      index: entry.index,
+      entry_id: meta(&entry.entry_id),
+      parent_id: meta(&entry.parent_id),
+      operation_address: meta(&entry.operation_address),
+      kind_of_entry: cap_with_ellipsis(&entry.kind, META_CHARS),
+      role: meta(&entry.role),
+      tool: meta(&entry.tool),
+      reference: meta(&entry.reference),
+      provider: meta(&entry.provider),
+      action: meta(&entry.action),
+      outcome: entry.outcome.map(|o| o.as_str()),
+      timestamp: entry.timestamp,
+      is_error: entry.is_error,
+      score: rounded(score),
+      snippet,
+      truncated: cut || entry.truncated,
+      follow: Call {
+        reference: "memory.expand",
+        args: json!({
+          "session": session.file,
+          "expectedSourceHash": session.source_hash,
+          "expectedLineageFingerprint": session.lineage_fingerprint,
+          "branches": self.request.branches.as_str(),
+          "indices": [entry.index],
+        }),
+      },
+    }))
+  }
+
+  fn session_hit(&self, slot: usize, score: f64, matched: &[String], structural: usize) -> Hit {
+    let session = &self.sessions[slot];
+    let digest = session.digest().expect("cold session");
+    Hit::Session(Box::new(SessionHit {
+      kind: "session",
+      session_id: session.session_id.clone(),
+      tier: "cold",
+      cwd: cap_with_ellipsis(&session.cwd, CWD_CHARS),
+      last_timestamp: digest.last_ts,
+      score: rounded(score),
+      matched_terms: matched.iter().take(MATCHED_TERMS_SHOWN).cloned().collect(),
+      matched_structural_entries: structural,
+      follow: Call { reference: "memory.recall", args: Value::Object(self.bound_args(session, true)) },
+    }))
+  }
+
+  /// The request's arguments bound to one session's source and lineage.
+  fn bound_args(&self, session: &Searched, fresh_start: bool) -> Map<String, Value> {
+    let mut args = self.request.args.clone();
+    if fresh_start {
+      args.remove("offset");
+      args.remove("entryRange");
+    }
+    args.insert("scope".into(), json!(format!("session:{}", session.file)));
+    args.insert("branches".into(), json!(self.request.branches.as_str()));
+    args.insert("expectedSourceHash".into(), json!(session.source_hash));
+    args.insert("expectedLineageFingerprint".into(), json!(session.lineage_fingerprint));
+    args
+  }
+
+  fn hit(&self, item: &Item) -> Hit {
+    match item {
+      Item::Entry { session, doc, score } => self.entry_hit(*session, *doc, *score),
+      Item::Session { session, score, matched_terms, structural } => {
+        self.session_hit(*session, *score, matched_terms, *structural)
+      }
+    }
+  }
+
+  fn next_call(&self, offset: usize) -> Call {
+    let mut args = match self.sessions.as_slice() {
+      // A single-session continuation is bound to that session's bytes.
+      [only] => self.bound_args(only, false),
+      _ => self.request.args.clone(),
+    };
+    args.insert("offset".into(), json!(offset));
+    Call { reference: "memory.recall", args: Value::Object(args) }
+  }
+
+  /// The page at the request's offset, shrunk until its JSON fits.
+  fn page(&self, items: &[Item], coverage: Coverage) -> RecallPage {
+    let start = self.request.offset.min(items.len());
+    let end = (start + self.request.page_size).min(items.len());
+    let mut page = RecallPage {
+      total: items.len(),
+      hits: items[start..end].iter().map(|item| self.hit(item)).collect(),
+      next: (end < items.len()).then(|| self.next_call(end)),
+      coverage,
+      error: None,
+    };
+    while page.hits.len() > 1 && json_len(&page) > MAX_ENVELOPE_CHARS {
+      page.hits.pop();
+      page.next = Some(self.next_call(start + page.hits.len()));
+    }
+    page
+  }
+}
+
+fn out_of_bounds(first: i64, last: i64, count: usize) -> ContractError {
+  ContractError::new("index_out_of_bounds", format!("Range {first}..{last} is outside the session's {count} entries."))
+    .with("entryCount", count)
+}
+
+/// Loads the sessions to search: index records, or for an explicit
+/// `session:` scope the source itself (hydration, never promoted).
+fn searched(engine: &Engine, request: &RecallRequest) -> Result<(Vec<Searched>, Coverage), ContractError> {
+  let synced = index::sync(engine, &request.scope, request.branches)?;
+  let mut coverage = synced.coverage;
+  if let Scope::Explicit(_) = request.scope {
+    let Some(session) = synced.sessions.first() else { return Ok((Vec::new(), coverage)) };
+    let view = engine.load(&session.path, request.branches, &engine.config.index_policy())?;
+    check_bindings(&view, request.expected_source_hash.as_deref(), request.expected_lineage_fingerprint.as_deref())?;
+    if let Some((first, last)) = request.entry_range {
+      let count = view.normalized.entries.len();
+      if first < 0 || last < first || last as usize >= count {
+        return Err(out_of_bounds(first, last, count));
+      }
+    }
+    if session.record.is_none() {
+      // Hydration read the source even though the index could not keep it.
+      coverage.indexed_sessions += 1;
+      coverage.stale_sessions -= 1;
+      coverage.complete = coverage.reasons.is_empty() && coverage.stale_sessions == 0;
+    }
+    return Ok((vec![Searched::hydrated(session.tier, &view)], coverage));
+  }
+  let sessions =
+    synced.sessions.into_iter().filter_map(|s| s.record.map(|record| Searched::from_record(s.tier, record))).collect();
+  Ok((sessions, coverage))
+}
+
+pub fn recall(engine: &Engine, request: &RecallRequest) -> RecallPage {
+  let (sessions, mut coverage) = match searched(engine, request) {
+    Ok(loaded) => loaded,
+    Err(error) => return RecallPage::failed(error),
+  };
+  let mut search = Search::new(request, &engine.config, sessions);
+  let items = match search.run() {
+    Ok(items) => items,
+    Err(error) => return RecallPage::failed(error),
+  };
+  let mut reasons: BTreeSet<String> = coverage.reasons.drain(..).collect();
+  reasons.extend(search.reasons.iter().map(|r| r.to_string()));
+  coverage.complete = coverage.complete && search.reasons.is_empty();
+  coverage.reasons = reasons.into_iter().collect();
+  search.page(&items, coverage)
+}

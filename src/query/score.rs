@@ -1,0 +1,70 @@
+//! Scores: BM25 for hot entries, the same IDF scale for cold sessions, and
+//! provenance weights.
+//!
+//! Hot and cold scores share one scale: every hot candidate entry and every
+//! cold candidate session counts as one document of the call's universe, so
+//! a term's IDF is the same for both. A cold session scores as a document
+//! holding each matched term once at average length (its BM25 term factor is
+//! then exactly 1), i.e. the sum of the matched terms' IDF. A rare term in a
+//! cold session therefore outranks common words in hot entries, and a hot
+//! entry that repeats rare terms outranks a cold session that merely holds
+//! them.
+
+use super::plan::Filters;
+use crate::session::normalize::Entry;
+
+pub const K1: f64 = 1.2;
+pub const B: f64 = 0.75;
+
+/// `ln((N − df + 0.5) / (df + 0.5) + 1)`: never negative.
+pub fn idf(documents: usize, df: usize) -> f64 {
+  ((documents as f64 - df as f64 + 0.5) / (df as f64 + 0.5) + 1.0).ln()
+}
+
+/// One term's BM25 contribution for a document.
+pub fn bm25(idf: f64, tf: u32, doc_len: u32, avg_len: f64) -> f64 {
+  let tf = tf as f64;
+  idf * tf * (K1 + 1.0) / (tf + K1 * (1.0 - B + B * doc_len as f64 / avg_len.max(1.0)))
+}
+
+/// Assistant and user prose rank ahead of tool plumbing, unless the caller
+/// filtered for operations.
+pub fn provenance_weight(entry: &Entry, filters: &Filters) -> f64 {
+  if filters.asks_for_operations() {
+    return 1.0;
+  }
+  match (entry.tool.is_none(), entry.role.as_deref()) {
+    (true, Some("assistant")) => 2.5,
+    (true, Some("user")) => 2.25,
+    (true, Some("compactionSummary" | "custom")) => 1.5,
+    (_, Some("toolResult" | "fabricOperation")) => 0.75,
+    (false, _) => 0.7,
+    _ => 1.0,
+  }
+}
+
+#[cfg(test)]
+mod tests {
+  use super::*;
+
+  #[test]
+  fn bm25_saturates_and_normalizes_length() {
+    let idf = idf(100, 3);
+    assert!(bm25(idf, 2, 10, 10.0) > bm25(idf, 1, 10, 10.0));
+    assert!(bm25(idf, 1, 5, 10.0) > bm25(idf, 1, 20, 10.0));
+    assert!((bm25(idf, 1, 10, 10.0) - idf).abs() < 1e-12, "tf 1 at average length is exactly the idf");
+    assert!(idf > super::idf(100, 50));
+  }
+
+  #[test]
+  fn human_decisions_outweigh_plumbing() {
+    let none = Filters::default();
+    let prose = Entry { role: Some("assistant".into()), ..Entry::default() };
+    let call = Entry { role: Some("assistant".into()), tool: Some("bash".into()), ..Entry::default() };
+    let result = Entry { role: Some("toolResult".into()), tool: Some("bash".into()), ..Entry::default() };
+    assert!(provenance_weight(&prose, &none) > provenance_weight(&result, &none));
+    assert!(provenance_weight(&result, &none) > provenance_weight(&call, &none));
+    let ops = Filters { tool: Some("bash".into()), ..Filters::default() };
+    assert_eq!(provenance_weight(&call, &ops), 1.0);
+  }
+}

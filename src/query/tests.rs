@@ -1,0 +1,290 @@
+use super::plan::RecallRequest;
+use super::*;
+use crate::config::Config;
+use crate::engine::Engine;
+use crate::expand::{expand, ExpandRequest, MAX_ENVELOPE_CHARS};
+use crate::session::discover::encode_cwd;
+use crate::text::json_len;
+use serde_json::{json, Value};
+use std::fs;
+use std::path::PathBuf;
+
+const CWD: &str = "/home/u/proj";
+
+struct Fixture {
+  _dir: tempfile::TempDir,
+  agent: PathBuf,
+  project: PathBuf,
+}
+
+fn fixture() -> Fixture {
+  let dir = tempfile::tempdir().unwrap();
+  let agent = dir.path().join("agent");
+  let project = agent.join("sessions").join(encode_cwd(CWD));
+  fs::create_dir_all(&project).unwrap();
+  Fixture { _dir: dir, agent, project }
+}
+
+/// `(id, parent, message)` records after a header.
+fn session(id: &str, records: &[(&str, Option<&str>, Value)]) -> String {
+  let mut out = format!("{{\"type\":\"session\",\"version\":3,\"id\":\"{id}\",\"cwd\":\"{CWD}\"}}\n");
+  for (entry_id, parent, message) in records {
+    let line = json!({"type": "message", "id": entry_id, "parentId": parent, "timestamp": "2026-01-01T00:00:01.000Z", "message": message});
+    out += &(line.to_string() + "\n");
+  }
+  out
+}
+
+fn user(text: &str) -> Value {
+  json!({"role": "user", "content": text})
+}
+
+fn assistant(text: &str) -> Value {
+  json!({"role": "assistant", "content": [{"type": "text", "text": text}]})
+}
+
+fn chain(texts: &[Value]) -> Vec<(String, Option<String>, Value)> {
+  texts.iter().enumerate().map(|(i, m)| (format!("e{i}"), (i > 0).then(|| format!("e{}", i - 1)), m.clone())).collect()
+}
+
+impl Fixture {
+  fn write(&self, id: &str, messages: &[Value]) -> PathBuf {
+    let records = chain(messages);
+    let borrowed: Vec<(&str, Option<&str>, Value)> =
+      records.iter().map(|(a, b, c)| (a.as_str(), b.as_deref(), c.clone())).collect();
+    let path = self.project.join(format!("{id}.jsonl"));
+    fs::write(&path, session(id, &borrowed)).unwrap();
+    path
+  }
+
+  fn engine(&self, config: Value) -> Engine {
+    Engine::new(Some(self.agent.to_str().unwrap()), Some(CWD), Config::from_json(Some(&config)).unwrap()).unwrap()
+  }
+}
+
+fn run(engine: &Engine, args: Value) -> RecallPage {
+  recall(engine, &RecallRequest::from_json(Some(&args)).unwrap())
+}
+
+fn as_json(page: &RecallPage) -> Value {
+  serde_json::to_value(page).unwrap()
+}
+
+fn texts_of(engine: &Engine, page: &RecallPage) -> Vec<String> {
+  page
+    .hits
+    .iter()
+    .map(|hit| match hit {
+      Hit::Entry(entry) => {
+        let request = ExpandRequest::from_json(Some(&entry.follow.args)).unwrap();
+        expand(engine, &request).entries[0].text.clone()
+      }
+      Hit::Session(session) => format!("session:{}", session.session_id),
+    })
+    .collect()
+}
+
+#[test]
+fn literal_input_is_not_a_regex_but_regex_mode_is() {
+  let fx = fixture();
+  fx.write("s", &[user("the code 4[0-9] literally"), assistant("code 47 returned"), user("unrelated text")]);
+  let engine = fx.engine(json!({}));
+  let literal = run(&engine, json!({"query": "code 4[0-9]"}));
+  assert_eq!(literal.total, 2);
+  assert!(literal.coverage.complete);
+  let regex = run(&engine, json!({"query": "code 4[0-9]", "queryMode": "regex"}));
+  assert_eq!(texts_of(&engine, &regex), ["code 47 returned"]);
+  let path = run(&engine, json!({"query": "src/foo.ts"}));
+  assert_eq!(path.total, 0);
+}
+
+#[test]
+fn phrase_needs_adjacency_and_all_needs_co_location() {
+  let fx = fixture();
+  fx.write(
+    "s",
+    &[
+      user("We should Use CEF for Stage 1 of the browser, says Heddlework"),
+      assistant("use the CEF build later"),
+      user("stage 1 is done"),
+    ],
+  );
+  let engine = fx.engine(json!({}));
+  let phrase = run(&engine, json!({"query": "use cef", "queryMode": "phrase"}));
+  assert_eq!(texts_of(&engine, &phrase), ["We should Use CEF for Stage 1 of the browser, says Heddlework"]);
+  let all = run(&engine, json!({"query": "\"Use CEF\" \"Stage 1\" browser Heddlework", "queryMatch": "all"}));
+  assert_eq!(all.total, 1);
+  let any = run(&engine, json!({"query": "\"Use CEF\" \"Stage 1\" browser Heddlework"}));
+  assert_eq!(any.total, 3);
+}
+
+#[test]
+fn structural_filters_use_typed_fields() {
+  let fx = fixture();
+  let grep_call = json!({"role": "assistant", "content": [{"type": "toolCall", "id": "t1", "name": "grep", "arguments": {"pattern": "timeout", "path": "src"}}]});
+  let grep_result = json!({"role": "toolResult", "toolCallId": "t1", "toolName": "grep", "content": [{"type": "text", "text": "src/a.ts: timeout"}], "isError": false});
+  let bash_fail = json!({"role": "toolResult", "toolCallId": "t2", "toolName": "bash", "content": [{"type": "text", "text": "timeout after 5s"}], "isError": true});
+  fx.write("s", &[user("why the timeout?"), grep_call, grep_result, bash_fail]);
+  let engine = fx.engine(json!({}));
+  assert_eq!(run(&engine, json!({"ref": "pi.grep"})).total, 2);
+  assert_eq!(run(&engine, json!({"tool": "grep", "role": "toolResult"})).total, 1);
+  let failures = run(&engine, json!({"query": "timeout", "provider": "pi", "outcome": "failed"}));
+  assert_eq!(texts_of(&engine, &failures), ["toolResult(bash) [error]: timeout after 5s"]);
+  assert_eq!(run(&engine, json!({"ref": "agents.run"})).total, 0);
+  assert_eq!(run(&engine, json!({"ref": "pi.write"})).total, 0);
+}
+
+#[test]
+fn prose_ranks_ahead_of_tool_plumbing() {
+  let fx = fixture();
+  let call = json!({"role": "assistant", "content": [{"type": "toolCall", "id": "t", "name": "fabric_exec", "arguments": {"code": "memory.recall({query: 'database choice'})"}}]});
+  fx.write("s", &[call, assistant("Decision: the database choice is Postgres.")]);
+  let engine = fx.engine(json!({}));
+  let page = run(&engine, json!({"query": "database choice"}));
+  assert_eq!(texts_of(&engine, &page)[0], "Decision: the database choice is Postgres.");
+}
+
+#[test]
+fn broad_queries_page_completely_within_the_envelope() {
+  let fx = fixture();
+  let messages: Vec<Value> = (0..600).map(|i| user(&format!("timeout report {i} {}", "detail ".repeat(300)))).collect();
+  let path = fx.write("big", &messages);
+  let engine = fx.engine(json!({"maxEntryChars": 5000}));
+  let mut page = run(&engine, json!({"query": "timeout", "scope": "project", "pageSize": 50, "snippetChars": 2000}));
+  assert_eq!(page.total, 600);
+  assert!(page.hits.len() < 50, "the envelope shrank the page");
+  let next = page.next.clone().unwrap();
+  assert_eq!(next.args["scope"], json!(format!("session:{}", path.display())));
+  assert_eq!(next.args["expectedSourceHash"].as_str().unwrap().len(), 64);
+  let mut seen = std::collections::BTreeSet::new();
+  loop {
+    assert!(json_len(&page) <= MAX_ENVELOPE_CHARS);
+    for hit in &page.hits {
+      let Hit::Entry(entry) = hit else { panic!("hot entries only") };
+      assert!(seen.insert(entry.index), "hit {} repeated", entry.index);
+    }
+    let Some(next) = page.next.clone() else { break };
+    page = recall(&engine, &RecallRequest::from_json(Some(&next.args)).unwrap());
+    assert!(page.error.is_none());
+  }
+  assert_eq!(seen.len(), 600);
+  // An append after the first page makes its continuation stale.
+  let first = run(&engine, json!({"query": "timeout", "pageSize": 5}));
+  let mut text = fs::read_to_string(&path).unwrap();
+  text +=
+    &(json!({"type": "message", "id": "x", "parentId": "e599", "message": user("late timeout")}).to_string() + "\n");
+  fs::write(&path, text).unwrap();
+  let stale = recall(&engine, &RecallRequest::from_json(Some(&first.next.unwrap().args)).unwrap());
+  assert_eq!(stale.error.unwrap().code, "stale_pointer");
+  assert!(stale.hits.is_empty() && !stale.coverage.complete);
+}
+
+#[test]
+fn cold_sessions_are_candidates_that_follow_into_entries() {
+  let fx = fixture();
+  fx.write("cold", &[user("we saw rarelexeme_042 in prod"), assistant("fixed rarelexeme_042 with a retry")]);
+  let engine = fx.engine(json!({"hotSessions": 0}));
+  let page = run(&engine, json!({"query": "rarelexeme_042"}));
+  assert_eq!(page.total, 1);
+  let Hit::Session(hit) = &page.hits[0] else { panic!("a cold hit names a session") };
+  assert_eq!((hit.tier, hit.matched_terms.as_slice()), ("cold", ["rarelexeme_042".to_string()].as_slice()));
+  assert_eq!(hit.follow.reference, "memory.recall");
+  assert!(hit.follow.args.get("expectedSourceHash").is_some());
+  let followed = recall(&engine, &RecallRequest::from_json(Some(&hit.follow.args)).unwrap());
+  assert_eq!(followed.total, 2);
+  assert!(followed.hits.iter().all(|h| matches!(h, Hit::Entry(e) if e.tier == "cold")));
+  assert!(!fx.agent.join("fabric/memory-index").read_dir().unwrap().any(|f| f
+    .unwrap()
+    .file_name()
+    .to_string_lossy()
+    .ends_with(".hot")));
+  let ranged = run(
+    &engine,
+    json!({"scope": hit.follow.args["scope"], "entryRange": {"first": 1, "last": 1}, "query": "rarelexeme_042"}),
+  );
+  assert_eq!(ranged.total, 1);
+  let outside = run(&engine, json!({"scope": hit.follow.args["scope"], "entryRange": {"first": 1, "last": 2}}));
+  assert_eq!(outside.error.unwrap().code, "index_out_of_bounds");
+}
+
+#[test]
+fn combined_cold_queries_name_the_hydration_requirement() {
+  let fx = fixture();
+  let failed = json!({"role": "toolResult", "toolCallId": "t", "toolName": "bash", "content": [{"type": "text", "text": "timeout"}], "isError": true});
+  fx.write("cold", &[user("timeout in CI"), failed]);
+  let engine = fx.engine(json!({"hotSessions": 0}));
+  let combined = run(&engine, json!({"query": "timeout", "ref": "pi.bash", "outcome": "failed"}));
+  assert_eq!(combined.total, 1);
+  assert!(combined.coverage.reasons.contains(&"cold_structural_filter_requires_hydration".to_string()));
+  assert!(!combined.coverage.complete);
+  let Hit::Session(hit) = &combined.hits[0] else { panic!() };
+  assert_eq!(hit.matched_structural_entries, 1);
+  let structural = run(&engine, json!({"ref": "pi.bash"}));
+  assert!(structural.coverage.complete);
+  let phrase = run(&engine, json!({"query": "timeout in", "queryMode": "phrase"}));
+  assert_eq!(phrase.coverage.reasons, ["cold_phrase_requires_hydration"]);
+}
+
+#[test]
+fn identical_calls_give_identical_bytes() {
+  let fx = fixture();
+  for i in 0..5 {
+    fx.write(&format!("s{i}"), &[user("shared words here"), assistant("shared words again")]);
+  }
+  let engine = fx.engine(json!({"hotSessions": 2}));
+  let args = json!({"query": "shared words", "scope": "global"});
+  let first = serde_json::to_string(&run(&engine, args.clone())).unwrap();
+  assert_eq!(first, serde_json::to_string(&run(&engine, args)).unwrap());
+  assert!(first.contains("\"kind\":\"entry\"") && first.contains("\"kind\":\"session\""));
+}
+
+#[test]
+fn regex_limits_and_errors_are_structured() {
+  let fx = fixture();
+  fx.write("s", &[user(&"a".repeat(1500)), user("RARELEXEME_123 here")]);
+  let engine = fx.engine(json!({"maxEntryChars": 100000, "regexTimeoutMs": 50}));
+  let slow = run(&engine, json!({"query": "(a+)+$", "queryMode": "regex"}));
+  assert!(slow.error.is_none());
+  assert_eq!(slow.total, 1);
+  let found = run(&engine, json!({"query": "^rarelexeme_[0-9]{3}", "queryMode": "regex"}));
+  assert_eq!(found.total, 1);
+  let invalid = run(&engine, json!({"query": "(?=a)", "queryMode": "regex"}));
+  let error = invalid.error.clone().unwrap();
+  assert_eq!(error.code, "invalid_regex");
+  assert_eq!((invalid.total, invalid.coverage.complete), (0, false));
+  assert_eq!(as_json(&invalid)["coverage"]["error"]["code"], "invalid_regex");
+  let capped = run(&fx.engine(json!({"regexMaxHaystackTerms": 1})), json!({"query": "x", "queryMode": "regex"}));
+  assert_eq!(capped.coverage.reasons, ["regex_max_haystack_terms"]);
+  let large = run(&fx.engine(json!({"regexMaxPatternBytes": 4})), json!({"query": "abcde", "queryMode": "regex"}));
+  assert_eq!(large.error.unwrap().code, "regex_pattern_too_large");
+}
+
+#[test]
+fn abandoned_siblings_hide_in_active_mode() {
+  let fx = fixture();
+  let records = [
+    ("a", None, user("root question")),
+    ("b", Some("a"), assistant("abandonedzebra idea")),
+    ("c", Some("a"), assistant("chosen otter idea")),
+  ];
+  fs::write(fx.project.join("s.jsonl"), session("s", &records)).unwrap();
+  let engine = fx.engine(json!({}));
+  assert_eq!(run(&engine, json!({"query": "abandonedzebra"})).total, 0);
+  let all = run(&engine, json!({"query": "abandonedzebra", "branches": "all"}));
+  assert_eq!(all.total, 1);
+  let Hit::Entry(hit) = &all.hits[0] else { panic!() };
+  assert_eq!(hit.follow.args["branches"], "all");
+  let expanded = expand(&engine, &ExpandRequest::from_json(Some(&hit.follow.args)).unwrap());
+  assert_eq!(expanded.entries[0].text, "abandonedzebra idea");
+}
+
+#[test]
+fn browse_lists_every_entry_newest_session_first() {
+  let fx = fixture();
+  fx.write("one", &[user("first"), assistant("second")]);
+  let engine = fx.engine(json!({}));
+  let page = run(&engine, json!({}));
+  assert_eq!(page.total, 2);
+  assert!(page.next.is_none());
+  assert!(page.coverage.complete);
+}
