@@ -205,7 +205,7 @@ describe('expand paging, walk and integrity', () => {
     await assert.rejects(memory.expand({ indices: [0, 1], before: 1 }), { name: 'TypeError', code: 'invalid_argument' })
     await assert.rejects(memory.expand({ branches: 'some' as never }), /branches must be "active" or "all"/)
     await assert.rejects(memory.sessions({ scope: 'everywhere' as never }), { code: 'invalid_argument' })
-    await assert.rejects(memory.tools.call({ ref: 'memory.recall', args: {} }), { code: 'unsupported_call' })
+    await assert.rejects(memory.tools.call({ ref: 'memory.nope' as never, args: {} }), { code: 'unsupported_call' })
   })
 })
 

@@ -15,6 +15,23 @@ test('demo indexes a synthetic agent dir and shows what memory sees', () => {
   assert.match(out, /active visited 8 entries/)
   assert.match(out, /all {4}visited 10 entries/)
   assert.match(out, /Files the agent touched .*: src\/checkout\/service\.ts/)
+  assert.match(out, /toolResult\(bash\) \[error\]: FAIL test\/checkout\.test\.ts .*\[Timeout\] of 5000ms/)
+  assert.match(out, /1 of 1 hits · 3\/3 sessions indexed · coverage complete/)
+})
+
+test('recall and index print readable results; --json the exact API result', () => {
+  const demo = execFileSync(process.execPath, [cli, 'demo'], { encoding: 'utf8' })
+  const agentDir = /Demo agent dir (\S+)/.exec(demo)![1]
+  const where = ['--agent-dir', agentDir, '--cwd', '/home/demo/webshop']
+  assert.match(execFileSync(process.execPath, [cli, 'index', ...where], { encoding: 'utf8' }), /^indexed 3 of 3 sessions in \d+ ms · coverage complete/)
+  const human = execFileSync(process.execPath, [cli, 'recall', 'pricing', ...where], { encoding: 'utf8' })
+  assert.match(human, /\[pricing\]/)
+  const page = JSON.parse(execFileSync(process.execPath, [cli, 'recall', 'pricing', '--json', ...where], { encoding: 'utf8' }))
+  assert.equal(page.total, 5, 'every entry that says pricing')
+  assert.equal(page.coverage.complete, true)
+  assert.equal(page.hits[0].kind, 'entry')
+  const failed = JSON.parse(execFileSync(process.execPath, [cli, 'recall', '--ref', 'pi.bash', '--outcome', 'failed', '--json', ...where], { encoding: 'utf8' }))
+  assert.deepEqual(failed.hits.map((h: { outcome: string }) => h.outcome), ['failed'])
 })
 
 test('expand --json prints the exact API result; errors exit non-zero', () => {

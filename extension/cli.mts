@@ -1,8 +1,11 @@
 #!/usr/bin/env node
 /**
  * `pi-fabric-memory`: the command line over Pi session history.
- *   sessions [--scope S] [--all] [--json]     list sessions, newest first
- *   expand <session> <index|entryId> [--before N] [--after N] [--all] [--json]
+ *   recall <query> [--scope S] [--role R] [--tool T] [--ref R] [--outcome O] [--since D] [--until D]
+ *                  [--mode literal|phrase|regex] [--all] [--branches-all] [--json]
+ *   expand <session> <index|entryId> [--before N] [--after N] [--branches-all] [--json]
+ *   sessions [--scope S] [--branches-all] [--json]
+ *   index [--scope S]                          build or refresh the on-disk index, with progress
  *   demo                                       index a synthetic agent dir and show what memory sees
  * Global options: --agent-dir DIR (default PI_CODING_AGENT_DIR or ~/.pi/agent), --cwd DIR.
  */
@@ -11,7 +14,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { DEMO_CWD, writeDemoAgentDir } from './demo.mjs'
 import { createMemory, type Memory } from './memory.mjs'
-import type { ExpandedEntry, ExpandPage, SessionsPage } from 'pi-fabric-memory'
+import type { ExpandedEntry, ExpandPage, MemoryHit, RecallArgs, RecallPage, SessionsPage } from 'pi-fabric-memory'
 
 type Flags = { positional: string[]; options: Map<string, string | true> }
 
@@ -25,7 +28,7 @@ function parseFlags(argv: string[]): Flags {
       continue
     }
     const [key, inline] = arg.slice(2).split('=', 2)
-    const takesValue = ['scope', 'agent-dir', 'cwd', 'before', 'after'].includes(key)
+    const takesValue = ['scope', 'agent-dir', 'cwd', 'before', 'after', 'role', 'tool', 'ref', 'provider', 'action', 'outcome', 'since', 'until', 'mode', 'page-size'].includes(key)
     options.set(key, inline ?? (takesValue ? argv[++i] ?? '' : true))
   }
   return { positional, options }
@@ -34,6 +37,89 @@ function parseFlags(argv: string[]): Flags {
 const tty = process.stdout.isTTY
 const bold = (s: string) => (tty ? `\x1b[1m${s}\x1b[0m` : s)
 const dim = (s: string) => (tty ? `\x1b[2m${s}\x1b[0m` : s)
+const mark = (s: string) => (tty ? `\x1b[7m${s}\x1b[27m` : `[${s}]`)
+
+/** Highlights the query's words in a snippet (display only). */
+function highlight(text: string, query: string | undefined): string {
+  const words = (query ?? '').toLowerCase().match(/[\p{L}\p{N}_]+/gu) ?? []
+  if (words.length === 0) return text
+  const pattern = new RegExp(`(?<![\\p{L}\\p{N}_])(${words.map((w) => w.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|')})(?![\\p{L}\\p{N}_])`, 'giu')
+  return text.replace(pattern, (match) => mark(match))
+}
+
+function branchesOf(flags: Flags): 'active' | 'all' {
+  return flags.options.has('branches-all') ? 'all' : 'active'
+}
+
+function printHit(hit: MemoryHit, query: string | undefined): void {
+  if (hit.kind === 'session') {
+    console.log(`${bold(hit.score.toFixed(2).padStart(6))}  ${hit.sessionId}  ${dim('cold session')}  matched: ${hit.matchedTerms.join(', ') || `${hit.matchedStructuralEntries} typed entries`}`)
+    console.log(dim(`        follow: ${hit.follow.ref} ${JSON.stringify(hit.follow.args.scope)}`))
+    return
+  }
+  const when = hit.timestamp ? new Date(hit.timestamp).toISOString().slice(0, 16).replace('T', ' ') : '—'
+  const what = [hit.role, hit.tool && `tool=${hit.tool}`, hit.outcome && `outcome=${hit.outcome}`].filter(Boolean).join(' ')
+  console.log(`${bold(hit.score.toFixed(2).padStart(6))}  ${hit.sessionId.slice(0, 13)}… #${hit.index}  ${dim(`${when} ${hit.tier}`)}  ${what}`)
+  console.log(`        ${highlight(oneLine(hit.snippet, 240), query)}`)
+}
+
+function printRecall(page: RecallPage, query: string | undefined): void {
+  if (page.error) throw Object.assign(new Error(page.error.message), { code: page.error.code })
+  page.hits.forEach((hit) => printHit(hit, query))
+  const c = page.coverage
+  const status = c.complete ? 'complete' : `incomplete: ${c.reasons.join(', ')}`
+  console.log(dim(`${page.hits.length} of ${page.total} hits · ${c.indexedSessions}/${c.eligibleSessions} sessions indexed · coverage ${status}${page.next ? ' · more with --json next' : ''}`))
+}
+
+async function recallCommand(memory: Memory, flags: Flags): Promise<void> {
+  const query = flags.positional.slice(1).join(' ') || undefined
+  const option = (key: string) => flags.options.get(key) as string | undefined
+  const args: RecallArgs = {
+    query,
+    scope: (option('scope') as never) ?? 'project',
+    queryMode: option('mode') as never,
+    queryMatch: flags.options.has('all') ? 'all' : undefined,
+    branches: branchesOf(flags),
+    role: option('role'),
+    tool: option('tool'),
+    ref: option('ref'),
+    provider: option('provider'),
+    action: option('action'),
+    outcome: option('outcome') as never,
+    since: option('since'),
+    until: option('until'),
+    pageSize: option('page-size') ? Number(option('page-size')) : undefined,
+  }
+  const clean = Object.fromEntries(Object.entries(args).filter(([, v]) => v !== undefined)) as RecallArgs
+  const page = await memory.recall(clean)
+  if (flags.options.has('json')) return console.log(JSON.stringify(page, null, 2))
+  printRecall(page, query)
+}
+
+/** Indexes in budgeted steps so progress can be shown as it goes. */
+async function indexCommand(flags: Flags): Promise<void> {
+  const step = 25
+  const scope = (flags.options.get('scope') as never) ?? 'global'
+  const started = Date.now()
+  for (;;) {
+    const memory = createMemory({ agentDir: flags.options.get('agent-dir') as string | undefined, cwd: flags.options.get('cwd') as string | undefined, config: { maxSyncSessions: step } })
+    const { coverage } = await memory.sessions({ scope, limit: 1 })
+    const done = coverage.indexedSessions
+    const total = coverage.eligibleSessions
+    const budgetOnly = coverage.reasons.every((r) => r === 'max_sync_sessions')
+    if (Date.now() - started > 300 || done < total) {
+      const width = 30
+      const filled = total ? Math.round((done / total) * width) : width
+      process.stderr.write(`\r[${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${done}/${total} sessions`)
+    }
+    if (done >= total || !budgetOnly) {
+      if (Date.now() - started > 300) process.stderr.write('\n')
+      const status = coverage.complete ? 'complete' : `incomplete: ${coverage.reasons.join(', ')}`
+      console.log(`indexed ${done} of ${total} sessions in ${Date.now() - started} ms · coverage ${status}`)
+      return
+    }
+  }
+}
 
 function table(rows: string[][]): string {
   const widths = rows[0].map((_, c) => Math.max(...rows.map((r) => r[c].length)))
@@ -80,7 +166,7 @@ async function expandCommand(memory: Memory, flags: Flags): Promise<void> {
   if (!session || address === undefined) throw new Error('usage: pi-fabric-memory expand <session> <index|entryId>')
   const selector = /^\d+$/.test(address) ? { indices: [Number(address)] } : { entryIds: [address] }
   const context = ['before', 'after'].filter((k) => flags.options.has(k)).map((k) => [k, Number(flags.options.get(k))])
-  const args = { session, branches: flags.options.has('all') ? 'all' : 'active', ...selector, ...Object.fromEntries(context) }
+  const args = { session, branches: branchesOf(flags), ...selector, ...Object.fromEntries(context) }
   const page = await expandAll(memory, args)
   if (flags.options.has('json')) return console.log(JSON.stringify(page, null, 2))
   if (page.error) throw Object.assign(new Error(page.error.message), { code: page.error.code })
@@ -96,6 +182,10 @@ async function demo(): Promise<void> {
   console.log(`${bold('Demo agent dir')} ${agentDir}\n`)
   console.log(bold('memory.sessions({scope: "project"})'))
   printSessions(await memory.sessions())
+  console.log(`\n${bold('memory.recall({query: "timeout"})')}`)
+  printRecall(await memory.recall({ query: 'timeout' }), 'timeout')
+  console.log(`\n${bold('memory.recall({ref: "pi.bash", outcome: "failed"})')} ${dim('(typed fields only, no words)')}`)
+  printRecall(await memory.recall({ ref: 'pi.bash', outcome: 'failed' }), undefined)
   console.log(`\n${bold('memory.expand')} the failed test run, with one entry of context on each side`)
   const checkout = (await memory.sessions()).sessions.at(-1)!
   const failed = await expandAll(memory, { session: checkout.id, indices: [4], before: 1, after: 1 })
@@ -126,17 +216,31 @@ async function main(argv: string[]): Promise<void> {
   switch (command) {
     case 'demo':
       return demo()
+    case 'recall':
+      return recallCommand(memory(), flags)
+    case 'index':
+      return indexCommand(flags)
     case 'sessions': {
-      const page = await memory().sessions({ scope: (flags.options.get('scope') as never) ?? 'project', branches: flags.options.has('all') ? 'all' : 'active' })
+      const page = await memory().sessions({ scope: (flags.options.get('scope') as never) ?? 'project', branches: branchesOf(flags) })
       return flags.options.has('json') ? console.log(JSON.stringify(page, null, 2)) : printSessions(page)
     }
     case 'expand':
       return expandCommand(memory(), flags)
     default:
-      console.log('usage: pi-fabric-memory <demo | sessions | expand <session> <index|entryId>> [--agent-dir DIR] [--cwd DIR] [--all] [--json]')
+      console.log(
+        'usage: pi-fabric-memory <recall <query> | expand <session> <index|entryId> | sessions | index | demo>\n' +
+          '       [--scope S] [--role R] [--tool T] [--ref R] [--outcome O] [--since D] [--until D] [--mode M] [--all]\n' +
+          '       [--branches-all] [--json] [--agent-dir DIR] [--cwd DIR]',
+      )
       if (command !== 'help') process.exitCode = 2
   }
 }
+
+// `… | head` closes stdout early: that is the reader's choice, not an error.
+process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+  if (error.code === 'EPIPE') process.exit(0)
+  throw error
+})
 
 main(process.argv.slice(2)).catch((error: Error & { code?: string }) => {
   console.error(`pi-fabric-memory: ${error.code ? `[${error.code}] ` : ''}${error.message}`)

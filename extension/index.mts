@@ -4,11 +4,14 @@
  */
 import type { ExtensionAPI, ExtensionContext } from '@earendil-works/pi-coding-agent'
 import { Type } from 'typebox'
+import { piActions, type ActionDescriptor } from './catalog.mjs'
 import { createMemory, type Memory } from './memory.mjs'
 import { agentDir, memorySettings } from './settings.mjs'
 
 export { createMemory } from './memory.mjs'
-export type { CreateMemoryOptions, LiveSessionSource, Memory } from './memory.mjs'
+export { catalog, search, MEMORY_ACTIONS } from './catalog.mjs'
+export type { ActionDescriptor, Catalog } from './catalog.mjs'
+export type { CreateMemoryOptions, LiveSessionSource, Memory, MemoryTools } from './memory.mjs'
 export type { WalkEntry, WalkResult, WalkSelector, WalkVisitor } from './walk.mjs'
 
 const Branches = Type.Union([Type.Literal('active'), Type.Literal('all')], {
@@ -32,6 +35,32 @@ const ExpandParameters = Type.Object({
   textOffset: Type.Optional(Type.Integer({ minimum: 0 })),
 })
 
+const Filters = {
+  role: Type.Optional(Type.String({ description: 'Exact role: user, assistant, toolResult, bashExecution, custom, compaction, …' })),
+  tool: Type.Optional(Type.String({ description: 'Exact tool name, e.g. "grep"' })),
+  ref: Type.Optional(Type.String({ description: 'Exact capability ref, e.g. "pi.grep" or "agents.run"' })),
+  provider: Type.Optional(Type.String()),
+  action: Type.Optional(Type.String()),
+  outcome: Type.Optional(Type.Union(['succeeded', 'failed', 'aborted', 'timed_out'].map((o) => Type.Literal(o)))),
+  since: Type.Optional(Type.Union([Type.Number(), Type.String()], { description: 'Inclusive: ms since the epoch or an ISO date' })),
+  until: Type.Optional(Type.Union([Type.Number(), Type.String()])),
+}
+
+const RecallParameters = Type.Object({
+  query: Type.Optional(Type.String({ description: 'Words to find; omit to browse (filters alone decide)' })),
+  queryMode: Type.Optional(Type.Union([Type.Literal('literal'), Type.Literal('phrase'), Type.Literal('regex')])),
+  queryMatch: Type.Optional(Type.Union([Type.Literal('any'), Type.Literal('all')])),
+  scope: Type.Optional(Type.String({ description: '"project" (default), "session", "global" or "session:<id-or-path>"' })),
+  branches: Type.Optional(Branches),
+  ...Filters,
+  pageSize: Type.Optional(Type.Integer({ minimum: 1, maximum: 50 })),
+  offset: Type.Optional(Type.Integer({ minimum: 0 })),
+  snippetChars: Type.Optional(Type.Integer({ minimum: 80, maximum: 2000 })),
+  entryRange: Type.Optional(Type.Object({ first: Type.Integer(), last: Type.Integer() })),
+  expectedSourceHash: Type.Optional(Type.String()),
+  expectedLineageFingerprint: Type.Optional(Type.String()),
+})
+
 const SessionsParameters = Type.Object({
   scope: Type.Optional(
     Type.String({ description: '"session", "project" (default), "global" (all projects) or "session:<id-or-path>"' }),
@@ -45,12 +74,12 @@ function jsonResult<T>(details: T) {
 }
 
 /** One memory per cwd; each call reads the live branch from `ctx`. */
-function memoryFor(cache: Map<string, Memory>, ctx: ExtensionContext): Memory {
+function memoryFor(cache: Map<string, Memory>, ctx: ExtensionContext, actions: () => ActionDescriptor[]): Memory {
   let memory = cache.get(ctx.cwd)
   if (!memory) {
     const dir = agentDir()
     const trusted = typeof ctx.isProjectTrusted === 'function' ? ctx.isProjectTrusted() : true
-    memory = createMemory({ agentDir: dir, cwd: ctx.cwd, config: memorySettings(dir, ctx.cwd, trusted), live: ctx.sessionManager })
+    memory = createMemory({ agentDir: dir, cwd: ctx.cwd, config: memorySettings(dir, ctx.cwd, trusted), live: ctx.sessionManager, actions })
     cache.set(ctx.cwd, memory)
   }
   return memory
@@ -60,11 +89,32 @@ export default function piFabricMemory(pi: ExtensionAPI): void {
   // `memory.enabled: false` in the global settings turns the recall tools off.
   if (memorySettings(agentDir(), process.cwd(), false).enabled === false) return
   const memories = new Map<string, Memory>()
+  const actions = () => piActions(typeof pi.getAllTools === 'function' ? pi.getAllTools() : [])
   // The live SessionManager changes with /new, /resume and /fork: read it per call.
   const current = (ctx: ExtensionContext) => {
-    const memory = memoryFor(memories, ctx)
+    const memory = memoryFor(memories, ctx, actions)
     return { memory, live: ctx.sessionManager }
   }
+
+  pi.registerTool({
+    name: 'memory_recall',
+    label: 'Memory: recall',
+    description:
+      'Search the history of Pi sessions (this project by default) for earlier decisions, errors, commands and files. ' +
+      'Literal words by default (queryMode "phrase" for exact wording, "regex" only when needed); exact filters ' +
+      'role/tool/ref/provider/action/outcome/since/until work with or without a query. Each hit has a `follow` call: ' +
+      'to read it, call the tool named by follow.ref with "." replaced by "_" (memory.expand → memory_expand, ' +
+      'memory.recall → memory_recall) and pass follow.args unchanged. Continue a page with `next` the same way. ' +
+      'An empty result proves absence only when coverage.complete is true. Follow calls are bound to the session as ' +
+      'it was: once a session has grown (as the current one does every turn) they return error stale_pointer; then ' +
+      'recall again, or read the entry with memory_expand {indices} without the expected* bindings.',
+    promptSnippet: 'memory_recall: search earlier Pi sessions of this project; follow hits with memory_expand',
+    parameters: RecallParameters,
+    async execute(_toolCallId, params, _signal, _onUpdate, ctx) {
+      const { memory } = current(ctx)
+      return jsonResult(await memory.recall(params as never))
+    },
+  })
 
   pi.registerTool({
     name: 'memory_expand',

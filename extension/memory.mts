@@ -1,4 +1,5 @@
-import { MemoryEngine, type ExpandArgs, type ExpandPage, type FabricCall, type LiveBranchArg, type SessionsArgs, type SessionsPage } from 'pi-fabric-memory'
+import { MemoryEngine, type ExpandArgs, type ExpandPage, type FabricCall, type LiveBranchArg, type RecallArgs, type RecallPage, type SessionsArgs, type SessionsPage } from 'pi-fabric-memory'
+import { catalog, MEMORY_ACTIONS, search, type ActionDescriptor, type Catalog } from './catalog.mjs'
 import { guarded, MemoryUnsupportedError } from './errors.mjs'
 import { walk, type WalkResult, type WalkSelector, type WalkVisitor } from './walk.mjs'
 
@@ -18,17 +19,28 @@ export interface CreateMemoryOptions {
   config?: Record<string, unknown>
   /** Pi's live session, read on every call (or a getter for it). */
   live?: LiveSessionSource | (() => LiveSessionSource | undefined)
+  /** More actions for the capability catalog (e.g. Pi's registered tools). */
+  actions?: () => ActionDescriptor[]
+}
+
+export interface MemoryTools {
+  /** Dispatches a copy-ready `follow`/`next` call. */
+  call(call: FabricCall): Promise<unknown>
+  /** The deterministic provider → action tree. */
+  catalog(): Catalog
+  /** Actions ranked for a natural-language or ref query. */
+  search(args: { query: string; limit?: number }): Array<ActionDescriptor & { score: number }>
+  /** One action's full descriptor, or undefined. */
+  describe(ref: string): ActionDescriptor | undefined
 }
 
 export interface Memory {
-  /** Arrives with the recall issue; rejects with `unsupported_call` until then. */
-  recall(args?: Record<string, unknown>): Promise<never>
+  recall(args?: RecallArgs): Promise<RecallPage>
   expand(args?: ExpandArgs): Promise<ExpandPage>
   sessions(args?: SessionsArgs): Promise<SessionsPage>
   walk(selector: WalkSelector | undefined, visitor: WalkVisitor): Promise<WalkResult>
   walk(visitor: WalkVisitor): Promise<WalkResult>
-  /** Dispatches a copy-ready `follow`/`next` call. */
-  tools: { call(call: FabricCall): Promise<unknown> }
+  tools: MemoryTools
   readonly agentDir: string
   readonly cwd: string
 }
@@ -46,9 +58,8 @@ export function createMemory(options: CreateMemoryOptions = {}): Memory {
   const live = () => liveBranch(options.live)
   const expand = (args: ExpandArgs = {}) => guarded(() => engine.expand(args, live()))
   const sessions = (args: SessionsArgs = {}) => guarded(() => engine.sessions(args, live()))
-  const recall = async (): Promise<never> => {
-    throw new MemoryUnsupportedError('memory.recall is not available in this version of pi-fabric-memory yet')
-  }
+  const recall = (args: RecallArgs = {}) => guarded(() => engine.recall(args, live()))
+  const actions = () => [...MEMORY_ACTIONS, ...(options.actions?.() ?? [])]
   const memory: Memory = {
     recall,
     expand,
@@ -66,11 +77,14 @@ export function createMemory(options: CreateMemoryOptions = {}): Memory {
           case 'memory.sessions':
             return sessions(args)
           case 'memory.recall':
-            return recall()
+            return recall(args)
           default:
             throw new MemoryUnsupportedError(`tools.call: unknown ref ${JSON.stringify(call?.ref)}`)
         }
       },
+      catalog: () => catalog(actions()),
+      search: ({ query, limit }) => search(actions(), query, limit),
+      describe: (ref) => actions().find((action) => action.ref === ref),
     },
     agentDir: engine.agentDir,
     cwd: engine.cwd,

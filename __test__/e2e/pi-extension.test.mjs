@@ -168,7 +168,7 @@ for (const line of LINES) {
         )
         assert.equal(extResult.extensions.length, 1, `expected exactly our extension, got ${extResult.extensions.map((e) => e.path).join(', ')}`)
         const registered = [...extResult.extensions[0].tools.keys()].sort()
-        assert.deepEqual(registered, ['memory_expand', 'memory_sessions'], 'tools registered by the extension')
+        assert.deepEqual(registered, ['memory_expand', 'memory_recall', 'memory_sessions'], 'tools registered by the extension')
 
         const sessionManager = SessionManager.create(cwd, sessionDir)
         const liveReads = recordLiveReads(sessionManager)
@@ -181,7 +181,7 @@ for (const line of LINES) {
           resourceLoader,
           settingsManager,
           sessionManager,
-          tools: ['memory_expand', 'memory_sessions'],
+          tools: ['memory_expand', 'memory_recall', 'memory_sessions'],
         }))
         const activeTools = session.getActiveToolNames?.() ?? []
         if (activeTools.length) {
@@ -307,6 +307,41 @@ for (const line of LINES) {
           assert.equal(tr?.isError, false, `${id} isError in session.messages`)
         }
 
+        // --- 7. prompt 3: memory_recall, then the model follows hits[0] as the tool description says. The
+        // hit is in this live session, which Pi appended to in between: by contract the bound follow is
+        // stale_pointer (no content), and the unbound re-read by index returns the entry.
+        faux.setResponses([
+          () => fauxAssistantMessage(fauxToolCall('memory_recall', { query: line.word }, { id: 'call_recall_3' }), { stopReason: 'toolUse' }),
+          (ctx) => {
+            captured.recall3 = toolResultIn(ctx.messages, 'call_recall_3')
+            const hit = JSON.parse(captured.recall3.text).hits[0]
+            return fauxAssistantMessage(fauxToolCall(hit.follow.ref.replace('.', '_'), hit.follow.args, { id: 'call_follow_3' }), { stopReason: 'toolUse' })
+          },
+          (ctx) => {
+            captured.follow3 = toolResultIn(ctx.messages, 'call_follow_3')
+            const hit = JSON.parse(captured.recall3.text).hits[0]
+            return fauxAssistantMessage(fauxToolCall('memory_expand', { indices: hit.follow.args.indices }, { id: 'call_reread_3' }), { stopReason: 'toolUse' })
+          },
+          (ctx) => {
+            captured.reread3 = toolResultIn(ctx.messages, 'call_reread_3')
+            return fauxAssistantMessage(fauxText(`done-3 ${line.word}`))
+          },
+        ])
+        await session.prompt(`Recall ${line.word}`)
+        assert.equal(faux.getPendingResponseCount(), 0, 'all faux responses of prompt 3 were consumed')
+        assert.equal(captured.recall3.isError, false, `recall isError; text: ${captured.recall3.text}`)
+        const recall3 = JSON.parse(captured.recall3.text)
+        assert.equal(recall3.error, undefined, `recall error: ${JSON.stringify(recall3.error)}`)
+        assert.ok(recall3.total >= 1 && recall3.hits[0].kind === 'entry', `recall hits: ${captured.recall3.text.slice(0, 2000)}`)
+        assert.ok(recall3.hits[0].snippet.includes(line.word), `snippet: ${recall3.hits[0].snippet}`)
+        assert.equal(recall3.coverage.complete, true, `coverage: ${JSON.stringify(recall3.coverage)}`)
+        const follow3 = JSON.parse(captured.follow3.text)
+        assert.equal(follow3.error?.code, 'stale_pointer', `follow after Pi appended: ${captured.follow3.text.slice(0, 500)}`)
+        assert.deepEqual(follow3.entries, [])
+        const reread3 = JSON.parse(captured.reread3.text)
+        assert.equal(reread3.error, undefined, `re-read error: ${JSON.stringify(reread3.error)}`)
+        assert.ok(reread3.entries[0].text.includes(line.word), `re-read entry: ${captured.reread3.text.slice(0, 500)}`)
+
         // --- 6. the persisted JSONL (after prompt resolves) was written by Pi ---
         const lines = readFileSync(session.sessionFile, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l))
         diag.jsonlTypes = lines.map((l) => (l.type === 'message' ? `message(${l.message.role})` : l.type))
@@ -319,8 +354,8 @@ for (const line of LINES) {
         const persistedResults = persistedMessages.filter((m) => m.role === 'toolResult')
         assert.deepEqual(
           persistedResults.map((m) => m.toolCallId),
-          ['call_expand_1', 'call_sessions_2', 'call_expand_2'],
-          'all three tool results persisted in order',
+          ['call_expand_1', 'call_sessions_2', 'call_expand_2', 'call_recall_3', 'call_follow_3', 'call_reread_3'],
+          'all tool results persisted in order',
         )
         assert.equal(textOf(persistedResults[0]), captured.expand1.text, 'persisted toolResult text = what the model saw')
         assert.ok(persistedResults.every((m) => m.isError === false))
