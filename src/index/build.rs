@@ -3,7 +3,8 @@
 use super::cold::ColdDigest;
 use super::hot::{HotShard, ResumeState};
 use super::record::{self, Body, CacheRecord, Tier, CACHE_VERSION};
-use super::{is_fresh, policy, Index, Resident, Source};
+use super::resident::{PolicyCheck, Slot};
+use super::{is_fresh, policy, Index, Source};
 use crate::engine::Engine;
 use crate::session::lineage::{self, Branches, Lineage, LiveBranch, Node};
 use crate::session::normalize::{Normalized, Normalizer, Policy};
@@ -13,24 +14,20 @@ use std::collections::HashSet;
 use std::fs;
 use std::sync::Arc;
 
-fn key(source: &Source, branches: Branches) -> (std::path::PathBuf, Branches) {
-  (source.path.clone(), branches)
-}
-
 /// The current record of `source` from memory or disk, if provably fresh.
 /// A record read from disk stays resident even when stale: an append can
 /// resume from it.
 pub fn load_fresh(
   engine: &Engine,
   index: &Index,
+  policies: &PolicyCheck,
   source: &Source,
   tier: Tier,
   branches: Branches,
   on_disk: &HashSet<String>,
 ) -> Option<Arc<CacheRecord>> {
-  let resident = index.resident.lock().get(&key(source, branches)).cloned();
-  let resident = match resident.filter(|r| r.record.tier() == tier) {
-    Some(resident) => resident,
+  let slot = match index.resident.get(&source.path, branches).filter(|s| s.record.tier() == tier) {
+    Some(slot) => slot,
     None => {
       let path = index.dir.join(record::file_name(&source.path, branches, tier));
       let bytes = fs::read(&path).ok()?;
@@ -39,29 +36,29 @@ pub fn load_fresh(
         let _ = fs::remove_file(&path);
         return None;
       };
-      let resident = Resident { verified_ns: record.verified_ns, record: Arc::new(record) };
-      index.resident.lock().insert(key(source, branches), resident.clone());
-      resident
+      let slot = Slot::new(Arc::new(record), 0);
+      slot.verified_at(slot.record.verified_ns);
+      index.resident.put(&source.path, branches, slot.clone());
+      slot
     }
   };
-  if !is_fresh(engine, &resident, source, tier, branches) {
+  if !is_fresh(engine, policies, &slot, source, tier) {
     return None;
   }
   // Someone deleted the record (or the whole index dir): write it back.
-  if !on_disk.contains(&record::file_name(&source.path, branches, tier)) {
-    let mut record = (*resident.record).clone();
+  if !on_disk.contains(&slot.name) {
+    let mut record = (*slot.record).clone();
     persist(index, source, branches, tier, &mut record).ok()?;
   }
   // Verified now (by stamp or by hash): later calls need not re-hash.
-  let verified = Resident { record: resident.record.clone(), verified_ns: now_ns() };
-  index.resident.lock().insert(key(source, branches), verified);
-  Some(resident.record)
+  slot.verified_at(now_ns());
+  Some(slot.record.clone())
 }
 
 /// Source bytes a rebuild will parse: only the appended bytes when the
 /// resident record can resume.
 pub fn planned_cost(index: &Index, source: &Source, tier: Tier, branches: Branches) -> u64 {
-  let resident = index.resident.lock().get(&key(source, branches)).cloned();
+  let resident = index.resident.get(&source.path, branches);
   let resume = resident.as_ref().filter(|_| tier == Tier::Hot).and_then(|r| match &r.record.body {
     Body::Hot(shard) => shard.resume.as_ref().map(|resume| (r.record.stamp, resume.complete_len)),
     Body::Cold(_) => None,
@@ -200,7 +197,7 @@ pub fn build(
     }
   })?;
   let live = live_branch(engine, source, branches);
-  let stale = index.resident.lock().get(&key(source, branches)).map(|r| r.record.clone());
+  let stale = index.resident.get(&source.path, branches).map(|r| r.record.clone());
   let stale =
     stale.filter(|r| r.tier() == tier && r.policy == policy(&engine.config, tier, branches, &r.lineage_fingerprint));
   let mut record = match stale.as_deref().filter(|r| r.source_hash == read.sha256 && live.is_none()) {
@@ -219,7 +216,7 @@ pub fn build(
     let _ = persist(index, source, branches, tier, &mut record);
   }
   let record = Arc::new(record);
-  index.resident.lock().insert(key(source, branches), Resident { record: record.clone(), verified_ns: read.read_ns });
+  index.resident.put(&source.path, branches, Slot::new(record.clone(), read.read_ns));
   Ok(record)
 }
 

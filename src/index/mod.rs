@@ -12,7 +12,9 @@
 pub mod build;
 pub mod cold;
 pub mod hot;
+pub mod listing;
 pub mod record;
+pub mod resident;
 
 use crate::config::Config;
 use crate::engine::Engine;
@@ -118,20 +120,20 @@ pub fn policy(config: &Config, tier: Tier, branches: Branches, fingerprint: &str
   }
 }
 
-#[derive(Clone)]
-struct Resident {
-  record: Arc<CacheRecord>,
-  verified_ns: i128,
-}
+/// (dev, inode): which file a cached header was read from.
+type FileId = (u64, u64);
 
 /// One process-resident index per index dir, shared by concurrent calls.
 pub struct Index {
   pub dir: PathBuf,
-  resident: Mutex<HashMap<(PathBuf, Branches), Resident>>,
-  /// Headers by (path, dev, inode): appends never change a header.
-  headers: Mutex<HashMap<(PathBuf, u64, u64), Option<Header>>>,
+  resident: resident::Residents,
+  /// Headers by path, valid for the (dev, inode) read: appends never change a header.
+  headers: Mutex<HashMap<PathBuf, (FileId, Option<Header>)>>,
   /// One synchronization at a time; queries read resident records freely.
   sync_lock: Mutex<()>,
+  dirs: listing::DirCache,
+  /// `sha256(path)[..16]` of every source seen: record-name owners.
+  owners: Mutex<HashMap<PathBuf, String>>,
 }
 
 impl Index {
@@ -141,19 +143,39 @@ impl Index {
     indexes
       .entry(dir.clone())
       .or_insert_with(|| {
-        Arc::new(Index { dir, resident: Mutex::default(), headers: Mutex::default(), sync_lock: Mutex::default() })
+        Arc::new(Index {
+          dir,
+          resident: Default::default(),
+          headers: Mutex::default(),
+          sync_lock: Mutex::default(),
+          dirs: Default::default(),
+          owners: Mutex::default(),
+        })
       })
       .clone()
   }
 
   fn header(&self, path: &Path, stamp: &StatStamp) -> Option<Header> {
-    let key = (path.to_path_buf(), stamp.dev, stamp.ino);
-    if let Some(header) = self.headers.lock().get(&key) {
-      return header.clone();
+    let file = (stamp.dev, stamp.ino);
+    if let Some((seen, header)) = self.headers.lock().get(path) {
+      if *seen == file {
+        return header.clone();
+      }
     }
     let header = read_header(path);
-    self.headers.lock().insert(key, header.clone());
+    self.headers.lock().insert(path.to_path_buf(), (file, header.clone()));
     header
+  }
+
+  /// Whether `path` is a Pi session (header cached).
+  fn is_session(&self, path: &Path, stamp: &StatStamp) -> bool {
+    let file = (stamp.dev, stamp.ino);
+    if let Some((seen, header)) = self.headers.lock().get(path) {
+      if *seen == file {
+        return header.is_some();
+      }
+    }
+    self.header(path, stamp).is_some()
   }
 }
 
@@ -165,18 +187,22 @@ pub struct Source {
 }
 
 /// Every `sessions/*/*.jsonl` with its stamp, newest first (then by path):
-/// the order tiers are assigned in. Stats only, no reads.
-pub fn list_sources(sessions_dir: &Path) -> Vec<Source> {
-  let Ok(dirs) = fs::read_dir(sessions_dir) else { return Vec::new() };
-  let mut files: Vec<PathBuf> = dirs
-    .filter_map(Result::ok)
-    .filter(|d| d.file_type().is_ok_and(|t| t.is_dir()))
-    .flat_map(|d| fs::read_dir(d.path()).into_iter().flatten().filter_map(Result::ok).map(|f| f.path()))
-    .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
+/// the order tiers are assigned in. Listings come from `dirs` while the
+/// directories are unchanged; every file is stat'ed (appends change no
+/// directory).
+pub fn list_sources(dirs: &listing::DirCache, sessions_dir: &Path) -> Vec<Source> {
+  let files: Vec<PathBuf> = dirs
+    .names(sessions_dir)
+    .iter()
+    .map(|name| sessions_dir.join(name))
+    .flat_map(|dir| {
+      let names = dirs.names(&dir);
+      names.iter().filter(|n| n.ends_with(".jsonl")).map(|n| dir.join(n)).collect::<Vec<_>>()
+    })
     .collect();
-  files.sort();
   let mut sources: Vec<Source> = files
     .into_par_iter()
+    .with_min_len(64)
     .filter_map(|path| {
       let metadata = fs::metadata(&path).ok().filter(|m| m.is_file())?;
       Some(Source { stamp: StatStamp::of(&metadata), path })
@@ -201,25 +227,30 @@ pub struct SyncResult {
   pub coverage: Coverage,
 }
 
-/// Is `resident` provably the current record for `source`?
-fn is_fresh(engine: &Engine, resident: &Resident, source: &Source, tier: Tier, branches: Branches) -> bool {
-  let record = &resident.record;
-  if record.tier() != tier || record.branches != branches || record.file != source.path.to_string_lossy() {
+/// Is `slot` provably the current record for `source`? Cheapest checks first.
+fn is_fresh(
+  engine: &Engine,
+  policies: &resident::PolicyCheck,
+  slot: &resident::Slot,
+  source: &Source,
+  tier: Tier,
+) -> bool {
+  let record = &slot.record;
+  if record.stamp != source.stamp
+    || record.tier() != tier
+    || Path::new(&record.file) != source.path
+    || !policies.matches(record)
+  {
     return false;
   }
-  if record.policy != policy(&engine.config, tier, branches, &record.lineage_fingerprint) {
-    return false;
-  }
-  if let Some(live) = engine.live.as_ref().filter(|l| l.file == source.path && branches == Branches::Active) {
-    let expected = crate::session::lineage::fingerprint(branches, live.branch.leaf_id.as_deref(), &live.branch.ids);
+  if let Some(live) = engine.live.as_ref().filter(|l| l.file == source.path && record.branches == Branches::Active) {
+    let expected =
+      crate::session::lineage::fingerprint(record.branches, live.branch.leaf_id.as_deref(), &live.branch.ids);
     if record.lineage_fingerprint != expected {
       return false;
     }
   }
-  if record.stamp != source.stamp {
-    return false;
-  }
-  record.stamp.proves_unchanged_since(resident.verified_ns)
+  record.stamp.proves_unchanged_since(slot.verified_ns())
     || fs::read(&source.path).is_ok_and(|bytes| sha256_hex(&bytes) == record.source_hash)
 }
 
@@ -234,7 +265,7 @@ fn eligible(engine: &Engine, index: &Index, all: &[Source], scope: &Scope) -> Re
       .or_else(|| fs::metadata(path).ok().map(|m| Source { path: path.to_path_buf(), stamp: StatStamp::of(&m) }))
   };
   Ok(match scope {
-    Scope::Global => all.iter().filter(|s| index.header(&s.path, &s.stamp).is_some()).cloned().collect(),
+    Scope::Global => all.iter().filter(|s| index.is_session(&s.path, &s.stamp)).cloned().collect(),
     Scope::Project => {
       let dir = discovery.project_dir();
       all
@@ -278,19 +309,20 @@ impl Budget {
 pub fn sync(engine: &Engine, scope: &Scope, branches: Branches) -> Result<SyncResult, ContractError> {
   let index = Index::shared(index_dir(engine));
   let _guard = index.sync_lock.lock();
-  let all = list_sources(&engine.discovery().sessions_dir());
+  let all = list_sources(&index.dirs, &engine.discovery().sessions_dir());
   let existing: HashSet<&Path> = all.iter().map(|s| s.path.as_path()).collect();
-  index.resident.lock().retain(|(path, _), _| existing.contains(path.as_path()) || path.exists());
+  index.resident.retain(|path| existing.contains(path) || path.exists());
+  let policies = resident::PolicyCheck::new(&engine.config, branches);
   let hot: HashSet<&Path> = all.iter().take(engine.config.hot_sessions as usize).map(|s| s.path.as_path()).collect();
   let eligible = eligible(engine, &index, &all, scope)?;
-  let on_disk = list_index_dir(&index.dir);
+  let on_disk: HashSet<String> = index.dirs.names(&index.dir).iter().cloned().collect();
   let mut reasons: BTreeSet<&'static str> = BTreeSet::new();
   let mut budget = Budget { sessions: 0, bytes: 0 };
   let mut synced = Vec::with_capacity(eligible.len());
   let mut to_build = Vec::new();
   for source in &eligible {
     let tier = if hot.contains(source.path.as_path()) { Tier::Hot } else { Tier::Cold };
-    let fresh = build::load_fresh(engine, &index, source, tier, branches, &on_disk);
+    let fresh = build::load_fresh(engine, &index, &policies, source, tier, branches, &on_disk);
     if fresh.is_none() {
       let cost = build::planned_cost(&index, source, tier, branches);
       match budget.charge(&engine.config, cost) {
@@ -352,7 +384,21 @@ fn cleanup(
   config: &Config,
   reasons: &mut BTreeSet<&'static str>,
 ) {
-  let owners: HashSet<String> = all.iter().map(|s| record::base_name(&s.path)[..16].to_string()).collect();
+  let owners: HashSet<String> = {
+    let mut known = index.owners.lock();
+    let mut owners = HashSet::with_capacity(all.len());
+    for source in all {
+      match known.get(&source.path) {
+        Some(owner) => owners.insert(owner.clone()),
+        None => {
+          let owner = record::base_name(&source.path)[..16].to_string();
+          known.insert(source.path.clone(), owner.clone());
+          owners.insert(owner)
+        }
+      };
+    }
+    owners
+  };
   let mut removed = 0u64;
   for name in names {
     let path = index.dir.join(name);
@@ -372,14 +418,6 @@ fn cleanup(
       removed += 1;
     }
   }
-}
-
-/// The index dir's file names (empty when it does not exist): one readdir
-/// per call, no file is opened.
-fn list_index_dir(dir: &Path) -> HashSet<String> {
-  fs::read_dir(dir)
-    .map(|read| read.filter_map(Result::ok).map(|e| e.file_name().to_string_lossy().into_owned()).collect())
-    .unwrap_or_default()
 }
 
 /// Temp files younger than this may belong to a writer still at work.

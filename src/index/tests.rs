@@ -180,7 +180,7 @@ fn stale_foreign_and_orphaned_records_are_removed() {
   fs::write(dir.join(&kept), "PFMIDX06torn").unwrap();
   fs::remove_file(&gone).unwrap();
   let fresh = fx.engine(json!({}));
-  Index::shared(fx.index_dir()).resident.lock().clear();
+  Index::shared(fx.index_dir()).resident.clear();
   let result = global(&fresh);
   assert!(result.coverage.complete);
   assert_eq!(result.coverage.eligible_sessions, 1);
@@ -260,7 +260,7 @@ fn deleting_the_index_dir_rebuilds_identical_records() {
   };
   let before = strip(&global(&engine));
   fs::remove_dir_all(fx.index_dir()).unwrap();
-  Index::shared(fx.index_dir()).resident.lock().clear();
+  Index::shared(fx.index_dir()).resident.clear();
   let after = global(&engine);
   assert_eq!(strip(&after), before);
   assert_eq!(fx.index_files().len(), 2);

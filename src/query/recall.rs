@@ -94,19 +94,14 @@ impl Searched {
   }
 }
 
+/// (score, session mtime, entry 0 / session 1, index, session slot).
+type RankKey = (f64, f64, u8, usize, usize);
+
 /// One ranked candidate.
 #[derive(Debug, Clone)]
 enum Item {
   Entry { session: usize, doc: usize, score: f64 },
   Session { session: usize, score: f64, matched_terms: Vec<String>, structural: usize },
-}
-
-impl Item {
-  fn score(&self) -> f64 {
-    match self {
-      Item::Entry { score, .. } | Item::Session { score, .. } => *score,
-    }
-  }
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -399,7 +394,7 @@ impl<'r> Search<'r> {
 
   fn run(&mut self) -> Result<Vec<Item>, ContractError> {
     let request = self.request;
-    let mut items = match &request.query {
+    let items = match &request.query {
       Query::Browse => self.browse(),
       Query::Literal { terms, all } => self.lexical(terms, *all, false),
       Query::Phrase { phrase, terms } => self.phrase(phrase, terms),
@@ -423,37 +418,51 @@ impl<'r> Search<'r> {
         self.reasons.insert("cold_structural_filter_requires_hydration");
       }
     }
-    self.rank(&mut items);
     if items.len() > MAX_ITEM_CANDIDATES {
-      items.truncate(MAX_ITEM_CANDIDATES);
       self.reasons.insert("candidate_item_budget");
     }
+    let need = (request.offset + request.page_size).min(MAX_ITEM_CANDIDATES);
+    let items = self.rank(items, MAX_ITEM_CANDIDATES, need);
     Ok(items)
   }
 }
 
 impl Search<'_> {
-  /// Score desc, session mtime desc, entries before sessions, index, file:
-  /// identical calls give identical bytes.
-  fn rank(&self, items: &mut [Item]) {
-    let key = |item: &Item| {
-      let (slot, kind, index) = match item {
-        Item::Entry { session, doc, .. } => (*session, 0, self.entry(*session, *doc).index),
-        Item::Session { session, .. } => (*session, 1, 0),
-      };
-      (slot, kind, index)
+  /// Orders `items` by score desc, session mtime desc, entries before
+  /// sessions, index, file (identical calls give identical bytes), keeping
+  /// the best `keep`; only the first `exact` need their exact order, so the
+  /// rest is partitioned, not sorted.
+  fn rank(&self, items: Vec<Item>, keep: usize, exact: usize) -> Vec<Item> {
+    let mut keyed: Vec<(RankKey, Item)> = items
+      .into_iter()
+      .map(|item| {
+        let key = match &item {
+          Item::Entry { session, doc, score } => {
+            (*score, self.sessions[*session].mtime, 0, self.entry(*session, *doc).index, *session)
+          }
+          Item::Session { session, score, .. } => (*score, self.sessions[*session].mtime, 1, 0, *session),
+        };
+        (key, item)
+      })
+      .collect();
+    let order = |a: &(RankKey, Item), b: &(RankKey, Item)| {
+      let ((sa, ma, ka, ia, fa), (sb, mb, kb, ib, fb)) = (&a.0, &b.0);
+      sb.total_cmp(sa)
+        .then(mb.total_cmp(ma))
+        .then(ka.cmp(kb))
+        .then(ia.cmp(ib))
+        .then_with(|| self.sessions[*fa].file.cmp(&self.sessions[*fb].file))
     };
-    items.sort_by(|a, b| {
-      let (sa, ka, ia) = key(a);
-      let (sb, kb, ib) = key(b);
-      let (ma, mb) = (&self.sessions[sa], &self.sessions[sb]);
-      b.score()
-        .total_cmp(&a.score())
-        .then(mb.mtime.total_cmp(&ma.mtime))
-        .then(ka.cmp(&kb))
-        .then(ia.cmp(&ib))
-        .then(ma.file.cmp(&mb.file))
-    });
+    if keyed.len() > keep {
+      keyed.select_nth_unstable_by(keep, order);
+      keyed.truncate(keep);
+    }
+    let exact = exact.min(keyed.len());
+    if exact < keyed.len() {
+      keyed.select_nth_unstable_by(exact, order);
+    }
+    keyed[..exact].sort_unstable_by(order);
+    keyed.into_iter().map(|(_, item)| item).collect()
   }
 
   fn entry_hit(&self, slot: usize, doc: usize, score: f64) -> Hit {

@@ -1,0 +1,101 @@
+//! Records kept in memory between calls, and the checks a warm call makes
+//! without allocating: a warm call must stay far below a millisecond of
+//! overhead per thousand sessions.
+
+use super::record::{self, CacheRecord, Tier};
+use crate::config::Config;
+use crate::session::lineage::Branches;
+use parking_lot::Mutex;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::Arc;
+
+/// One resident record with its cache file name and when it was last verified.
+pub struct Slot {
+  pub record: Arc<CacheRecord>,
+  pub name: String,
+  verified_ns: AtomicI64,
+}
+
+impl Slot {
+  pub fn new(record: Arc<CacheRecord>, verified_ns: i128) -> Arc<Slot> {
+    let name = record::file_name(Path::new(&record.file), record.branches, record.tier());
+    Arc::new(Slot { record, name, verified_ns: AtomicI64::new(verified_ns as i64) })
+  }
+
+  pub fn verified_ns(&self) -> i128 {
+    self.verified_ns.load(Ordering::Relaxed) as i128
+  }
+
+  pub fn verified_at(&self, ns: i128) {
+    self.verified_ns.fetch_max(ns as i64, Ordering::Relaxed);
+  }
+}
+
+fn mode(branches: Branches) -> usize {
+  match branches {
+    Branches::Active => 0,
+    Branches::All => 1,
+  }
+}
+
+/// Resident slots by source path and branch mode (looked up by `&Path`, no
+/// key allocation).
+#[derive(Default)]
+pub struct Residents {
+  map: Mutex<HashMap<PathBuf, [Option<Arc<Slot>>; 2]>>,
+}
+
+impl Residents {
+  pub fn get(&self, path: &Path, branches: Branches) -> Option<Arc<Slot>> {
+    self.map.lock().get(path).and_then(|modes| modes[mode(branches)].clone())
+  }
+
+  pub fn put(&self, path: &Path, branches: Branches, slot: Arc<Slot>) {
+    let mut map = self.map.lock();
+    match map.get_mut(path) {
+      Some(modes) => modes[mode(branches)] = Some(slot),
+      None => {
+        let mut modes = [None, None];
+        modes[mode(branches)] = Some(slot);
+        map.insert(path.to_path_buf(), modes);
+      }
+    }
+  }
+
+  pub fn retain(&self, mut keep: impl FnMut(&Path) -> bool) {
+    self.map.lock().retain(|path, _| keep(path));
+  }
+
+  pub fn clear(&self) {
+    self.map.lock().clear();
+  }
+}
+
+/// The policy string a record must carry, split around its lineage
+/// fingerprint so it can be checked without formatting a string per record.
+pub struct PolicyCheck {
+  parts: [(String, String); 2],
+}
+
+impl PolicyCheck {
+  pub fn new(config: &Config, branches: Branches) -> PolicyCheck {
+    let split = |tier| {
+      let full = super::policy(config, tier, branches, "\u{0}");
+      let (head, tail) = full.split_once('\u{0}').expect("the policy embeds the lineage");
+      (head.to_string(), tail.to_string())
+    };
+    PolicyCheck { parts: [split(Tier::Hot), split(Tier::Cold)] }
+  }
+
+  pub fn matches(&self, record: &CacheRecord) -> bool {
+    let (head, tail) = &self.parts[if record.tier() == Tier::Hot { 0 } else { 1 }];
+    let policy = &record.policy;
+    let fingerprint = &record.lineage_fingerprint;
+    policy.len() == head.len() + fingerprint.len() + tail.len()
+      && policy.starts_with(head.as_str())
+      && policy.ends_with(tail.as_str())
+      && &policy[head.len()..head.len() + fingerprint.len()] == fingerprint
+  }
+}
