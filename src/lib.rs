@@ -12,6 +12,7 @@ pub mod error;
 pub mod expand;
 pub mod listing;
 pub mod session;
+pub mod store;
 pub mod text;
 
 #[cfg_attr(test, allow(dead_code))]
