@@ -4,12 +4,17 @@
  */
 import type { ExtensionAPI, ExtensionContext } from '@earendil-works/pi-coding-agent'
 import { Type } from 'typebox'
+import { memoryExtension, type MemoryExtensionOptions } from './curated.mjs'
 import { createMemory, type Memory } from './memory.mjs'
 import { agentDir, memorySettings } from './settings.mjs'
 
 export { createMemory } from './memory.mjs'
 export type { CreateMemoryOptions, LiveSessionSource, Memory } from './memory.mjs'
 export type { WalkEntry, WalkResult, WalkSelector, WalkVisitor } from './walk.mjs'
+export { MemoryStore } from 'pi-fabric-memory'
+export { memoryExtension, SNAPSHOT_ENTRY_TYPE, type MemoryExtensionOptions } from './curated.mjs'
+export { createMemoryTools, MEMORY_GUIDANCE, MEMORY_GUIDELINES, type MemoryToolDefinition } from './memory-tools.mjs'
+export { runMemoryCommand } from './memory-command.mjs'
 
 const Branches = Type.Union([Type.Literal('active'), Type.Literal('all')], {
   description: '"active" (default): only the current branch; "all": every branch of the session tree',
@@ -56,7 +61,7 @@ function memoryFor(cache: Map<string, Memory>, ctx: ExtensionContext): Memory {
   return memory
 }
 
-export default function piFabricMemory(pi: ExtensionAPI): void {
+export default function piFabricMemory(pi: ExtensionAPI, curated?: MemoryExtensionOptions): void {
   const memories = new Map<string, Memory>()
   // The live SessionManager changes with /new, /resume and /fork: read it per call.
   const current = (ctx: ExtensionContext) => {
@@ -93,4 +98,7 @@ export default function piFabricMemory(pi: ExtensionAPI): void {
       return jsonResult(await memory.sessions(params as never))
     },
   })
+
+  // Curated memory (MEMORY.md / USER.md): tools, /memory and the prompt snapshot.
+  memoryExtension(pi, curated)
 }

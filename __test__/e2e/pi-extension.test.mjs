@@ -168,7 +168,11 @@ for (const line of LINES) {
         )
         assert.equal(extResult.extensions.length, 1, `expected exactly our extension, got ${extResult.extensions.map((e) => e.path).join(', ')}`)
         const registered = [...extResult.extensions[0].tools.keys()].sort()
-        assert.deepEqual(registered, ['memory_expand', 'memory_sessions'], 'tools registered by the extension')
+        assert.deepEqual(
+          registered,
+          ['memory_add', 'memory_expand', 'memory_read', 'memory_remove', 'memory_replace', 'memory_sessions'],
+          'tools registered by the extension',
+        )
 
         const sessionManager = SessionManager.create(cwd, sessionDir)
         const liveReads = recordLiveReads(sessionManager)
@@ -326,7 +330,9 @@ for (const line of LINES) {
         assert.ok(persistedResults.every((m) => m.isError === false))
         // Every entry line is linked by Pi (id/parentId) and nothing foreign was appended.
         for (const l of lines.slice(1)) assert.ok(typeof l.id === 'string', `entry without id: ${JSON.stringify(l).slice(0, 200)}`)
-        assert.ok(!lines.some((l) => l.type === 'custom'), 'the extension appends no custom entries')
+        // The only custom entries are curated memory's saved prompt snapshots (see curated-memory.test.mjs).
+        const customTypes = lines.filter((l) => l.type === 'custom').map((l) => l.customType)
+        assert.deepEqual(customTypes, ['pi-fabric-memory.snapshot'], 'custom entries the extension appends')
 
         assert.deepEqual(readdirSync(sessionDir), [basename(session.sessionFile)], 'exactly one .jsonl (and nothing else) in sessionDir')
         assert.deepEqual(readdirSync(sessionsRoot), [encodeCwd(cwd)], 'only the project session dir under <agentDir>/sessions')
