@@ -98,7 +98,8 @@ describe('a writer killed with SIGKILL', () => {
       rmSync(join(dir, 'MEMORY.md'))
     }
     const temps = readdirSync(dir).filter((name) => name.endsWith('.tmp')).length
-    t.diagnostic(`SIGKILL landed while the lock was held in ${killedHoldingLock} of 25 rounds; ${temps} orphaned temp files`)
+    t.diagnostic(`SIGKILL landed while the lock was held in ${killedHoldingLock} of 25 rounds`)
+    assert.ok(temps <= 1, `orphaned temp files are swept by the next write (${temps} left; the last round may leave one)`)
   })
 })
 

@@ -48,10 +48,27 @@ pub fn is_drift(text: &str, limit: usize) -> bool {
 
 static TEMP_COUNTER: AtomicU64 = AtomicU64::new(0);
 
+fn file_name(path: &Path) -> String {
+  path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()
+}
+
 fn temp_path(target: &Path) -> PathBuf {
-  let name = target.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
   let unique = TEMP_COUNTER.fetch_add(1, Ordering::Relaxed);
-  target.with_file_name(format!(".{name}.{}.{unique}.tmp", std::process::id()))
+  target.with_file_name(format!(".{}.{}.{unique}.tmp", file_name(target), std::process::id()))
+}
+
+/// Removes temp files of `target` left by a writer that died between
+/// creating and renaming them. Call only while holding the file lock: only
+/// a lock holder creates them, so any that exist then are orphans.
+pub fn remove_orphan_temps(target: &Path) {
+  let prefix = format!(".{}.", file_name(target));
+  let Some(Ok(listing)) = target.parent().map(fs::read_dir) else { return };
+  for entry in listing.filter_map(Result::ok) {
+    let name = entry.file_name().to_string_lossy().into_owned();
+    if name.starts_with(&prefix) && name.ends_with(".tmp") {
+      let _ = fs::remove_file(entry.path());
+    }
+  }
 }
 
 /// Writes `bytes` to `target` so a crash at any point leaves either the old
@@ -87,8 +104,7 @@ fn sync_dir(_dir: &Path) -> io::Result<()> {
 /// drifted file do not pile up copies; an existing different backup is never
 /// overwritten.
 pub fn backup(file: &Path, bytes: &[u8]) -> Result<PathBuf, (PathBuf, io::Error)> {
-  let name = file.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-  let prefix = format!("{name}.bak.");
+  let prefix = format!("{}.bak.", file_name(file));
   let secs = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
   let fresh = file.with_file_name(format!("{prefix}{secs}"));
   if let Some(existing) = identical_backup(file, &prefix, bytes) {
@@ -162,6 +178,19 @@ mod tests {
     assert_eq!(fs::read(&file).unwrap(), b"new");
     let names: Vec<_> = fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
     assert_eq!(names, ["MEMORY.md"]);
+  }
+
+  #[test]
+  fn orphaned_temps_of_the_file_are_removed_and_nothing_else() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("MEMORY.md");
+    for name in [".MEMORY.md.123.0.tmp", ".USER.md.123.0.tmp", "MEMORY.md", ".mem_abc.tmp"] {
+      fs::write(dir.path().join(name), "x").unwrap();
+    }
+    remove_orphan_temps(&file);
+    let mut names: Vec<_> = fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+    names.sort();
+    assert_eq!(names, [".USER.md.123.0.tmp", ".mem_abc.tmp", "MEMORY.md"]);
   }
 
   #[test]

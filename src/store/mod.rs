@@ -399,6 +399,7 @@ impl MemoryStore {
           let error = std::io::Error::other("the file lock was taken over by another writer");
           return io_failure(held.path(), &error).into();
         }
+        file::remove_orphan_temps(&path);
         if let Err(error) = file::write_atomic(&path, entries::serialize(&entries).as_bytes()) {
           return io_failure(&path, &error).into();
         }
