@@ -13,6 +13,7 @@ import { tmpdir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
 import { describe, test } from 'node:test'
 import { fileURLToPath } from 'node:url'
+import { fauxModel } from './faux.mjs'
 
 const PACKAGE_DIR = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..')
 const LINES = [
@@ -32,8 +33,8 @@ for (const line of LINES) {
     test('memory_add, frozen snapshot, compaction refresh, byte-exact resume', { timeout: 60_000 }, async () => {
       const sdk = await import(line.sdk)
       const ai = await import(line.ai)
-      const { createAgentSession, DefaultResourceLoader, ModelRuntime, SessionManager, SettingsManager } = sdk
-      const { fauxProvider, fauxAssistantMessage, fauxToolCall, fauxText, InMemoryCredentialStore } = ai
+      const { createAgentSession, DefaultResourceLoader, SessionManager, SettingsManager } = sdk
+      const { fauxAssistantMessage, fauxToolCall, fauxText } = ai
       // 0.80 hands the prompt over as ctx.systemPrompt; 1.x as a leading system message.
       const systemPromptOf = (ctx) => (typeof ctx.systemPrompt === 'string' ? ctx.systemPrompt : ai.getCurrentSystemPrompt(ctx.messages))
 
@@ -48,16 +49,7 @@ for (const line of LINES) {
       Object.assign(process.env, { PI_CODING_AGENT_DIR: agentDir, PI_OFFLINE: '1', PI_TELEMETRY: '0' })
       const sessions = []
       try {
-        const faux = fauxProvider({ provider: 'faux', models: [{ id: 'faux-1' }], tokensPerSecond: 0 })
-        const modelRuntime = await ModelRuntime.create({ credentials: new InMemoryCredentialStore(), modelsPath: null, allowModelNetwork: false })
-        modelRuntime.registerProvider('faux', {
-          api: faux.api,
-          baseUrl: 'http://localhost:0',
-          apiKey: 'faux',
-          streamSimple: (m, c, o) => faux.provider.streamSimple(m, c, o),
-          models: faux.models.map(({ id, name, api, reasoning, input, cost, contextWindow, maxTokens }) => ({ id, name, api, reasoning, input, cost, contextWindow, maxTokens })),
-        })
-        const model = modelRuntime.getModel('faux', 'faux-1')
+        const { faux, modelRuntime, model } = await fauxModel(sdk, ai)
         const settingsManager = SettingsManager.inMemory({ compaction: { enabled: false, keepRecentTokens: 1 }, retry: { enabled: false } })
 
         const open = async (sessionManager) => {

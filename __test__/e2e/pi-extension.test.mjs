@@ -13,6 +13,7 @@ import { tmpdir } from 'node:os'
 import { basename, dirname, join, relative, resolve } from 'node:path'
 import { describe, test } from 'node:test'
 import { fileURLToPath } from 'node:url'
+import { fauxModel } from './faux.mjs'
 
 const PACKAGE_DIR = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..')
 const TEST_TIMEOUT_MS = 60_000
@@ -133,16 +134,7 @@ for (const line of LINES) {
       const diag = {}
       try {
         // --- faux model, registered through the config form (works on both lines) ---
-        const faux = fauxProvider({ provider: 'faux', models: [{ id: 'faux-1' }], tokensPerSecond: 0 })
-        const modelRuntime = await ModelRuntime.create({ credentials: new InMemoryCredentialStore(), modelsPath: null, allowModelNetwork: false })
-        modelRuntime.registerProvider('faux', {
-          api: faux.api,
-          baseUrl: 'http://localhost:0',
-          apiKey: 'faux',
-          streamSimple: (m, c, o) => faux.provider.streamSimple(m, c, o),
-          models: faux.models.map(({ id, name, api, reasoning, input, cost, contextWindow, maxTokens }) => ({ id, name, api, reasoning, input, cost, contextWindow, maxTokens })),
-        })
-        const model = modelRuntime.getModel('faux', 'faux-1')
+        const { faux, modelRuntime, model } = await fauxModel(sdk, ai)
         assert.ok(model, 'faux model registered in ModelRuntime')
 
         // --- 1. load the extension by path ---
