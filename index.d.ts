@@ -214,6 +214,64 @@ export interface RecallPage {
 }
 
 
+/** Curated memory: `"memory"` is MEMORY.md (the agent's notes), `"user"` is USER.md. */
+export type MemoryTarget = 'memory' | 'user'
+
+/** Why a curated-memory call failed; `error` holds the readable text. */
+export type MemoryFailureCode =
+  | 'empty_content'
+  | 'blocked'
+  | 'unstorable'
+  | 'over_limit'
+  | 'no_match'
+  | 'ambiguous_match'
+  | 'drift'
+  | 'locked'
+  | 'unreadable'
+  | 'io_error'
+
+export interface MemoryStoreSuccess {
+  success: true
+  target: MemoryTarget
+  /** Live, raw entries (never sanitized). */
+  entries: string[]
+  /** `"<pct>% — <cur>/<limit> chars"`. */
+  usage: string
+  entryCount: number
+  message?: string
+}
+
+export interface MemoryStoreFailure {
+  success: false
+  error: string
+  /** Previews (80 characters + `...`) of the entries an ambiguous `oldText` matched. */
+  matches?: string[]
+  /** With an over-limit add: the live entries. */
+  currentEntries?: string[]
+  /** With an over-limit add: `"<cur>/<limit>"`. */
+  usage?: string
+  /** With drift: the `.bak` snapshot of the refused file. */
+  driftBackup?: string
+  remediation?: string
+  code: MemoryFailureCode
+}
+
+export type MemoryStoreResult = MemoryStoreSuccess | MemoryStoreFailure
+
+export interface MemoryFileStatus {
+  target: MemoryTarget
+  file: string
+  entryCount: number
+  usage: string
+  /** Set when the file exists but could not be read; it is never treated as empty. */
+  error?: string
+}
+
+export interface MemoryStoreStatus {
+  memory: MemoryFileStatus
+  user: MemoryFileStatus
+}
+
 /**
  * Which binding artifact the generated loader actually loaded: `'native'` for
  * a native addon, otherwise the `platformArchABI` of the WASI flavor. Every
@@ -240,6 +298,40 @@ export declare class MemoryEngine {
 }
 
 /**
+ * Curated memory: `MEMORY.md` (target `"memory"`) and `USER.md` (target
+ * `"user"`), entries separated by a line holding only `§`, compatible with
+ * `@amaster.ai/pi-memory`. Write failures are results with `success: false`.
+ */
+export declare class MemoryStore {
+  constructor(options?: MemoryStoreOptions | undefined | null)
+  get dir(): string
+  get memoryCharLimit(): number
+  get userCharLimit(): number
+  /** Re-reads both files and rebuilds the sanitized prompt snapshot. */
+  loadFromDisk(): Promise<MemoryStoreStatus>
+  /** Entry counts and usage per file, read fresh from disk. */
+  status(): Promise<MemoryStoreStatus>
+  /** The live, raw entries of one file (re-read from disk). */
+  read(target: MemoryTarget): Promise<MemoryStoreResult>
+  add(target: MemoryTarget, content: string): Promise<MemoryStoreResult>
+  /** Replaces the one entry containing `oldText` with `newContent`. */
+  replace(target: MemoryTarget, oldText: string, newContent: string): Promise<MemoryStoreResult>
+  /** Removes the one entry containing `oldText`. */
+  remove(target: MemoryTarget, oldText: string): Promise<MemoryStoreResult>
+  /** The live entries as last seen by this store (no disk access). */
+  getEntries(target: MemoryTarget): Array<string>
+  /** One file's block of the snapshot frozen at the last `loadFromDisk()`. */
+  formatForSystemPrompt(target: MemoryTarget): string
+  /** Both blocks of the frozen snapshot, bounded to 50,000 characters with room for each. */
+  formatAllForSystemPrompt(): string
+  /**
+   * Could `snapshot` have been rendered by a store, with nothing unsafe in
+   * it? Used before restoring a snapshot saved in a Pi session.
+   */
+  isValidSnapshot(snapshot: string): boolean
+}
+
+/**
  * Decodes one index record (`<indexDir>/*.hot|*.cold`) as JSON, for
  * diagnostics and tests; `null` when the file is not a valid V6 record.
  */
@@ -252,6 +344,19 @@ export interface MemoryOptions {
   cwd?: string
   /** The `memory` settings object (see README, Configuration). */
   config?: any
+}
+
+export interface MemoryStoreOptions {
+  /** Directory of `MEMORY.md` and `USER.md`; default `<agentDir>/memories`. */
+  dir?: string
+  /** Limit of `MEMORY.md` in UTF-16 units (1–1,000,000; default 2,200). */
+  memoryCharLimit?: number
+  /** Limit of `USER.md` in UTF-16 units (1–1,000,000; default 1,375). */
+  userCharLimit?: number
+  /** How long a write waits for another writer's lock (0–600,000 ms; default 10,000). */
+  lockTimeoutMs?: number
+  /** Age after which a lock is abandoned (2,000–600,000 ms; default 30,000, as proper-lockfile). */
+  lockStaleMs?: number
 }
 
 /** The addon's version, for diagnostics. */

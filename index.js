@@ -836,5 +836,6 @@ function __napiStampBindingTarget(exportsObject, target) {
 module.exports.__napiBindingTarget = __napiStampBindingTarget(nativeBinding, __napiLoadedBindingTarget)
 module.exports = nativeBinding
 module.exports.MemoryEngine = nativeBinding.MemoryEngine
+module.exports.MemoryStore = nativeBinding.MemoryStore
 module.exports.inspectCacheRecord = nativeBinding.inspectCacheRecord
 module.exports.version = nativeBinding.version

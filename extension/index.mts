@@ -5,6 +5,7 @@
 import type { ExtensionAPI, ExtensionContext } from '@earendil-works/pi-coding-agent'
 import { Type } from 'typebox'
 import { piActions, type ActionDescriptor } from './catalog.mjs'
+import { memoryExtension, type MemoryExtensionOptions } from './curated.mjs'
 import { createMemory, type Memory } from './memory.mjs'
 import { agentDir, memorySettings } from './settings.mjs'
 
@@ -13,6 +14,10 @@ export { catalog, search, MEMORY_ACTIONS } from './catalog.mjs'
 export type { ActionDescriptor, Catalog } from './catalog.mjs'
 export type { CreateMemoryOptions, LiveSessionSource, Memory, MemoryTools } from './memory.mjs'
 export type { WalkEntry, WalkResult, WalkSelector, WalkVisitor } from './walk.mjs'
+export { MemoryStore } from 'pi-fabric-memory'
+export { memoryExtension, SNAPSHOT_ENTRY_TYPE, type MemoryExtensionOptions } from './curated.mjs'
+export { createMemoryTools, MEMORY_GUIDANCE, MEMORY_GUIDELINES, type MemoryToolDefinition } from './memory-tools.mjs'
+export { runMemoryCommand } from './memory-command.mjs'
 
 const Branches = Type.Union([Type.Literal('active'), Type.Literal('all')], {
   description: '"active" (default): only the current branch; "all": every branch of the session tree',
@@ -85,9 +90,17 @@ function memoryFor(cache: Map<string, Memory>, ctx: ExtensionContext, actions: (
   return memory
 }
 
-export default function piFabricMemory(pi: ExtensionAPI): void {
-  // `memory.enabled: false` in the global settings turns the recall tools off.
-  if (memorySettings(agentDir(), process.cwd(), false).enabled === false) return
+/**
+ * The Pi extension factory: recall tools (unless `memory.enabled` is false in
+ * the global settings) and curated memory. Hosts may pass their own store.
+ */
+export default function piFabricMemory(pi: ExtensionAPI, curated?: MemoryExtensionOptions): void {
+  if (memorySettings(agentDir(), process.cwd(), false).enabled !== false) registerRecallTools(pi)
+  // Curated memory (MEMORY.md / USER.md): tools, /memory and the prompt snapshot.
+  memoryExtension(pi, curated)
+}
+
+function registerRecallTools(pi: ExtensionAPI): void {
   const memories = new Map<string, Memory>()
   const actions = () => piActions(typeof pi.getAllTools === 'function' ? pi.getAllTools() : [])
   // The live SessionManager changes with /new, /resume and /fork: read it per call.

@@ -9,13 +9,12 @@ export function agentDir(): string {
   return join(homedir(), '.pi', 'agent')
 }
 
-function memoryKey(file: string): Record<string, unknown> {
+/** One top-level object of a settings file; `{}` when missing, unparsable or not an object (as Pi does). */
+export function settingsKey(file: string, key: string): Record<string, unknown> {
   try {
-    const settings = JSON.parse(readFileSync(file, 'utf8')) as { memory?: unknown }
-    const memory = settings?.memory
-    return memory && typeof memory === 'object' && !Array.isArray(memory) ? (memory as Record<string, unknown>) : {}
+    const value = (JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown> | null)?.[key]
+    return value && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : {}
   } catch {
-    // A missing or unparsable settings file counts as {} (Pi does the same).
     return {}
   }
 }
@@ -25,6 +24,6 @@ function memoryKey(file: string): Record<string, unknown> {
  * key by the project's `.pi/settings.json` only when Pi trusts the project.
  */
 export function memorySettings(dir: string, cwd: string, projectTrusted: boolean): Record<string, unknown> {
-  const global = memoryKey(join(dir, 'settings.json'))
-  return projectTrusted ? { ...global, ...memoryKey(join(cwd, '.pi', 'settings.json')) } : global
+  const global = settingsKey(join(dir, 'settings.json'), 'memory')
+  return projectTrusted ? { ...global, ...settingsKey(join(cwd, '.pi', 'settings.json'), 'memory') } : global
 }

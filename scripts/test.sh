@@ -19,7 +19,7 @@ cargo test --quiet
 bun=node_modules/.bin/bun
 if ! "$bun" --version >/dev/null 2>&1; then bun=node_modules/@oven/bun-linux-x64/bin/bun; fi
 echo "== bun $("$bun" --version): the addon and shim under Bun"
-"$bun" test --timeout 60000 ./__test__/addon.test.mts
+"$bun" test --timeout 60000 ./__test__/addon.test.mts ./__test__/curated-tools.test.mts
 
 echo "== node $("$node22" --version): real Pi loads the extension (0.80.x and 1.x)"
 "$node22" --test __test__/e2e/*.test.mjs

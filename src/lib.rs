@@ -14,6 +14,7 @@ pub mod index;
 pub mod listing;
 pub mod query;
 pub mod session;
+pub mod store;
 pub mod text;
 pub mod tokenize;
 

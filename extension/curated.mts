@@ -1,0 +1,136 @@
+/**
+ * The curated-memory lifecycle in Pi: the four memory tools, `/memory`, and
+ * the frozen system-prompt snapshot.
+ *
+ * The snapshot is captured once per session and saved in it
+ * (`pi.appendEntry`), so every agent run of the session sends the same
+ * bytes (the provider's prefix cache stays warm) until a successful
+ * compaction captures a new one. Resume and reload restore the snapshot saved
+ * on the current branch after validating it again; a fork (new session id)
+ * captures its own; `/tree` navigation selects the snapshot saved on the
+ * branch it lands on. Tool writes change the files and the live state, never
+ * the frozen snapshot.
+ */
+import type { ExtensionAPI, ExtensionContext } from '@earendil-works/pi-coding-agent'
+import { MemoryStore } from 'pi-fabric-memory'
+import { curatedSettings, type CuratedSettings } from './curated-settings.mjs'
+import { guarded } from './errors.mjs'
+import { registerMemoryCommand } from './memory-command.mjs'
+import { createMemoryTools, MEMORY_GUIDANCE, MEMORY_GUIDELINES } from './memory-tools.mjs'
+
+/** `customType` of the session entries that hold saved snapshots. */
+export const SNAPSHOT_ENTRY_TYPE = 'pi-fabric-memory.snapshot'
+const STATUS_KEY = 'pi-memory'
+
+export interface SavedSnapshot {
+  version: 1
+  sessionId: string
+  snapshot: string
+}
+
+export interface MemoryExtensionOptions extends CuratedSettings {
+  /** A host-owned store (mode 2): settings files are not read for it. */
+  store?: MemoryStore
+}
+
+type SessionView = Pick<ExtensionContext['sessionManager'], 'getBranch' | 'getSessionId'>
+
+/** The newest valid snapshot saved for this session on the current branch. */
+export function savedSnapshot(store: MemoryStore, session: SessionView): string | undefined {
+  const sessionId = session.getSessionId()
+  const branch = session.getBranch() as ReadonlyArray<{ type: string; customType?: string; data?: unknown }>
+  for (let i = branch.length - 1; i >= 0; i--) {
+    const entry = branch[i]
+    if (entry.type !== 'custom' || entry.customType !== SNAPSHOT_ENTRY_TYPE) continue
+    const data = entry.data as Partial<SavedSnapshot> | undefined
+    if (data?.sessionId !== sessionId) continue
+    // An invalid newest snapshot is not replaced by an older one: the caller captures afresh.
+    return typeof data.snapshot === 'string' && store.isValidSnapshot(data.snapshot) ? data.snapshot : undefined
+  }
+  return undefined
+}
+
+/** The system prompt with the memory guidance (once) and the snapshot appended. */
+export function composePrompt(base: string, snapshot: string): string {
+  const hasGuidance = MEMORY_GUIDELINES.every((line) => base.includes(line))
+  const block = [hasGuidance ? '' : MEMORY_GUIDANCE, snapshot].filter(Boolean).join('\n\n')
+  if (!block) return base
+  return base ? `${base}\n\n${block}` : block
+}
+
+function createStore(ctx: ExtensionContext, options: MemoryExtensionOptions): MemoryStore {
+  const trusted = typeof ctx.isProjectTrusted === 'function' && ctx.isProjectTrusted() === true
+  const settings = { ...curatedSettings(ctx.cwd, trusted), ...definedOnly(options) }
+  return new MemoryStore({ dir: settings.dataDir, memoryCharLimit: settings.memoryCharLimit, userCharLimit: settings.userCharLimit })
+}
+
+function definedOnly(options: MemoryExtensionOptions): CuratedSettings {
+  const { dataDir, memoryCharLimit, userCharLimit } = options
+  return Object.fromEntries(Object.entries({ dataDir, memoryCharLimit, userCharLimit }).filter(([, v]) => v !== undefined))
+}
+
+const message = (error: unknown) => (error instanceof Error ? error.message : String(error))
+
+/**
+ * Registers the memory tools, `/memory` and the snapshot lifecycle. Mode 1
+ * (Pi auto-discovery) builds its store from the `pi-memory` settings at
+ * `session_start`; mode 2 passes `{ store }`.
+ */
+export function memoryExtension(pi: ExtensionAPI, options: MemoryExtensionOptions = {}): void {
+  const state: { store?: MemoryStore; snapshot?: string } = {}
+  for (const tool of createMemoryTools(() => state.store)) pi.registerTool(tool)
+  registerMemoryCommand(pi, () => state.store)
+
+  const showStatus = (ctx: ExtensionContext) => ctx.ui?.setStatus(STATUS_KEY, state.snapshot ? 'memory: loaded' : 'memory: empty')
+
+  /** Renders the store's current snapshot and saves it in the session. */
+  const capture = (store: MemoryStore, ctx: ExtensionContext) => {
+    const snapshot = store.formatAllForSystemPrompt()
+    pi.appendEntry<SavedSnapshot>(SNAPSHOT_ENTRY_TYPE, { version: 1, sessionId: ctx.sessionManager.getSessionId(), snapshot })
+    return snapshot
+  }
+
+  pi.on('session_start', async (_event, ctx) => {
+    try {
+      const store = options.store ?? createStore(ctx, options)
+      const report = await guarded(() => store.loadFromDisk())
+      state.store = store
+      state.snapshot = savedSnapshot(store, ctx.sessionManager) ?? capture(store, ctx)
+      showStatus(ctx)
+      for (const file of [report.memory, report.user]) {
+        if (file.error) ctx.ui?.notify(`pi-fabric-memory: ${file.error}`, 'warning')
+      }
+    } catch (error) {
+      state.store = undefined
+      state.snapshot = undefined
+      ctx.ui?.setStatus(STATUS_KEY, 'memory: unavailable')
+      ctx.ui?.notify(`pi-fabric-memory: curated memory failed to initialize: ${message(error)}`, 'error')
+    }
+  })
+
+  pi.on('before_agent_start', (event) => {
+    if (state.snapshot === undefined) return undefined
+    const systemPrompt = composePrompt(event.systemPrompt, state.snapshot)
+    return systemPrompt === event.systemPrompt ? undefined : { systemPrompt }
+  })
+
+  pi.on('session_compact', async (_event, ctx) => {
+    const store = state.store
+    if (!store) return
+    await guarded(() => store.loadFromDisk())
+    state.snapshot = capture(store, ctx)
+    showStatus(ctx)
+  })
+
+  pi.on('session_tree', (_event, ctx) => {
+    const saved = state.store && savedSnapshot(state.store, ctx.sessionManager)
+    if (saved === undefined) return
+    state.snapshot = saved
+    showStatus(ctx)
+  })
+
+  pi.on('session_shutdown', () => {
+    state.store = undefined
+    state.snapshot = undefined
+  })
+}

@@ -1,0 +1,104 @@
+/**
+ * `/memory`: `status`, `read [user]`, `add`, `replace`, `remove` for the
+ * user, over the same store as the tools. Arguments keep their spacing, and
+ * `replace` splits at the first `->` only.
+ */
+import type { ExtensionAPI } from '@earendil-works/pi-coding-agent'
+import type { MemoryStore, MemoryTarget } from 'pi-fabric-memory'
+import { guarded } from './errors.mjs'
+
+export interface CommandReply {
+  text: string
+  level: 'info' | 'warning' | 'error'
+}
+
+const SUBCOMMANDS = ['status', 'read', 'add', 'replace', 'remove']
+const USAGE = {
+  add: 'Usage: /memory add [user|memory] <content>',
+  replace: 'Usage: /memory replace [user|memory] <oldText> -> <newContent>',
+  remove: 'Usage: /memory remove [user|memory] <substring>',
+}
+
+/** The first whitespace-separated word and the untouched (trimmed) rest. */
+function firstWord(text: string): [string, string] {
+  const match = /^(\S+)\s*([\s\S]*)$/.exec(text.trim())
+  return match ? [match[1], match[2].trim()] : ['', '']
+}
+
+/** An optional leading `user`/`memory` target, default `memory`. */
+function targetAndText(rest: string): [MemoryTarget, string] {
+  const [word, after] = firstWord(rest)
+  return word === 'user' || word === 'memory' ? [word, after] : ['memory', rest]
+}
+
+const info = (text: string): CommandReply => ({ text, level: 'info' })
+const warning = (text: string): CommandReply => ({ text, level: 'warning' })
+
+async function status(store: MemoryStore): Promise<CommandReply> {
+  const report = await guarded(() => store.status())
+  const line = (file: string, s: typeof report.memory) =>
+    s.error ? `${file}: unreadable — ${s.error}` : `${file}: ${s.entryCount} entries (${s.usage})`
+  return info(`${line('MEMORY.md', report.memory)}\n${line('USER.md', report.user)}`)
+}
+
+async function read(store: MemoryStore, rest: string): Promise<CommandReply> {
+  const target: MemoryTarget = firstWord(rest)[0] === 'user' ? 'user' : 'memory'
+  const result = await guarded(() => store.read(target))
+  if (!result.success) return warning(`Failed: ${result.error}`)
+  if (result.entries.length === 0) return info(`${target}: (empty)`)
+  return info(`${target} [${result.usage}]:\n${result.entries.map((entry, i) => `${i + 1}. ${entry}`).join('\n')}`)
+}
+
+async function write(
+  verb: 'add' | 'replace' | 'remove',
+  store: MemoryStore,
+  rest: string,
+): Promise<CommandReply> {
+  const [target, text] = targetAndText(rest)
+  const arrow = text.indexOf('->')
+  const [oldText, newContent] = arrow < 0 ? [text, ''] : [text.slice(0, arrow).trim(), text.slice(arrow + 2).trim()]
+  const incomplete = verb === 'replace' ? !oldText || !newContent || arrow < 0 : !text
+  if (incomplete) return warning(USAGE[verb])
+  const result = await guarded(() =>
+    verb === 'add' ? store.add(target, text) : verb === 'replace' ? store.replace(target, oldText, newContent) : store.remove(target, text),
+  )
+  if (!result.success) return warning(`Failed: ${result.error}`)
+  if (result.message === 'Entry already exists (no duplicate added).') return info(`Already in ${target} (no duplicate added).`)
+  const done = { add: 'Added to', replace: 'Replaced in', remove: 'Removed from' }[verb]
+  return info(`${done} ${target}.`)
+}
+
+/** Runs one `/memory` command line (without the `/memory` word). */
+export async function runMemoryCommand(store: MemoryStore, args: string): Promise<CommandReply> {
+  const [sub, rest] = firstWord(args)
+  switch (sub || 'status') {
+    case 'status':
+      return status(store)
+    case 'read':
+      return read(store, rest)
+    case 'add':
+    case 'replace':
+    case 'remove':
+      return write(sub as 'add' | 'replace' | 'remove', store, rest)
+    default:
+      return warning('Unknown subcommand. Available: status, read, add, replace, remove.')
+  }
+}
+
+export function registerMemoryCommand(pi: ExtensionAPI, store: () => MemoryStore | undefined): void {
+  pi.registerCommand('memory', {
+    description: 'Curated memory: /memory status | read [user] | add|replace|remove [user|memory] …',
+    getArgumentCompletions: (prefix) =>
+      SUBCOMMANDS.filter((name) => name.startsWith(prefix.trim())).map((name) => ({ value: name, label: name })),
+    async handler(args, ctx) {
+      const current = store()
+      const reply = current
+        ? await runMemoryCommand(current, args).catch((error: unknown): CommandReply => ({
+            text: `Failed: ${error instanceof Error ? error.message : String(error)}`,
+            level: 'error',
+          }))
+        : warning('pi-memory is not loaded.')
+      ctx.ui.notify(reply.text, reply.level)
+    },
+  })
+}

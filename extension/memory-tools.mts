@@ -1,0 +1,208 @@
+/**
+ * The four curated-memory tools (`memory_add`, `memory_replace`,
+ * `memory_remove`, `memory_read`) over a native `MemoryStore`.
+ *
+ * Every result carries readable JSON text in `content`, the result object in
+ * `details` and, for Pi versions with code mode (`outputSchema` +
+ * `structuredContent`), a bounded structured copy. Failed writes are
+ * `isError: true` results that keep their data instead of throwing.
+ */
+import type { AgentToolResult, ToolDefinition } from '@earendil-works/pi-coding-agent'
+import { type TSchema, Type } from 'typebox'
+import type { MemoryStore, MemoryStoreResult, MemoryTarget } from 'pi-fabric-memory'
+import { guarded } from './errors.mjs'
+
+/** Structured output bounds (code mode): bytes of JSON and complete records per list. */
+export const MAX_STRUCTURED_BYTES = 12 * 1024
+export const MAX_STRUCTURED_RECORDS = 100
+/** Bound of the readable text; a longer result is shown in its structured (bounded) form. */
+export const MAX_TEXT_CHARS = 30_000
+
+const LISTS = ['entries', 'currentEntries', 'matches'] as const
+
+/** Short rules Pi adds to the system prompt's guidelines while the tools are active. */
+export const MEMORY_GUIDELINES = [
+  'Memory (memory_* tools): save durable declarative facts that reduce future user steering — user preferences, stable environment facts, project conventions — never task progress, PR numbers, commit SHAs or anything stale within a week.',
+  'Memory: call memory_read for a target before changing it; update a fact with memory_replace instead of adding a near-duplicate; write declarative facts ("User prefers concise answers"), not instructions ("Always answer concisely").',
+  'Memory: when a write fails for capacity, use the reported capacity (usage, currentEntries) to consolidate without losing facts, keep existing valid facts, and never retry an unchanged failing add.',
+]
+
+/** The same rules as one block, appended to the system prompt once when Pi has not already listed them. */
+export const MEMORY_GUIDANCE = ['# Memory guidance', ...MEMORY_GUIDELINES.map((line) => `- ${line}`)].join('\n')
+
+export type StoreSource = MemoryStore | (() => MemoryStore | undefined)
+
+/** What a memory tool returns: Pi's result plus the 1.x code-mode fields. */
+export type MemoryToolResult = AgentToolResult<unknown> & { structuredContent?: unknown; isError?: boolean }
+
+export type MemoryToolDefinition = ToolDefinition & { outputSchema?: TSchema }
+
+export class MemoryOutputLimitError extends Error {
+  readonly code = 'output_limit'
+}
+
+const Target = Type.Union([Type.Literal('memory'), Type.Literal('user')], {
+  description: "Which memory store: 'memory' (your notes) or 'user' (user profile).",
+})
+const OldText = (verb: string) =>
+  Type.String({ description: `A short substring uniquely identifying the entry to ${verb}. Must match exactly one entry.` })
+
+const OutputSchema = Type.Object({
+  success: Type.Boolean(),
+  target: Type.Optional(Target),
+  entries: Type.Optional(Type.Array(Type.String())),
+  usage: Type.Optional(Type.String()),
+  entryCount: Type.Optional(Type.Integer()),
+  message: Type.Optional(Type.String()),
+  error: Type.Optional(Type.String()),
+  code: Type.Optional(Type.String()),
+  matches: Type.Optional(Type.Array(Type.String())),
+  currentEntries: Type.Optional(Type.Array(Type.String())),
+  driftBackup: Type.Optional(Type.String()),
+  remediation: Type.Optional(Type.String()),
+  truncated: Type.Optional(Type.Boolean({ description: 'Records were omitted: check before reusing entries for an update.' })),
+  total: Type.Optional(Type.Integer({ description: 'The original number of records of the truncated list.' })),
+})
+
+const utf8Bytes = (value: unknown) => Buffer.byteLength(JSON.stringify(value), 'utf8')
+
+/**
+ * The structured copy within {@link MAX_STRUCTURED_BYTES} and
+ * {@link MAX_STRUCTURED_RECORDS}: whole records are omitted from the end of
+ * a list (`truncated`, `total`), never cut. A record that could not fit even
+ * alone is an output-limit error: clipped entry text must never be reused.
+ */
+export function boundStructured(result: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = { ...result }
+  for (const key of LISTS) {
+    const list = out[key]
+    if (!Array.isArray(list)) continue
+    let kept = list.slice(0, MAX_STRUCTURED_RECORDS)
+    const mark = () => Object.assign(out, { [key]: kept, truncated: true, total: list.length })
+    if (kept.length < list.length) mark()
+    while (utf8Bytes(out) > MAX_STRUCTURED_BYTES && kept.length > 0) {
+      kept = kept.slice(0, -1)
+      mark()
+    }
+    const firstOmitted = list[kept.length]
+    if (firstOmitted !== undefined && utf8Bytes({ ...out, [key]: [firstOmitted] }) > MAX_STRUCTURED_BYTES) {
+      throw new MemoryOutputLimitError(
+        `A memory entry is too large for a structured result (over ${MAX_STRUCTURED_BYTES} bytes). ` +
+          'A write may already have completed: use memory_read to inspect the saved state before retrying.',
+      )
+    }
+  }
+  if (utf8Bytes(out) > MAX_STRUCTURED_BYTES) {
+    throw new MemoryOutputLimitError(`The memory result is larger than ${MAX_STRUCTURED_BYTES} bytes.`)
+  }
+  return out
+}
+
+function resolveStore(source: StoreSource): MemoryStore {
+  const store = typeof source === 'function' ? source() : source
+  if (!store) throw new Error('pi-fabric-memory: curated memory is not loaded (no session has started)')
+  return store
+}
+
+/** Pi validates `target`; direct callers get the original's leniency: anything but "user" is "memory". */
+const targetOf = (params: { target?: unknown }): MemoryTarget => (params.target === 'user' ? 'user' : 'memory')
+
+/** Shapes a store result as a Pi tool result (see the module comment). */
+export function toolResult(result: MemoryStoreResult, target: MemoryTarget): MemoryToolResult {
+  const record = { ...result } as Record<string, unknown>
+  const failed = result.success === false
+  let structuredContent: Record<string, unknown>
+  try {
+    structuredContent = boundStructured({ ...record, target })
+  } catch (error) {
+    if (!(error instanceof MemoryOutputLimitError)) throw error
+    const details = { success: false, target, error: error.message, code: error.code }
+    return { content: [{ type: 'text', text: JSON.stringify(details, null, 2) }], details, structuredContent: details, isError: true }
+  }
+  const full = JSON.stringify(result, null, 2)
+  const text = full.length <= MAX_TEXT_CHARS ? full : JSON.stringify(structuredContent, null, 2)
+  return { content: [{ type: 'text', text }], details: result, structuredContent, ...(failed ? { isError: true } : {}) }
+}
+
+function memoryTool(
+  name: string,
+  description: string,
+  promptSnippet: string,
+  parameters: TSchema,
+  run: (store: MemoryStore, target: MemoryTarget, params: Record<string, unknown>) => Promise<MemoryStoreResult>,
+  source: StoreSource,
+  extra: Partial<MemoryToolDefinition> = {},
+): MemoryToolDefinition {
+  return {
+    name,
+    label: 'Memory',
+    description,
+    promptSnippet,
+    parameters,
+    outputSchema: OutputSchema,
+    ...extra,
+    async execute(_toolCallId: string, params: unknown): Promise<MemoryToolResult> {
+      const args = (params ?? {}) as Record<string, unknown>
+      const target = targetOf(args)
+      const result = await guarded(() => run(resolveStore(source), target, args))
+      return toolResult(result, target)
+    },
+  } as MemoryToolDefinition
+}
+
+const str = (value: unknown) => String(value ?? '')
+
+/**
+ * The four tools over `store` (or a getter, for stores created when a Pi
+ * session starts), in the order `memory_add`, `memory_replace`,
+ * `memory_remove`, `memory_read`.
+ */
+export function createMemoryTools(store: StoreSource): MemoryToolDefinition[] {
+  return [
+    memoryTool(
+      'memory_add',
+      'Append one durable fact to MEMORY.md (target "memory": your notes on the environment, conventions and procedures) or USER.md (target "user": who the user is and what they prefer). ' +
+        'Call memory_read for the target first. An exact duplicate is a successful no-op. ' +
+        'If the add fails for capacity, inspect currentEntries and usage, then shorten or consolidate existing entries with memory_replace without losing facts; never retry an unchanged failing add. ' +
+        'Save when the user corrects you or asks you to remember something, and for stable preferences and facts; do not save task progress. ' +
+        'After any successful write, call memory_read to verify it. The system prompt keeps the snapshot taken at session start until compaction.',
+      'Append durable facts to MEMORY.md or USER.md.',
+      Type.Object({ target: Target, content: Type.String({ description: 'The entry content to append.' }) }),
+      (s, target, p) => s.add(target, str(p.content)),
+      store,
+      { promptGuidelines: MEMORY_GUIDELINES },
+    ),
+    memoryTool(
+      'memory_replace',
+      'Replace the whole entry that contains oldText (a short substring matching exactly one entry) with newContent. ' +
+        'Use it to update or correct a fact instead of adding a near-duplicate. newContent replaces the entire entry, so keep the qualifiers that are still valid. ' +
+        'If no entry or several entries match, call memory_read and pick a unique substring; do not guess.',
+      'Update an existing MEMORY.md or USER.md entry.',
+      Type.Object({
+        target: Target,
+        oldText: OldText('replace'),
+        newContent: Type.String({ description: 'The replacement entry content.' }),
+      }),
+      (s, target, p) => s.replace(target, str(p.oldText), str(p.newContent)),
+      store,
+    ),
+    memoryTool(
+      'memory_remove',
+      'Delete the one entry that contains oldText (a short unique substring). Remove only facts that are wrong, redundant or superseded; ' +
+        'being unrelated to the current task is not evidence that a fact is obsolete. If no entry or several match, call memory_read first.',
+      'Delete an entry from MEMORY.md or USER.md.',
+      Type.Object({ target: Target, oldText: OldText('remove') }),
+      (s, target, p) => s.remove(target, str(p.oldText)),
+      store,
+    ),
+    memoryTool(
+      'memory_read',
+      'Return the live entries and usage of MEMORY.md or USER.md, read from disk (including writes made since the session started). ' +
+        'Read before changing memory and after a write to verify it. Use a short unique substring of an entry as oldText.',
+      'Read the current contents of MEMORY.md or USER.md.',
+      Type.Object({ target: Target }),
+      (s, target) => s.read(target),
+      store,
+    ),
+  ]
+}

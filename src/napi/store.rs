@@ -1,0 +1,216 @@
+//! The `MemoryStore` class: curated memory (`MEMORY.md`, `USER.md`). Disk
+//! work runs as an `AsyncTask` on the libuv pool; the prompt-snapshot
+//! accessors are synchronous (they read in-memory state only). Panics are
+//! caught here so none crosses into JavaScript.
+
+use super::{to_napi, Json};
+use crate::error::CoreError;
+use crate::session::discover::{default_agent_dir, expand_home};
+use crate::store::{snapshot, MemoryStore as Core, StoreOptions, Target};
+use napi::bindgen_prelude::*;
+use napi_derive::napi;
+use serde_json::Value;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::Arc;
+use std::time::Duration;
+
+#[napi(object)]
+pub struct MemoryStoreOptions {
+  /// Directory of `MEMORY.md` and `USER.md`; default `<agentDir>/memories`.
+  pub dir: Option<String>,
+  /// Limit of `MEMORY.md` in UTF-16 units (1–1,000,000; default 2,200).
+  pub memory_char_limit: Option<f64>,
+  /// Limit of `USER.md` in UTF-16 units (1–1,000,000; default 1,375).
+  pub user_char_limit: Option<f64>,
+  /// How long a write waits for another writer's lock (0–600,000 ms; default 10,000).
+  pub lock_timeout_ms: Option<f64>,
+  /// Age after which a lock is abandoned (2,000–600,000 ms; default 30,000, as proper-lockfile).
+  pub lock_stale_ms: Option<f64>,
+}
+
+fn bounded(name: &str, value: Option<f64>, min: u64, max: u64, default: u64) -> std::result::Result<u64, CoreError> {
+  match value {
+    None => Ok(default),
+    Some(v) if v.fract() == 0.0 && v >= min as f64 && v <= max as f64 => Ok(v as u64),
+    Some(v) => Err(CoreError::invalid(format!("MemoryStore: {name} must be an integer from {min} to {max}, got {v}"))),
+  }
+}
+
+fn store_options(options: Option<MemoryStoreOptions>) -> std::result::Result<StoreOptions, CoreError> {
+  let o = options.unwrap_or(MemoryStoreOptions {
+    dir: None,
+    memory_char_limit: None,
+    user_char_limit: None,
+    lock_timeout_ms: None,
+    lock_stale_ms: None,
+  });
+  let dir = match o.dir.as_deref().map(str::trim) {
+    Some(dir) if !dir.is_empty() => expand_home(dir),
+    _ => default_agent_dir().join("memories"),
+  };
+  let mut store = StoreOptions::new(dir);
+  store.memory_char_limit = bounded("memoryCharLimit", o.memory_char_limit, 1, 1_000_000, 2_200)? as usize;
+  store.user_char_limit = bounded("userCharLimit", o.user_char_limit, 1, 1_000_000, 1_375)? as usize;
+  store.lock.timeout = Duration::from_millis(bounded("lockTimeoutMs", o.lock_timeout_ms, 0, 600_000, 10_000)?);
+  store.lock.stale = Duration::from_millis(bounded("lockStaleMs", o.lock_stale_ms, 2_000, 600_000, 30_000)?);
+  Ok(store)
+}
+
+fn parse_target(text: &str) -> Result<Target> {
+  Target::parse(text)
+    .ok_or_else(|| to_napi(CoreError::invalid(format!("target must be \"memory\" or \"user\", got {text:?}"))))
+}
+
+/// Runs `work`, turning a panic into a thrown `internal_error`.
+fn caught<T>(work: impl FnOnce() -> T) -> Result<T> {
+  catch_unwind(AssertUnwindSafe(work))
+    .map_err(|_| to_napi(CoreError::Internal("a curated-memory operation panicked".into())))
+}
+
+enum StoreOp {
+  Load,
+  Status,
+  Read(Target),
+  Add(Target, String),
+  Replace(Target, String, String),
+  Remove(Target, String),
+}
+
+pub struct StoreTask {
+  store: Arc<Core>,
+  op: StoreOp,
+}
+
+#[napi]
+impl Task for StoreTask {
+  type Output = Value;
+  type JsValue = Json;
+
+  fn compute(&mut self) -> Result<Value> {
+    let store = &self.store;
+    let value = caught(|| match &self.op {
+      StoreOp::Load => serde_json::to_value(store.load_from_disk()),
+      StoreOp::Status => serde_json::to_value(store.status()),
+      StoreOp::Read(t) => serde_json::to_value(store.read(*t)),
+      StoreOp::Add(t, content) => serde_json::to_value(store.add(*t, content)),
+      StoreOp::Replace(t, old, new) => serde_json::to_value(store.replace(*t, old, new)),
+      StoreOp::Remove(t, old) => serde_json::to_value(store.remove(*t, old)),
+    })?;
+    value.map_err(|error| to_napi(CoreError::Internal(error.to_string())))
+  }
+
+  fn resolve(&mut self, _env: Env, output: Value) -> Result<Json> {
+    Ok(Json(output))
+  }
+}
+
+/// Curated memory: `MEMORY.md` (target `"memory"`) and `USER.md` (target
+/// `"user"`), entries separated by a line holding only `§`, compatible with
+/// `@amaster.ai/pi-memory`. Write failures are results with `success: false`.
+#[napi]
+pub struct MemoryStore {
+  store: Arc<Core>,
+}
+
+#[napi]
+impl MemoryStore {
+  #[napi(constructor)]
+  pub fn new(options: Option<MemoryStoreOptions>) -> Result<Self> {
+    let options = store_options(options).map_err(to_napi)?;
+    Ok(MemoryStore { store: Arc::new(Core::new(options)) })
+  }
+
+  #[napi(getter)]
+  pub fn dir(&self) -> String {
+    self.store.dir().to_string_lossy().into_owned()
+  }
+
+  #[napi(getter)]
+  pub fn memory_char_limit(&self) -> u32 {
+    self.store.limit(Target::Memory) as u32
+  }
+
+  #[napi(getter)]
+  pub fn user_char_limit(&self) -> u32 {
+    self.store.limit(Target::User) as u32
+  }
+
+  fn task(&self, op: StoreOp) -> AsyncTask<StoreTask> {
+    AsyncTask::new(StoreTask { store: self.store.clone(), op })
+  }
+
+  /// Re-reads both files and rebuilds the sanitized prompt snapshot.
+  #[napi(ts_return_type = "Promise<MemoryStoreStatus>")]
+  pub fn load_from_disk(&self) -> AsyncTask<StoreTask> {
+    self.task(StoreOp::Load)
+  }
+
+  /// Entry counts and usage per file, read fresh from disk.
+  #[napi(ts_return_type = "Promise<MemoryStoreStatus>")]
+  pub fn status(&self) -> AsyncTask<StoreTask> {
+    self.task(StoreOp::Status)
+  }
+
+  /// The live, raw entries of one file (re-read from disk).
+  #[napi(ts_return_type = "Promise<MemoryStoreResult>")]
+  pub fn read(&self, #[napi(ts_arg_type = "MemoryTarget")] target: String) -> Result<AsyncTask<StoreTask>> {
+    Ok(self.task(StoreOp::Read(parse_target(&target)?)))
+  }
+
+  #[napi(ts_return_type = "Promise<MemoryStoreResult>")]
+  pub fn add(
+    &self,
+    #[napi(ts_arg_type = "MemoryTarget")] target: String,
+    content: String,
+  ) -> Result<AsyncTask<StoreTask>> {
+    Ok(self.task(StoreOp::Add(parse_target(&target)?, content)))
+  }
+
+  /// Replaces the one entry containing `oldText` with `newContent`.
+  #[napi(ts_return_type = "Promise<MemoryStoreResult>")]
+  pub fn replace(
+    &self,
+    #[napi(ts_arg_type = "MemoryTarget")] target: String,
+    old_text: String,
+    new_content: String,
+  ) -> Result<AsyncTask<StoreTask>> {
+    Ok(self.task(StoreOp::Replace(parse_target(&target)?, old_text, new_content)))
+  }
+
+  /// Removes the one entry containing `oldText`.
+  #[napi(ts_return_type = "Promise<MemoryStoreResult>")]
+  pub fn remove(
+    &self,
+    #[napi(ts_arg_type = "MemoryTarget")] target: String,
+    old_text: String,
+  ) -> Result<AsyncTask<StoreTask>> {
+    Ok(self.task(StoreOp::Remove(parse_target(&target)?, old_text)))
+  }
+
+  /// The live entries as last seen by this store (no disk access).
+  #[napi]
+  pub fn get_entries(&self, #[napi(ts_arg_type = "MemoryTarget")] target: String) -> Result<Vec<String>> {
+    let target = parse_target(&target)?;
+    caught(|| self.store.entries(target))
+  }
+
+  /// One file's block of the snapshot frozen at the last `loadFromDisk()`.
+  #[napi]
+  pub fn format_for_system_prompt(&self, #[napi(ts_arg_type = "MemoryTarget")] target: String) -> Result<String> {
+    let target = parse_target(&target)?;
+    caught(|| self.store.format_for_system_prompt(target))
+  }
+
+  /// Both blocks of the frozen snapshot, bounded to 50,000 characters with room for each.
+  #[napi]
+  pub fn format_all_for_system_prompt(&self) -> Result<String> {
+    caught(|| self.store.format_all_for_system_prompt())
+  }
+
+  /// Could `snapshot` have been rendered by a store, with nothing unsafe in
+  /// it? Used before restoring a snapshot saved in a Pi session.
+  #[napi]
+  pub fn is_valid_snapshot(&self, snapshot: String) -> Result<bool> {
+    caught(|| snapshot::is_valid(&snapshot))
+  }
+}

@@ -1,0 +1,105 @@
+//! Result shapes of the store, serialized with the reference's field names
+//! and order. Failures are data (`success: false`) with a stable `code`.
+
+use serde::Serialize;
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct Success {
+  pub success: bool,
+  pub target: &'static str,
+  pub entries: Vec<String>,
+  pub usage: String,
+  pub entry_count: usize,
+  #[serde(skip_serializing_if = "Option::is_none")]
+  pub message: Option<&'static str>,
+}
+
+#[derive(Debug, Clone, Copy, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum FailureCode {
+  EmptyContent,
+  /// The threat scanner rejected the content.
+  Blocked,
+  /// The content cannot be stored as one entry (it holds the delimiter).
+  Unstorable,
+  OverLimit,
+  NoMatch,
+  AmbiguousMatch,
+  Drift,
+  /// Another writer held the file lock for the whole timeout.
+  Locked,
+  /// The file exists but could not be read or decoded.
+  Unreadable,
+  /// Writing failed; the file on disk is unchanged.
+  IoError,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct Failure {
+  pub success: bool,
+  pub error: String,
+  /// Boxed: failures travel in `Result`s and are rare.
+  #[serde(flatten)]
+  pub details: Box<FailureDetails>,
+  pub code: FailureCode,
+}
+
+#[derive(Debug, Clone, Default, Serialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct FailureDetails {
+  #[serde(skip_serializing_if = "Option::is_none")]
+  pub matches: Option<Vec<String>>,
+  #[serde(skip_serializing_if = "Option::is_none")]
+  pub current_entries: Option<Vec<String>>,
+  #[serde(skip_serializing_if = "Option::is_none")]
+  pub usage: Option<String>,
+  #[serde(skip_serializing_if = "Option::is_none")]
+  pub drift_backup: Option<String>,
+  #[serde(skip_serializing_if = "Option::is_none")]
+  pub remediation: Option<&'static str>,
+}
+
+impl Failure {
+  pub fn new(code: FailureCode, error: impl Into<String>) -> Failure {
+    Failure { success: false, error: error.into(), details: Box::default(), code }
+  }
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+#[serde(untagged)]
+pub enum StoreResult {
+  Success(Success),
+  Failure(Failure),
+}
+
+impl StoreResult {
+  pub fn is_success(&self) -> bool {
+    matches!(self, StoreResult::Success(_))
+  }
+}
+
+impl From<Failure> for StoreResult {
+  fn from(failure: Failure) -> Self {
+    StoreResult::Failure(failure)
+  }
+}
+
+/// One file's state for `status()` and `loadFromDisk()`.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct FileStatus {
+  pub target: &'static str,
+  pub file: String,
+  pub entry_count: usize,
+  pub usage: String,
+  #[serde(skip_serializing_if = "Option::is_none")]
+  pub error: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct StoreStatus {
+  pub memory: FileStatus,
+  pub user: FileStatus,
+}
