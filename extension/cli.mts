@@ -14,7 +14,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { DEMO_CWD, writeDemoAgentDir } from './demo.mjs'
 import { createMemory, type Memory } from './memory.mjs'
-import type { ExpandedEntry, ExpandPage, MemoryHit, RecallArgs, RecallPage, SessionsPage } from 'pi-fabric-memory'
+import type { ExpandedEntry, ExpandPage, MemoryHit, RecallArgs, RecallPage, SessionsPage } from 'pi-fabric-memory/native'
 
 type Flags = { positional: string[]; options: Map<string, string | true> }
 

@@ -12,7 +12,7 @@
  * the frozen snapshot.
  */
 import type { ExtensionAPI, ExtensionContext } from '@earendil-works/pi-coding-agent'
-import { MemoryStore } from 'pi-fabric-memory'
+import { MemoryStore } from 'pi-fabric-memory/native'
 import { curatedSettings, type CuratedSettings } from './curated-settings.mjs'
 import { guarded } from './errors.mjs'
 import { registerMemoryCommand } from './memory-command.mjs'

@@ -4,7 +4,7 @@
  * `replace` splits at the first `->` only.
  */
 import type { ExtensionAPI } from '@earendil-works/pi-coding-agent'
-import type { MemoryStore, MemoryTarget } from 'pi-fabric-memory'
+import type { MemoryStore, MemoryTarget } from 'pi-fabric-memory/native'
 import { guarded } from './errors.mjs'
 
 export interface CommandReply {

@@ -9,7 +9,7 @@
  */
 import type { AgentToolResult, ToolDefinition } from '@earendil-works/pi-coding-agent'
 import { type TSchema, Type } from 'typebox'
-import type { MemoryStore, MemoryStoreResult, MemoryTarget } from 'pi-fabric-memory'
+import type { MemoryStore, MemoryStoreResult, MemoryTarget } from 'pi-fabric-memory/native'
 import { guarded } from './errors.mjs'
 
 /** Structured output bounds (code mode): bytes of JSON and complete records per list. */

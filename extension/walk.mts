@@ -1,4 +1,4 @@
-import type { ExpandArgs, ExpandedEntry, ExpandPage, MemoryError } from 'pi-fabric-memory'
+import type { ExpandArgs, ExpandedEntry, ExpandPage, MemoryError } from 'pi-fabric-memory/native'
 
 /** A complete entry as `memory.walk` hands it to the visitor. */
 export type WalkEntry = ExpandedEntry
