@@ -12,7 +12,40 @@ use unicode_normalization::{is_nfkc_quick, IsNormalized, UnicodeNormalization};
 
 fn token_pattern() -> &'static Regex {
   static PATTERN: OnceLock<Regex> = OnceLock::new();
-  PATTERN.get_or_init(|| Regex::new(r"[\p{L}\p{N}_]+").expect("token pattern compiles"))
+  PATTERN.get_or_init(|| Regex::new(r"^[\p{L}\p{N}_]$").expect("token pattern compiles"))
+}
+
+/// `[\p{L}\p{N}_]` membership for the Basic Multilingual Plane, computed
+/// once from the regex class itself (so the tables stay Unicode's), then a
+/// bit test per character instead of a regex search per token.
+fn bmp_words() -> &'static [u64] {
+  static BITS: OnceLock<Vec<u64>> = OnceLock::new();
+  BITS.get_or_init(|| {
+    let pattern = token_pattern();
+    let mut bits = vec![0u64; 0x10000 / 64];
+    let mut buffer = [0u8; 4];
+    for code in 0x80u32..0x10000 {
+      if let Some(c) = char::from_u32(code) {
+        if pattern.is_match(c.encode_utf8(&mut buffer)) {
+          bits[(code / 64) as usize] |= 1 << (code % 64);
+        }
+      }
+    }
+    bits
+  })
+}
+
+/// Is `c` a letter, a number or `_` (`[\p{L}\p{N}_]`)?
+pub fn is_word_char(c: char) -> bool {
+  let code = c as u32;
+  if code < 0x80 {
+    return c.is_ascii_alphanumeric() || c == '_';
+  }
+  if code < 0x10000 {
+    return bmp_words()[(code / 64) as usize] & (1 << (code % 64)) != 0;
+  }
+  let mut buffer = [0u8; 4];
+  token_pattern().is_match(c.encode_utf8(&mut buffer))
 }
 
 /// `text` in NFKC (borrowed when it already is).
@@ -47,8 +80,25 @@ pub fn for_each_token(text: &str, mut emit: impl FnMut(&str)) {
     return;
   }
   let normalized = nfkc(text);
-  for token in token_pattern().find_iter(&normalized) {
-    emit(&token.as_str().to_lowercase());
+  let mut lowered = String::new();
+  let mut start = None;
+  for (at, c) in normalized.char_indices().chain(std::iter::once((normalized.len(), ' '))) {
+    match (is_word_char(c) && at < normalized.len(), start) {
+      (true, None) => start = Some(at),
+      (false, Some(from)) => {
+        let token = &normalized[from..at];
+        if token.is_ascii() {
+          lowered.clear();
+          lowered.push_str(token);
+          lowered.make_ascii_lowercase();
+          emit(&lowered);
+        } else {
+          emit(&token.to_lowercase());
+        }
+        start = None;
+      }
+      _ => {}
+    }
   }
 }
 
@@ -86,6 +136,17 @@ mod tests {
     let unicode: Vec<String> = tokenize(text);
     assert_eq!(unicode[..ascii.len()], ascii[..]);
     assert_eq!(unicode.last().map(String::as_str), Some("ü"));
+  }
+
+  #[test]
+  fn the_character_table_agrees_with_the_unicode_class() {
+    let class = Regex::new(r"^[\p{L}\p{N}_]$").unwrap();
+    let mut buffer = [0u8; 4];
+    for code in (0u32..0x11000).step_by(7).chain([0x5f, 0x3000, 0x96ea, 0x1d400, 0x1f600]) {
+      if let Some(c) = char::from_u32(code) {
+        assert_eq!(is_word_char(c), class.is_match(c.encode_utf8(&mut buffer)), "U+{code:04X}");
+      }
+    }
   }
 
   #[test]

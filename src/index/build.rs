@@ -160,8 +160,8 @@ fn incremental(stale: &CacheRecord, source: &SourceFile, live: Option<&LiveBranc
 fn body(engine: &Engine, tier: Tier, built: Built, previous: Option<&HotShard>) -> Body {
   match tier {
     Tier::Hot => Body::Hot(match previous {
-      Some(previous) => previous.extended(&built.normalized, built.resume),
-      None => HotShard::build(&built.normalized, Some(built.resume)),
+      Some(previous) => previous.extended(built.normalized, built.resume),
+      None => HotShard::build(built.normalized, Some(built.resume)),
     }),
     Tier::Cold => Body::Cold(ColdDigest::build(&built.normalized, engine.config.max_cold_vocabulary_bytes as usize)),
   }

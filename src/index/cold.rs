@@ -9,8 +9,9 @@
 use super::IndexCoverage;
 use crate::session::normalize::{Entry, Normalized, Outcome};
 use crate::tokenize::for_each_token;
+use rustc_hash::FxHashSet;
 use serde::{Deserialize, Serialize};
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
 /// At most this many touched files are kept per session.
 pub const FILES_TOUCHED_LIMIT: usize = 50;
@@ -64,36 +65,37 @@ pub struct ColdDigest {
   pub index_coverage: IndexCoverage,
 }
 
-/// JSON bytes a term adds to a vocabulary array: the quoted string and a comma.
+/// JSON bytes a term adds to a vocabulary array: the quoted string and a
+/// comma. Canonical terms are letters, numbers and `_`, never escaped.
 fn term_json_bytes(term: &str) -> usize {
-  serde_json::to_string(term).map(|s| s.len()).unwrap_or(term.len() + 2) + 1
+  term.len() + 3
 }
 
 /// Terms in entry order until the next new term would pass `max_bytes`.
 fn vocabulary(entries: &[Entry], max_bytes: usize) -> (Vec<String>, usize, bool) {
-  let mut terms = BTreeSet::new();
+  let mut terms: FxHashSet<String> = FxHashSet::default();
   let mut bytes = 2; // "[]"
   let mut capped = false;
-  'entries: for entry in entries {
-    let mut stop = false;
+  for entry in entries {
     for_each_token(&entry.text, |token| {
-      if stop || terms.contains(token) {
+      if capped || terms.contains(token) {
         return;
       }
       let cost = term_json_bytes(token);
       if bytes + cost > max_bytes {
-        stop = true;
+        capped = true;
         return;
       }
       bytes += cost;
       terms.insert(token.to_string());
     });
-    if stop {
-      capped = true;
-      break 'entries;
+    if capped {
+      break;
     }
   }
-  (terms.into_iter().collect(), bytes, capped)
+  let mut sorted: Vec<String> = terms.into_iter().collect();
+  sorted.sort_unstable();
+  (sorted, bytes, capped)
 }
 
 impl ColdDigest {
@@ -203,7 +205,7 @@ mod tests {
   }
 
   fn normalized(entries: Vec<Entry>) -> Normalized {
-    Normalized { entries, reasons: BTreeSet::new() }
+    Normalized { entries, reasons: Default::default() }
   }
 
   #[test]

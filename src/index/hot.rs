@@ -6,8 +6,9 @@ use crate::session::lineage::Node;
 use crate::session::normalize::{Entry, Normalized};
 use crate::session::parse::Header;
 use crate::tokenize::for_each_token;
+use rustc_hash::FxHashMap;
 use serde::{Deserialize, Serialize};
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet};
 
 /// Term → (entry, term frequency) lists, sorted by term; document lengths
 /// in tokens (at least 1, so BM25 never divides by zero).
@@ -21,23 +22,35 @@ pub struct Postings {
 
 impl Postings {
   pub fn build<'a>(texts: impl Iterator<Item = &'a str>) -> Postings {
-    let mut map: BTreeMap<String, Vec<(u32, u32)>> = BTreeMap::new();
+    // Terms are interned once per shard; a document only counts term ids.
+    let mut ids: FxHashMap<String, u32> = FxHashMap::default();
+    let mut lists: Vec<Vec<(u32, u32)>> = Vec::new();
     let mut doc_lengths = Vec::new();
+    let mut seen: Vec<u32> = Vec::new();
     for (doc, text) in texts.enumerate() {
-      let mut counts: HashMap<String, u32> = HashMap::new();
-      let mut length = 0u32;
+      seen.clear();
       for_each_token(text, |token| {
-        length += 1;
-        *counts.entry(token.to_string()).or_default() += 1;
+        let id = match ids.get(token) {
+          Some(id) => *id,
+          None => {
+            let id = lists.len() as u32;
+            ids.insert(token.to_string(), id);
+            lists.push(Vec::new());
+            id
+          }
+        };
+        seen.push(id);
       });
-      doc_lengths.push(length.max(1));
-      for (term, tf) in counts {
-        map.entry(term).or_default().push((doc as u32, tf));
+      doc_lengths.push((seen.len() as u32).max(1));
+      seen.sort_unstable();
+      for run in seen.chunk_by(|a, b| a == b) {
+        lists[run[0] as usize].push((doc as u32, run.len() as u32));
       }
     }
-    let (terms, mut lists): (Vec<_>, Vec<_>) = map.into_iter().unzip();
-    lists.iter_mut().for_each(|list: &mut Vec<(u32, u32)>| list.sort_unstable());
-    Postings { terms, lists, doc_lengths }
+    let mut terms: Vec<(String, u32)> = ids.into_iter().collect();
+    terms.sort_unstable();
+    let lists = terms.iter().map(|(_, id)| std::mem::take(&mut lists[*id as usize])).collect();
+    Postings { terms: terms.into_iter().map(|(term, _)| term).collect(), lists, doc_lengths }
   }
 
   /// Adds documents after the existing ones without re-tokenizing them.
@@ -88,23 +101,19 @@ pub struct HotShard {
 }
 
 impl HotShard {
-  pub fn build(normalized: &Normalized, resume: Option<ResumeState>) -> HotShard {
-    let entries = normalized.entries.clone();
-    let postings = Postings::build(entries.iter().map(|e| e.text.as_str()));
-    HotShard { entries, index_coverage: IndexCoverage::from_reasons(&normalized.reasons, None), postings, resume }
+  pub fn build(normalized: Normalized, resume: Option<ResumeState>) -> HotShard {
+    let postings = Postings::build(normalized.entries.iter().map(|e| e.text.as_str()));
+    let index_coverage = IndexCoverage::from_reasons(&normalized.reasons, None);
+    HotShard { entries: normalized.entries, index_coverage, postings, resume }
   }
 
   /// This shard grown by the entries `normalized` has beyond it (an append):
   /// only the new entries are tokenized.
-  pub fn extended(&self, normalized: &Normalized, resume: ResumeState) -> HotShard {
+  pub fn extended(&self, normalized: Normalized, resume: ResumeState) -> HotShard {
     let mut postings = self.postings.clone();
     postings.extend(normalized.entries[self.entries.len()..].iter().map(|e| e.text.as_str()));
-    HotShard {
-      entries: normalized.entries.clone(),
-      index_coverage: IndexCoverage::from_reasons(&normalized.reasons, None),
-      postings,
-      resume: Some(resume),
-    }
+    let index_coverage = IndexCoverage::from_reasons(&normalized.reasons, None);
+    HotShard { entries: normalized.entries, index_coverage, postings, resume: Some(resume) }
   }
 
   /// The shard's entries and reasons, to continue normalization after an append.

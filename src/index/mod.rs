@@ -51,6 +51,15 @@ pub const REASONS: &[&str] = &[
   "max_files_touched",
 ];
 
+/// Reasons a record notes that no recall answer depends on: the digest's
+/// `filesTouched` list is capped, but no query reads it, so the cap never
+/// makes an answer non-authoritative.
+const INFORMATIONAL: &[&str] = &["max_files_touched"];
+
+fn affects_answers(reason: &str) -> bool {
+  !INFORMATIONAL.contains(&reason)
+}
+
 pub fn static_reason(reason: &str) -> Option<&'static str> {
   REASONS.iter().copied().find(|r| *r == reason)
 }
@@ -78,7 +87,7 @@ impl IndexCoverage {
       self.reasons.push(reason.to_string());
       self.reasons.sort();
     }
-    self.complete = false;
+    self.complete &= !affects_answers(reason);
   }
 }
 
@@ -358,7 +367,7 @@ fn coverage(synced: &[Synced], mut reasons: BTreeSet<&'static str>) -> Coverage 
     let coverage = record.coverage();
     if !coverage.complete {
       incomplete += 1;
-      record_reasons.extend(coverage.reasons.iter().cloned());
+      record_reasons.extend(coverage.reasons.iter().filter(|r| affects_answers(r)).cloned());
     }
   }
   reasons.clear();

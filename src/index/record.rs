@@ -211,7 +211,7 @@ mod tests {
       verified_ns: 5,
       cache_bytes: 0,
       cache_source_ratio: 0.0,
-      body: Body::Hot(HotShard::build(&Normalized::default(), None)),
+      body: Body::Hot(HotShard::build(Normalized::default(), None)),
     }
   }
 

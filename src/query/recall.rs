@@ -89,7 +89,7 @@ impl Searched {
       tier,
       source_hash: view.source_hash.clone(),
       lineage_fingerprint: view.lineage_fingerprint.clone(),
-      content: Content::Hydrated(Box::new(HotShard::build(&view.normalized, None))),
+      content: Content::Hydrated(Box::new(HotShard::build(view.normalized.clone(), None))),
     }
   }
 }

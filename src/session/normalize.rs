@@ -90,7 +90,7 @@ pub struct Entry {
   pub carrier_from_id: Option<String>,
 }
 
-#[derive(Debug, Default)]
+#[derive(Debug, Clone, Default)]
 pub struct Normalized {
   pub entries: Vec<Entry>,
   /// Coverage reasons found while normalizing (sorted, unique).
