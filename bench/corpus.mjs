@@ -41,13 +41,13 @@ export const HOT_SESSIONS = 50
  * clamped); `approxBytes` is what the generator measures for seed 42 (see README).
  */
 export const SIZES = {
-  /** For tests: ~1.5 MB, every feature present. */
-  tiny: { sessions: 10, entries: { mean: 110, sigma: 0.25, min: 60, max: 180 }, approxBytes: 1.5e6 },
+  /** For tests: ~2 MB, every feature present. */
+  tiny: { sessions: 10, entries: { mean: 110, sigma: 0.25, min: 60, max: 180 }, approxBytes: 2.2e6 },
   /** The reference benchmark's shape: 13 sessions x ~500 entries, ~14 MB. */
-  ref: { sessions: 13, entries: { mean: 500, sigma: 0, min: 500, max: 500 }, approxBytes: 14e6 },
-  small: { sessions: 66, entries: { mean: 140, sigma: 0.8, min: 12, max: 1500 }, approxBytes: 20e6 },
-  medium: { sessions: 1000, entries: { mean: 145, sigma: 0.8, min: 12, max: 1500 }, approxBytes: 300e6 },
-  large: { sessions: 5000, entries: { mean: 185, sigma: 0.8, min: 12, max: 2500 }, approxBytes: 2e9 },
+  ref: { sessions: 13, entries: { mean: 500, sigma: 0, min: 500, max: 500 }, approxBytes: 14.1e6 },
+  small: { sessions: 66, entries: { mean: 140, sigma: 0.8, min: 12, max: 1500 }, approxBytes: 20.1e6 },
+  medium: { sessions: 1000, entries: { mean: 145, sigma: 0.8, min: 12, max: 1500 }, approxBytes: 301e6 },
+  large: { sessions: 5000, entries: { mean: 198, sigma: 0.8, min: 12, max: 2500 }, approxBytes: 2.0e9 },
 }
 
 // ---------------------------------------------------------------------------
