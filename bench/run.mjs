@@ -104,7 +104,8 @@ report.figures.firstRecallMs = first.ms
 // --- 3. warm recall by query kind ---------------------------------------------------------------------
 // A file whose stamp is younger than the 2 s racy window is re-hashed on every call (a same-size rewrite
 // in the same clock tick would otherwise go unseen): a fresh corpus is measured once it has settled.
-const settle = 2500 - (Date.now() - Math.max(...corpus.sessions.map((s) => statSync(s.file).ctimeMs)))
+const lastWrite = Math.max(statSync(indexDir).mtimeMs, ...corpus.sessions.map((s) => statSync(s.file).ctimeMs))
+const settle = 2500 - (Date.now() - lastWrite)
 if (settle > 0) await new Promise((resolve) => setTimeout(resolve, settle))
 const memory = createMemory({ agentDir, cwd, config })
 await memory.recall({ query: 'warmup', scope: 'global' })

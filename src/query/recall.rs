@@ -224,8 +224,13 @@ impl<'r> Search<'r> {
           }
         }
       } else if let Some(digest) = session.digest() {
-        let structural =
-          if filters.is_empty() { 0 } else { digest.addresses.iter().filter(|a| filters.matches(*a)).count() };
+        let structural = if filters.is_empty() {
+          0
+        } else if filters.since.is_none() && filters.until.is_none() {
+          digest.kinds().iter().filter(|(kind, _)| filters.matches(kind)).map(|(_, count)| count).sum()
+        } else {
+          digest.addresses.iter().filter(|a| filters.matches(*a)).count()
+        };
         if filters.is_empty() || structural > 0 {
           if self.cold.len() == MAX_DIGEST_CANDIDATES {
             self.reasons.insert("candidate_digest_budget");
@@ -267,7 +272,7 @@ impl<'r> Search<'r> {
   }
 
   fn cold_has(&self, slot: usize, term: &str) -> bool {
-    self.sessions[slot].digest().is_some_and(|d| d.vocabulary.binary_search_by(|t| t.as_str().cmp(term)).is_ok())
+    self.sessions[slot].digest().is_some_and(|d| d.contains(term))
   }
 
   /// BM25 over hot candidates and IDF sums over cold ones, on one scale.
