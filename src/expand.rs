@@ -12,7 +12,7 @@ use crate::error::{ContractError, CoreError, CoreResult};
 use crate::session::lineage::Branches;
 use crate::session::normalize::Entry;
 use crate::session::SessionView;
-use crate::text::{cap_with_ellipsis, json_len, slice_utf16, utf16_len};
+use crate::text::{cap_with_ellipsis, json_len, meta, slice_utf16, utf16_len, META_CHARS};
 use serde::Serialize;
 use serde_json::{json, Map, Value};
 
@@ -25,7 +25,6 @@ const MAX_MAX_ENTRIES: i64 = 20;
 const MAX_CONTEXT: i64 = 100;
 const MAX_SELECTORS: usize = 100;
 const MAX_ADDRESS_CHARS: usize = 512;
-const MAX_META_CHARS: usize = 512;
 const MAX_FILES: usize = 20;
 const MAX_FILE_CHARS: usize = 1024;
 const STRUCTURED_MAX_CHARS: usize = 2000;
@@ -223,10 +222,6 @@ pub struct Chunk {
   pub structured_truncated: Option<bool>,
 }
 
-fn meta(value: &Option<String>) -> Option<String> {
-  value.as_deref().map(|v| cap_with_ellipsis(v, MAX_META_CHARS))
-}
-
 /// Structured payloads travel only while small; otherwise flagged.
 fn structured(value: &Option<Value>, truncated: &mut bool) -> Option<Value> {
   let value = value.as_ref()?;
@@ -249,7 +244,7 @@ impl Chunk {
       index: entry.index,
       entry_id: meta(&entry.entry_id),
       parent_id: meta(&entry.parent_id),
-      kind: cap_with_ellipsis(&entry.kind, MAX_META_CHARS),
+      kind: cap_with_ellipsis(&entry.kind, META_CHARS),
       role: meta(&entry.role),
       tool: meta(&entry.tool),
       reference: meta(&entry.reference),

@@ -15,6 +15,8 @@ pub mod listing;
 pub mod query;
 pub mod session;
 pub mod store;
+#[cfg(test)]
+mod testing;
 pub mod text;
 pub mod tokenize;
 

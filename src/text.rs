@@ -58,6 +58,14 @@ pub fn cap_with_ellipsis(text: &str, max: usize) -> String {
   format!("{}…", &text[..keep])
 }
 
+/// Identity and type strings in results are capped at this many UTF-16 units.
+pub const META_CHARS: usize = 512;
+
+/// An optional metadata string capped at [`META_CHARS`].
+pub fn meta(value: &Option<String>) -> Option<String> {
+  value.as_deref().map(|v| cap_with_ellipsis(v, META_CHARS))
+}
+
 /// UTF-16 length of a value's compact JSON text, as `JSON.stringify(v).length`.
 pub fn json_len<T: serde::Serialize + ?Sized>(value: &T) -> usize {
   serde_json::to_string(value).map(|json| utf16_len(&json)).unwrap_or(usize::MAX)

@@ -1,24 +1,13 @@
 use super::*;
-use crate::config::Config;
-use crate::session::discover::encode_cwd;
+use crate::testing::{AgentDir, CWD};
 use record::Body;
 use serde_json::json;
 use std::time::{Duration, SystemTime};
 
-const CWD: &str = "/home/u/proj";
-
-struct Fixture {
-  _dir: tempfile::TempDir,
-  agent: PathBuf,
-  project: PathBuf,
-}
+type Fixture = AgentDir;
 
 fn fixture() -> Fixture {
-  let dir = tempfile::tempdir().unwrap();
-  let agent = dir.path().join("agent");
-  let project = agent.join("sessions").join(encode_cwd(CWD));
-  fs::create_dir_all(&project).unwrap();
-  Fixture { _dir: dir, agent, project }
+  AgentDir::new()
 }
 
 fn session_text(id: &str, texts: &[&str]) -> String {
@@ -34,17 +23,18 @@ fn session_text(id: &str, texts: &[&str]) -> String {
   out
 }
 
-impl Fixture {
+trait Sessions {
+  fn write(&self, id: &str, texts: &[&str], age_secs: u64) -> PathBuf;
+  fn index_dir(&self) -> PathBuf;
+  fn index_files(&self) -> Vec<String>;
+}
+
+impl Sessions for Fixture {
   fn write(&self, id: &str, texts: &[&str], age_secs: u64) -> PathBuf {
     let path = self.project.join(format!("{id}.jsonl"));
     fs::write(&path, session_text(id, texts)).unwrap();
     set_age(&path, age_secs);
     path
-  }
-
-  fn engine(&self, config: serde_json::Value) -> Engine {
-    let config = Config::from_json(Some(&config)).unwrap();
-    Engine::new(Some(self.agent.to_str().unwrap()), Some(CWD), config).unwrap()
   }
 
   fn index_dir(&self) -> PathBuf {

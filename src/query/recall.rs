@@ -12,7 +12,7 @@ use crate::index::{self, Coverage};
 use crate::session::discover::Scope;
 use crate::session::normalize::Entry;
 use crate::session::SessionView;
-use crate::text::{cap_with_ellipsis, json_len};
+use crate::text::{cap_with_ellipsis, json_len, meta, META_CHARS};
 use crate::tokenize::nfkc;
 use serde::Serialize;
 use serde_json::{json, Map, Value};
@@ -22,7 +22,6 @@ use std::sync::Arc;
 const MAX_ENTRY_CANDIDATES: usize = 50_000;
 const MAX_DIGEST_CANDIDATES: usize = 10_000;
 const MAX_ITEM_CANDIDATES: usize = 10_000;
-const META_CHARS: usize = 512;
 const CWD_CHARS: usize = 2048;
 const MATCHED_TERMS_SHOWN: usize = 50;
 
@@ -168,10 +167,6 @@ impl RecallPage {
       Coverage { reasons: vec![error.code.to_string()], error: Some(error.clone()), ..Coverage::default() };
     RecallPage { total: 0, hits: Vec::new(), next: None, coverage, error: Some(error) }
   }
-}
-
-fn meta(value: &Option<String>) -> Option<String> {
-  value.as_deref().map(|v| cap_with_ellipsis(v, META_CHARS))
 }
 
 fn rounded(score: f64) -> f64 {

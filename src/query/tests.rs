@@ -1,28 +1,17 @@
 use super::plan::RecallRequest;
 use super::*;
-use crate::config::Config;
 use crate::engine::Engine;
 use crate::expand::{expand, ExpandRequest, MAX_ENVELOPE_CHARS};
-use crate::session::discover::encode_cwd;
+use crate::testing::{AgentDir, CWD};
 use crate::text::json_len;
 use serde_json::{json, Value};
 use std::fs;
 use std::path::PathBuf;
 
-const CWD: &str = "/home/u/proj";
-
-struct Fixture {
-  _dir: tempfile::TempDir,
-  agent: PathBuf,
-  project: PathBuf,
-}
+type Fixture = AgentDir;
 
 fn fixture() -> Fixture {
-  let dir = tempfile::tempdir().unwrap();
-  let agent = dir.path().join("agent");
-  let project = agent.join("sessions").join(encode_cwd(CWD));
-  fs::create_dir_all(&project).unwrap();
-  Fixture { _dir: dir, agent, project }
+  AgentDir::new()
 }
 
 /// `(id, parent, message)` records after a header.
@@ -47,7 +36,11 @@ fn chain(texts: &[Value]) -> Vec<(String, Option<String>, Value)> {
   texts.iter().enumerate().map(|(i, m)| (format!("e{i}"), (i > 0).then(|| format!("e{}", i - 1)), m.clone())).collect()
 }
 
-impl Fixture {
+trait Sessions {
+  fn write(&self, id: &str, messages: &[Value]) -> PathBuf;
+}
+
+impl Sessions for Fixture {
   fn write(&self, id: &str, messages: &[Value]) -> PathBuf {
     let records = chain(messages);
     let borrowed: Vec<(&str, Option<&str>, Value)> =
@@ -55,10 +48,6 @@ impl Fixture {
     let path = self.project.join(format!("{id}.jsonl"));
     fs::write(&path, session(id, &borrowed)).unwrap();
     path
-  }
-
-  fn engine(&self, config: Value) -> Engine {
-    Engine::new(Some(self.agent.to_str().unwrap()), Some(CWD), Config::from_json(Some(&config)).unwrap()).unwrap()
   }
 }
 
