@@ -11,6 +11,7 @@ pub mod engine;
 pub mod error;
 pub mod expand;
 pub mod index;
+pub mod jsregex;
 pub mod listing;
 pub mod query;
 pub mod session;

@@ -3,7 +3,8 @@
 //! The Rust `regex` crate runs in linear time, so no pattern can backtrack
 //! catastrophically; the remaining bounds (pattern bytes, haystack count and
 //! bytes, a wall-clock deadline checked between haystacks) keep one query's
-//! work bounded. Matching is case-insensitive and Unicode-aware.
+//! work bounded. Matching is case-insensitive and Unicode-aware, with
+//! JavaScript's class semantics (`\w`, `\d`, `\b` ASCII; see `jsregex`).
 
 use crate::config::Config;
 use crate::error::ContractError;
@@ -33,7 +34,7 @@ impl BoundedRegex {
         format!("The pattern has {} UTF-8 bytes; the limit is {}.", pattern.len(), config.regex_max_pattern_bytes),
       ));
     }
-    let regex = RegexBuilder::new(pattern)
+    let regex = RegexBuilder::new(&crate::jsregex::translate(pattern))
       .case_insensitive(true)
       .unicode(true)
       .size_limit(8 << 20)

@@ -107,52 +107,10 @@ pub const INVISIBLE: [char; 17] = [
   '\u{202B}', '\u{202C}', '\u{202D}', '\u{202E}', '\u{2066}', '\u{2067}', '\u{2068}', '\u{2069}',
 ];
 
-/// JavaScript's `\s` members, for use inside a character class.
-const JS_SPACE_MEMBERS: &str =
-  r"\t\n\x0B\x0C\r \u{A0}\u{1680}\u{2000}-\u{200A}\u{2028}\u{2029}\u{202F}\u{205F}\u{3000}\u{FEFF}";
-
-/// Translates the JavaScript constructs the table uses into `regex` syntax.
-fn translate(js: &str) -> String {
-  let mut out = String::with_capacity(js.len() * 2);
-  let mut in_class = false;
-  let mut chars = js.chars().peekable();
-  while let Some(ch) = chars.next() {
-    match ch {
-      '\\' => {
-        let escaped = chars.next().expect("pattern ends with a backslash");
-        match (escaped, in_class) {
-          ('w', false) => out.push_str("[0-9A-Za-z_]"),
-          ('w', true) => out.push_str("0-9A-Za-z_"),
-          ('s', false) => out.push_str(&format!("[{JS_SPACE_MEMBERS}]")),
-          ('s', true) => out.push_str(JS_SPACE_MEMBERS),
-          // Rust's `\S` lacks U+0085, which JavaScript's `\S` includes.
-          ('S', true) => out.push_str(r"\S\u{85}"),
-          ('b', false) => out.push_str(r"(?-u:\b)"),
-          (other, _) => {
-            out.push('\\');
-            out.push(other);
-          }
-        }
-      }
-      '[' if !in_class => {
-        in_class = true;
-        out.push('[');
-      }
-      ']' if in_class => {
-        in_class = false;
-        out.push(']');
-      }
-      '.' if !in_class => out.push_str(r"[^\n\r\u{2028}\u{2029}]"),
-      other => out.push(other),
-    }
-  }
-  out
-}
-
 fn compiled() -> &'static RegexSet {
   static SET: OnceLock<RegexSet> = OnceLock::new();
   SET.get_or_init(|| {
-    let sources: Vec<String> = PATTERNS.iter().map(|(js, _, _)| translate(js)).collect();
+    let sources: Vec<String> = PATTERNS.iter().map(|(js, _, _)| crate::jsregex::translate(js)).collect();
     RegexSetBuilder::new(sources)
       .case_insensitive(true)
       .size_limit(64 << 20)
