@@ -391,9 +391,16 @@ fn sync_changed(
   let mut budget = Budget { sessions: 0, bytes: 0 };
   let mut synced = Vec::with_capacity(eligible.len());
   let mut to_build = Vec::new();
-  for source in &eligible {
-    let tier = if hot.contains(source.path.as_path()) { Tier::Hot } else { Tier::Cold };
-    let fresh = build::load_fresh(engine, index, &policies, source, tier, branches, &on_disk);
+  let tier_of = |source: &Source| if hot.contains(source.path.as_path()) { Tier::Hot } else { Tier::Cold };
+  // Loading and validating records is independent per session (a fresh
+  // process decodes every record): in parallel. Budgets are charged in order.
+  let loaded: Vec<Option<Arc<CacheRecord>>> = eligible
+    .par_iter()
+    .with_min_len(16)
+    .map(|source| build::load_fresh(engine, index, &policies, source, tier_of(source), branches, &on_disk))
+    .collect();
+  for (source, fresh) in eligible.iter().zip(loaded) {
+    let tier = tier_of(source);
     if fresh.is_none() {
       let cost = build::planned_cost(index, source, tier, branches);
       match budget.charge(&engine.config, cost) {
