@@ -50,6 +50,107 @@ impl From<&Entry> for Address {
   }
 }
 
+/// Sorted unique terms stored as one newline-joined string: a fresh process
+/// decodes a digest's vocabulary as one allocation instead of one per term
+/// (canonical terms never contain a newline). Term boundaries are found on
+/// first use. JSON (diagnostics) shows it as an array.
+#[derive(Debug, Default)]
+pub struct Vocabulary {
+  text: String,
+  starts: Lazy<Vec<u32>>,
+}
+
+impl Vocabulary {
+  pub fn from_sorted(terms: &[String]) -> Vocabulary {
+    Vocabulary { text: terms.join("\n"), starts: Lazy::default() }
+  }
+
+  fn starts(&self) -> &[u32] {
+    self.starts.0.get_or_init(|| {
+      if self.text.is_empty() {
+        return Vec::new();
+      }
+      std::iter::once(0).chain(memchr::memchr_iter(b'\n', self.text.as_bytes()).map(|at| at as u32 + 1)).collect()
+    })
+  }
+
+  pub fn len(&self) -> usize {
+    self.starts().len()
+  }
+
+  pub fn is_empty(&self) -> bool {
+    self.text.is_empty()
+  }
+
+  pub fn get(&self, index: usize) -> &str {
+    let starts = self.starts();
+    let end = starts.get(index + 1).map_or(self.text.len(), |next| *next as usize - 1);
+    &self.text[starts[index] as usize..end]
+  }
+
+  pub fn iter(&self) -> impl Iterator<Item = &str> + Clone {
+    self.text.split('\n').filter(|_| !self.text.is_empty())
+  }
+
+  pub fn binary_search(&self, term: &str) -> Result<usize, usize> {
+    let (mut low, mut high) = (0, self.len());
+    while low < high {
+      let middle = (low + high) / 2;
+      match self.get(middle).cmp(term) {
+        std::cmp::Ordering::Less => low = middle + 1,
+        std::cmp::Ordering::Greater => high = middle,
+        std::cmp::Ordering::Equal => return Ok(middle),
+      }
+    }
+    Err(low)
+  }
+
+  /// The first `count` terms.
+  pub fn prefix(&self, count: usize) -> Vocabulary {
+    if count == 0 {
+      return Vocabulary::default();
+    }
+    let end = self.starts().get(count).map_or(self.text.len(), |next| *next as usize - 1);
+    Vocabulary { text: self.text[..end].to_string(), starts: Lazy::default() }
+  }
+
+  pub fn to_vec(&self) -> Vec<String> {
+    self.iter().map(str::to_string).collect()
+  }
+}
+
+impl Clone for Vocabulary {
+  fn clone(&self) -> Self {
+    Vocabulary { text: self.text.clone(), starts: Lazy::default() }
+  }
+}
+
+impl PartialEq for Vocabulary {
+  fn eq(&self, other: &Self) -> bool {
+    self.text == other.text
+  }
+}
+
+impl Serialize for Vocabulary {
+  fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+    if serializer.is_human_readable() {
+      serializer.collect_seq(self.iter())
+    } else {
+      serializer.serialize_str(&self.text)
+    }
+  }
+}
+
+impl<'de> Deserialize<'de> for Vocabulary {
+  fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+    if deserializer.is_human_readable() {
+      Ok(Vocabulary::from_sorted(&Vec::<String>::deserialize(deserializer)?))
+    } else {
+      Ok(Vocabulary { text: String::deserialize(deserializer)?, starts: Lazy::default() })
+    }
+  }
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ColdDigest {
@@ -60,7 +161,7 @@ pub struct ColdDigest {
   pub tool_histogram: BTreeMap<String, u64>,
   pub error_count: u64,
   /// Sorted unique canonical terms.
-  pub vocabulary: Vec<String>,
+  pub vocabulary: Vocabulary,
   /// Built on first use in memory, never persisted: lets a query skip the
   /// vocabulary search of most digests that lack a term.
   #[serde(skip)]
@@ -147,8 +248,8 @@ pub type LazyKinds = Lazy<Vec<(Address, usize)>>;
 impl TermFilter {
   const PROBES: u32 = 4;
 
-  pub fn build(terms: &[String]) -> TermFilter {
-    let words = (terms.len() * 10 / 64 + 1).next_power_of_two();
+  pub fn build<'t>(terms: impl Iterator<Item = &'t str> + Clone) -> TermFilter {
+    let words = (terms.clone().count() * 10 / 64 + 1).next_power_of_two();
     let mut filter = TermFilter { bits: vec![0; words] };
     for term in terms {
       let hash = term_hash(term);
@@ -190,8 +291,8 @@ impl ColdDigest {
 
   /// Exact vocabulary membership, checking the Bloom filter first.
   pub fn contains(&self, term: &str) -> bool {
-    self.filter.0.get_or_init(|| TermFilter::build(&self.vocabulary)).may_contain(term)
-      && self.vocabulary.binary_search_by(|t| t.as_str().cmp(term)).is_ok()
+    self.filter.0.get_or_init(|| TermFilter::build(self.vocabulary.iter())).may_contain(term)
+      && self.vocabulary.binary_search(term).is_ok()
   }
 
   /// Folds untruncated normalized entries into a digest.
@@ -232,7 +333,7 @@ impl ColdDigest {
       files_touched,
       tool_histogram,
       error_count: entries.iter().filter(|e| e.is_error).count() as u64,
-      vocabulary,
+      vocabulary: Vocabulary::from_sorted(&vocabulary),
       filter: Default::default(),
       kinds: Default::default(),
       addresses: entries.iter().map(Address::from).collect(),
@@ -262,10 +363,10 @@ impl ColdDigest {
       return true;
     }
     let keep = longest_prefix(vocabulary.len(), |n| {
-      self.vocabulary = vocabulary[..n].to_vec();
+      self.vocabulary = vocabulary.prefix(n);
       fits(self)
     });
-    self.vocabulary = vocabulary[..keep.unwrap_or(0)].to_vec();
+    self.vocabulary = vocabulary.prefix(keep.unwrap_or(0));
     keep.is_some()
   }
 }
@@ -318,7 +419,8 @@ mod tests {
       &normalized(vec![user, read, entry(2, "boom", Some("bash"), true), entry(3, "x", Some("read"), false)]),
       1 << 20,
     );
-    assert_eq!(digest.vocabulary, ["auth", "boom", "bug", "fix", "read", "src", "the", "tool", "ts", "x"]);
+    assert_eq!(digest.vocabulary.to_vec(), ["auth", "boom", "bug", "fix", "read", "src", "the", "tool", "ts", "x"]);
+    assert!(digest.contains("boom") && !digest.contains("bo") && !digest.contains("zzz"));
     assert_eq!(digest.files_touched, ["src/auth.ts"]);
     assert_eq!(digest.tool_histogram, BTreeMap::from([("bash".into(), 1), ("read".into(), 2)]));
     assert_eq!((digest.error_count, digest.entry_count, digest.first_ts, digest.last_ts), (1, 4, Some(10), Some(20)));
@@ -329,7 +431,7 @@ mod tests {
   #[test]
   fn vocabulary_stops_at_its_byte_cap() {
     let digest = ColdDigest::build(&normalized(vec![entry(0, "alpha beta gamma", None, false)]), 2 + 8 + 7);
-    assert_eq!(digest.vocabulary, ["alpha", "beta"]);
+    assert_eq!(digest.vocabulary.to_vec(), ["alpha", "beta"]);
     assert!(!digest.index_coverage.complete);
     assert_eq!(digest.index_coverage.reasons, ["max_cold_vocabulary_bytes"]);
   }
@@ -337,10 +439,26 @@ mod tests {
   #[test]
   fn the_filter_never_misses_a_term() {
     let terms: Vec<String> = (0..5000).map(|i| format!("term{i}")).collect();
-    let filter = TermFilter::build(&terms);
+    let filter = TermFilter::build(terms.iter().map(String::as_str));
     assert!(terms.iter().all(|t| filter.may_contain(t)));
     let false_positives = (0..10_000).filter(|i| filter.may_contain(&format!("absent{i}"))).count();
     assert!(false_positives < 1000, "{false_positives} false positives in 10,000");
+  }
+
+  #[test]
+  fn vocabularies_find_terms_and_keep_prefixes() {
+    let terms: Vec<String> = ["a", "bb", "c", "dd"].iter().map(|t| t.to_string()).collect();
+    let vocabulary = Vocabulary::from_sorted(&terms);
+    assert_eq!((vocabulary.len(), vocabulary.get(1), vocabulary.binary_search("c")), (4, "bb", Ok(2)));
+    assert_eq!(vocabulary.binary_search("b"), Err(1));
+    assert_eq!(vocabulary.prefix(2).to_vec(), ["a", "bb"]);
+    assert!(vocabulary.prefix(0).is_empty());
+    assert_eq!(vocabulary.prefix(0).len(), 0);
+    assert_eq!(vocabulary.prefix(9), vocabulary);
+    assert!(Vocabulary::default().iter().next().is_none());
+    let bytes = postcard::to_allocvec(&vocabulary).unwrap();
+    assert_eq!(postcard::from_bytes::<Vocabulary>(&bytes).unwrap(), vocabulary);
+    assert_eq!(serde_json::to_string(&vocabulary).unwrap(), r#"["a","bb","c","dd"]"#);
   }
 
   #[test]

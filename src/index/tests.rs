@@ -93,7 +93,7 @@ fn builds_records_on_disk_and_reports_complete_coverage() {
   }
   let cold = result.sessions[1].record.as_ref().unwrap();
   let Body::Cold(digest) = &cold.body else { panic!("cold") };
-  assert_eq!(digest.vocabulary, ["hello", "hi", "world"]);
+  assert_eq!(digest.vocabulary.to_vec(), ["hello", "hi", "world"]);
   let cold_file = names.iter().find(|n| n.ends_with(".cold")).unwrap();
   assert_eq!(cold.cache_bytes, fs::metadata(fx.index_dir().join(cold_file)).unwrap().len());
   assert!(cold.cache_source_ratio > 0.0);
@@ -118,7 +118,7 @@ fn active_and_all_modes_use_separate_records() {
   let vocabulary = |branches| {
     let result = sync(&engine, &Scope::Global, branches).unwrap();
     match &result.sessions[0].record.as_ref().unwrap().body {
-      Body::Cold(d) => d.vocabulary.clone(),
+      Body::Cold(d) => d.vocabulary.to_vec(),
       Body::Hot(_) => panic!("cold expected"),
     }
   };
@@ -192,7 +192,7 @@ fn same_size_rewrites_are_detected_even_with_the_old_mtime() {
   let second = global(&engine).sessions[0].record.clone().unwrap();
   assert_ne!(second.source_hash, first.source_hash);
   let Body::Cold(digest) = &second.body else { panic!() };
-  assert_eq!(digest.vocabulary, ["omega"]);
+  assert_eq!(digest.vocabulary.to_vec(), ["omega"]);
 }
 
 #[test]
@@ -210,7 +210,7 @@ fn cold_caps_name_their_reasons() {
   assert!(record.cache_bytes <= 2048);
   let Body::Cold(digest) = &record.body else { panic!() };
   assert!(!digest.vocabulary.is_empty() && digest.vocabulary.len() < 2000);
-  assert!(digest.vocabulary.windows(2).all(|w| w[0] < w[1]));
+  assert!(digest.vocabulary.to_vec().windows(2).all(|w| w[0] < w[1]));
 }
 
 #[test]
@@ -270,7 +270,7 @@ fn a_thousand_and_one_sessions_are_fully_covered() {
   assert_eq!(result.sessions.iter().filter(|s| s.tier == Tier::Hot).count(), 50);
   let oldest = result.sessions.last().unwrap().record.as_ref().unwrap();
   let Body::Cold(digest) = &oldest.body else { panic!() };
-  assert!(digest.vocabulary.binary_search(&"ωmega雪".to_string()).is_ok());
+  assert!(digest.vocabulary.binary_search("ωmega雪").is_ok());
   let project = sync(&fx.engine(json!({})), &Scope::Project, Branches::Active).unwrap();
   assert_eq!(project.coverage.indexed_sessions, 1001);
 }

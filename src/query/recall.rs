@@ -360,9 +360,9 @@ impl<'r> Search<'r> {
     }
     for &(slot, structural) in &self.cold {
       let mut matched = Vec::new();
-      for term in &self.sessions[slot].digest().expect("cold").vocabulary {
+      for term in self.sessions[slot].digest().expect("cold").vocabulary.iter() {
         match regex.test(term) {
-          Ok(true) => matched.push(term.clone()),
+          Ok(true) => matched.push(term.to_string()),
           Ok(false) => {}
           Err(stop) => {
             self.reasons.insert(stop);
