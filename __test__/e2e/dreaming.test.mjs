@@ -173,6 +173,36 @@ describe(`dreaming gates, lock, abort and failures (Pi ${PI.label})`, () => {
     }
   })
 
+  test('/memory dream ignores the time gate, honours the lock and reports what changed', { timeout: 60_000 }, async () => {
+    const w = await world(PI, { model: FAUX_MODEL, minHoursSinceLastRun: 24, minTurnsSinceLastRun: 1 })
+    try {
+      w.plant([['Our staging cluster is called kestrel.', 'Noted.']])
+      // The last run 2 h ago: inside the 24 h gate, older than the planted turn.
+      writeFileSync(join(w.memories, 'dreaming-state.json'), JSON.stringify({ lastConsolidatedAt: new Date(Date.now() - 7_200_000).toISOString(), lastTurnCount: 1 }))
+      const host = await w.open()
+      assert.equal((await host.dreamed).status, 'not_due')
+
+      mkdirSync(join(w.memories, 'dreaming.lock'))
+      await host.session.prompt('/memory dream')
+      assert.equal(host.outcomes.at(-1).status, 'locked')
+      rmSync(join(w.memories, 'dreaming.lock'), { recursive: true })
+
+      w.faux.setResponses([
+        () => w.ai.fauxAssistantMessage(w.ai.fauxToolCall('memory_add', { target: 'memory', content: 'Staging cluster is kestrel' }, { id: 'd1' }), { stopReason: 'toolUse' }),
+        () => w.ai.fauxAssistantMessage(w.ai.fauxText('Added the staging cluster name.')),
+      ])
+      await host.session.prompt('/memory dream')
+      const outcome = host.outcomes.at(-1)
+      assert.equal(outcome.status, 'done', outcome.message)
+      assert.match(outcome.message, /reviewed 1 turn\(s\): 1 change\(s\): memory_add memory/)
+      assert.equal(outcome.summary, 'Added the staging cluster name.')
+      assert.equal(w.file('MEMORY.md'), 'Project uses npm\n§\nStaging cluster is kestrel')
+      assert.equal(host.session.messages.length, 0, 'the command adds no turn')
+    } finally {
+      w.close()
+    }
+  })
+
   test('two hosts started at once: exactly one run', { timeout: 60_000 }, async () => {
     const w = await world(PI, { model: FAUX_MODEL, minTurnsSinceLastRun: 1 })
     try {
