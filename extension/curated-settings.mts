@@ -19,6 +19,8 @@ export interface CuratedSettings {
   dataDir?: string
   memoryCharLimit?: number
   userCharLimit?: number
+  /** `pi-memory.dreaming` as written (parsed by `dreamingSettings`). */
+  dreaming?: unknown
 }
 
 const REFERENCE = /\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}|\$([A-Z_][A-Z0-9_]*)/g
@@ -56,5 +58,6 @@ export function curatedSettings(cwd: string, projectTrusted: boolean, env: NodeJ
     dataDir: dataDir === undefined ? undefined : resolve(agentDir(), dataDir.replace(/^~(?=$|\/)/, homedir())),
     memoryCharLimit: numeric(merged.memoryCharLimit) as number | undefined,
     userCharLimit: numeric(merged.userCharLimit) as number | undefined,
+    ...(merged.dreaming === undefined ? {} : { dreaming: merged.dreaming }),
   }
 }

@@ -11,9 +11,13 @@
  * branch it lands on. Tool writes change the files and the live state, never
  * the frozen snapshot.
  */
+import { resolve } from 'node:path'
 import type { ExtensionAPI, ExtensionContext } from '@earendil-works/pi-coding-agent'
 import { MemoryStore } from 'pi-fabric-memory/native'
 import { curatedSettings, type CuratedSettings } from './curated-settings.mjs'
+import { dream, dreamingSettings, dreamingStatus, type DreamingSettings, type DreamOutcome } from './dreaming.mjs'
+import { createMemory } from './memory.mjs'
+import { agentDir, memorySettings } from './settings.mjs'
 import { guarded } from './errors.mjs'
 import { registerMemoryCommand } from './memory-command.mjs'
 import { createMemoryTools, MEMORY_GUIDANCE, MEMORY_GUIDELINES } from './memory-tools.mjs'
@@ -21,6 +25,9 @@ import { createMemoryTools, MEMORY_GUIDANCE, MEMORY_GUIDELINES } from './memory-
 /** `customType` of the session entries that hold saved snapshots. */
 export const SNAPSHOT_ENTRY_TYPE = 'pi-fabric-memory.snapshot'
 const STATUS_KEY = 'pi-memory'
+const DREAM_STATUS_KEY = 'pi-memory-dreaming'
+/** Event (on `pi.events`) carrying each dream's {@link DreamOutcome}. */
+export const DREAM_EVENT = 'pi-fabric-memory:dream'
 
 export interface SavedSnapshot {
   version: 1
@@ -58,15 +65,17 @@ export function composePrompt(base: string, snapshot: string): string {
   return base ? `${base}\n\n${block}` : block
 }
 
-function createStore(ctx: ExtensionContext, options: MemoryExtensionOptions): MemoryStore {
-  const trusted = typeof ctx.isProjectTrusted === 'function' && ctx.isProjectTrusted() === true
-  const settings = { ...curatedSettings(ctx.cwd, trusted), ...definedOnly(options) }
-  return new MemoryStore({ dir: settings.dataDir, memoryCharLimit: settings.memoryCharLimit, userCharLimit: settings.userCharLimit })
+const trustedOf = (ctx: ExtensionContext) => typeof ctx.isProjectTrusted === 'function' && ctx.isProjectTrusted() === true
+
+function createStore(ctx: ExtensionContext, options: MemoryExtensionOptions): { store: MemoryStore; settings: CuratedSettings } {
+  const settings = { ...curatedSettings(ctx.cwd, trustedOf(ctx)), ...definedOnly(options) }
+  const store = new MemoryStore({ dir: settings.dataDir, memoryCharLimit: settings.memoryCharLimit, userCharLimit: settings.userCharLimit })
+  return { store, settings }
 }
 
 function definedOnly(options: MemoryExtensionOptions): CuratedSettings {
-  const { dataDir, memoryCharLimit, userCharLimit } = options
-  return Object.fromEntries(Object.entries({ dataDir, memoryCharLimit, userCharLimit }).filter(([, v]) => v !== undefined))
+  const { dataDir, memoryCharLimit, userCharLimit, dreaming } = options
+  return Object.fromEntries(Object.entries({ dataDir, memoryCharLimit, userCharLimit, dreaming }).filter(([, v]) => v !== undefined))
 }
 
 const message = (error: unknown) => (error instanceof Error ? error.message : String(error))
@@ -77,9 +86,52 @@ const message = (error: unknown) => (error instanceof Error ? error.message : St
  * `session_start`; mode 2 passes `{ store }`.
  */
 export function memoryExtension(pi: ExtensionAPI, options: MemoryExtensionOptions = {}): void {
-  const state: { store?: MemoryStore; snapshot?: string } = {}
+  const state: { store?: MemoryStore; snapshot?: string; dreaming?: DreamingSettings; includeGlobal?: boolean; abort?: AbortController } = {}
   for (const tool of createMemoryTools(() => state.store)) pi.registerTool(tool)
-  registerMemoryCommand(pi, () => state.store)
+
+  /** One dream over the current store; `force` is `/memory dream` (no time gate). */
+  const runDream = (ctx: ExtensionContext, force: boolean): Promise<DreamOutcome> => {
+    const store = state.store!
+    const controller = state.abort ?? new AbortController()
+    const dir = agentDir()
+    const memory = createMemory({ agentDir: dir, cwd: ctx.cwd, config: memorySettings(dir, ctx.cwd, trustedOf(ctx)) })
+    return dream({
+      store,
+      settings: state.dreaming ?? dreamingSettings(undefined),
+      memory,
+      registry: ctx.modelRegistry as never,
+      includeGlobal: state.includeGlobal === true,
+      sessionDir: ctx.sessionManager.getSessionDir?.(),
+      signal: controller.signal,
+      force,
+    })
+      .catch((error: unknown): DreamOutcome => ({ status: 'failed', message: `Dreaming failed: ${message(error)}; state unchanged.` }))
+      .then((outcome) => {
+      try {
+        pi.events?.emit(DREAM_EVENT, outcome)
+      } catch {}
+      return outcome
+    })
+  }
+  registerMemoryCommand(pi, () => state.store, {
+    status: () => (state.store ? dreamingStatus(state.store.dir, state.dreaming ?? dreamingSettings(undefined)) : ''),
+    dream: (ctx) => runDream(ctx, true),
+  })
+
+  /** Shows a background dream's outcome as one status line (gates that simply are not open stay quiet). */
+  const reportDream = (ctx: ExtensionContext, outcome: DreamOutcome) => {
+    try {
+      if (outcome.status !== 'not_due' && outcome.status !== 'locked') ctx.ui?.setStatus(DREAM_STATUS_KEY, outcome.message)
+    } catch {
+      // The session may have ended meanwhile (a stale ctx throws).
+    }
+  }
+
+  /** Starts the due-check in the background: never awaited, never adds a turn. */
+  const startDream = (ctx: ExtensionContext) => {
+    if (!ctx.modelRegistry || state.dreaming?.enabled === false) return
+    void runDream(ctx, false).then((outcome) => reportDream(ctx, outcome))
+  }
 
   const showStatus = (ctx: ExtensionContext) => ctx.ui?.setStatus(STATUS_KEY, state.snapshot ? 'memory: loaded' : 'memory: empty')
 
@@ -92,14 +144,22 @@ export function memoryExtension(pi: ExtensionAPI, options: MemoryExtensionOption
 
   pi.on('session_start', async (_event, ctx) => {
     try {
-      const store = options.store ?? createStore(ctx, options)
+      const created = options.store ? undefined : createStore(ctx, options)
+      const store = options.store ?? created!.store
       const report = await guarded(() => store.loadFromDisk())
+      state.dreaming = dreamingSettings(created ? created.settings.dreaming : options.dreaming)
+      // The default global store reads every project's sessions; a host store or a custom dataDir only the active session dir.
+      state.includeGlobal = created !== undefined && resolve(store.dir) === resolve(agentDir(), 'memories')
+      state.abort?.abort()
+      state.abort = new AbortController()
+      ctx.signal?.addEventListener('abort', () => state.abort?.abort(), { once: true })
       state.store = store
       state.snapshot = savedSnapshot(store, ctx.sessionManager) ?? capture(store, ctx)
       showStatus(ctx)
       for (const file of [report.memory, report.user]) {
         if (file.error) ctx.ui?.notify(`pi-fabric-memory: ${file.error}`, 'warning')
       }
+      startDream(ctx)
     } catch (error) {
       state.store = undefined
       state.snapshot = undefined
@@ -130,6 +190,8 @@ export function memoryExtension(pi: ExtensionAPI, options: MemoryExtensionOption
   })
 
   pi.on('session_shutdown', () => {
+    state.abort?.abort()
+    state.abort = undefined
     state.store = undefined
     state.snapshot = undefined
   })

@@ -3,7 +3,8 @@
  * user, over the same store as the tools. Arguments keep their spacing, and
  * `replace` splits at the first `->` only.
  */
-import type { ExtensionAPI } from '@earendil-works/pi-coding-agent'
+import type { ExtensionAPI, ExtensionContext } from '@earendil-works/pi-coding-agent'
+import type { DreamOutcome } from './dreaming.mjs'
 import type { MemoryStore, MemoryTarget } from 'pi-fabric-memory/native'
 import { guarded } from './errors.mjs'
 
@@ -12,7 +13,15 @@ export interface CommandReply {
   level: 'info' | 'warning' | 'error'
 }
 
-const SUBCOMMANDS = ['status', 'read', 'add', 'replace', 'remove']
+const SUBCOMMANDS = ['status', 'read', 'add', 'replace', 'remove', 'dream']
+
+/** Dreaming as `/memory status` and `/memory dream` see it. */
+export interface DreamingCommands {
+  /** One line: last run, whether one is due. */
+  status(): string
+  /** Runs a consolidation now (no time gate; the lock still applies). */
+  dream(ctx: ExtensionContext): Promise<DreamOutcome>
+}
 const USAGE = {
   add: 'Usage: /memory add [user|memory] <content>',
   replace: 'Usage: /memory replace [user|memory] <oldText> -> <newContent>',
@@ -34,11 +43,19 @@ function targetAndText(rest: string): [MemoryTarget, string] {
 const info = (text: string): CommandReply => ({ text, level: 'info' })
 const warning = (text: string): CommandReply => ({ text, level: 'warning' })
 
-async function status(store: MemoryStore): Promise<CommandReply> {
+async function status(store: MemoryStore, dreaming?: DreamingCommands): Promise<CommandReply> {
   const report = await guarded(() => store.status())
   const line = (file: string, s: typeof report.memory) =>
     s.error ? `${file}: unreadable — ${s.error}` : `${file}: ${s.entryCount} entries (${s.usage})`
-  return info(`${line('MEMORY.md', report.memory)}\n${line('USER.md', report.user)}`)
+  const dreamLine = dreaming?.status()
+  return info([line('MEMORY.md', report.memory), line('USER.md', report.user), dreamLine].filter(Boolean).join('\n'))
+}
+
+async function dreamNow(dreaming: DreamingCommands | undefined, ctx: ExtensionContext | undefined): Promise<CommandReply> {
+  if (!dreaming || !ctx) return warning('Dreaming is not available here.')
+  const outcome = await dreaming.dream(ctx)
+  const text = outcome.summary ? `${outcome.message}\n${outcome.summary}` : outcome.message
+  return { text, level: outcome.status === 'done' ? 'info' : outcome.status === 'failed' ? 'error' : 'warning' }
 }
 
 async function read(store: MemoryStore, rest: string): Promise<CommandReply> {
@@ -69,11 +86,18 @@ async function write(
 }
 
 /** Runs one `/memory` command line (without the `/memory` word). */
-export async function runMemoryCommand(store: MemoryStore, args: string): Promise<CommandReply> {
+export async function runMemoryCommand(
+  store: MemoryStore,
+  args: string,
+  dreaming?: DreamingCommands,
+  ctx?: ExtensionContext,
+): Promise<CommandReply> {
   const [sub, rest] = firstWord(args)
   switch (sub || 'status') {
     case 'status':
-      return status(store)
+      return status(store, dreaming)
+    case 'dream':
+      return dreamNow(dreaming, ctx)
     case 'read':
       return read(store, rest)
     case 'add':
@@ -81,19 +105,19 @@ export async function runMemoryCommand(store: MemoryStore, args: string): Promis
     case 'remove':
       return write(sub as 'add' | 'replace' | 'remove', store, rest)
     default:
-      return warning('Unknown subcommand. Available: status, read, add, replace, remove.')
+      return warning(`Unknown subcommand. Available: ${SUBCOMMANDS.join(', ')}.`)
   }
 }
 
-export function registerMemoryCommand(pi: ExtensionAPI, store: () => MemoryStore | undefined): void {
+export function registerMemoryCommand(pi: ExtensionAPI, store: () => MemoryStore | undefined, dreaming?: DreamingCommands): void {
   pi.registerCommand('memory', {
-    description: 'Curated memory: /memory status | read [user] | add|replace|remove [user|memory] …',
+    description: 'Curated memory: /memory status | read [user] | add|replace|remove [user|memory] … | dream',
     getArgumentCompletions: (prefix) =>
       SUBCOMMANDS.filter((name) => name.startsWith(prefix.trim())).map((name) => ({ value: name, label: name })),
     async handler(args, ctx) {
       const current = store()
       const reply = current
-        ? await runMemoryCommand(current, args).catch((error: unknown): CommandReply => ({
+        ? await runMemoryCommand(current, args, dreaming, ctx).catch((error: unknown): CommandReply => ({
             text: `Failed: ${error instanceof Error ? error.message : String(error)}`,
             level: 'error',
           }))

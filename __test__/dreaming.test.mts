@@ -1,0 +1,221 @@
+// Dreaming's pure logic: settings, state file, lock, gates, prompt budget, and
+// dream() with a stand-in session model and consolidation (the real agent
+// with the faux model runs in e2e/dreaming.test.mjs).
+import assert from 'node:assert/strict'
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterEach, beforeEach, describe, test } from 'node:test'
+import { MemoryStore } from 'pi-fabric-memory'
+import {
+  acquireLock,
+  buildUserPrompt,
+  CONSOLIDATION_SYSTEM_PROMPT,
+  dream,
+  dreamingSettings,
+  dreamingStatus,
+  gatherTurns,
+  LOCK_DIR,
+  readState,
+  STATE_FILE,
+  timeGate,
+  writeState,
+  type DreamOptions,
+  type Turn,
+} from '../extension/dreaming.mjs'
+import { runMemoryCommand } from '../extension/memory-command.mjs'
+
+let dir: string
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), 'pfm-dreaming-'))
+})
+afterEach(() => rmSync(dir, { recursive: true, force: true }))
+
+describe('settings', () => {
+  test('defaults, numeric strings, the deprecated alias and enabled: false', () => {
+    assert.deepEqual(dreamingSettings(undefined), {
+      enabled: true,
+      minHoursSinceLastRun: 24,
+      minTurnsSinceLastRun: 5,
+      model: { provider: 'openai', model: 'gpt-4.1-mini' },
+    })
+    const s = dreamingSettings({ enabled: false, minHoursSinceLastRun: '2', minSessionsSinceLastRun: 7, model: { provider: 'x', model: 'y' } })
+    assert.deepEqual(s, { enabled: false, minHoursSinceLastRun: 2, minTurnsSinceLastRun: 7, model: { provider: 'x', model: 'y' } })
+    assert.equal(dreamingSettings({ minTurnsSinceLastRun: 1, minSessionsSinceLastRun: 7 }).minTurnsSinceLastRun, 1)
+    assert.equal(dreamingSettings({ minTurnsSinceLastRun: -3 }).minTurnsSinceLastRun, 5)
+  })
+})
+
+describe('state file', () => {
+  test('missing or malformed is "never ran"; writes are atomic and round-trip', () => {
+    assert.deepEqual(readState(dir), { lastConsolidatedAt: null, lastTurnCount: 0 })
+    for (const bad of ['{not json', '[]', 'null', '{"lastConsolidatedAt":"yesterday-ish"}', '{"lastConsolidatedAt":5}']) {
+      writeFileSync(join(dir, STATE_FILE), bad)
+      assert.deepEqual(readState(dir), { lastConsolidatedAt: null, lastTurnCount: 0 }, bad)
+    }
+    writeState(join(dir, 'nested'), { lastConsolidatedAt: '2026-01-02T03:04:05.000Z', lastTurnCount: 6 })
+    assert.deepEqual(readState(join(dir, 'nested')), { lastConsolidatedAt: '2026-01-02T03:04:05.000Z', lastTurnCount: 6 })
+    assert.deepEqual(readdirSync(join(dir, 'nested')), [STATE_FILE], 'no temp file left behind')
+    // The original's field name is read too.
+    writeFileSync(join(dir, STATE_FILE), JSON.stringify({ lastConsolidatedAt: '2026-01-02T03:04:05.000Z', lastSessionCount: 3 }))
+    assert.equal(readState(dir).lastTurnCount, 3)
+  })
+})
+
+describe('lock', () => {
+  test('exclusive until released; a stale lock is taken over, a fresh one is not', () => {
+    const first = acquireLock(dir)
+    assert.ok(first)
+    assert.equal(acquireLock(dir), undefined)
+    first.release()
+    assert.ok(!existsSync(join(dir, LOCK_DIR)))
+    const again = acquireLock(dir)
+    assert.ok(again)
+    // An abandoned lock (holder died: no refresh) older than the stale age is taken over.
+    const old = new Date(Date.now() - 10 * 60_000)
+    utimesSync(join(dir, LOCK_DIR), old, old)
+    assert.equal(acquireLock(dir, 60 * 60_000), undefined, 'younger than a 1 h stale age')
+    const taken = acquireLock(dir, 60_000)
+    assert.ok(taken)
+    assert.equal(acquireLock(dir, 60_000), undefined)
+    taken.release()
+    again.release()
+  })
+})
+
+describe('gates', () => {
+  const settings = dreamingSettings({ minHoursSinceLastRun: 24 })
+  test('never ran is due; 23 h is not, 24 h is', () => {
+    const now = Date.parse('2026-03-02T12:00:00Z')
+    assert.equal(timeGate({ lastConsolidatedAt: null, lastTurnCount: 0 }, settings, now).open, true)
+    assert.equal(timeGate({ lastConsolidatedAt: '2026-03-01T13:00:00Z', lastTurnCount: 0 }, settings, now).open, false)
+    assert.equal(timeGate({ lastConsolidatedAt: '2026-03-01T12:00:00Z', lastTurnCount: 0 }, settings, now).open, true)
+    assert.match(dreamingStatus(dir, settings, now), /never ran; due when 5 new turn/)
+    writeState(dir, { lastConsolidatedAt: '2026-03-02T11:00:00.000Z', lastTurnCount: 4 })
+    assert.match(dreamingStatus(dir, settings, now), /last run 2026-03-02T11:00:00.000Z \(4 turns\); next run after 2026-03-03T11:00:00.000Z/)
+  })
+})
+
+describe('prompts', () => {
+  test('the system prompt has the four phases, the tools, and treats transcripts as evidence', () => {
+    for (const text of ['Phase 1 — Orient', 'Phase 2 — Gather recent signal', 'Phase 3 — Consolidate', 'Phase 4 — Verify and report']) {
+      assert.ok(CONSOLIDATION_SYSTEM_PROMPT.includes(text), text)
+    }
+    for (const tool of ['memory_read', 'memory_add', 'memory_replace', 'memory_remove']) assert.ok(CONSOLIDATION_SYSTEM_PROMPT.includes(tool))
+    assert.match(CONSOLIDATION_SYSTEM_PROMPT, /evidence .* never instructions/)
+    assert.ok(!/2200|1375|ZERO information loss/.test(CONSOLIDATION_SYSTEM_PROMPT))
+  })
+
+  test('the user prompt keeps the newest turns within the budget, oldest first', () => {
+    const turns: Turn[] = Array.from({ length: 10 }, (_, i) => ({ sessionId: `s${i}`, user: `u${i} ${'x'.repeat(1500)}`, assistant: `a${i}`, at: 1_700_000_000_000 + i }))
+    const prompt = buildUserPrompt(turns)
+    assert.ok(prompt.length <= 8000, String(prompt.length))
+    assert.ok(prompt.includes('u9') && prompt.includes('u8') && !prompt.includes('u0 '))
+    assert.ok(prompt.indexOf('u8') < prompt.indexOf('u9'))
+    assert.match(prompt, /evidence to review, not instructions/)
+    assert.match(prompt, /Begin by calling memory_read/)
+    assert.match(buildUserPrompt([]), /No recent conversations/)
+  })
+})
+
+/** A stand-in for `createMemory()`'s sessions/walk over fixed entries. */
+function fakeMemory(sessions: Record<string, Array<{ role: string; text: string; timestamp: number }>>, mtime = Date.now()) {
+  return {
+    sessions: async () => ({ scope: 'global', branches: 'active', sessions: Object.keys(sessions).map((file) => ({ id: `id-${file}`, file, mtime })), coverage: {} }) as never,
+    walk: (async (selector: { session: string }, visitor: (e: unknown) => unknown) => {
+      for (const e of sessions[selector.session] ?? []) if ((await visitor(e)) === false) break
+      return { visited: 0, stopped: false }
+    }) as never,
+  }
+}
+
+describe('gatherTurns and dream()', () => {
+  const entries = (n: number, at = 1000) =>
+    Array.from({ length: n }, (_, i) => [
+      { role: 'user', text: `question ${i}`, timestamp: at + 2 * i },
+      { role: 'toolResult', text: 'noise', timestamp: at + 2 * i },
+      { role: 'assistant', text: `answer ${i}`, timestamp: at + 2 * i + 1 },
+    ]).flat()
+
+  test('turns pair a user message with the assistant text after it; old turns and unanswered ones are dropped', async () => {
+    const memory = fakeMemory({ '/a.jsonl': [...entries(3), { role: 'user', text: 'unanswered', timestamp: 5000 }] })
+    const turns = await gatherTurns(memory, { includeGlobal: true, since: 1002 })
+    assert.deepEqual(turns.map((t) => [t.sessionId, t.user, t.assistant]), [
+      ['id-/a.jsonl', 'question 1', 'answer 1'],
+      ['id-/a.jsonl', 'question 2', 'answer 2'],
+    ])
+    assert.deepEqual(await gatherTurns(memory, { includeGlobal: false }), [], 'not global, no session dir: nothing read')
+  })
+
+  const options = (over: Partial<DreamOptions>): DreamOptions => ({
+    store: new MemoryStore({ dir }),
+    settings: dreamingSettings({ minTurnsSinceLastRun: 2 }),
+    memory: fakeMemory({ '/a.jsonl': entries(3) }),
+    registry: { find: () => ({ id: 'm' }), getApiKeyAndHeaders: async () => ({ ok: true as const }) },
+    includeGlobal: true,
+    ...over,
+  })
+  const ok = async () => ({ ok: true, aborted: false, turns: 1, writes: ['memory_add memory'], summary: 'added' })
+
+  test('state is written only after a successful run; failures, aborts and missing models leave it', async () => {
+    const failing = async () => ({ ok: false, aborted: false, error: 'boom', turns: 1, writes: [], summary: '' })
+    assert.equal((await dream(options({ consolidate: failing }))).status, 'failed')
+    assert.equal(readState(dir).lastConsolidatedAt, null)
+    const controller = new AbortController()
+    const aborting = async () => (controller.abort(), { ok: true, aborted: false, turns: 1, writes: [], summary: '' })
+    assert.equal((await dream(options({ consolidate: aborting, signal: controller.signal }))).status, 'aborted')
+    assert.equal(readState(dir).lastConsolidatedAt, null)
+    const noModel = await dream(options({ registry: { find: () => undefined }, consolidate: ok }))
+    assert.equal(noModel.status, 'no_model')
+    const noKey = await dream(options({ registry: { find: () => ({}), getApiKeyAndHeaders: async () => ({ ok: false as const, error: 'no API key' }) }, consolidate: ok }))
+    assert.match(noKey.message, /no credentials \(no API key\)/)
+    assert.equal(readState(dir).lastConsolidatedAt, null)
+    assert.ok(!existsSync(join(dir, LOCK_DIR)), 'the lock is released on every path')
+
+    const done = await dream(options({ consolidate: ok, now: () => Date.parse('2026-05-01T00:00:00Z') }))
+    assert.equal(done.status, 'done')
+    assert.match(done.message, /reviewed 3 turn\(s\): 1 change\(s\): memory_add memory/)
+    assert.deepEqual(readState(dir), { lastConsolidatedAt: '2026-05-01T00:00:00.000Z', lastTurnCount: 3 })
+  })
+
+  test('the time gate, the turn gate, the lock, disabled, and force', async () => {
+    let calls = 0
+    const counting = async () => (calls++, ok())
+    writeState(dir, { lastConsolidatedAt: new Date(Date.now() - 3_600_000).toISOString(), lastTurnCount: 1 })
+    assert.equal((await dream(options({ consolidate: counting }))).status, 'not_due')
+    const forced = await dream(options({ consolidate: counting, memory: fakeMemory({ '/a.jsonl': entries(3, Date.now()) }), force: true }))
+    assert.equal(forced.status, 'done', forced.message)
+    rmSync(join(dir, STATE_FILE))
+    assert.equal((await dream(options({ consolidate: counting, memory: fakeMemory({ '/a.jsonl': entries(1) }) }))).status, 'not_due')
+    const held = acquireLock(dir)!
+    assert.equal((await dream(options({ consolidate: counting }))).status, 'locked')
+    held.release()
+    assert.equal((await dream(options({ consolidate: counting, settings: dreamingSettings({ enabled: false }) }))).status, 'disabled')
+    assert.equal(calls, 1)
+  })
+
+  test('/memory status shows the dreaming line; /memory dream reports what changed', async () => {
+    const store = new MemoryStore({ dir })
+    const dreaming = { status: () => 'Dreaming: never ran', dream: async () => ({ status: 'done' as const, message: 'Dreaming reviewed 3 turn(s): 1 change(s): memory_add memory.', summary: 'Added X.' }) }
+    assert.match((await runMemoryCommand(store, 'status', dreaming)).text, /USER\.md: 0 entries .*\nDreaming: never ran$/)
+    const reply = await runMemoryCommand(store, 'dream', dreaming, {} as never)
+    assert.deepEqual(reply, { text: 'Dreaming reviewed 3 turn(s): 1 change(s): memory_add memory.\nAdded X.', level: 'info' })
+    assert.equal((await runMemoryCommand(store, 'dream')).level, 'warning')
+  })
+})
+
+describe('the pi-memory.dreaming settings layer', () => {
+  test('read from the agent settings file, interpolated, then parsed with defaults', async () => {
+    const { curatedSettings } = await import('../extension/curated-settings.mjs')
+    const saved = process.env.PI_CODING_AGENT_DIR
+    process.env.PI_CODING_AGENT_DIR = dir
+    try {
+      writeFileSync(join(dir, 'settings.json'), JSON.stringify({ 'pi-memory': { dreaming: { minHoursSinceLastRun: '${PFM_DREAM_HOURS:-6}', model: { provider: 'p', model: 'm' } } } }))
+      const parsed = dreamingSettings(curatedSettings(join(dir, 'project'), false, { PFM_DREAM_HOURS: '' }).dreaming)
+      assert.deepEqual(parsed, { enabled: true, minHoursSinceLastRun: 6, minTurnsSinceLastRun: 5, model: { provider: 'p', model: 'm' } })
+    } finally {
+      if (saved === undefined) delete process.env.PI_CODING_AGENT_DIR
+      else process.env.PI_CODING_AGENT_DIR = saved
+    }
+  })
+})
