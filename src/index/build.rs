@@ -7,8 +7,8 @@ use super::resident::{PolicyCheck, Slot};
 use super::{is_fresh, policy, Index, Source};
 use crate::engine::Engine;
 use crate::session::lineage::{self, Branches, Lineage, LiveBranch, Node};
-use crate::session::normalize::{Normalized, Normalizer, Policy};
-use crate::session::parse::{self, ParsedSession, Record, Resume};
+use crate::session::normalize::{normalize_selected, Normalized, Normalizer, Policy};
+use crate::session::parse::{self, ParsedSession, Resume};
 use crate::session::source::{now_ns, read_source, sha256_hex, SourceFile, StatStamp};
 use std::collections::HashSet;
 use std::fs;
@@ -91,21 +91,6 @@ fn resume_state(parsed: &ParsedSession<'_>, nodes: Vec<Node>, lineage: &Lineage,
     nodes,
     selected: (0..lineage.selected.len()).filter(|&o| lineage.selected[o]).map(|o| o as u32).collect(),
   }
-}
-
-fn normalize_selected<'r>(
-  mut normalizer: Normalizer,
-  records: impl Iterator<Item = &'r Record<'r>>,
-  lineage: &Lineage,
-) -> Normalized {
-  for record in records.filter(|r| lineage.contains(r.ordinal)) {
-    normalizer.push(record);
-  }
-  let mut normalized = normalizer.finish();
-  if lineage.invalid_parent_graph {
-    normalized.reasons.insert("invalid_parent_graph");
-  }
-  normalized
 }
 
 fn full(

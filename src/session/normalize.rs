@@ -417,8 +417,17 @@ impl Normalizer {
 
 /// Normalizes the records of `lineage` into dense entries.
 pub fn normalize(parsed: &ParsedSession<'_>, lineage: &Lineage, policy: &Policy) -> Normalized {
-  let mut normalizer = Normalizer::new(policy);
-  for record in parsed.records.iter().filter(|r| lineage.contains(r.ordinal)) {
+  normalize_selected(Normalizer::new(policy), parsed.records.iter(), lineage)
+}
+
+/// Feeds the records `lineage` selects to `normalizer` (fresh, or resumed
+/// after an append) and finishes it.
+pub fn normalize_selected<'r>(
+  mut normalizer: Normalizer,
+  records: impl Iterator<Item = &'r Record<'r>>,
+  lineage: &Lineage,
+) -> Normalized {
+  for record in records.filter(|r| lineage.contains(r.ordinal)) {
     normalizer.push(record);
   }
   let mut normalized = normalizer.finish();
