@@ -19,7 +19,7 @@ pub mod resident;
 use crate::config::Config;
 use crate::engine::Engine;
 use crate::error::ContractError;
-use crate::session::discover::{read_header, resolve_path, Scope};
+use crate::session::discover::{belongs_to, read_header, resolve_path, Scope};
 use crate::session::lineage::Branches;
 use crate::session::parse::Header;
 use crate::session::source::{now_ns, sha256_hex, StatStamp};
@@ -301,11 +301,7 @@ fn eligible(engine: &Engine, index: &Index, all: &[Source], scope: &Scope) -> Re
       all
         .iter()
         .filter(|s| s.path.parent() == Some(dir.as_path()))
-        .filter(|s| {
-          index
-            .header(&s.path, &s.stamp)
-            .is_some_and(|h| h.cwd.is_empty() || resolve_path(&h.cwd, Path::new("/")) == engine.cwd)
-        })
+        .filter(|s| index.header(&s.path, &s.stamp).is_some_and(|h| belongs_to(&h, &engine.cwd)))
         .cloned()
         .collect()
     }

@@ -64,6 +64,13 @@ pub fn encode_cwd(cwd: &str) -> String {
   format!("--{}--", trimmed.replace(['/', '\\', ':'], "-"))
 }
 
+/// Does a session with this header belong to `cwd`? By the header's cwd
+/// (the directory name is lossy); old sessions without one count as the
+/// directory's.
+pub fn belongs_to(header: &Header, cwd: &Path) -> bool {
+  header.cwd.is_empty() || resolve_path(&header.cwd, Path::new("/")) == cwd
+}
+
 /// A session file with its header and stat stamp.
 #[derive(Debug, Clone)]
 pub struct SessionFile {
@@ -192,7 +199,7 @@ impl Discovery {
   /// Sessions recorded for this cwd (by header; the directory name is lossy).
   pub fn project(&self) -> Vec<SessionFile> {
     let mut sessions = open_all(jsonl_files(&self.project_dir()));
-    sessions.retain(|s| s.header.cwd.is_empty() || resolve_path(&s.header.cwd, Path::new("/")) == self.cwd);
+    sessions.retain(|s| belongs_to(&s.header, &self.cwd));
     sessions
   }
 
