@@ -78,16 +78,25 @@ function jsonResult<T>(details: T) {
   return { content: [{ type: 'text' as const, text: JSON.stringify(details) }], details }
 }
 
-/** One memory per cwd; each call reads the live branch from `ctx`. */
-function memoryFor(cache: Map<string, Memory>, ctx: ExtensionContext, actions: () => ActionDescriptor[]): Memory {
-  let memory = cache.get(ctx.cwd)
-  if (!memory) {
+/** One memory per cwd. `session` is updated on every call: Pi replaces the
+ * SessionManager on /new, /resume and /fork, and the branch is read from it per call. */
+interface CwdMemory {
+  memory: Memory
+  session: ExtensionContext['sessionManager']
+}
+
+function memoryFor(cache: Map<string, CwdMemory>, ctx: ExtensionContext, actions: () => ActionDescriptor[]): Memory {
+  let entry = cache.get(ctx.cwd)
+  if (!entry) {
     const dir = agentDir()
     const trusted = typeof ctx.isProjectTrusted === 'function' ? ctx.isProjectTrusted() : true
-    memory = createMemory({ agentDir: dir, cwd: ctx.cwd, config: memorySettings(dir, ctx.cwd, trusted), live: ctx.sessionManager, actions })
-    cache.set(ctx.cwd, memory)
+    const holder = { session: ctx.sessionManager } as CwdMemory
+    holder.memory = createMemory({ agentDir: dir, cwd: ctx.cwd, config: memorySettings(dir, ctx.cwd, trusted), live: () => holder.session, actions })
+    entry = holder
+    cache.set(ctx.cwd, entry)
   }
-  return memory
+  entry.session = ctx.sessionManager
+  return entry.memory
 }
 
 /**
@@ -101,13 +110,8 @@ export default function piFabricMemory(pi: ExtensionAPI, curated?: MemoryExtensi
 }
 
 function registerRecallTools(pi: ExtensionAPI): void {
-  const memories = new Map<string, Memory>()
+  const memories = new Map<string, CwdMemory>()
   const actions = () => piActions(typeof pi.getAllTools === 'function' ? pi.getAllTools() : [])
-  // The live SessionManager changes with /new, /resume and /fork: read it per call.
-  const current = (ctx: ExtensionContext) => {
-    const memory = memoryFor(memories, ctx, actions)
-    return { memory, live: ctx.sessionManager }
-  }
 
   pi.registerTool({
     name: 'memory_recall',
@@ -124,8 +128,7 @@ function registerRecallTools(pi: ExtensionAPI): void {
     promptSnippet: 'memory_recall: search earlier Pi sessions of this project; follow hits with memory_expand',
     parameters: RecallParameters,
     async execute(_toolCallId, params, _signal, _onUpdate, ctx) {
-      const { memory } = current(ctx)
-      return jsonResult(await memory.recall(params as never))
+      return jsonResult(await memoryFor(memories, ctx, actions).recall(params as never))
     },
   })
 
@@ -140,8 +143,7 @@ function registerRecallTools(pi: ExtensionAPI): void {
     promptSnippet: 'memory_expand: read full entries of this or an earlier Pi session by index, entry id or range',
     parameters: ExpandParameters,
     async execute(_toolCallId, params, _signal, _onUpdate, ctx) {
-      const { memory } = current(ctx)
-      return jsonResult(await memory.expand(params))
+      return jsonResult(await memoryFor(memories, ctx, actions).expand(params))
     },
   })
 
@@ -154,8 +156,7 @@ function registerRecallTools(pi: ExtensionAPI): void {
     promptSnippet: 'memory_sessions: list earlier Pi sessions of this project',
     parameters: SessionsParameters,
     async execute(_toolCallId, params, _signal, _onUpdate, ctx) {
-      const { memory } = current(ctx)
-      return jsonResult(await memory.sessions(params as never))
+      return jsonResult(await memoryFor(memories, ctx, actions).sessions(params as never))
     },
   })
 }
