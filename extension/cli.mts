@@ -12,7 +12,7 @@
 import { mkdtempSync, utimesSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { DEMO_CWD, writeDemoAgentDir } from './demo.mjs'
+import { curatedDemo, DEMO_CWD, writeDemoAgentDir } from './demo.mjs'
 import { createMemory, type Memory } from './memory.mjs'
 import type { ExpandedEntry, ExpandPage, MemoryHit, RecallArgs, RecallPage, SessionsPage } from 'pi-fabric-memory/native'
 
@@ -202,6 +202,7 @@ async function demo(): Promise<void> {
     if (entry.role === 'assistant') entry.filesTouched.forEach((f) => files2.add(f))
   })
   console.log(`\n${bold('Files the agent touched')} in ${checkout.id.slice(0, 13)}…: ${[...files2].join(', ')}`)
+  await curatedDemo(agentDir, { bold, dim })
   console.log(dim(`\nTry: pi-fabric-memory sessions --agent-dir ${agentDir} --cwd ${DEMO_CWD}`))
 }
 
