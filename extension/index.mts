@@ -3,7 +3,7 @@
  * every call. Loaded by Pi through `pi.extensions` in package.json.
  */
 import type { ExtensionAPI, ExtensionContext } from '@earendil-works/pi-coding-agent'
-import { Type } from 'typebox'
+import { Type } from './schema.mjs'
 import { piActions, type ActionDescriptor } from './catalog.mjs'
 import { memoryExtension, type MemoryExtensionOptions } from './curated.mjs'
 import { createMemory, type Memory } from './memory.mjs'
@@ -125,7 +125,7 @@ function registerRecallTools(pi: ExtensionAPI): void {
       'An empty result proves absence only when coverage.complete is true. Follow calls are bound to the session as ' +
       'it was: once a session has grown (as the current one does every turn) they return error stale_pointer; then ' +
       'recall again, or read the entry with memory_expand {indices} without the expected* bindings.',
-    promptSnippet: 'memory_recall: search earlier Pi sessions of this project; follow hits with memory_expand',
+    promptSnippet: 'Search earlier Pi sessions of this project; follow hits with memory_expand',
     parameters: RecallParameters,
     async execute(_toolCallId, params, _signal, _onUpdate, ctx) {
       return jsonResult(await memoryFor(memories, ctx, actions).recall(params as never))
@@ -140,10 +140,10 @@ function registerRecallTools(pi: ExtensionAPI): void {
       'Select entries by indices, entryIds, operationAddresses or entryRange; before/after add context around one entry. ' +
       'Long text arrives in chunks with textRange; when the result has a non-null `next`, call memory_expand again ' +
       'with `next.args` unchanged to continue. Errors such as stale_pointer come back in `error`.',
-    promptSnippet: 'memory_expand: read full entries of this or an earlier Pi session by index, entry id or range',
+    promptSnippet: 'Read full entries of this or an earlier Pi session by index, entry id or range',
     parameters: ExpandParameters,
     async execute(_toolCallId, params, _signal, _onUpdate, ctx) {
-      return jsonResult(await memoryFor(memories, ctx, actions).expand(params))
+      return jsonResult(await memoryFor(memories, ctx, actions).expand(params as never))
     },
   })
 
@@ -153,7 +153,7 @@ function registerRecallTools(pi: ExtensionAPI): void {
     description:
       'List Pi sessions newest first, with id, file, cwd, mtime and entry count. ' +
       'scope "project" (default) lists this project, "global" every project, "session" the current one.',
-    promptSnippet: 'memory_sessions: list earlier Pi sessions of this project',
+    promptSnippet: 'List earlier Pi sessions of this project',
     parameters: SessionsParameters,
     async execute(_toolCallId, params, _signal, _onUpdate, ctx) {
       return jsonResult(await memoryFor(memories, ctx, actions).sessions(params as never))
