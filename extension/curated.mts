@@ -91,8 +91,19 @@ export function memoryExtension(pi: ExtensionAPI, options: MemoryExtensionOption
   const state: { store?: MemoryStore; snapshot?: string; dreaming?: DreamingSettings; includeGlobal?: boolean; abort?: AbortController } = {}
   for (const tool of createMemoryTools(() => state.store)) pi.registerTool(tool)
 
-  /** One dream over the current store; `force` is `/memory dream` (no time gate). */
+  /**
+   * One dream over the current store; `force` is `/memory dream` (no time gate).
+   * Runs of this process queue behind each other: a `/memory dream` typed while
+   * the session-start check still holds the dreaming lock waits for it instead
+   * of being told another host is dreaming.
+   */
+  let inFlight: Promise<unknown> = Promise.resolve()
   const runDream = (ctx: ExtensionContext, force: boolean): Promise<DreamOutcome> => {
+    const next = inFlight.then(() => dreamOnce(ctx, force))
+    inFlight = next.catch(() => undefined)
+    return next
+  }
+  const dreamOnce = (ctx: ExtensionContext, force: boolean): Promise<DreamOutcome> => {
     const store = state.store!
     const controller = state.abort ?? new AbortController()
     const dir = agentDir()
