@@ -14,7 +14,7 @@ import { after, before, describe, test } from 'node:test'
 import { fileURLToPath } from 'node:url'
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..')
-const FAUX_EXT = join(ROOT, '__test__/e2e/faux-cli-ext.ts')
+const FAUX_EXT = join(ROOT, '__test__/e2e/faux-cli-ext.mts')
 const TRIPLE = 'linux-x64-gnu'
 const LINES = [
   { label: '0.80.10', bin: join(ROOT, 'node_modules/@earendil-works/pi-coding-agent/dist/cli.js') },
@@ -36,7 +36,7 @@ before(() => {
   work = mkdtempSync(join(tmpdir(), 'pfm-installed-'))
   const root = pack(ROOT, work)
   assert.ok(!root.files.some((f) => f.endsWith('.node')), 'the root package ships no binary: platform packages do')
-  for (const needed of ['binding.cjs', 'index.js', 'extensions/index.ts', 'dist/extension/index.mjs', 'dist/extension/cli.mjs', 'Cargo.toml', 'src/lib.rs']) {
+  for (const needed of ['binding.cjs', 'index.js', 'extensions/index.mts', 'dist/extension/index.mjs', 'dist/extension/cli.mjs', 'Cargo.toml', 'src/lib.rs']) {
     assert.ok(root.files.includes(needed), `${needed} is packed`)
   }
   // The platform package as `napi prepublish` publishes it: its package.json and this machine's binary.
