@@ -3,7 +3,8 @@
 #   1. the README's first command, exactly as written there (minus its leading
 #      `npm ci`, which CI has just run): the release build and the demo;
 #   2. the gates: rustfmt, clippy, the TypeScript of extension/, tests and
-#      bench, and the committed index.js / index.d.ts equal to what napi writes;
+#      bench, actionlint over the release workflow, and the committed
+#      index.js / index.d.ts equal to what napi writes;
 #   3. the Rust unit tests, the addon under Bun, the real-Pi tests under
 #      Node 22 (both Pi lines, including the packed package installed with
 #      `pi install`), and the addon/shim tests under the machine's Node
@@ -24,10 +25,11 @@ demo_out=$(mktemp)
 bash -c "${first#npm ci && }" | tee "$demo_out"
 PFM_DEMO_OUTPUT="$demo_out" node --import tsx --test __test__/readme.test.mts
 
-echo "== gates: cargo fmt, clippy, tsc, generated bindings"
+echo "== gates: cargo fmt, clippy, tsc, actionlint, generated bindings"
 cargo fmt --check
 cargo clippy --all-targets --quiet -- -D warnings
 npx tsc -p tsconfig.check.json
+"$(bash scripts/ensure-actionlint.sh)" .github/workflows/*.yml
 git diff --exit-code --stat -- index.js index.d.ts || {
   echo "index.js / index.d.ts differ from what 'napi build' generates: commit the regenerated files" >&2
   exit 1
