@@ -7,6 +7,7 @@ import { Type } from './schema.mjs'
 import { piActions, type ActionDescriptor } from './catalog.mjs'
 import { memoryExtension, type MemoryExtensionOptions } from './curated.mjs'
 import { createMemory, type Memory } from './memory.mjs'
+import { recallRenderers, type TuiModule } from './render.mjs'
 import { agentDir, memorySettings } from './settings.mjs'
 
 export { createMemory } from './memory.mjs'
@@ -103,18 +104,22 @@ function memoryFor(cache: Map<string, CwdMemory>, ctx: ExtensionContext, actions
  * The Pi extension factory: recall tools (unless `memory.enabled` is false in
  * the global settings) and curated memory. Hosts may pass their own store.
  */
-export default function piFabricMemory(pi: ExtensionAPI, curated?: MemoryExtensionOptions): void {
-  if (memorySettings(agentDir(), process.cwd(), false).enabled !== false) registerRecallTools(pi)
+export default function piFabricMemory(pi: ExtensionAPI, curated?: MemoryExtensionOptions & { tui?: TuiModule }): void {
+  if (memorySettings(agentDir(), process.cwd(), false).enabled !== false) registerRecallTools(pi, curated?.tui)
   // Curated memory (MEMORY.md / USER.md): tools, /memory and the prompt snapshot.
   memoryExtension(pi, curated)
 }
 
-function registerRecallTools(pi: ExtensionAPI): void {
+/** Pi's TUI renderers for one tool, when the running Pi's pi-tui was passed in (else Pi shows the JSON text). */
+const renderersFor = (tool: string, tui: TuiModule | undefined) => (tui ? (recallRenderers(tool, tui) as object) : {})
+
+function registerRecallTools(pi: ExtensionAPI, tui?: TuiModule): void {
   const memories = new Map<string, CwdMemory>()
   const actions = () => piActions(typeof pi.getAllTools === 'function' ? pi.getAllTools() : [])
 
   pi.registerTool({
     name: 'memory_recall',
+    ...renderersFor('memory_recall', tui),
     label: 'Memory: recall',
     description:
       'Search the history of Pi sessions (this project by default) for earlier decisions, errors, commands and files. ' +
@@ -134,6 +139,7 @@ function registerRecallTools(pi: ExtensionAPI): void {
 
   pi.registerTool({
     name: 'memory_expand',
+    ...renderersFor('memory_expand', tui),
     label: 'Memory: expand',
     description:
       'Read complete, normalized entries of a Pi session (this one by default) from its JSONL history. ' +
@@ -149,6 +155,7 @@ function registerRecallTools(pi: ExtensionAPI): void {
 
   pi.registerTool({
     name: 'memory_sessions',
+    ...renderersFor('memory_sessions', tui),
     label: 'Memory: sessions',
     description:
       'List Pi sessions newest first, with id, file, cwd, mtime and entry count. ' +
