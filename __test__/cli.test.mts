@@ -6,6 +6,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync }
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { test } from 'node:test'
+import { progressLine } from '../extension/cli-index.mjs'
 import { ROOT } from './helpers.mjs'
 
 const cli = join(ROOT, 'dist/extension/cli.mjs')
@@ -241,4 +242,14 @@ test('colour only on a terminal, never with NO_COLOR or --no-color', (t) => {
   assert.doesNotMatch(onTty(where, { NO_COLOR: '1' })!, ESC)
   assert.doesNotMatch(onTty([...where, '--no-color'])!, ESC)
   assert.doesNotMatch(onTty(['--help'], { NO_COLOR: '1' })!, ESC)
+})
+
+test('the progress line: sessions current of eligible, bytes parsed of planned, rate and ETA', () => {
+  const p = { eligibleSessions: 10, freshSessions: 2, sessionsToIndex: 8, sessionsIndexed: 4, bytesToIndex: 8e6, bytesIndexed: 4e6 }
+  assert.equal(progressLine(p, { sessions: 0, bytes: 0 }, 2000, 0), 'indexing: 6/10 sessions · 4.0 MB/8.0 MB · 2.0 MB/s · ETA 2s')
+  const bar = /^\[(#+)(\.+)\] 6\/10 sessions · 4\.0 MB\/8\.0 MB · 2\.0 MB\/s · ETA 2s$/.exec(progressLine(p, { sessions: 0, bytes: 0 }, 2000, 60))!
+  assert.equal(bar[1].length / (bar[1].length + bar[2].length), 0.6, 'the bar is the share of sessions current')
+  // A budget cut the plan (4 of 8 stale sessions planned): the ETA comes from seconds per session built so far.
+  const cut = { ...p, sessionsToIndex: 4, bytesToIndex: 6e6 }
+  assert.match(progressLine(cut, { sessions: 4, bytes: 1e6 }, 4000, 0), /^indexing: 6\/10 sessions · 5\.0 MB\/7\.0 MB · 1\.3 MB\/s · ETA 2s$/)
 })
