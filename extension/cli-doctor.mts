@@ -1,7 +1,9 @@
 /**
  * `doctor`: where the CLI (and the extension, with the same settings) looks,
  * what it finds there, and the settings in effect with the file each came
- * from. It reads the index without building it; a problem exits 1.
+ * from. It reads the index with the smallest budgets (at most one session of
+ * ≤ 1 KiB is built), so a large history is not indexed by asking; a problem
+ * exits 1.
  */
 import { accessSync, constants, existsSync } from 'node:fs'
 import { dirname, join } from 'node:path'
@@ -70,7 +72,7 @@ function indexDirStats(path: string): DoctorReport['indexDir'] {
   return { path, exists: isDir(path), records: records.length, bytes: names.reduce((sum, name) => sum + sizeOf(join(path, name)), 0) }
 }
 
-/** Recall's side: coverage of every session, read without building (the smallest budgets the settings allow). */
+/** Recall's side: the coverage of every session as it stands (see the module comment). */
 async function recallSide(ctx: Context, report: DoctorReport): Promise<void> {
   const layers = memoryLayers(ctx.agentDir, ctx.cwd, ctx.trusted)
   let memory
