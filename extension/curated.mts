@@ -14,7 +14,7 @@
 import { resolve } from 'node:path'
 import type { ExtensionAPI, ExtensionContext } from '@earendil-works/pi-coding-agent'
 import { MemoryStore } from 'pi-fabric-memory/native'
-import { curatedSettings, type CuratedSettings } from './curated-settings.mjs'
+import { curatedSettings, storeOf, type CuratedSettings } from './curated-settings.mjs'
 import { dream, dreamingSettings, dreamingStatus, type DreamingSettings, type DreamOutcome } from './dreaming.mjs'
 import { createMemory } from './memory.mjs'
 import { agentDir, memorySettings } from './settings.mjs'
@@ -71,8 +71,7 @@ const trustedOf = (ctx: ExtensionContext) => typeof ctx.isProjectTrusted === 'fu
 
 function createStore(ctx: ExtensionContext, options: MemoryExtensionOptions): { store: MemoryStore; settings: CuratedSettings } {
   const settings = { ...curatedSettings(ctx.cwd, trustedOf(ctx)), ...definedOnly(options) }
-  const store = new MemoryStore({ dir: settings.dataDir, memoryCharLimit: settings.memoryCharLimit, userCharLimit: settings.userCharLimit })
-  return { store, settings }
+  return { store: storeOf(settings), settings }
 }
 
 function definedOnly(options: MemoryExtensionOptions): CuratedSettings {
