@@ -14,7 +14,7 @@
 
 export type TSchema = { [key: string]: unknown }
 
-type Options = { description?: string; minimum?: number; maximum?: number }
+type Options = { description?: string; minimum?: number; maximum?: number; [keyword: string]: unknown }
 
 /** Schemas wrapped by `Optional`; `Object` leaves them out of `required`. */
 const optional = new WeakSet<TSchema>()
@@ -26,6 +26,7 @@ export const Type = {
   Integer: (options?: Options): TSchema => withOptions({ type: 'integer' }, options),
   Number: (options?: Options): TSchema => withOptions({ type: 'number' }, options),
   Boolean: (options?: Options): TSchema => withOptions({ type: 'boolean' }, options),
+  Null: (options?: Options): TSchema => withOptions({ type: 'null' }, options),
   Literal: (value: string): TSchema => ({ const: value }),
   Array: (items: TSchema, options?: Options): TSchema => withOptions({ type: 'array', items }, options),
 
