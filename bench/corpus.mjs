@@ -270,6 +270,9 @@ export function encodeCwd(cwd) {
 }
 
 class Project {
+  /** @type {string} */ cwd
+  /** @type {string} */ lang
+  /** @type {number} */ weight
   constructor(index, spec, vocab, seed) {
     Object.assign(this, spec)
     this.index = index
@@ -974,6 +977,8 @@ class SessionBuilder {
     this.target = targetEntries
     this.features = features
     this.entries = [] // { obj, slot, textLen }
+    /** @type {Set<string> | undefined} the active path's ids, set once generated */
+    this.activeSet = undefined
     this.byId = new Map()
     this.ids = new Set()
     this.path = [] // active path (ids)
@@ -1184,6 +1189,7 @@ class SessionBuilder {
   /** FabricBranchSummaryDetailsV2 built from the abandoned entries (never copies planted text). */
   fabricBranchDetails(abandonedIds) {
     const r = this.rng
+    /** @type {Record<string, unknown>[]} */
     const facts = []
     for (const id of abandonedIds) {
       const obj = this.byId.get(id)
@@ -1517,7 +1523,8 @@ function entriesTarget(ctx, i) {
  * `<dir>/corpus-manifest.json`). Refuses a `dir` whose `sessions/` is not empty
  * unless `overwrite: true` (then `sessions/` is deleted first).
  */
-export function generateCorpus({ dir, size = 'medium', seed = 42, onProgress, overwrite = false } = {}) {
+/** @param {{ dir: string, size?: string, seed?: number, onProgress?: (progress: { done: number, total: number, bytes: number, file: string }) => void, overwrite?: boolean }} options */
+export function generateCorpus({ dir, size = 'medium', seed = 42, onProgress, overwrite = false }) {
   const spec = SIZES[size]
   if (!spec) throw new Error(`unknown corpus size ${size}; one of ${Object.keys(SIZES).join(', ')}`)
   if (!dir) throw new Error('generateCorpus: dir is required')
@@ -1691,7 +1698,8 @@ export function generateCorpus({ dir, size = 'medium', seed = 42, onProgress, ov
  * size, seed and generator version and every file still has its recorded size;
  * otherwise regenerates it (overwriting `sessions/`).
  */
-export function loadOrGenerateCorpus({ dir, size = 'medium', seed = 42, onProgress } = {}) {
+/** @param {{ dir: string, size?: string, seed?: number, onProgress?: (progress: { done: number, total: number, bytes: number, file: string }) => void }} options */
+export function loadOrGenerateCorpus({ dir, size = 'medium', seed = 42, onProgress }) {
   const manifestPath = path.join(path.resolve(dir), 'corpus-manifest.json')
   if (existsSync(manifestPath)) {
     try {

@@ -29,6 +29,7 @@ echo "== gates: cargo fmt, clippy, tsc, actionlint, generated bindings"
 cargo fmt --check
 cargo clippy --all-targets --quiet -- -D warnings
 npx tsc -p tsconfig.check.json
+npx tsc -p tsconfig.bench.json
 "$(bash scripts/ensure-actionlint.sh)" .github/workflows/*.yml
 git diff --exit-code --stat -- index.js index.d.ts || {
   echo "index.js / index.d.ts differ from what 'napi build' generates: commit the regenerated files" >&2
