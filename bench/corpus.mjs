@@ -30,9 +30,16 @@ import path from 'node:path'
 import { pathToFileURL } from 'node:url'
 import zlib from 'node:zlib'
 
-export const GENERATOR_VERSION = 1
+export const GENERATOR_VERSION = 2
 /** 2026-06-01T00:00:00.000Z: the first session starts here; sessions follow one another. */
 export const BASE_TIME = Date.UTC(2026, 5, 1)
+/**
+ * File mtimes count back from here, one minute apart in session order, so every
+ * corpus (even `huge`) lies in the past: a file dated in the future can never be
+ * proven unchanged by its stamp and would be re-hashed on every call.
+ */
+export const MTIME_CEILING = BASE_TIME
+const MTIME_SPACING_MS = 60_000
 /** The engine's default `hotSessions` (newest N sessions by mtime are hot). */
 export const HOT_SESSIONS = 50
 
@@ -1638,7 +1645,7 @@ export function generateCorpus({ dir, size = 'medium', seed = 42, onProgress, ov
     const text = lines.join('\n') + '\n'
     writeFileSync(file, text)
     const bytes = Buffer.byteLength(text)
-    let mtimeMs = S.clock
+    let mtimeMs = MTIME_CEILING - (n - 1 - i) * MTIME_SPACING_MS
     while (seen.has(Math.floor(mtimeMs / 1000))) mtimeMs += 1000 // distinct whole seconds: unambiguous order
     seen.add(Math.floor(mtimeMs / 1000))
     utimesSync(file, new Date(mtimeMs), new Date(mtimeMs))

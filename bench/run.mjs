@@ -90,6 +90,10 @@ mkdirSync(dir, { recursive: true })
 const genStart = performance.now()
 const corpus = loadOrGenerateCorpus({ dir, size, seed: 42 })
 report.figures.corpus = { sessions: corpus.sessions.length, MB: corpus.totalBytes / 1e6, generateMs: performance.now() - genStart }
+// A session file dated in the future is never "old enough" for its stamp to prove it unchanged: say so.
+const future = corpus.sessions.filter((s) => statSync(s.file).mtimeMs > Date.now()).length
+report.figures.corpus.filesInTheFuture = future
+if (future) console.warn(`warning: ${future} of ${corpus.sessions.length} session files have mtimes in the future`)
 const agentDir = corpus.agentDir ?? dir
 const cwd = corpus.projects[0].cwd
 const indexDir = join(dir, 'bench-index')
