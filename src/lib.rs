@@ -10,6 +10,7 @@ pub mod config;
 pub mod engine;
 pub mod error;
 pub mod expand;
+pub mod fsread;
 pub mod index;
 pub mod jsregex;
 pub mod listing;

@@ -2,6 +2,7 @@
 
 use super::cold::ColdDigest;
 use super::hot::{HotShard, ResumeState};
+use super::ownership;
 use super::record::{self, Body, CacheRecord, Tier, CACHE_VERSION};
 use super::resident::{PolicyCheck, Slot};
 use super::{is_fresh, policy, Index, Source};
@@ -29,11 +30,12 @@ pub fn load_fresh(
   let slot = match index.resident.get(&source.path, branches).filter(|s| s.record.tier() == tier) {
     Some(slot) => slot,
     None => {
-      let path = index.dir.join(record::file_name(&source.path, branches, tier));
-      let bytes = fs::read(&path).ok()?;
+      let name = record::file_name(&source.path, branches, tier);
+      let bytes =
+        record::read(&index.dir.join(&name), record::read_limit(&engine.config, tier, source.stamp.size)).ok()?;
       let Some(record) = CacheRecord::decode(&bytes) else {
-        // Torn, older version or foreign: rebuilt from source, never migrated.
-        let _ = fs::remove_file(&path);
+        // Torn or an older version: rebuilt from source, never migrated.
+        ownership::remove_ours(&index.dir, &name);
         return None;
       };
       let slot = Slot::new(Arc::new(record), 0);
@@ -256,10 +258,10 @@ fn persist(
   tier: Tier,
   record: &mut CacheRecord,
 ) -> std::io::Result<()> {
-  record::ensure_dir(&index.dir)?;
+  ownership::ensure_dir(&index.dir)?;
   let bytes = record.encode();
   record::write_atomic(&index.dir.join(record::file_name(&source.path, branches, tier)), &bytes)?;
   let other = if tier == Tier::Hot { Tier::Cold } else { Tier::Hot };
-  let _ = fs::remove_file(index.dir.join(record::file_name(&source.path, branches, other)));
+  ownership::remove_ours(&index.dir, &record::file_name(&source.path, branches, other));
   Ok(())
 }

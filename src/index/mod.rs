@@ -13,6 +13,7 @@ pub mod build;
 pub mod cold;
 pub mod hot;
 pub mod listing;
+pub mod ownership;
 pub mod record;
 pub mod resident;
 
@@ -377,6 +378,7 @@ fn sync_changed(
   all: &[Source],
   names: &[String],
 ) -> Result<SyncResult, ContractError> {
+  ownership::check(engine, &index.dir, names)?;
   let existing: HashSet<&Path> = all.iter().map(|s| s.path.as_path()).collect();
   index.resident.retain(|path| existing.contains(path) || path.exists());
   let policies = resident::PolicyCheck::new(&engine.config, branches);
@@ -448,9 +450,10 @@ fn coverage(synced: &[Synced], mut reasons: BTreeSet<&'static str>) -> Coverage 
   }
 }
 
-/// Removes what no existing session can own: records of deleted sources,
-/// malformed or foreign names (older cache versions), and temp files left
-/// by crashed writers. Names alone decide, so no record is parsed here.
+/// Removes index files no existing session can own: records of deleted
+/// sources and temp files left by crashed writers. Names decide what is an
+/// orphan; [`ownership::remove_ours`] decides what may be removed (regular
+/// file, index name, record magic), so a foreign file is never touched.
 fn cleanup(
   index: &Index,
   names: &HashSet<String>,
@@ -479,7 +482,7 @@ fn cleanup(
     let orphan = match record::name_hash(name) {
       _ if record::is_temp(name) => is_old(&path),
       Some(hash) => !owners.contains(hash),
-      None => true,
+      None => false,
     };
     if !orphan {
       continue;
@@ -488,7 +491,7 @@ fn cleanup(
       reasons.insert("cache_cleanup_budget");
       return;
     }
-    if fs::remove_file(&path).is_ok() {
+    if ownership::remove_ours(&index.dir, name) {
       removed += 1;
     }
   }
@@ -498,7 +501,7 @@ fn cleanup(
 const TEMP_GRACE_NS: i128 = 10 * 60 * 1_000_000_000;
 
 fn is_old(path: &Path) -> bool {
-  fs::metadata(path).map(|m| StatStamp::of(&m).mtime_ns < now_ns() - TEMP_GRACE_NS).unwrap_or(false)
+  fs::symlink_metadata(path).map(|m| StatStamp::of(&m).mtime_ns < now_ns() - TEMP_GRACE_NS).unwrap_or(false)
 }
 
 #[cfg(test)]

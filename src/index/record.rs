@@ -17,6 +17,8 @@ use std::path::{Path, PathBuf};
 
 pub const CACHE_VERSION: u32 = 6;
 const MAGIC: &[u8; 8] = b"PFMIDX06";
+/// What every version's magic starts with: a file without it was never a record.
+pub const MAGIC_PREFIX: &[u8; 6] = b"PFMIDX";
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum Tier {
@@ -141,15 +143,20 @@ pub fn name_hash(name: &str) -> Option<&str> {
   (base.len() == 16 && base.bytes().all(|b| b.is_ascii_hexdigit()) && valid_rest).then_some(base)
 }
 
-/// Creates the index dir (0700, best effort).
-pub fn ensure_dir(dir: &Path) -> std::io::Result<()> {
-  fs::create_dir_all(dir)?;
-  #[cfg(unix)]
-  {
-    use std::os::unix::fs::PermissionsExt;
-    let _ = fs::set_permissions(dir, fs::Permissions::from_mode(0o700));
+/// The most a record of `tier` for a source of `source_size` bytes can
+/// legitimately take: cold digests are fit under `maxColdCacheBytes`; a hot
+/// shard holds at most the source's text, postings and ids (a generous 4x,
+/// plus room for fixed fields). A larger file is not read, only rebuilt.
+pub fn read_limit(config: &crate::config::Config, tier: Tier, source_size: u64) -> u64 {
+  match tier {
+    Tier::Cold => config.max_cold_cache_bytes,
+    Tier::Hot => source_size.saturating_mul(4).saturating_add(1 << 20),
   }
-  Ok(())
+}
+
+/// Reads a record file: bounded, non-blocking, never through a symlink.
+pub fn read(path: &Path, limit: u64) -> Result<Vec<u8>, crate::fsread::ReadError> {
+  crate::fsread::read_regular(path, limit, crate::fsread::Links::Refuse).map(|(bytes, _)| bytes)
 }
 
 /// Temp file + rename, mode 0600: a reader sees the old record or the new
@@ -240,12 +247,12 @@ mod tests {
   fn writes_are_atomic_and_private() {
     let dir = tempfile::tempdir().unwrap();
     let index = dir.path().join("index");
-    ensure_dir(&index).unwrap();
+    crate::index::ownership::ensure_dir(&index).unwrap();
     let path = index.join("r");
     write_atomic(&path, b"one").unwrap();
     write_atomic(&path, b"two").unwrap();
     assert_eq!(fs::read(&path).unwrap(), b"two");
-    assert_eq!(fs::read_dir(&index).unwrap().count(), 1, "no temp files left");
+    assert_eq!(fs::read_dir(&index).unwrap().count(), 2, "the marker and the record, no temp files left");
     #[cfg(unix)]
     {
       use std::os::unix::fs::PermissionsExt;

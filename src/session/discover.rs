@@ -24,7 +24,7 @@ pub fn default_agent_dir() -> PathBuf {
   }
 }
 
-fn home_dir() -> PathBuf {
+pub fn home_dir() -> PathBuf {
   std::env::var_os("HOME").map(PathBuf::from).unwrap_or_else(|| PathBuf::from("/"))
 }
 
