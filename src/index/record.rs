@@ -1,7 +1,10 @@
 //! Cache V6 records on disk: naming, encoding, validation, atomic writes.
 //!
-//! A record is `PFMIDX06` followed by a postcard-encoded [`CacheRecord`]
-//! (compact, allocation-light to decode, no text escaping). Every record
+//! A record is `PFMIDX6C`, the xxh3-64 (little-endian) of the payload, and
+//! the payload: a postcard-encoded [`CacheRecord`] (compact,
+//! allocation-light to decode, no text escaping). The checksum turns any
+//! in-place change (a bit flip, a same-length edit) into a torn record,
+//! which is rebuilt; the schema stays `cacheVersion: 6`. Every record
 //! names its exact source path, branch mode, lineage, policy, source hash
 //! and stamp, and its own size (`cacheBytes`), so a torn, foreign or stale
 //! file is recognized and rebuilt from source, never migrated.
@@ -16,7 +19,10 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 pub const CACHE_VERSION: u32 = 6;
-const MAGIC: &[u8; 8] = b"PFMIDX06";
+/// `6C`: cacheVersion 6, checksummed (`PFMIDX06` records had no checksum
+/// and are rebuilt).
+const MAGIC: &[u8; 8] = b"PFMIDX6C";
+const HEADER_BYTES: usize = MAGIC.len() + 8;
 /// What every version's magic starts with: a file without it was never a record.
 pub const MAGIC_PREFIX: &[u8; 6] = b"PFMIDX";
 
@@ -92,8 +98,11 @@ impl CacheRecord {
     loop {
       self.cache_bytes = guess;
       self.cache_source_ratio = ratio(guess, self.size);
-      let mut bytes = MAGIC.to_vec();
-      bytes.extend(postcard::to_allocvec(self).expect("cache records serialize"));
+      let payload = postcard::to_allocvec(self).expect("cache records serialize");
+      let mut bytes = Vec::with_capacity(HEADER_BYTES + payload.len());
+      bytes.extend_from_slice(MAGIC);
+      bytes.extend_from_slice(&checksum(&payload));
+      bytes.extend_from_slice(&payload);
       if bytes.len() as u64 == guess {
         return bytes;
       }
@@ -101,11 +110,22 @@ impl CacheRecord {
     }
   }
 
+  /// `None` for anything but an intact current record: wrong magic, a
+  /// checksum mismatch (torn or edited), an undecodable payload, another
+  /// version, or a length other than its own `cacheBytes`.
   pub fn decode(bytes: &[u8]) -> Option<CacheRecord> {
-    let payload = bytes.strip_prefix(MAGIC)?;
+    let rest = bytes.strip_prefix(MAGIC)?;
+    let (sum, payload) = rest.split_at_checked(HEADER_BYTES - MAGIC.len())?;
+    if sum != checksum(payload) {
+      return None;
+    }
     let record: CacheRecord = postcard::from_bytes(payload).ok()?;
     (record.cache_version == CACHE_VERSION && record.cache_bytes == bytes.len() as u64).then_some(record)
   }
+}
+
+fn checksum(payload: &[u8]) -> [u8; 8] {
+  xxhash_rust::xxh3::xxh3_64(payload).to_le_bytes()
 }
 
 /// `cacheBytes / size`, rounded to 6 decimals.
@@ -232,6 +252,24 @@ mod tests {
     assert_eq!(CacheRecord::decode(&bytes[..bytes.len() - 1]), None, "torn");
     assert_eq!(CacheRecord::decode(b"{\"cacheVersion\":5}"), None, "foreign");
     let _ = IndexCoverage::default();
+  }
+
+  #[test]
+  fn every_single_bit_flip_is_detected() {
+    let mut original = record();
+    let bytes = original.encode();
+    for position in 0..bytes.len() {
+      for bit in 0..8 {
+        let mut flipped = bytes.clone();
+        flipped[position] ^= 1 << bit;
+        assert_eq!(CacheRecord::decode(&flipped), None, "bit {bit} of byte {position}");
+      }
+    }
+    // A same-length edit of a string field (what postcard alone accepts).
+    let mut same_length = bytes.clone();
+    let at = bytes.windows(10).position(|w| w == b"/a/b.jsonl").unwrap();
+    same_length[at..at + 10].copy_from_slice(b"/a/c.jsonl");
+    assert_eq!(CacheRecord::decode(&same_length), None);
   }
 
   #[test]

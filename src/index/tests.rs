@@ -433,3 +433,28 @@ fn an_empty_or_index_only_dir_is_adopted_without_chmod() {
   assert!(global(&default).coverage.complete);
   assert!(fx.index_dir().join(ownership::MARKER).is_file());
 }
+
+#[test]
+fn a_record_edited_in_place_is_detected_and_rebuilt_with_identical_answers() {
+  let fx = fixture();
+  fx.write("s", &["hello world"], 100);
+  let engine = fx.engine(json!({"hotSessions": 0}));
+  let clean = global(&engine).sessions[0].record.clone().unwrap();
+  let name = fx.index_files().into_iter().find(|n| n.ends_with(".cold")).unwrap();
+  let path = fx.index_dir().join(&name);
+  let original = fs::read(&path).unwrap();
+  // Rename a term in place: same length, still valid postcard.
+  let mut edited = original.clone();
+  let at = edited.windows(5).position(|w| w == b"hello").unwrap();
+  edited[at..at + 5].copy_from_slice(b"jello");
+  fs::write(&path, &edited).unwrap();
+  Index::shared(fx.index_dir()).resident.clear();
+  *Index::shared(fx.index_dir()).last.lock() = None;
+  let result = global(&engine);
+  let rebuilt = result.sessions[0].record.as_ref().unwrap();
+  let Body::Cold(digest) = &rebuilt.body else { panic!("cold") };
+  assert_eq!(digest.vocabulary.to_vec(), ["hello", "world"]);
+  assert_eq!(rebuilt.body, clean.body);
+  assert!(result.coverage.complete);
+  assert_eq!(record::CacheRecord::decode(&fs::read(&path).unwrap()).unwrap().body, clean.body, "rewritten on disk");
+}
