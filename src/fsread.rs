@@ -84,30 +84,50 @@ pub fn open_regular(path: &Path, links: Links) -> Result<(File, Metadata), ReadE
     ReadError::Io(e)
   })?;
   let metadata = file.metadata()?;
-  if !metadata.is_file() {
+  if !metadata.is_file() || is_pseudo_file(&file) {
     return Err(ReadError::NotRegular);
   }
   Ok((file, metadata))
 }
 
-/// Reads a regular file whole, refusing one larger than `limit` bytes. A
-/// file that grows during the read yields at most `limit` bytes plus the
-/// error, never more memory.
+/// procfs and sysfs files claim to be regular (size 0) but are generated on
+/// read, and some reads consume (`/proc/kmsg`) or block: never read them.
+#[cfg(target_os = "linux")]
+fn is_pseudo_file(file: &File) -> bool {
+  use std::os::fd::AsRawFd;
+  // SAFETY: fstatfs writes into a zeroed, properly sized statfs for a valid fd.
+  let mut stat: libc::statfs = unsafe { std::mem::zeroed() };
+  if unsafe { libc::fstatfs(file.as_raw_fd(), &mut stat) } != 0 {
+    return false;
+  }
+  stat.f_type == libc::PROC_SUPER_MAGIC || stat.f_type == libc::SYSFS_MAGIC
+}
+
+#[cfg(not(target_os = "linux"))]
+fn is_pseudo_file(_file: &File) -> bool {
+  false
+}
+
+/// Reads a regular file whole, refusing one larger than `limit` bytes.
 pub fn read_regular(path: &Path, limit: u64, links: Links) -> Result<(Vec<u8>, Metadata), ReadError> {
   let (file, metadata) = open_regular(path, links)?;
   let bytes = read_open(file, &metadata, limit)?;
   Ok((bytes, metadata))
 }
 
-/// Reads an already opened regular file, bounded by `limit`.
+/// Reads an already opened regular file, bounded by `limit` and by its own
+/// `fstat` size: a file that yields more than it said is growing (or a
+/// pseudo-file such as `/proc/*` that reports 0), and is reported as
+/// changed (`Interrupted`) instead of being read on.
 pub fn read_open(file: File, metadata: &Metadata, limit: u64) -> Result<Vec<u8>, ReadError> {
-  if metadata.len() > limit {
-    return Err(ReadError::TooLarge { size: metadata.len(), limit });
+  let size = metadata.len();
+  if size > limit {
+    return Err(ReadError::TooLarge { size, limit });
   }
-  let mut bytes = Vec::with_capacity(metadata.len() as usize);
-  file.take(limit + 1).read_to_end(&mut bytes)?;
-  if bytes.len() as u64 > limit {
-    return Err(ReadError::TooLarge { size: bytes.len() as u64, limit });
+  let mut bytes = Vec::with_capacity(size as usize);
+  file.take(size + 1).read_to_end(&mut bytes)?;
+  if bytes.len() as u64 > size {
+    return Err(ReadError::Io(io::Error::new(io::ErrorKind::Interrupted, "file changed during read")));
   }
   Ok(bytes)
 }
@@ -123,12 +143,8 @@ pub fn read_prefix(path: &Path, len: u64, links: Links) -> Result<Vec<u8>, ReadE
 #[cfg(all(test, unix))]
 mod tests {
   use super::*;
+  use crate::testing::mkfifo;
   use std::time::{Duration, Instant};
-
-  fn mkfifo(path: &Path) {
-    let c = std::ffi::CString::new(path.to_str().unwrap()).unwrap();
-    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
-  }
 
   #[test]
   fn a_fifo_is_refused_without_blocking() {
@@ -159,5 +175,25 @@ mod tests {
     assert!(matches!(read_regular(&real, 2, Links::Refuse), Err(ReadError::TooLarge { size: 3, limit: 2 })));
     assert!(read_regular(&dir.path().join("missing"), 3, Links::Follow).unwrap_err().is_not_found());
     assert_eq!(read_prefix(&real, 2, Links::Refuse).unwrap(), b"ab");
+  }
+
+  #[test]
+  fn a_file_yielding_more_than_its_stat_is_not_read_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("grows");
+    fs::write(&path, b"abc").unwrap();
+    let (file, metadata) = open_regular(&path, Links::Follow).unwrap();
+    // Rewritten in place after the fstat: the same inode now holds more.
+    fs::write(&path, b"abcdef").unwrap();
+    let result = read_open(file, &metadata, 1 << 20);
+    assert!(matches!(result, Err(ReadError::Io(ref e)) if e.kind() == io::ErrorKind::Interrupted), "{result:?}");
+  }
+
+  #[cfg(target_os = "linux")]
+  #[test]
+  fn proc_files_are_never_read() {
+    // Regular by fstat, size 0, generated (or consumed: /proc/kmsg) on read.
+    let result = read_regular(Path::new("/proc/self/status"), 1 << 20, Links::Follow);
+    assert!(matches!(result, Err(ReadError::NotRegular)), "{result:?}");
   }
 }

@@ -15,6 +15,8 @@ pub mod index;
 pub mod jsregex;
 pub mod listing;
 pub mod query;
+#[cfg(test)]
+mod safety_tests;
 pub mod session;
 pub mod store;
 #[cfg(test)]

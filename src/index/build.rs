@@ -7,6 +7,7 @@ use super::record::{self, Body, CacheRecord, Tier, CACHE_VERSION};
 use super::resident::{PolicyCheck, Slot};
 use super::{is_fresh, policy, Index, Source};
 use crate::engine::Engine;
+use crate::fsread::ReadError;
 use crate::session::lineage::{self, Branches, Lineage, LiveBranch, Node};
 use crate::session::normalize::{normalize_selected, Normalized, Normalizer, Policy};
 use crate::session::parse::{self, ParsedSession, Resume};
@@ -176,12 +177,11 @@ pub fn build(
   tier: Tier,
   branches: Branches,
 ) -> Result<Arc<CacheRecord>, &'static str> {
-  let read = read_source(&source.path).map_err(|e| {
-    if e.kind() == std::io::ErrorKind::Interrupted {
-      "source_changed_during_index"
-    } else {
-      "source_unavailable"
-    }
+  let read = read_source(&source.path, engine.config.max_sync_source_bytes).map_err(|e| match e {
+    ReadError::Io(e) if e.kind() == std::io::ErrorKind::Interrupted => "source_changed_during_index",
+    // Grown past the budget since it was charged (or it lied about its size).
+    ReadError::TooLarge { .. } => "max_sync_source_bytes",
+    _ => "source_unavailable",
   })?;
   let live = live_branch(engine, source, branches);
   let stale = index.resident.get(&source.path, branches).map(|r| r.record.clone());

@@ -23,7 +23,7 @@ use crate::error::ContractError;
 use crate::session::discover::{belongs_to, read_header, resolve_path, Scope};
 use crate::session::lineage::Branches;
 use crate::session::parse::Header;
-use crate::session::source::{now_ns, sha256_hex, StatStamp};
+use crate::session::source::{now_ns, same_content, StatStamp};
 use parking_lot::Mutex;
 use rayon::prelude::*;
 use record::{CacheRecord, Tier};
@@ -282,7 +282,7 @@ fn is_fresh(
     }
   }
   record.stamp.proves_unchanged_since(slot.verified_ns())
-    || fs::read(&source.path).is_ok_and(|bytes| sha256_hex(&bytes) == record.source_hash)
+    || same_content(&source.path, record.size, &record.source_hash)
 }
 
 /// The sessions of `scope` among `all`, each with its header.

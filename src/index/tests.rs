@@ -458,3 +458,34 @@ fn a_record_edited_in_place_is_detected_and_rebuilt_with_identical_answers() {
   assert!(result.coverage.complete);
   assert_eq!(record::CacheRecord::decode(&fs::read(&path).unwrap()).unwrap().body, clean.body, "rewritten on disk");
 }
+
+#[cfg(unix)]
+#[test]
+fn records_that_are_fifos_devices_or_huge_are_rebuilt_without_hanging() {
+  let fx = fixture();
+  for (i, id) in ["a", "b", "c"].iter().enumerate() {
+    fx.write(id, &[&format!("text of {id}")], 100 + i as u64);
+  }
+  let engine = fx.engine(json!({"hotSessions": 0}));
+  let clean: Vec<Body> = global(&engine).sessions.iter().map(|s| s.record.as_ref().unwrap().body.clone()).collect();
+  let record_of = |id: &str| {
+    fx.index_dir().join(fx.index_files().into_iter().find(|n| n.contains(&format!("-{id}.jsonl."))).unwrap())
+  };
+  let (fifo, zero, huge) = (record_of("a"), record_of("b"), record_of("c"));
+  for path in [&fifo, &zero, &huge] {
+    fs::remove_file(path).unwrap();
+  }
+  crate::testing::mkfifo(&fifo);
+  std::os::unix::fs::symlink("/dev/zero", &zero).unwrap();
+  fs::File::create(&huge).unwrap().set_len(3 << 30).unwrap();
+  Index::shared(fx.index_dir()).resident.clear();
+  *Index::shared(fx.index_dir()).last.lock() = None;
+  let result = crate::testing::within(20, move || global(&engine));
+  assert!(result.coverage.complete, "{:?}", result.coverage);
+  let rebuilt: Vec<Body> = result.sessions.iter().map(|s| s.record.as_ref().unwrap().body.clone()).collect();
+  assert_eq!(rebuilt, clean);
+  for path in [&fifo, &zero, &huge] {
+    let bytes = fs::read(path).unwrap();
+    assert!(record::CacheRecord::decode(&bytes).is_some(), "{path:?} rewritten as a record");
+  }
+}

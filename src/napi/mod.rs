@@ -168,7 +168,9 @@ pub fn version() -> String {
 /// diagnostics and tests; `null` when the file is not an intact V6 record.
 #[napi(ts_return_type = "Record<string, unknown> | null")]
 pub fn inspect_cache_record(path: String) -> Option<Json> {
-  let bytes = std::fs::read(path).ok()?;
+  let config = crate::config::Config::default();
+  let limit = crate::index::record::read_limit(&config, crate::index::record::Tier::Hot, config.max_sync_source_bytes);
+  let bytes = crate::index::record::read(std::path::Path::new(&path), limit).ok()?;
   let record = crate::index::record::CacheRecord::decode(&bytes)?;
   serde_json::to_value(record).ok().map(Json)
 }

@@ -100,7 +100,7 @@ impl SessionFile {
 /// pathological file).
 pub fn read_header(path: &Path) -> Option<Header> {
   const CHUNK: usize = 4096;
-  let mut file = fs::File::open(path).ok()?;
+  let (mut file, _) = crate::fsread::open_regular(path, crate::fsread::Links::Follow).ok()?;
   let mut prefix = Vec::new();
   let mut chunk = [0u8; CHUNK];
   loop {
