@@ -132,7 +132,9 @@ fn adopt(dir: &Path) -> io::Result<()> {
   for entry in fs::read_dir(dir)? {
     let name = entry?.file_name();
     let name = name.to_string_lossy();
-    if !is_ours(dir, &name) {
+    // A writer may rename or remove its temp file meanwhile: gone is fine.
+    let gone = || fs::symlink_metadata(dir.join(&*name)).is_err_and(|e| e.kind() == io::ErrorKind::NotFound);
+    if !is_ours(dir, &name) && !gone() {
       return Err(io::Error::new(io::ErrorKind::AlreadyExists, "foreign files"));
     }
   }
