@@ -69,3 +69,85 @@ fn proc_files_named_as_sessions_are_never_read() {
     assert!(page["error"]["code"].is_string(), "{target}: {page}");
   }
 }
+
+mod decoding_as_pi {
+  use super::*;
+  use crate::index::sync;
+  use crate::session::discover::Scope;
+  use crate::session::lineage::Branches;
+  use crate::session::normalize::Policy;
+
+  const HEADER: &str = "{\"type\":\"session\",\"version\":3,\"id\":\"s\",\"cwd\":\"/home/u/proj\"}\n";
+
+  fn write(fx: &AgentDir, lines: &[&[u8]]) -> PathBuf {
+    let path = fx.project.join("s.jsonl");
+    let mut bytes = HEADER.as_bytes().to_vec();
+    for line in lines {
+      bytes.extend_from_slice(line);
+      bytes.push(b'\n');
+    }
+    fs::write(&path, bytes).unwrap();
+    path
+  }
+
+  /// (entry id, text) of the active branch, and the view's reasons.
+  fn active(path: &std::path::Path) -> (Vec<(String, String)>, Vec<&'static str>) {
+    let policy = Policy { index_thinking: false, index_tool_output: true, max_entry_chars: None };
+    let view = crate::session::load(path, Branches::Active, None, &policy, 1 << 20).unwrap();
+    let entries =
+      view.normalized.entries.iter().map(|e| (e.entry_id.clone().unwrap_or_default(), e.text.clone())).collect();
+    (entries, view.normalized.reasons.iter().copied().collect())
+  }
+
+  fn message(id: &str, parent: Option<&str>, content: &str) -> Vec<u8> {
+    json!({"type":"message","id":id,"parentId":parent,"message":{"role":"user","content":content}})
+      .to_string()
+      .into_bytes()
+  }
+
+  #[test]
+  fn a_lone_surrogate_escape_keeps_the_text_with_a_replacement_character() {
+    let fx = AgentDir::new();
+    // What Node writes for a string cut in the middle of an emoji.
+    let cut =
+      br#"{"type":"message","id":"a","parentId":null,"message":{"role":"user","content":"deploy failed \ud83d"}}"#;
+    let path = write(&fx, &[cut, &message("b", Some("a"), "next")]);
+    let (entries, reasons) = active(&path);
+    assert_eq!(entries, [("a".into(), "deploy failed \u{FFFD}".into()), ("b".into(), "next".into())]);
+    assert_eq!(reasons, ["lone_surrogate_replaced"]);
+    let synced = sync(&fx.engine(json!({})), &Scope::Global, Branches::Active).unwrap();
+    assert_eq!(synced.coverage.reasons, ["lone_surrogate_replaced"]);
+  }
+
+  #[test]
+  fn an_invalid_utf8_byte_keeps_the_record_and_the_branch_behind_it() {
+    let fx = AgentDir::new();
+    let mut bad = message("b", Some("a"), "caf\u{e9} X");
+    let at = bad.windows(2).position(|w| w == "\u{e9}".as_bytes()).unwrap();
+    bad.splice(at..at + 2, [0xE9]); // Latin-1 é: not UTF-8
+    let path = write(&fx, &[&message("a", None, "first"), &bad, &message("c", Some("b"), "last")]);
+    let (entries, reasons) = active(&path);
+    let expected: Vec<(String, String)> = [("a", "first"), ("b", "caf\u{FFFD} X"), ("c", "last")]
+      .iter()
+      .map(|(a, b)| (a.to_string(), b.to_string()))
+      .collect();
+    assert_eq!(entries, expected);
+    assert_eq!(reasons, ["invalid_utf8_replaced"]);
+  }
+
+  #[test]
+  fn a_duplicated_key_keeps_its_last_value_as_javascript_does() {
+    let fx = AgentDir::new();
+    let lines: [&[u8]; 3] = [
+      br#"{"type":"message","id":"a","parentId":null,"message":{"role":"user","content":"old","content":"new"}}"#,
+      br#"{"type":"message","id":"x","id":"b","parentId":"a","message":{"role":"assistant","content":[{"type":"text","text":"t1","text":"t2"}]}}"#,
+      br#"{"type":"message","id":"c","parentId":"zz","parentId":"b","message":{"role":"user","role":"user","content":"end"}}"#,
+    ];
+    let path = write(&fx, &lines);
+    let (entries, reasons) = active(&path);
+    let expected: Vec<(String, String)> =
+      [("a", "new"), ("b", "t2"), ("c", "end")].iter().map(|(a, b)| (a.to_string(), b.to_string())).collect();
+    assert_eq!(entries, expected);
+    assert!(reasons.is_empty(), "{reasons:?}");
+  }
+}

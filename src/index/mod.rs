@@ -20,7 +20,7 @@ pub mod resident;
 use crate::config::Config;
 use crate::engine::Engine;
 use crate::error::ContractError;
-use crate::session::discover::{belongs_to, read_header, resolve_path, Scope};
+use crate::session::discover::{belongs_to, resolve_path, try_read_header, Scope};
 use crate::session::lineage::Branches;
 use crate::session::parse::Header;
 use crate::session::source::{now_ns, same_content, StatStamp};
@@ -50,6 +50,8 @@ pub const REASONS: &[&str] = &[
   "max_cold_vocabulary_bytes",
   "max_cold_cache_bytes",
   "max_files_touched",
+  "invalid_utf8_replaced",
+  "lone_surrogate_replaced",
 ];
 
 /// Reasons a record notes that no recall answer depends on: the digest's
@@ -186,27 +188,24 @@ impl Index {
       .clone()
   }
 
-  fn header(&self, path: &Path, stamp: &StatStamp) -> Option<Header> {
+  /// The header of `path` (cached while the file is the same); `Err` when
+  /// it cannot be read at all, which is never cached.
+  fn probe(&self, path: &Path, stamp: &StatStamp) -> Result<Option<Header>, ()> {
     let file = (stamp.dev, stamp.ino);
     if let Some((seen, header)) = self.headers.lock().get(path) {
       if *seen == file {
-        return header.clone();
+        return Ok(header.clone());
       }
     }
-    let header = read_header(path);
+    let header = try_read_header(path).map_err(|_| ())?;
     self.headers.lock().insert(path.to_path_buf(), (file, header.clone()));
-    header
+    Ok(header)
   }
 
-  /// Whether `path` is a Pi session (header cached).
-  fn is_session(&self, path: &Path, stamp: &StatStamp) -> bool {
-    let file = (stamp.dev, stamp.ino);
-    if let Some((seen, header)) = self.headers.lock().get(path) {
-      if *seen == file {
-        return header.is_some();
-      }
-    }
-    self.header(path, stamp).is_some()
+  /// A Pi session, or a file that cannot be read: it is eligible and
+  /// reported `source_unavailable`, never silently left out.
+  fn may_be_session(&self, path: &Path, stamp: &StatStamp) -> bool {
+    self.probe(path, stamp).map_or(true, |h| h.is_some())
   }
 }
 
@@ -296,13 +295,17 @@ fn eligible(engine: &Engine, index: &Index, all: &[Source], scope: &Scope) -> Re
       .or_else(|| fs::metadata(path).ok().map(|m| Source { path: path.to_path_buf(), stamp: StatStamp::of(&m) }))
   };
   Ok(match scope {
-    Scope::Global => all.iter().filter(|s| index.is_session(&s.path, &s.stamp)).cloned().collect(),
+    Scope::Global => all.iter().filter(|s| index.may_be_session(&s.path, &s.stamp)).cloned().collect(),
     Scope::Project => {
       let dir = discovery.project_dir();
       all
         .iter()
         .filter(|s| s.path.parent() == Some(dir.as_path()))
-        .filter(|s| index.header(&s.path, &s.stamp).is_some_and(|h| belongs_to(&h, &engine.cwd)))
+        .filter(|s| match index.probe(&s.path, &s.stamp) {
+          Ok(header) => header.is_some_and(|h| belongs_to(&h, &engine.cwd)),
+          // Unreadable in this project's dir: counted as unavailable.
+          Err(()) => true,
+        })
         .cloned()
         .collect()
     }

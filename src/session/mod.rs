@@ -1,6 +1,7 @@
 //! Pi's session model: discovery, reading, parsing, lineage and
 //! normalization, composed by [`load`] into one [`SessionView`].
 
+pub mod decode;
 pub mod discover;
 pub mod fabric;
 pub mod json;
@@ -70,9 +71,11 @@ pub fn load(
     return Ok(view);
   }
   let source = source::read_source(path, max_bytes).map_err(|e| read_failed(path, &e))?;
-  let parsed = parse::parse(&source.bytes).map_err(|_| unavailable(path, "not a Pi session file"))?;
+  let decoded = decode::decode(&source.bytes);
+  let parsed = parse::parse(&decoded.bytes).map_err(|_| unavailable(path, "not a Pi session file"))?;
   let lineage = lineage::select(&parsed.records, branches, live_branch);
-  let normalized = normalize::normalize(&parsed, &lineage, policy);
+  let mut normalized = normalize::normalize(&parsed, &lineage, policy);
+  normalized.reasons.extend(decoded.reasons());
   let view = Arc::new(SessionView {
     path: path.to_path_buf(),
     header: parsed.header.clone(),
