@@ -76,3 +76,19 @@ describe('sources the process cannot read', () => {
     }
   })
 })
+
+describe('the 30,000-character envelope', () => {
+  test('errors that echo a long id stay within it', async () => {
+    const small = tempAgent()
+    try {
+      const memory = createMemory({ agentDir: small.agentDir, cwd: small.cwd })
+      const id = 'x'.repeat(40_000)
+      for (const result of [await memory.expand({ session: id }), await memory.recall({ query: 'q', scope: `session:${id}` }), await memory.sessions({ scope: `session:${id}` })]) {
+        assert.ok(JSON.stringify(result).length <= 30_000, `${JSON.stringify(result).length} chars`)
+        assert.equal((result as any).error.code, 'session_not_found')
+      }
+    } finally {
+      small.cleanup()
+    }
+  })
+})

@@ -8,6 +8,7 @@
 pub mod args;
 pub mod config;
 pub mod engine;
+pub mod envelope;
 pub mod error;
 pub mod expand;
 pub mod fsread;

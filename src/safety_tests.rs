@@ -151,3 +151,25 @@ mod decoding_as_pi {
     assert!(reasons.is_empty(), "{reasons:?}");
   }
 }
+
+#[test]
+fn errors_echoing_a_long_id_stay_within_the_envelope() {
+  use crate::envelope::bounded;
+  use crate::expand::MAX_ENVELOPE_CHARS;
+  use crate::listing::{sessions, SessionsRequest};
+  use crate::text::json_len;
+  let fx = AgentDir::new();
+  let engine = fx.engine(json!({}));
+  let id = "\"é".repeat(20_000);
+  let expanded = expand(&engine, &ExpandRequest::from_json(Some(&json!({"session": id}))).unwrap());
+  let recalled =
+    recall(&engine, &RecallRequest::from_json(Some(&json!({"query": "x", "scope": format!("session:{id}")}))).unwrap());
+  let listed =
+    sessions(&engine, &SessionsRequest::from_json(Some(&json!({"scope": format!("session:{id}")}))).unwrap());
+  let pages = [bounded(&expanded).unwrap(), bounded(&recalled).unwrap(), bounded(&listed).unwrap()];
+  assert!(json_len(&expanded) > MAX_ENVELOPE_CHARS, "the raw page echoes the id several times");
+  for page in &pages {
+    assert!(json_len(page) <= MAX_ENVELOPE_CHARS, "{} chars", json_len(page));
+    assert_eq!(page["error"]["code"], "session_not_found", "{page:.200}");
+  }
+}

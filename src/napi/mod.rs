@@ -5,6 +5,7 @@
 
 use crate::config::Config;
 use crate::engine::{Engine, Live};
+use crate::envelope::bounded;
 use crate::error::CoreError;
 use crate::expand::{expand, ExpandRequest};
 use crate::listing::{sessions, SessionsRequest};
@@ -22,7 +23,8 @@ fn to_napi(error: CoreError) -> Error {
     CoreError::InvalidArgument(_) => Status::InvalidArg,
     _ => Status::GenericFailure,
   };
-  Error::new(status, error.to_string())
+  // Messages can quote arguments: thrown errors stay small too.
+  Error::new(status, crate::text::cap_with_ellipsis(&error.to_string(), 2_000))
 }
 
 #[napi(object)]
@@ -72,9 +74,9 @@ impl Task for OperationTask {
 
   fn compute(&mut self) -> Result<Value> {
     let run = AssertUnwindSafe(|| match &self.operation {
-      Operation::Recall(request) => serde_json::to_value(recall(&self.engine, request)),
-      Operation::Expand(request) => serde_json::to_value(expand(&self.engine, request)),
-      Operation::Sessions(request) => serde_json::to_value(sessions(&self.engine, request)),
+      Operation::Recall(request) => bounded(&recall(&self.engine, request)),
+      Operation::Expand(request) => bounded(&expand(&self.engine, request)),
+      Operation::Sessions(request) => bounded(&sessions(&self.engine, request)),
     });
     match catch_unwind(run) {
       Ok(Ok(value)) => Ok(value),
