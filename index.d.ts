@@ -15,6 +15,7 @@ export interface MemoryError {
     | 'text_offset_out_of_bounds'
     | 'session_not_found'
     | 'source_unavailable'
+    | 'index_dir_refused'
     | (string & {})
   message: string
   [detail: string]: unknown
@@ -354,7 +355,7 @@ export interface IndexProgress {
 
 /**
  * Decodes one index record (`<indexDir>/*.hot|*.cold`) as JSON, for
- * diagnostics and tests; `null` when the file is not a valid V6 record.
+ * diagnostics and tests; `null` when the file is not an intact V6 record.
  */
 export declare function inspectCacheRecord(path: string): Record<string, unknown> | null
 

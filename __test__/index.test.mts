@@ -23,6 +23,8 @@ function session(id: string, words: string[]): string {
 describe('the on-disk index', () => {
   let agent: TempAgent
   const indexDir = () => join(agent.agentDir, 'fabric', 'memory-index')
+  // The records, without the index's ownership marker.
+  const recordFiles = () => readdirSync(indexDir()).filter((f) => f !== '.pi-fabric-memory-index')
   before(() => {
     agent = tempAgent()
     for (let i = 0; i < 40; i++) {
@@ -42,7 +44,8 @@ describe('the on-disk index', () => {
     ])
     assert.deepEqual(page.coverage, { complete: true, indexedSessions: 40, eligibleSessions: 40, staleSessions: 0, incompleteSessions: 0, reasons: [] })
     assert.equal(statSync(indexDir()).mode & 0o777, 0o700)
-    const files = readdirSync(indexDir())
+    assert.ok(readdirSync(indexDir()).includes('.pi-fabric-memory-index'))
+    const files = recordFiles()
     assert.equal(files.length, 40)
     for (const name of files) assert.equal(statSync(join(indexDir(), name)).mode & 0o777, 0o600)
     const digest = inspectCacheRecord(join(indexDir(), files.find((f) => f.includes('-s00.jsonl'))!)) as any
@@ -54,7 +57,7 @@ describe('the on-disk index', () => {
   test('deleting the index dir is safe: the next call writes identical records back', async () => {
     const memory = createMemory({ agentDir: agent.agentDir, cwd: agent.cwd, config: { hotSessions: 5 } })
     const before = await memory.sessions({ scope: 'global' })
-    const records = () => readdirSync(indexDir()).sort().map((f) => inspectCacheRecord(join(indexDir(), f)) as any).map(({ body, sourceHash, file }) => ({ body, sourceHash, file }))
+    const records = () => recordFiles().sort().map((f) => inspectCacheRecord(join(indexDir(), f)) as any).map(({ body, sourceHash, file }) => ({ body, sourceHash, file }))
     const expected = records()
     rmSync(indexDir(), { recursive: true, force: true })
     assert.deepEqual(await memory.sessions({ scope: 'global' }), before)
@@ -81,7 +84,7 @@ describe('the on-disk index', () => {
     const [a, b] = outputs.map((o) => JSON.parse(o.stdout))
     assert.deepEqual(a, b)
     assert.equal(a.coverage.complete, true)
-    const files = readdirSync(indexDir())
+    const files = recordFiles()
     assert.equal(files.length, 40, `no temp files or duplicates: ${files.filter((f) => f.includes('.tmp.')).join(', ')}`)
     for (const name of files) assert.notEqual(inspectCacheRecord(join(indexDir(), name)), null, name)
     const third = JSON.parse((await run(process.execPath, ['--input-type=module', '-e', script])).stdout)

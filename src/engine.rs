@@ -65,6 +65,7 @@ impl Engine {
 
   pub fn load(&self, path: &Path, branches: Branches, policy: &Policy) -> Result<Arc<SessionView>, ContractError> {
     let live = self.live.as_ref().map(|l| (l.file.as_path(), &l.branch));
-    session::load(path, branches, live, policy)
+    // Expansion re-reads the source on every call: bounded like indexing.
+    session::load(path, branches, live, policy, self.config.max_sync_source_bytes)
   }
 }

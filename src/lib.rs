@@ -8,12 +8,16 @@
 pub mod args;
 pub mod config;
 pub mod engine;
+pub mod envelope;
 pub mod error;
 pub mod expand;
+pub mod fsread;
 pub mod index;
 pub mod jsregex;
 pub mod listing;
 pub mod query;
+#[cfg(test)]
+mod safety_tests;
 pub mod session;
 pub mod store;
 #[cfg(test)]

@@ -28,3 +28,21 @@ impl AgentDir {
     Engine::new(Some(self.agent.to_str().unwrap()), Some(CWD), Config::from_json(Some(&config)).unwrap()).unwrap()
   }
 }
+
+/// Creates a FIFO (a reader of it blocks until a writer appears).
+#[cfg(unix)]
+pub fn mkfifo(path: &std::path::Path) {
+  let c = std::ffi::CString::new(path.to_str().unwrap()).unwrap();
+  // SAFETY: a valid NUL-terminated path.
+  assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0, "mkfifo {path:?}");
+}
+
+/// Runs `f` on a thread and fails (instead of hanging the suite) when it
+/// does not finish within `secs`.
+pub fn within<T: Send + 'static>(secs: u64, f: impl FnOnce() -> T + Send + 'static) -> T {
+  let (send, receive) = std::sync::mpsc::channel();
+  std::thread::spawn(move || {
+    let _ = send.send(f());
+  });
+  receive.recv_timeout(std::time::Duration::from_secs(secs)).expect("blocked: did not finish in time")
+}

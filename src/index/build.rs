@@ -2,14 +2,18 @@
 
 use super::cold::ColdDigest;
 use super::hot::{HotShard, ResumeState};
+use super::ownership;
 use super::record::{self, Body, CacheRecord, Tier, CACHE_VERSION};
 use super::resident::{PolicyCheck, Slot};
 use super::{is_fresh, policy, Index, Source};
 use crate::engine::Engine;
+use crate::fsread::ReadError;
+use crate::session::decode::decode;
 use crate::session::lineage::{self, Branches, Lineage, LiveBranch, Node};
 use crate::session::normalize::{normalize_selected, Normalized, Normalizer, Policy};
 use crate::session::parse::{self, ParsedSession, Resume};
 use crate::session::source::{now_ns, read_source, sha256_hex, SourceFile, StatStamp};
+use std::borrow::Cow;
 use std::collections::HashSet;
 use std::fs;
 use std::sync::Arc;
@@ -29,11 +33,12 @@ pub fn load_fresh(
   let slot = match index.resident.get(&source.path, branches).filter(|s| s.record.tier() == tier) {
     Some(slot) => slot,
     None => {
-      let path = index.dir.join(record::file_name(&source.path, branches, tier));
-      let bytes = fs::read(&path).ok()?;
+      let name = record::file_name(&source.path, branches, tier);
+      let bytes =
+        record::read(&index.dir.join(&name), record::read_limit(&engine.config, tier, source.stamp.size)).ok()?;
       let Some(record) = CacheRecord::decode(&bytes) else {
-        // Torn, older version or foreign: rebuilt from source, never migrated.
-        let _ = fs::remove_file(&path);
+        // Torn or an older version: rebuilt from source, never migrated.
+        ownership::remove_ours(&index.dir, &name);
         return None;
       };
       let slot = Slot::new(Arc::new(record), 0);
@@ -82,10 +87,20 @@ struct Built {
   fingerprint: String,
 }
 
-fn resume_state(parsed: &ParsedSession<'_>, nodes: Vec<Node>, lineage: &Lineage, bytes: &[u8]) -> ResumeState {
+/// `bytes` are the file's own bytes. A file whose decoded text has other
+/// offsets (invalid UTF-8 became U+FFFD) gets `complete_len` 0: it cannot
+/// resume, every change is a full parse.
+fn resume_state(
+  parsed: &ParsedSession<'_>,
+  nodes: Vec<Node>,
+  lineage: &Lineage,
+  bytes: &[u8],
+  same_offsets: bool,
+) -> ResumeState {
+  let complete_len = if same_offsets { parsed.complete_len } else { 0 };
   ResumeState {
-    complete_len: parsed.complete_len as u64,
-    prefix_hash: sha256_hex(&bytes[..parsed.complete_len]),
+    complete_len: complete_len as u64,
+    prefix_hash: sha256_hex(&bytes[..complete_len]),
     last_line_no: parsed.last_line_no as u64,
     header: parsed.header.clone(),
     nodes,
@@ -99,11 +114,13 @@ fn full(
   live: Option<&LiveBranch>,
   policy: &Policy,
 ) -> Result<Built, &'static str> {
-  let parsed = parse::parse(&source.bytes).map_err(|_| "source_unavailable")?;
+  let decoded = decode(&source.bytes);
+  let parsed = parse::parse(&decoded.bytes).map_err(|_| "source_unavailable")?;
   let nodes = lineage::nodes(&parsed.records);
   let lineage = lineage::select_nodes(&nodes, branches, live);
-  let normalized = normalize_selected(Normalizer::new(policy), parsed.records.iter(), &lineage);
-  let resume = resume_state(&parsed, nodes, &lineage, &source.bytes);
+  let mut normalized = normalize_selected(Normalizer::new(policy), parsed.records.iter(), &lineage);
+  normalized.reasons.extend(decoded.reasons());
+  let resume = resume_state(&parsed, nodes, &lineage, &source.bytes, decoded.same_offsets());
   Ok(Built { normalized, resume, fingerprint: lineage.fingerprint })
 }
 
@@ -120,6 +137,16 @@ fn incremental(stale: &CacheRecord, source: &SourceFile, live: Option<&LiveBranc
   if sha256_hex(&source.bytes[..prefix]) != old.prefix_hash {
     return None;
   }
+  // Only the appended bytes are decoded; a tail that would shift offsets
+  // (invalid UTF-8) is parsed in full instead.
+  let tail_decoded = decode(&source.bytes[prefix..]);
+  if !tail_decoded.same_offsets() {
+    return None;
+  }
+  let fixed: Cow<'_, [u8]> = match &tail_decoded.bytes {
+    Cow::Borrowed(_) => Cow::Borrowed(&source.bytes),
+    Cow::Owned(tail) => Cow::Owned([&source.bytes[..prefix], tail.as_slice()].concat()),
+  };
   let resume = Resume {
     offset: prefix,
     line_no: old.last_line_no as usize,
@@ -127,7 +154,7 @@ fn incremental(stale: &CacheRecord, source: &SourceFile, live: Option<&LiveBranc
     header: old.header.clone(),
     previous_id: old.nodes.last().and_then(|n| n.id.clone()),
   };
-  let tail = parse::parse_from(&source.bytes, Some(&resume)).ok()?;
+  let tail = parse::parse_from(&fixed, Some(&resume)).ok()?;
   let mut nodes = old.nodes.clone();
   nodes.extend(lineage::nodes(&tail.records));
   let lineage = lineage::select_nodes(&nodes, stale.branches, live);
@@ -136,8 +163,10 @@ fn incremental(stale: &CacheRecord, source: &SourceFile, live: Option<&LiveBranc
   if still_selected.len() != old.selected.len() || newly_selected_old != old.selected.len() {
     return None;
   }
-  let normalized = normalize_selected(Normalizer::resume(policy, shard.normalized()), tail.records.iter(), &lineage);
-  let mut state = resume_state(&tail, nodes, &lineage, &source.bytes);
+  let mut normalized =
+    normalize_selected(Normalizer::resume(policy, shard.normalized()), tail.records.iter(), &lineage);
+  normalized.reasons.extend(tail_decoded.reasons());
+  let mut state = resume_state(&tail, nodes, &lineage, &source.bytes, true);
   state.header = old.header.clone();
   Some(Built { normalized, resume: state, fingerprint: lineage.fingerprint })
 }
@@ -174,12 +203,11 @@ pub fn build(
   tier: Tier,
   branches: Branches,
 ) -> Result<Arc<CacheRecord>, &'static str> {
-  let read = read_source(&source.path).map_err(|e| {
-    if e.kind() == std::io::ErrorKind::Interrupted {
-      "source_changed_during_index"
-    } else {
-      "source_unavailable"
-    }
+  let read = read_source(&source.path, engine.config.max_sync_source_bytes).map_err(|e| match e {
+    ReadError::Io(e) if e.kind() == std::io::ErrorKind::Interrupted => "source_changed_during_index",
+    // Grown past the budget since it was charged (or it lied about its size).
+    ReadError::TooLarge { .. } => "max_sync_source_bytes",
+    _ => "source_unavailable",
   })?;
   let live = live_branch(engine, source, branches);
   let stale = index.resident.get(&source.path, branches).map(|r| r.record.clone());
@@ -256,10 +284,10 @@ fn persist(
   tier: Tier,
   record: &mut CacheRecord,
 ) -> std::io::Result<()> {
-  record::ensure_dir(&index.dir)?;
+  ownership::ensure_dir(&index.dir)?;
   let bytes = record.encode();
   record::write_atomic(&index.dir.join(record::file_name(&source.path, branches, tier)), &bytes)?;
   let other = if tier == Tier::Hot { Tier::Cold } else { Tier::Hot };
-  let _ = fs::remove_file(index.dir.join(record::file_name(&source.path, branches, other)));
+  ownership::remove_ours(&index.dir, &record::file_name(&source.path, branches, other));
   Ok(())
 }

@@ -13,6 +13,7 @@ pub mod build;
 pub mod cold;
 pub mod hot;
 pub mod listing;
+pub mod ownership;
 pub mod progress;
 pub mod record;
 pub mod resident;
@@ -20,10 +21,10 @@ pub mod resident;
 use crate::config::Config;
 use crate::engine::Engine;
 use crate::error::ContractError;
-use crate::session::discover::{belongs_to, read_header, resolve_path, Scope};
+use crate::session::discover::{belongs_to, resolve_path, try_read_header, Scope};
 use crate::session::lineage::Branches;
 use crate::session::parse::Header;
-use crate::session::source::{now_ns, sha256_hex, StatStamp};
+use crate::session::source::{now_ns, same_content, StatStamp};
 use parking_lot::Mutex;
 use rayon::prelude::*;
 use record::{CacheRecord, Tier};
@@ -50,6 +51,8 @@ pub const REASONS: &[&str] = &[
   "max_cold_vocabulary_bytes",
   "max_cold_cache_bytes",
   "max_files_touched",
+  "invalid_utf8_replaced",
+  "lone_surrogate_replaced",
 ];
 
 /// Reasons a record notes that no recall answer depends on: the digest's
@@ -186,27 +189,24 @@ impl Index {
       .clone()
   }
 
-  fn header(&self, path: &Path, stamp: &StatStamp) -> Option<Header> {
+  /// The header of `path` (cached while the file is the same); `Err` when
+  /// it cannot be read at all, which is never cached.
+  fn probe(&self, path: &Path, stamp: &StatStamp) -> Result<Option<Header>, ()> {
     let file = (stamp.dev, stamp.ino);
     if let Some((seen, header)) = self.headers.lock().get(path) {
       if *seen == file {
-        return header.clone();
+        return Ok(header.clone());
       }
     }
-    let header = read_header(path);
+    let header = try_read_header(path).map_err(|_| ())?;
     self.headers.lock().insert(path.to_path_buf(), (file, header.clone()));
-    header
+    Ok(header)
   }
 
-  /// Whether `path` is a Pi session (header cached).
-  fn is_session(&self, path: &Path, stamp: &StatStamp) -> bool {
-    let file = (stamp.dev, stamp.ino);
-    if let Some((seen, header)) = self.headers.lock().get(path) {
-      if *seen == file {
-        return header.is_some();
-      }
-    }
-    self.header(path, stamp).is_some()
+  /// A Pi session, or a file that cannot be read: it is eligible and
+  /// reported `source_unavailable`, never silently left out.
+  fn may_be_session(&self, path: &Path, stamp: &StatStamp) -> bool {
+    self.probe(path, stamp).map_or(true, |h| h.is_some())
   }
 }
 
@@ -282,7 +282,7 @@ fn is_fresh(
     }
   }
   record.stamp.proves_unchanged_since(slot.verified_ns())
-    || fs::read(&source.path).is_ok_and(|bytes| sha256_hex(&bytes) == record.source_hash)
+    || same_content(&source.path, record.size, &record.source_hash)
 }
 
 /// The sessions of `scope` among `all`, each with its header.
@@ -296,13 +296,17 @@ fn eligible(engine: &Engine, index: &Index, all: &[Source], scope: &Scope) -> Re
       .or_else(|| fs::metadata(path).ok().map(|m| Source { path: path.to_path_buf(), stamp: StatStamp::of(&m) }))
   };
   Ok(match scope {
-    Scope::Global => all.iter().filter(|s| index.is_session(&s.path, &s.stamp)).cloned().collect(),
+    Scope::Global => all.iter().filter(|s| index.may_be_session(&s.path, &s.stamp)).cloned().collect(),
     Scope::Project => {
       let dir = discovery.project_dir();
       all
         .iter()
         .filter(|s| s.path.parent() == Some(dir.as_path()))
-        .filter(|s| index.header(&s.path, &s.stamp).is_some_and(|h| belongs_to(&h, &engine.cwd)))
+        .filter(|s| match index.probe(&s.path, &s.stamp) {
+          Ok(header) => header.is_some_and(|h| belongs_to(&h, &engine.cwd)),
+          // Unreadable in this project's dir: counted as unavailable.
+          Err(()) => true,
+        })
         .cloned()
         .collect()
     }
@@ -378,6 +382,7 @@ fn sync_changed(
   all: &[Source],
   names: &[String],
 ) -> Result<SyncResult, ContractError> {
+  ownership::check(engine, &index.dir, names)?;
   let existing: HashSet<&Path> = all.iter().map(|s| s.path.as_path()).collect();
   index.resident.retain(|path| existing.contains(path) || path.exists());
   let policies = resident::PolicyCheck::new(&engine.config, branches);
@@ -465,9 +470,10 @@ fn coverage(synced: &[Synced], mut reasons: BTreeSet<&'static str>) -> Coverage 
   }
 }
 
-/// Removes what no existing session can own: records of deleted sources,
-/// malformed or foreign names (older cache versions), and temp files left
-/// by crashed writers. Names alone decide, so no record is parsed here.
+/// Removes index files no existing session can own: records of deleted
+/// sources and temp files left by crashed writers. Names decide what is an
+/// orphan; [`ownership::remove_ours`] decides what may be removed (regular
+/// file, index name, record magic), so a foreign file is never touched.
 fn cleanup(
   index: &Index,
   names: &HashSet<String>,
@@ -496,7 +502,7 @@ fn cleanup(
     let orphan = match record::name_hash(name) {
       _ if record::is_temp(name) => is_old(&path),
       Some(hash) => !owners.contains(hash),
-      None => true,
+      None => false,
     };
     if !orphan {
       continue;
@@ -505,7 +511,7 @@ fn cleanup(
       reasons.insert("cache_cleanup_budget");
       return;
     }
-    if fs::remove_file(&path).is_ok() {
+    if ownership::remove_ours(&index.dir, name) {
       removed += 1;
     }
   }
@@ -515,7 +521,7 @@ fn cleanup(
 const TEMP_GRACE_NS: i128 = 10 * 60 * 1_000_000_000;
 
 fn is_old(path: &Path) -> bool {
-  fs::metadata(path).map(|m| StatStamp::of(&m).mtime_ns < now_ns() - TEMP_GRACE_NS).unwrap_or(false)
+  fs::symlink_metadata(path).map(|m| StatStamp::of(&m).mtime_ns < now_ns() - TEMP_GRACE_NS).unwrap_or(false)
 }
 
 #[cfg(test)]

@@ -1,7 +1,10 @@
 //! Cache V6 records on disk: naming, encoding, validation, atomic writes.
 //!
-//! A record is `PFMIDX06` followed by a postcard-encoded [`CacheRecord`]
-//! (compact, allocation-light to decode, no text escaping). Every record
+//! A record is `PFMIDX6C`, the xxh3-64 (little-endian) of the payload, and
+//! the payload: a postcard-encoded [`CacheRecord`] (compact,
+//! allocation-light to decode, no text escaping). The checksum turns any
+//! in-place change (a bit flip, a same-length edit) into a torn record,
+//! which is rebuilt; the schema stays `cacheVersion: 6`. Every record
 //! names its exact source path, branch mode, lineage, policy, source hash
 //! and stamp, and its own size (`cacheBytes`), so a torn, foreign or stale
 //! file is recognized and rebuilt from source, never migrated.
@@ -16,7 +19,12 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 pub const CACHE_VERSION: u32 = 6;
-const MAGIC: &[u8; 8] = b"PFMIDX06";
+/// `6C`: cacheVersion 6, checksummed (`PFMIDX06` records had no checksum
+/// and are rebuilt).
+const MAGIC: &[u8; 8] = b"PFMIDX6C";
+const HEADER_BYTES: usize = MAGIC.len() + 8;
+/// What every version's magic starts with: a file without it was never a record.
+pub const MAGIC_PREFIX: &[u8; 6] = b"PFMIDX";
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum Tier {
@@ -90,8 +98,11 @@ impl CacheRecord {
     loop {
       self.cache_bytes = guess;
       self.cache_source_ratio = ratio(guess, self.size);
-      let mut bytes = MAGIC.to_vec();
-      bytes.extend(postcard::to_allocvec(self).expect("cache records serialize"));
+      let payload = postcard::to_allocvec(self).expect("cache records serialize");
+      let mut bytes = Vec::with_capacity(HEADER_BYTES + payload.len());
+      bytes.extend_from_slice(MAGIC);
+      bytes.extend_from_slice(&checksum(&payload));
+      bytes.extend_from_slice(&payload);
       if bytes.len() as u64 == guess {
         return bytes;
       }
@@ -99,11 +110,22 @@ impl CacheRecord {
     }
   }
 
+  /// `None` for anything but an intact current record: wrong magic, a
+  /// checksum mismatch (torn or edited), an undecodable payload, another
+  /// version, or a length other than its own `cacheBytes`.
   pub fn decode(bytes: &[u8]) -> Option<CacheRecord> {
-    let payload = bytes.strip_prefix(MAGIC)?;
+    let rest = bytes.strip_prefix(MAGIC)?;
+    let (sum, payload) = rest.split_at_checked(HEADER_BYTES - MAGIC.len())?;
+    if sum != checksum(payload) {
+      return None;
+    }
     let record: CacheRecord = postcard::from_bytes(payload).ok()?;
     (record.cache_version == CACHE_VERSION && record.cache_bytes == bytes.len() as u64).then_some(record)
   }
+}
+
+fn checksum(payload: &[u8]) -> [u8; 8] {
+  xxhash_rust::xxh3::xxh3_64(payload).to_le_bytes()
 }
 
 /// `cacheBytes / size`, rounded to 6 decimals.
@@ -141,15 +163,20 @@ pub fn name_hash(name: &str) -> Option<&str> {
   (base.len() == 16 && base.bytes().all(|b| b.is_ascii_hexdigit()) && valid_rest).then_some(base)
 }
 
-/// Creates the index dir (0700, best effort).
-pub fn ensure_dir(dir: &Path) -> std::io::Result<()> {
-  fs::create_dir_all(dir)?;
-  #[cfg(unix)]
-  {
-    use std::os::unix::fs::PermissionsExt;
-    let _ = fs::set_permissions(dir, fs::Permissions::from_mode(0o700));
+/// The most a record of `tier` for a source of `source_size` bytes can
+/// legitimately take: cold digests are fit under `maxColdCacheBytes`; a hot
+/// shard holds at most the source's text, postings and ids (a generous 4x,
+/// plus room for fixed fields). A larger file is not read, only rebuilt.
+pub fn read_limit(config: &crate::config::Config, tier: Tier, source_size: u64) -> u64 {
+  match tier {
+    Tier::Cold => config.max_cold_cache_bytes,
+    Tier::Hot => source_size.saturating_mul(4).saturating_add(1 << 20),
   }
-  Ok(())
+}
+
+/// Reads a record file: bounded, non-blocking, never through a symlink.
+pub fn read(path: &Path, limit: u64) -> Result<Vec<u8>, crate::fsread::ReadError> {
+  crate::fsread::read_regular(path, limit, crate::fsread::Links::Refuse).map(|(bytes, _)| bytes)
 }
 
 /// Temp file + rename, mode 0600: a reader sees the old record or the new
@@ -228,6 +255,24 @@ mod tests {
   }
 
   #[test]
+  fn every_single_bit_flip_is_detected() {
+    let mut original = record();
+    let bytes = original.encode();
+    for position in 0..bytes.len() {
+      for bit in 0..8 {
+        let mut flipped = bytes.clone();
+        flipped[position] ^= 1 << bit;
+        assert_eq!(CacheRecord::decode(&flipped), None, "bit {bit} of byte {position}");
+      }
+    }
+    // A same-length edit of a string field (what postcard alone accepts).
+    let mut same_length = bytes.clone();
+    let at = bytes.windows(10).position(|w| w == b"/a/b.jsonl").unwrap();
+    same_length[at..at + 10].copy_from_slice(b"/a/c.jsonl");
+    assert_eq!(CacheRecord::decode(&same_length), None);
+  }
+
+  #[test]
   fn names_identify_source_mode_and_tier() {
     let name = file_name(Path::new("/x/2026 a:b.jsonl"), Branches::All, Tier::Cold);
     assert!(name.ends_with("-2026_a_b.jsonl.all.cold"), "{name}");
@@ -240,12 +285,12 @@ mod tests {
   fn writes_are_atomic_and_private() {
     let dir = tempfile::tempdir().unwrap();
     let index = dir.path().join("index");
-    ensure_dir(&index).unwrap();
+    crate::index::ownership::ensure_dir(&index).unwrap();
     let path = index.join("r");
     write_atomic(&path, b"one").unwrap();
     write_atomic(&path, b"two").unwrap();
     assert_eq!(fs::read(&path).unwrap(), b"two");
-    assert_eq!(fs::read_dir(&index).unwrap().count(), 1, "no temp files left");
+    assert_eq!(fs::read_dir(&index).unwrap().count(), 2, "the marker and the record, no temp files left");
     #[cfg(unix)]
     {
       use std::os::unix::fs::PermissionsExt;

@@ -77,7 +77,7 @@ fn builds_records_on_disk_and_reports_complete_coverage() {
   let c = &result.coverage;
   assert!(c.complete, "{c:?}");
   assert_eq!((c.indexed_sessions, c.eligible_sessions, c.stale_sessions, c.incomplete_sessions), (2, 2, 0, 0));
-  let names = fx.index_files();
+  let names: Vec<String> = fx.index_files().into_iter().filter(|n| n != ownership::MARKER).collect();
   assert_eq!(names.len(), 2);
   assert!(
     names.iter().any(|n| n.ends_with("-b.jsonl.active.hot"))
@@ -152,7 +152,7 @@ fn crossing_the_tier_boundary_replaces_the_record() {
   assert!(promoted.sessions[0].path.ends_with("old.jsonl"));
   assert!(fx.index_files().iter().any(|n| n.ends_with("-old.jsonl.active.hot")));
   assert!(!fx.index_files().iter().any(|n| n.ends_with("-old.jsonl.active.cold")));
-  assert_eq!(fx.index_files().len(), 3);
+  assert_eq!(fx.index_files().len(), 4, "three records and the marker");
 }
 
 #[test]
@@ -175,7 +175,9 @@ fn stale_foreign_and_orphaned_records_are_removed() {
   assert!(result.coverage.complete);
   assert_eq!(result.coverage.eligible_sessions, 1);
   let names = fx.index_files();
-  assert_eq!(names, std::slice::from_ref(&kept));
+  // Files without the record magic were never the index's: they stay.
+  let expected = [ownership::MARKER, "0123456789abcdef-v5.jsonl.digest.json", &kept, "junk.txt"];
+  assert_eq!(names, expected);
   assert!(record::CacheRecord::decode(&fs::read(dir.join(&kept)).unwrap()).is_some(), "torn record rebuilt");
 }
 
@@ -253,7 +255,7 @@ fn deleting_the_index_dir_rebuilds_identical_records() {
   Index::shared(fx.index_dir()).resident.clear();
   let after = global(&engine);
   assert_eq!(strip(&after), before);
-  assert_eq!(fx.index_files().len(), 2);
+  assert_eq!(fx.index_files().len(), 3, "two records and the marker");
 }
 
 #[test]
@@ -281,14 +283,211 @@ fn cleanup_is_bounded_by_its_budget() {
   fx.write("a", &["text"], 100);
   global(&fx.engine(json!({})));
   for i in 0..3 {
-    fs::write(fx.index_dir().join(format!("{i:016x}-gone.jsonl.active.hot")), "x").unwrap();
+    fs::write(fx.index_dir().join(format!("{i:016x}-gone.jsonl.active.hot")), "PFMIDX06x").unwrap();
   }
   let first = global(&fx.engine(json!({"maxCacheCleanupFiles": 2})));
   assert_eq!(first.coverage.reasons, ["cache_cleanup_budget"]);
-  assert_eq!(fx.index_files().len(), 2);
+  assert_eq!(fx.index_files().len(), 3);
   let second = global(&fx.engine(json!({"maxCacheCleanupFiles": 2})));
   assert!(second.coverage.complete);
-  assert_eq!(fx.index_files().len(), 1);
+  assert_eq!(fx.index_files().len(), 2, "the record and the marker");
+}
+
+#[cfg(unix)]
+fn mode(path: &Path) -> u32 {
+  use std::os::unix::fs::PermissionsExt;
+  fs::symlink_metadata(path).unwrap().permissions().mode() & 0o777
+}
+
+/// Every file under `dir` (not following links) with its content.
+fn snapshot(dir: &Path) -> Vec<(String, Vec<u8>)> {
+  let mut out: Vec<(String, Vec<u8>)> = fs::read_dir(dir)
+    .unwrap()
+    .map(|e| e.unwrap().path())
+    .map(|p| {
+      let content = if p.is_symlink() {
+        fs::read_link(&p).unwrap().into_os_string().into_encoded_bytes()
+      } else {
+        fs::read(&p).unwrap_or_default()
+      };
+      (p.file_name().unwrap().to_string_lossy().into_owned(), content)
+    })
+    .collect();
+  out.sort();
+  out
+}
+
+#[cfg(unix)]
+#[test]
+fn an_index_dir_with_foreign_files_is_refused_and_left_untouched() {
+  let fx = fixture();
+  fx.write("a", &["hello"], 100);
+  let project = fx.agent.parent().unwrap().join("project");
+  fs::create_dir(&project).unwrap();
+  fs::write(project.join(".env"), "SECRET=1").unwrap();
+  fs::write(project.join("main.rs"), "fn main() {}").unwrap();
+  // Named like a record, but not one: a user's file all the same.
+  fs::write(project.join("0123456789abcdef-x.jsonl.active.hot"), "mine").unwrap();
+  use std::os::unix::fs::PermissionsExt;
+  fs::set_permissions(&project, fs::Permissions::from_mode(0o755)).unwrap();
+  let before = snapshot(&project);
+  let engine = fx.engine(json!({"indexDir": project.to_str().unwrap()}));
+  let error = sync(&engine, &Scope::Global, Branches::Active).unwrap_err();
+  assert_eq!(
+    (error.code, error.details["reason"].as_str()),
+    ("index_dir_refused", Some("foreign_files_without_marker"))
+  );
+  assert_eq!(snapshot(&project), before);
+  assert_eq!(mode(&project), 0o755, "never chmod a dir the index did not create");
+}
+
+#[cfg(unix)]
+#[test]
+fn the_agent_dir_sessions_dir_home_and_root_are_refused() {
+  let fx = fixture();
+  fx.write("a", &["hello"], 100);
+  fs::write(fx.agent.join("auth.json"), "{}").unwrap();
+  let linked = fx.agent.parent().unwrap().join("link-to-agent");
+  std::os::unix::fs::symlink(&fx.agent, &linked).unwrap();
+  let agent_before = snapshot(&fx.agent);
+  let cases = [
+    (fx.agent.clone(), "agent_dir"),
+    (linked, "agent_dir"),
+    (fx.agent.join("sessions"), "sessions_dir"),
+    (fx.project.clone(), "sessions_dir"),
+    (fx.project.join("index"), "sessions_dir"),
+    (fx.agent.parent().unwrap().to_path_buf(), "ancestor_of_agent_dir"),
+    (PathBuf::from("/"), "root"),
+  ];
+  for (dir, reason) in cases {
+    let engine = fx.engine(json!({"indexDir": dir.to_str().unwrap()}));
+    let error = sync(&engine, &Scope::Global, Branches::Active).unwrap_err();
+    assert_eq!((error.code, error.details["reason"].as_str()), ("index_dir_refused", Some(reason)), "{dir:?}");
+  }
+  let home = fx.engine(json!({"indexDir": "~"}));
+  let error = sync(&home, &Scope::Global, Branches::Active).unwrap_err();
+  assert_eq!(error.details["reason"], "home_dir");
+  assert_eq!(snapshot(&fx.agent), agent_before);
+  assert!(!fx.project.join("index").exists());
+}
+
+#[cfg(unix)]
+#[test]
+fn an_owned_dir_is_marked_and_only_index_files_are_ever_removed() {
+  let fx = fixture();
+  let gone = fx.write("gone", &["bye"], 100);
+  fx.write("kept", &["hi"], 50);
+  let outside = fx.agent.parent().unwrap();
+  let created = outside.join("made").join("index");
+  let engine = fx.engine(json!({"indexDir": created.to_str().unwrap()}));
+  global(&engine);
+  assert!(created.join(ownership::MARKER).is_file());
+  assert_eq!(mode(&created), 0o700, "created by the index");
+  // Foreign files inside an owned dir, some named like records, one a
+  // symlink out to a file that even carries the record magic.
+  let victim = outside.join("victim");
+  fs::write(&victim, "PFMIDX06 not yours").unwrap();
+  std::os::unix::fs::symlink(&victim, created.join("fedcba9876543210-link.jsonl.active.hot")).unwrap();
+  fs::write(created.join("0123456789abcdef-user.jsonl.active.hot"), "user data").unwrap();
+  fs::write(created.join("notes.txt"), "keep").unwrap();
+  let old_temp = created.join("0123456789abcdef-x.jsonl.active.hot.tmp.1.2");
+  fs::write(&old_temp, "PFMI").unwrap();
+  set_age(&old_temp, 3600);
+  fs::remove_file(&gone).unwrap();
+  Index::shared(created.clone()).resident.clear();
+  let result = global(&engine);
+  assert!(result.coverage.complete, "{:?}", result.coverage);
+  let names: Vec<String> = snapshot(&created).into_iter().map(|(n, _)| n).collect();
+  let kept = names.iter().find(|n| n.contains("-kept.jsonl.")).unwrap().clone();
+  let mut expected = [
+    ownership::MARKER,
+    "0123456789abcdef-user.jsonl.active.hot",
+    "fedcba9876543210-link.jsonl.active.hot",
+    &kept,
+    "notes.txt",
+  ];
+  expected.sort();
+  assert_eq!(names, expected, "the orphaned record and the crashed writer's temp file went; nothing else");
+  assert_eq!(fs::read(&victim).unwrap(), b"PFMIDX06 not yours");
+}
+
+#[cfg(unix)]
+#[test]
+fn an_empty_or_index_only_dir_is_adopted_without_chmod() {
+  let fx = fixture();
+  fx.write("a", &["hello"], 100);
+  let dir = fx.agent.parent().unwrap().join("empty");
+  fs::create_dir(&dir).unwrap();
+  use std::os::unix::fs::PermissionsExt;
+  fs::set_permissions(&dir, fs::Permissions::from_mode(0o755)).unwrap();
+  let engine = fx.engine(json!({"indexDir": dir.to_str().unwrap()}));
+  assert!(global(&engine).coverage.complete);
+  assert!(dir.join(ownership::MARKER).is_file());
+  assert_eq!(mode(&dir), 0o755);
+  // An index written before markers existed holds only records: adopted too.
+  let default = fx.engine(json!({}));
+  global(&default);
+  fs::remove_file(fx.index_dir().join(ownership::MARKER)).unwrap();
+  Index::shared(fx.index_dir()).resident.clear();
+  *Index::shared(fx.index_dir()).last.lock() = None;
+  assert!(global(&default).coverage.complete);
+  assert!(fx.index_dir().join(ownership::MARKER).is_file());
+}
+
+#[test]
+fn a_record_edited_in_place_is_detected_and_rebuilt_with_identical_answers() {
+  let fx = fixture();
+  fx.write("s", &["hello world"], 100);
+  let engine = fx.engine(json!({"hotSessions": 0}));
+  let clean = global(&engine).sessions[0].record.clone().unwrap();
+  let name = fx.index_files().into_iter().find(|n| n.ends_with(".cold")).unwrap();
+  let path = fx.index_dir().join(&name);
+  let original = fs::read(&path).unwrap();
+  // Rename a term in place: same length, still valid postcard.
+  let mut edited = original.clone();
+  let at = edited.windows(5).position(|w| w == b"hello").unwrap();
+  edited[at..at + 5].copy_from_slice(b"jello");
+  fs::write(&path, &edited).unwrap();
+  Index::shared(fx.index_dir()).resident.clear();
+  *Index::shared(fx.index_dir()).last.lock() = None;
+  let result = global(&engine);
+  let rebuilt = result.sessions[0].record.as_ref().unwrap();
+  let Body::Cold(digest) = &rebuilt.body else { panic!("cold") };
+  assert_eq!(digest.vocabulary.to_vec(), ["hello", "world"]);
+  assert_eq!(rebuilt.body, clean.body);
+  assert!(result.coverage.complete);
+  assert_eq!(record::CacheRecord::decode(&fs::read(&path).unwrap()).unwrap().body, clean.body, "rewritten on disk");
+}
+
+#[cfg(unix)]
+#[test]
+fn records_that_are_fifos_devices_or_huge_are_rebuilt_without_hanging() {
+  let fx = fixture();
+  for (i, id) in ["a", "b", "c"].iter().enumerate() {
+    fx.write(id, &[&format!("text of {id}")], 100 + i as u64);
+  }
+  let engine = fx.engine(json!({"hotSessions": 0}));
+  let clean: Vec<Body> = global(&engine).sessions.iter().map(|s| s.record.as_ref().unwrap().body.clone()).collect();
+  let record_of = |id: &str| {
+    fx.index_dir().join(fx.index_files().into_iter().find(|n| n.contains(&format!("-{id}.jsonl."))).unwrap())
+  };
+  let (fifo, zero, huge) = (record_of("a"), record_of("b"), record_of("c"));
+  for path in [&fifo, &zero, &huge] {
+    fs::remove_file(path).unwrap();
+  }
+  crate::testing::mkfifo(&fifo);
+  std::os::unix::fs::symlink("/dev/zero", &zero).unwrap();
+  fs::File::create(&huge).unwrap().set_len(3 << 30).unwrap();
+  Index::shared(fx.index_dir()).resident.clear();
+  *Index::shared(fx.index_dir()).last.lock() = None;
+  let result = crate::testing::within(20, move || global(&engine));
+  assert!(result.coverage.complete, "{:?}", result.coverage);
+  let rebuilt: Vec<Body> = result.sessions.iter().map(|s| s.record.as_ref().unwrap().body.clone()).collect();
+  assert_eq!(rebuilt, clean);
+  for path in [&fifo, &zero, &huge] {
+    let bytes = fs::read(path).unwrap();
+    assert!(record::CacheRecord::decode(&bytes).is_some(), "{path:?} rewritten as a record");
+  }
 }
 
 #[test]

@@ -15,6 +15,7 @@ export interface MemoryError {
     | 'text_offset_out_of_bounds'
     | 'session_not_found'
     | 'source_unavailable'
+    | 'index_dir_refused'
     | (string & {})
   message: string
   [detail: string]: unknown

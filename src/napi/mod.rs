@@ -5,6 +5,7 @@
 
 use crate::config::Config;
 use crate::engine::{Engine, Live};
+use crate::envelope::bounded;
 use crate::error::CoreError;
 use crate::expand::{expand, ExpandRequest};
 use crate::index::progress::{ProgressSink, SyncProgress};
@@ -25,7 +26,8 @@ fn to_napi(error: CoreError) -> Error {
     CoreError::InvalidArgument(_) => Status::InvalidArg,
     _ => Status::GenericFailure,
   };
-  Error::new(status, error.to_string())
+  // Messages can quote arguments: thrown errors stay small too.
+  Error::new(status, crate::text::cap_with_ellipsis(&error.to_string(), 2_000))
 }
 
 #[napi(object)]
@@ -112,9 +114,9 @@ impl Task for OperationTask {
 
   fn compute(&mut self) -> Result<Value> {
     let run = AssertUnwindSafe(|| match &self.operation {
-      Operation::Recall(request) => serde_json::to_value(recall(&self.engine, request)),
-      Operation::Expand(request) => serde_json::to_value(expand(&self.engine, request)),
-      Operation::Sessions(request) => serde_json::to_value(sessions(&self.engine, request)),
+      Operation::Recall(request) => bounded(&recall(&self.engine, request)),
+      Operation::Expand(request) => bounded(&expand(&self.engine, request)),
+      Operation::Sessions(request) => bounded(&sessions(&self.engine, request)),
     });
     match catch_unwind(run) {
       Ok(Ok(value)) => Ok(value),
@@ -221,10 +223,12 @@ pub fn version() -> String {
 }
 
 /// Decodes one index record (`<indexDir>/*.hot|*.cold`) as JSON, for
-/// diagnostics and tests; `null` when the file is not a valid V6 record.
+/// diagnostics and tests; `null` when the file is not an intact V6 record.
 #[napi(ts_return_type = "Record<string, unknown> | null")]
 pub fn inspect_cache_record(path: String) -> Option<Json> {
-  let bytes = std::fs::read(path).ok()?;
+  let config = crate::config::Config::default();
+  let limit = crate::index::record::read_limit(&config, crate::index::record::Tier::Hot, config.max_sync_source_bytes);
+  let bytes = crate::index::record::read(std::path::Path::new(&path), limit).ok()?;
   let record = crate::index::record::CacheRecord::decode(&bytes)?;
   serde_json::to_value(record).ok().map(Json)
 }

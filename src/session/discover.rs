@@ -24,7 +24,7 @@ pub fn default_agent_dir() -> PathBuf {
   }
 }
 
-fn home_dir() -> PathBuf {
+pub fn home_dir() -> PathBuf {
   std::env::var_os("HOME").map(PathBuf::from).unwrap_or_else(|| PathBuf::from("/"))
 }
 
@@ -99,22 +99,33 @@ impl SessionFile {
 /// a complete first value is seen (headers are small; the cap bounds a
 /// pathological file).
 pub fn read_header(path: &Path) -> Option<Header> {
+  try_read_header(path).ok().flatten()
+}
+
+/// [`read_header`], telling a file that cannot be read (`Err`: permissions,
+/// I/O) from one that is not a Pi session (`Ok(None)`).
+pub fn try_read_header(path: &Path) -> std::io::Result<Option<Header>> {
+  use crate::fsread::{open_regular, Links, ReadError};
   const CHUNK: usize = 4096;
-  let mut file = fs::File::open(path).ok()?;
+  let mut file = match open_regular(path, Links::Follow) {
+    Ok((file, _)) => file,
+    Err(ReadError::Io(e)) => return Err(e),
+    Err(_) => return Ok(None),
+  };
   let mut prefix = Vec::new();
   let mut chunk = [0u8; CHUNK];
   loop {
-    let read = file.read(&mut chunk).ok()?;
+    let read = file.read(&mut chunk)?;
     prefix.extend_from_slice(&chunk[..read]);
     let ended = read == 0 || prefix.len() as u64 >= HEADER_PREFIX_BYTES;
     let has_line = prefix.iter().any(|b| *b != b'\n' && !b.is_ascii_whitespace()) && prefix.contains(&b'\n');
     if has_line || ended {
       if let Some(header) = parse_header_prefix(&prefix) {
-        return Some(header);
+        return Ok(Some(header));
       }
       // The first line may have been blank or malformed; Pi skips those.
       if ended {
-        return None;
+        return Ok(None);
       }
     }
   }

@@ -67,6 +67,65 @@ pub fn serialized_bytes(value: &Value) -> usize {
   serde_json::to_string(value).map(|s| s.len()).unwrap_or(usize::MAX)
 }
 
+/// A string borrowed from the input when it has no escapes (what
+/// `#[serde(borrow)] Cow<str>` does in derived impls).
+pub struct CowStr<'a>(pub std::borrow::Cow<'a, str>);
+
+impl<'de: 'a, 'a> serde::Deserialize<'de> for CowStr<'a> {
+  fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+    struct Visit<'a>(std::marker::PhantomData<&'a ()>);
+    impl<'de: 'a, 'a> serde::de::Visitor<'de> for Visit<'a> {
+      type Value = CowStr<'a>;
+      fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a string")
+      }
+      fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Self::Value, E> {
+        Ok(CowStr(std::borrow::Cow::Borrowed(v)))
+      }
+      fn visit_str<E>(self, v: &str) -> Result<Self::Value, E> {
+        Ok(CowStr(std::borrow::Cow::Owned(v.to_owned())))
+      }
+    }
+    deserializer.deserialize_str(Visit(std::marker::PhantomData))
+  }
+}
+
+/// `Deserialize` for a struct of optional borrowed fields with
+/// `JSON.parse` semantics: a duplicated key keeps its last value (derived
+/// impls reject the whole object), unknown keys are skipped. `cow` fields
+/// are `Option<Cow<'a, str>>`, `raw` fields any `Option<T>`.
+macro_rules! last_wins {
+  ($name:ident { cow { $($cow:ident: $cow_key:literal),* $(,)? } raw { $($raw:ident: $raw_key:literal),* $(,)? } }) => {
+    impl<'de: 'a, 'a> serde::Deserialize<'de> for $name<'a> {
+      fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Visit<'a>(std::marker::PhantomData<&'a ()>);
+        impl<'de: 'a, 'a> serde::de::Visitor<'de> for Visit<'a> {
+          type Value = $name<'a>;
+          fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("an object")
+          }
+          fn visit_map<M: serde::de::MapAccess<'de>>(self, mut map: M) -> Result<Self::Value, M::Error> {
+            use $crate::session::json::CowStr;
+            let mut out = $name::default();
+            while let Some(CowStr(key)) = map.next_key::<CowStr<'de>>()? {
+              match key.as_ref() {
+                $($cow_key => out.$cow = map.next_value::<Option<CowStr<'de>>>()?.map(|s| s.0),)*
+                $($raw_key => out.$raw = map.next_value()?,)*
+                _ => {
+                  map.next_value::<serde::de::IgnoredAny>()?;
+                }
+              }
+            }
+            Ok(out)
+          }
+        }
+        deserializer.deserialize_map(Visit(std::marker::PhantomData))
+      }
+    }
+  };
+}
+pub(crate) use last_wins;
+
 #[cfg(test)]
 mod tests {
   use super::*;

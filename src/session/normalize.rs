@@ -103,51 +103,46 @@ pub const PI_TOOLS: [&str; 7] = ["read", "write", "edit", "bash", "grep", "find"
 /// Tool-call argument JSON is cut to this many scalars in entry text.
 const TOOL_ARGS_SCALARS: usize = 400;
 
-#[derive(Deserialize, Default)]
+#[derive(Default)]
 struct Message<'a> {
-  #[serde(borrow, default)]
   role: Option<Cow<'a, str>>,
-  #[serde(borrow, default)]
   content: Option<&'a RawValue>,
-  #[serde(borrow, default, rename = "toolName")]
   tool_name: Option<&'a RawValue>,
-  #[serde(borrow, default, rename = "isError")]
   is_error: Option<&'a RawValue>,
-  #[serde(borrow, default, rename = "errorMessage")]
   error_message: Option<&'a RawValue>,
-  #[serde(borrow, default)]
   command: Option<&'a RawValue>,
-  #[serde(borrow, default)]
   output: Option<&'a RawValue>,
-  #[serde(borrow, default, rename = "exitCode")]
   exit_code: Option<&'a RawValue>,
-  #[serde(borrow, default)]
   cancelled: Option<&'a RawValue>,
-  #[serde(borrow, default, rename = "customType")]
   custom_type: Option<&'a RawValue>,
-  #[serde(borrow, default)]
   summary: Option<&'a RawValue>,
-  #[serde(borrow, default)]
   details: Option<&'a RawValue>,
-  #[serde(borrow, default, rename = "fromId")]
   from_id: Option<&'a RawValue>,
-  #[serde(borrow, default)]
   timestamp: Option<&'a RawValue>,
 }
 
-#[derive(Deserialize, Default)]
+json::last_wins!(Message {
+  cow { role: "role" }
+  raw {
+    content: "content", tool_name: "toolName", is_error: "isError", error_message: "errorMessage",
+    command: "command", output: "output", exit_code: "exitCode", cancelled: "cancelled",
+    custom_type: "customType", summary: "summary", details: "details", from_id: "fromId", timestamp: "timestamp",
+  }
+});
+
+#[derive(Default)]
 struct Block<'a> {
-  #[serde(rename = "type", borrow, default)]
   kind: Option<Cow<'a, str>>,
-  #[serde(borrow, default)]
   text: Option<&'a RawValue>,
-  #[serde(borrow, default)]
   thinking: Option<&'a RawValue>,
-  #[serde(borrow, default)]
   name: Option<&'a RawValue>,
-  #[serde(borrow, default)]
   arguments: Option<&'a RawValue>,
 }
+
+json::last_wins!(Block {
+  cow { kind: "type" }
+  raw { text: "text", thinking: "thinking", name: "name", arguments: "arguments" }
+});
 
 /// Content as a string or an array of blocks; anything else is empty.
 fn blocks(raw: Option<&RawValue>) -> (Option<String>, Vec<Block<'_>>) {

@@ -8,7 +8,6 @@
 //! asks for them. Version 1 files get stable synthesized ids and a linear
 //! parent chain, because Pi's own migration assigns random ones.
 
-use serde::Deserialize;
 use serde_json::value::RawValue;
 use std::borrow::Cow;
 
@@ -37,47 +36,30 @@ pub struct Record<'a> {
 
 /// The typed fields normalization may need, each kept as raw JSON. (One
 /// struct for the whole line: serde's `flatten` cannot carry `RawValue`.)
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default)]
 pub struct Fields<'a> {
-  #[serde(rename = "type", borrow, default)]
   kind: Option<Cow<'a, str>>,
-  #[serde(borrow, default)]
   id: Option<&'a RawValue>,
-  #[serde(rename = "parentId", borrow, default)]
   parent_id: Option<&'a RawValue>,
-  #[serde(borrow, default)]
   pub timestamp: Option<&'a RawValue>,
-  #[serde(borrow, default)]
   pub message: Option<&'a RawValue>,
-  #[serde(borrow, default)]
   pub summary: Option<&'a RawValue>,
-  #[serde(borrow, default, rename = "customType")]
   pub custom_type: Option<&'a RawValue>,
-  #[serde(borrow, default)]
   pub content: Option<&'a RawValue>,
-  #[serde(borrow, default)]
   pub details: Option<&'a RawValue>,
-  #[serde(borrow, default, rename = "fromId")]
   pub from_id: Option<&'a RawValue>,
-  #[serde(borrow, default, rename = "targetId")]
   pub target_id: Option<&'a RawValue>,
-  #[serde(borrow, default, rename = "fromHook")]
   pub from_hook: Option<&'a RawValue>,
 }
 
-#[derive(Deserialize)]
-struct HeaderLine {
-  #[serde(default)]
-  id: Option<serde_json::Value>,
-  #[serde(default)]
-  cwd: Option<serde_json::Value>,
-  #[serde(default)]
-  timestamp: Option<serde_json::Value>,
-  #[serde(default)]
-  version: Option<serde_json::Value>,
-  #[serde(default, rename = "parentSession")]
-  parent_session: Option<serde_json::Value>,
-}
+super::json::last_wins!(Fields {
+  cow { kind: "type" }
+  raw {
+    id: "id", parent_id: "parentId", timestamp: "timestamp", message: "message", summary: "summary",
+    custom_type: "customType", content: "content", details: "details", from_id: "fromId", target_id: "targetId",
+    from_hook: "fromHook",
+  }
+});
 
 #[derive(Debug)]
 pub struct ParsedSession<'a> {
@@ -161,18 +143,19 @@ fn json_string(value: Option<serde_json::Value>) -> Option<String> {
 }
 
 fn parse_header(line: &str) -> Option<Header> {
-  let raw: HeaderLine = serde_json::from_str(line).ok()?;
-  let id = json_string(raw.id)?;
-  let version = match raw.version {
+  // A map, not a derived struct: a duplicated key keeps its last value.
+  let mut raw: serde_json::Map<String, serde_json::Value> = serde_json::from_str(line).ok()?;
+  let id = json_string(raw.remove("id"))?;
+  let version = match raw.get("version") {
     Some(serde_json::Value::Number(n)) => n.as_u64().unwrap_or(1) as u32,
     _ => 1,
   };
   Some(Header {
     id,
-    cwd: json_string(raw.cwd).unwrap_or_default(),
-    timestamp: json_string(raw.timestamp),
+    cwd: json_string(raw.remove("cwd")).unwrap_or_default(),
+    timestamp: json_string(raw.remove("timestamp")),
     version,
-    parent_session: json_string(raw.parent_session),
+    parent_session: json_string(raw.remove("parentSession")),
   })
 }
 
@@ -182,15 +165,18 @@ pub fn parse_header_prefix(bytes: &[u8]) -> Option<Header> {
     if is_blank(line) {
       continue;
     }
-    let text = std::str::from_utf8(line).ok();
-    match text.and_then(|t| serde_json::from_str::<serde_json::Value>(t).ok()) {
-      Some(value) => {
+    // Decoded as Pi decodes the file (invalid bytes as U+FFFD, lone
+    // surrogates as U+FFFD): a header with either is still a header.
+    let decoded = super::decode::decode(line);
+    let text = std::str::from_utf8(&decoded.bytes).ok()?;
+    match serde_json::from_str::<serde_json::Value>(text) {
+      Ok(value) => {
         if value.get("type").and_then(|t| t.as_str()) != Some("session") {
           return None;
         }
-        return parse_header(text?);
+        return parse_header(text);
       }
-      None => continue,
+      Err(_) => continue,
     }
   }
   None

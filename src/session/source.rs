@@ -1,10 +1,12 @@
 //! Reading one session source: its bytes, its stat stamp and its SHA-256.
 //!
 //! The whole file is read at once (session files are append-only JSONL of a
-//! few MB; one `read` beats line-buffered I/O, see reference/napi.md §5). The
+//! few MB; one `read` beats line-buffered I/O, see reference/napi.md §5),
+//! bounded and non-blocking (`crate::fsread`). The
 //! file is stat'ed before and after the read so a write racing the read is
 //! detected instead of producing a hash that matches neither version.
 
+use crate::fsread::{self, Links, ReadError};
 use sha2::{Digest, Sha256};
 use std::fs;
 use std::io;
@@ -107,21 +109,32 @@ pub fn hex(bytes: &[u8]) -> String {
 /// How many times a read is retried when the file changes underneath it.
 const READ_ATTEMPTS: usize = 3;
 
-/// Reads `path` whole. A file that keeps changing during every attempt is
-/// reported as `ErrorKind::Interrupted` so callers can name it
-/// `source_changed_during_index`.
-pub fn read_source(path: &Path) -> io::Result<SourceFile> {
+/// Reads `path` whole: opened non-blocking, a regular file by `fstat`, at
+/// most `limit` bytes (else `TooLarge`, nothing read). A file that keeps
+/// changing during every attempt is reported as `Io(Interrupted)` so callers
+/// can name it `source_changed_during_index`.
+pub fn read_source(path: &Path, limit: u64) -> Result<SourceFile, ReadError> {
   for _ in 0..READ_ATTEMPTS {
     let read_ns = now_ns();
-    let before = StatStamp::of(&fs::metadata(path)?);
-    let bytes = fs::read(path)?;
+    let (file, metadata) = fsread::open_regular(path, Links::Follow)?;
+    let before = StatStamp::of(&metadata);
+    let bytes = match fsread::read_open(file, &metadata, limit) {
+      Err(ReadError::Io(e)) if e.kind() == io::ErrorKind::Interrupted => continue,
+      other => other?,
+    };
     let after = StatStamp::of(&fs::metadata(path)?);
     if before == after && bytes.len() as u64 == after.size {
       let sha256 = sha256_hex(&bytes);
       return Ok(SourceFile { path: path.to_path_buf(), bytes, stamp: after, sha256, read_ns });
     }
   }
-  Err(io::Error::new(io::ErrorKind::Interrupted, "source changed during read"))
+  Err(ReadError::Io(io::Error::new(io::ErrorKind::Interrupted, "source changed during read")))
+}
+
+/// Is `path` still exactly `size` bytes hashing to `sha256`? (Bounded by
+/// `size`, non-blocking; any failure is "no".)
+pub fn same_content(path: &Path, size: u64, sha256: &str) -> bool {
+  fsread::read_regular(path, size, Links::Follow).is_ok_and(|(bytes, _)| sha256_hex(&bytes) == sha256)
 }
 
 #[cfg(test)]
@@ -159,7 +172,8 @@ mod tests {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("a.jsonl");
     fs::write(&path, b"hello\n").unwrap();
-    let source = read_source(&path).unwrap();
+    let source = read_source(&path, 6).unwrap();
+    assert!(matches!(read_source(&path, 5), Err(ReadError::TooLarge { size: 6, limit: 5 })));
     assert_eq!(source.bytes, b"hello\n");
     assert_eq!(source.stamp.size, 6);
     assert_eq!(source.sha256, sha256_hex(b"hello\n"));

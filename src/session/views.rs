@@ -9,7 +9,7 @@
 
 use super::lineage::{Branches, LiveBranch};
 use super::normalize::Policy;
-use super::source::{now_ns, sha256_hex, StatStamp};
+use super::source::{now_ns, same_content, StatStamp};
 use super::SessionView;
 use parking_lot::Mutex;
 use std::fs;
@@ -69,7 +69,7 @@ pub fn get(path: &Path, branches: Branches, live: Option<&LiveBranch>, policy: &
 
 /// Re-hashes a file whose stamp is too recent to trust.
 fn rehash_matches(path: &Path, view: &SessionView) -> bool {
-  let same = fs::read(path).is_ok_and(|bytes| sha256_hex(&bytes) == view.source_hash);
+  let same = same_content(path, view.stamp.size, &view.source_hash);
   same && current_stamp(path).is_some_and(|s| s == view.stamp)
 }
 
@@ -104,17 +104,17 @@ mod tests {
     let line =
       "{\"type\":\"message\",\"id\":\"a\",\"parentId\":null,\"message\":{\"role\":\"user\",\"content\":\"hi\"}}\n";
     fs::write(&path, format!("{header}{line}")).unwrap();
-    let first = load(&path, Branches::Active, None, &policy()).unwrap();
-    let again = load(&path, Branches::Active, None, &policy()).unwrap();
+    let first = load(&path, Branches::Active, None, &policy(), 1 << 20).unwrap();
+    let again = load(&path, Branches::Active, None, &policy(), 1 << 20).unwrap();
     assert!(Arc::ptr_eq(&first, &again));
-    let other_mode = load(&path, Branches::All, None, &policy()).unwrap();
+    let other_mode = load(&path, Branches::All, None, &policy(), 1 << 20).unwrap();
     assert!(!Arc::ptr_eq(&first, &other_mode));
     // A same-size rewrite that restores mtime, within the same clock tick as
     // far as the stamp can tell: the racy-window re-hash still catches it.
     let mtime = fs::metadata(&path).unwrap().modified().unwrap();
     fs::write(&path, format!("{header}{}", line.replace("hi", "yo"))).unwrap();
     fs::File::options().write(true).open(&path).unwrap().set_modified(mtime).unwrap();
-    let rewritten = load(&path, Branches::Active, None, &policy()).unwrap();
+    let rewritten = load(&path, Branches::Active, None, &policy(), 1 << 20).unwrap();
     assert!(!Arc::ptr_eq(&first, &rewritten));
     assert_eq!(rewritten.normalized.entries[0].text, "yo");
     assert_ne!(rewritten.source_hash, first.source_hash);

@@ -6,6 +6,7 @@
 //! with one entry, losing everything else.
 
 use super::entries::{self, js_trim};
+use crate::fsread::{self, Links, ReadError};
 use crate::text::utf16_len;
 use std::fs::{self, File};
 use std::io::{self, Write};
@@ -20,12 +21,26 @@ pub struct OnDisk {
   pub text: String,
 }
 
+/// The most bytes a memory file with a limit of `char_limit` UTF-16 units
+/// is read up to: 4 bytes per unit (a UTF-8 scalar is at most 3 bytes per
+/// unit) times 8, for files over their limit that must still be shown, plus
+/// a fixed allowance for tiny limits.
+pub fn read_bound(char_limit: usize) -> u64 {
+  (char_limit as u64).saturating_mul(32).saturating_add(64 * 1024)
+}
+
 /// `Ok(None)` when the file does not exist; invalid UTF-8 is `InvalidData`.
-pub fn read(path: &Path) -> io::Result<Option<OnDisk>> {
-  let bytes = match fs::read(path) {
-    Ok(bytes) => bytes,
-    Err(error) if error.kind() == io::ErrorKind::NotFound => return Ok(None),
-    Err(error) => return Err(error),
+/// Opened non-blocking; a FIFO, device or directory is `InvalidInput`, a
+/// file over `max_bytes` is `FileTooLarge`, and neither is read.
+pub fn read(path: &Path, max_bytes: u64) -> io::Result<Option<OnDisk>> {
+  let bytes = match fsread::read_regular(path, max_bytes, Links::Follow) {
+    Ok((bytes, _)) => bytes,
+    Err(error) if error.is_not_found() => return Ok(None),
+    Err(ReadError::Io(error)) => return Err(error),
+    Err(error @ ReadError::NotRegular) => return Err(io::Error::new(io::ErrorKind::InvalidInput, error.to_string())),
+    Err(error @ ReadError::TooLarge { .. }) => {
+      return Err(io::Error::new(io::ErrorKind::FileTooLarge, error.to_string()))
+    }
   };
   let decoded = std::str::from_utf8(&bytes)
     .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, format!("not valid UTF-8 ({e})")))?;
@@ -129,8 +144,7 @@ fn identical_backup(file: &Path, prefix: &str, bytes: &[u8]) -> Option<PathBuf> 
     .collect();
   names.sort();
   names.into_iter().find(|path| {
-    fs::metadata(path).map(|m| m.len() == bytes.len() as u64).unwrap_or(false)
-      && fs::read(path).map(|content| content == bytes).unwrap_or(false)
+    fsread::read_regular(path, bytes.len() as u64, Links::Refuse).is_ok_and(|(content, _)| content == bytes)
   })
 }
 
@@ -142,9 +156,9 @@ mod tests {
   fn missing_is_none_and_invalid_utf8_is_an_error() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("MEMORY.md");
-    assert!(read(&file).unwrap().is_none());
+    assert!(read(&file, 1 << 20).unwrap().is_none());
     fs::write(&file, [b'a', 0xff, b'b']).unwrap();
-    assert_eq!(read(&file).err().unwrap().kind(), io::ErrorKind::InvalidData);
+    assert_eq!(read(&file, 1 << 20).err().unwrap().kind(), io::ErrorKind::InvalidData);
   }
 
   #[test]
@@ -152,7 +166,7 @@ mod tests {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("MEMORY.md");
     fs::write(&file, "\u{FEFF}one\r\n§\r\ntwo").unwrap();
-    let on_disk = read(&file).unwrap().unwrap();
+    let on_disk = read(&file, 1 << 20).unwrap().unwrap();
     assert_eq!(on_disk.text, "one\n§\ntwo");
     assert_eq!(on_disk.bytes, "\u{FEFF}one\r\n§\r\ntwo".as_bytes());
     assert!(!is_drift(&on_disk.text, 100));

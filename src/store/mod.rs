@@ -199,7 +199,7 @@ impl MemoryStore {
   /// The file's entries (deduplicated). With `refuse_drift`, a file that
   /// would not survive a rewrite is refused and backed up instead.
   fn read_entries(&self, target: Target, path: &Path, refuse_drift: bool) -> Result<Vec<String>, Failure> {
-    let on_disk = match file::read(path) {
+    let on_disk = match file::read(path, file::read_bound(self.limit(target))) {
       Ok(None) => return Ok(Vec::new()),
       Ok(Some(on_disk)) => on_disk,
       Err(error) => {

@@ -378,6 +378,32 @@ fn undecodable_file_is_an_error_never_empty() {
   assert_eq!(fs::read(fx.file(M)).unwrap(), bytes, "the file was not rewritten");
 }
 
+#[cfg(unix)]
+#[test]
+fn a_fifo_or_a_huge_memory_file_is_refused_without_hanging_or_reading() {
+  let fx = Fixture::new();
+  fs::create_dir_all(&fx.path).unwrap();
+  crate::testing::mkfifo(&fx.file(M));
+  // 2 GiB, sparse: a file no 2,200-char memory can be.
+  fs::File::create(fx.file(U)).unwrap().set_len(2 << 30).unwrap();
+  let path = fx.path.clone();
+  let (status, added, read, user_added) = crate::testing::within(20, move || {
+    let mut options = StoreOptions::new(&path);
+    options.lock.timeout = Duration::from_millis(200);
+    let store = MemoryStore::new(options);
+    (store.load_from_disk(), store.add(M, "new"), store.read(M), store.add(U, "new"))
+  });
+  assert!(status.memory.error.as_deref().unwrap().contains("not a regular file"), "{status:?}");
+  assert!(status.user.error.as_deref().unwrap().contains("exceeds the"), "{status:?}");
+  for result in [&added, &read, &user_added] {
+    assert_eq!(failed(result).code, FailureCode::Unreadable);
+  }
+  use std::os::unix::fs::FileTypeExt;
+  assert!(fs::symlink_metadata(fx.file(M)).unwrap().file_type().is_fifo(), "the FIFO is left as it was");
+  assert_eq!(fs::metadata(fx.file(U)).unwrap().len(), 2 << 30);
+  assert!(!fx.names().iter().any(|n| n.contains(".bak.")), "no backup of what was never read");
+}
+
 #[test]
 fn bom_and_crlf_files_keep_their_entries() {
   let fx = Fixture::new();

@@ -1,6 +1,17 @@
 //! The threat scanner run on every memory write and every snapshot build:
 //! the pattern table of `@amaster.ai/pi-memory` (a port of hermes'
-//! `threat_patterns`) plus 17 invisible code points.
+//! `threat_patterns`, with Hermes's later false-positive fixes), patterns
+//! for secrets and Pi's own persistence targets, and invisible code points.
+//!
+//! Patterns run on the content and, when it differs, on a folded copy
+//! (NFKC, common Cyrillic/Greek confusables mapped to Latin, invisible
+//! format characters removed), so fullwidth, mathematical-alphanumeric,
+//! homoglyph or soft-hyphen spellings of a pattern match too. Joiners are
+//! judged in context: ZWJ inside an emoji sequence and ZWJ/ZWNJ between
+//! letters of scripts that use them (Arabic, Persian, Indic, …) are text;
+//! TAG characters only inside an emoji flag tag sequence; variation
+//! selectors only one at a time after a character (a run of them can carry
+//! hidden bytes).
 //!
 //! The sources below are written in JavaScript regex syntax and translated
 //! once, so they read like the reference and match as JavaScript's
@@ -52,7 +63,12 @@ const PATTERNS: &[(&str, &str, Scope)] = &[
     "bypass_restrictions",
     Scope::All,
   ),
-  (r"<!--[^>]*(?:ignore|override|system|secret|hidden)[^>]*-->", "html_comment_injection", Scope::All),
+  // Keywords need letter boundaries (`<!-- ecoSYSTEM auto-start -->` is clean), as Hermes fixed.
+  (
+    r"<!--(?:[^>]*[^>A-Za-z])?(?:ignore|override|system|secret|hidden)(?:[^>A-Za-z][^>]*)?-->",
+    "html_comment_injection",
+    Scope::All,
+  ),
   (r#"<\s*div\s+style\s*=\s*["'][\s\S]*?display\s*:\s*none"#, "hidden_div", Scope::All),
   (r"translate\s+.*\s+into\s+.*\s+and\s+(execute|run|eval)", "translate_execute", Scope::All),
   (r"do\s+not\s+(?:\w+\s+)*tell\s+(?:\w+\s+)*the\s+user", "deception_hide", Scope::All),
@@ -78,12 +94,20 @@ const PATTERNS: &[(&str, &str, Scope)] = &[
     Scope::Context,
   ),
   (r"unset\s+\w*(?:CLAUDE|CODEX|HERMES|AGENT|OPENAI|ANTHROPIC|PI)\w*", "env_var_unset_agent", Scope::Context),
-  (r"\b(?:praxis|cobalt\s*strike|sliver|havoc|mythic|metasploit|brainworm)\b", "known_c2_framework", Scope::Context),
+  // `praxis` dropped, as Hermes did: a common product and agent name.
+  (r"\b(?:cobalt\s*strike|sliver|havoc|mythic|metasploit|brainworm)\b", "known_c2_framework", Scope::Context),
   (r"\bc2\s+(?:server|channel|infrastructure|beacon)\b", "c2_explicit", Scope::Context),
   (r"\bcommand\s+and\s+control\b", "c2_explicit_long", Scope::Context),
-  (r"curl\s+[^\n]*\$\{?\w*(KEY|TOKEN|SECRET|PASSWORD|CREDENTIAL|API)", "exfil_curl", Scope::All),
-  (r"wget\s+[^\n]*\$\{?\w*(KEY|TOKEN|SECRET|PASSWORD|CREDENTIAL|API)", "exfil_wget", Scope::All),
-  (r"cat\s+[^\n]*(\.env|credentials|\.netrc|\.pgpass|\.npmrc|\.pypirc)", "read_secrets", Scope::All),
+  // A secret variable's name ends in KEY/TOKEN/SECRET/PASSWORD/CREDENTIAL(S)
+  // (`$TRILLIUM_ETAPI_URL` is not one), as Hermes fixed.
+  (r"curl\s+[^\n]*\$\{?\w*(KEY|TOKEN|SECRET|PASSWORD|CREDENTIALS?)\b", "exfil_curl", Scope::All),
+  (r"wget\s+[^\n]*\$\{?\w*(KEY|TOKEN|SECRET|PASSWORD|CREDENTIALS?)\b", "exfil_wget", Scope::All),
+  (r"cat\s+[^\n]*(\.env|credentials|\.netrc|\.pgpass|\.npmrc|\.pypirc|auth\.json)", "read_secrets", Scope::All),
+  (
+    r"(?:\$\(|`)\s*(?:cat|base64|xxd|head|tail|less|more|jq)\s+[^)`\n]*(?:auth\.json|models\.json|\.env|credentials|\.netrc|id_rsa|id_ed25519|\.pgpass|\.npmrc|\.pypirc)",
+    "exfil_command_substitution",
+    Scope::All,
+  ),
   (r"(send|post|upload|transmit)\s+.*\s+(to|at)\s+https?://", "send_to_url", Scope::Strict),
   (
     r"(include|output|print|share)\s+(?:\w+\s+)*(conversation|chat\s+history|previous\s+messages|full\s+context|entire\s+context)",
@@ -99,13 +123,148 @@ const PATTERNS: &[(&str, &str, Scope)] = &[
     Scope::Strict,
   ),
   (r#"(?:api[_-]?key|token|secret|password)\s*[=:]\s*["'][A-Za-z0-9+/=_-]{20,}"#, "hardcoded_secret", Scope::Strict),
+  // Pi's persistence targets, where Hermes guards its own config files.
+  (
+    r"(update|modify|edit|write|change|append|add\s+to|overwrite|replace)\s+.*(?:\.pi/(?:agent/)?settings\.json|agent/settings\.json|\bAPPEND_SYSTEM\.md|\bSYSTEM\.md)",
+    "pi_config_mod",
+    Scope::Strict,
+  ),
+  (r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY( BLOCK)?-----", "private_key", Scope::All),
+  (r"(?-i:\b(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,}))", "github_token", Scope::All),
+  (r"(?-i:\b(?:AKIA|ASIA)[0-9A-Z]{16}\b)", "aws_access_key", Scope::All),
+  (r"\bbearer\s+[A-Za-z0-9\-._~+/]{20,}=*", "bearer_token", Scope::Strict),
 ];
 
-/// Zero-width and bidirectional-control code points used to hide payloads.
-pub const INVISIBLE: [char; 17] = [
-  '\u{200B}', '\u{200C}', '\u{200D}', '\u{2060}', '\u{2062}', '\u{2063}', '\u{2064}', '\u{FEFF}', '\u{202A}',
-  '\u{202B}', '\u{202C}', '\u{202D}', '\u{202E}', '\u{2066}', '\u{2067}', '\u{2068}', '\u{2069}',
+/// Zero-width, bidirectional-control and other invisible code points used to
+/// hide payloads; always findings. (ZWNJ/ZWJ, TAG characters and variation
+/// selectors are judged in context: [`hidden_carrier`].)
+pub const INVISIBLE: [char; 20] = [
+  '\u{200B}', '\u{2060}', '\u{2061}', '\u{2062}', '\u{2063}', '\u{2064}', '\u{FEFF}', '\u{202A}', '\u{202B}',
+  '\u{202C}', '\u{202D}', '\u{202E}', '\u{2066}', '\u{2067}', '\u{2068}', '\u{2069}', '\u{200E}', '\u{200F}',
+  '\u{061C}', '\u{00AD}',
 ];
+
+const ZWNJ: char = '\u{200C}';
+const ZWJ: char = '\u{200D}';
+
+fn is_tag(c: char) -> bool {
+  ('\u{E0000}'..='\u{E007F}').contains(&c)
+}
+
+fn is_variation_selector(c: char) -> bool {
+  ('\u{FE00}'..='\u{FE0F}').contains(&c) || ('\u{E0100}'..='\u{E01EF}').contains(&c)
+}
+
+/// Pictographs, dingbats, skin tones and regional indicators: what emoji
+/// ZWJ sequences join.
+fn is_emoji(c: char) -> bool {
+  matches!(c, '\u{1F000}'..='\u{1FAFF}' | '\u{2600}'..='\u{27BF}' | '\u{2B00}'..='\u{2BFF}' | '\u{2300}'..='\u{23FF}')
+    || matches!(
+      c,
+      '\u{00A9}' | '\u{00AE}' | '\u{203C}' | '\u{2049}' | '\u{2122}' | '\u{2139}' | '\u{3030}' | '\u{303D}'
+    )
+}
+
+/// Letters of scripts whose orthography uses ZWNJ/ZWJ: Arabic (Persian,
+/// Urdu), Syriac, Thaana, N'Ko, the Indic scripts, Sinhala, Myanmar, Khmer.
+fn joins_letters(c: char) -> bool {
+  matches!(c, '\u{0600}'..='\u{08FF}' | '\u{0900}'..='\u{0DFF}' | '\u{1000}'..='\u{109F}' | '\u{1780}'..='\u{17FF}')
+    || matches!(c, '\u{FB50}'..='\u{FDFF}' | '\u{FE70}'..='\u{FEFF}' | '\u{A8E0}'..='\u{A8FF}')
+}
+
+/// The first hidden-carrier code point in `chars` at `at`, if the character
+/// there is a joiner, TAG or variation selector out of its legitimate use.
+fn hidden_carrier(chars: &[char], at: usize) -> Option<char> {
+  let c = chars[at];
+  let before = at.checked_sub(1).map(|i| chars[i]);
+  let after = chars.get(at + 1).copied();
+  // The base an emoji modifier sequence hangs on (VS16 may follow it).
+  let emoji_before = || before.is_some_and(|b| is_emoji(b) || (b == '\u{FE0F}' && at >= 2 && is_emoji(chars[at - 2])));
+  let legitimate = match c {
+    ZWJ => {
+      (emoji_before() && after.is_some_and(is_emoji))
+        || (before.is_some_and(joins_letters) && after.is_some_and(joins_letters))
+    }
+    ZWNJ => before.is_some_and(joins_letters) && after.is_some_and(joins_letters),
+    c if is_tag(c) => in_flag_tag_sequence(chars, at),
+    c if is_variation_selector(c) => {
+      before.is_some_and(|b| !is_variation_selector(b) && !b.is_whitespace())
+        && !after.is_some_and(is_variation_selector)
+    }
+    _ => return None,
+  };
+  (!legitimate).then_some(c)
+}
+
+/// Emoji tag sequences (subdivision flags such as England's): U+1F3F4, 1-6
+/// tag digits or lowercase letters, then CANCEL TAG.
+fn in_flag_tag_sequence(chars: &[char], at: usize) -> bool {
+  let spec = |c: char| matches!(c, '\u{E0030}'..='\u{E0039}' | '\u{E0061}'..='\u{E007A}');
+  let start = (0..at).rev().take_while(|&i| spec(chars[i])).last().unwrap_or(at);
+  let end = (at..chars.len()).find(|&i| !spec(chars[i])).unwrap_or(chars.len());
+  start > 0
+    && chars[start - 1] == '\u{1F3F4}'
+    && (1..=6).contains(&(end - start))
+    && chars.get(end) == Some(&'\u{E007F}')
+}
+
+/// Common Cyrillic and Greek letters that look like Latin ones (the
+/// Unicode confusables most used to dodge filters), after NFKC.
+fn confusable(c: char) -> Option<char> {
+  Some(match c {
+    'а' | 'α' => 'a',
+    'в' | 'β' => 'b',
+    'с' | 'ϲ' => 'c',
+    'ԁ' => 'd',
+    'е' | 'ε' => 'e',
+    'һ' => 'h',
+    'і' | 'ι' | 'ı' => 'i',
+    'ј' => 'j',
+    'к' | 'κ' => 'k',
+    'м' => 'm',
+    'п' | 'η' => 'n',
+    'о' | 'ο' | 'σ' => 'o',
+    'р' | 'ρ' => 'p',
+    'ԛ' => 'q',
+    'г' => 'r',
+    'ѕ' => 's',
+    'т' | 'τ' => 't',
+    'υ' | 'ц' => 'u',
+    'ν' => 'v',
+    'ԝ' | 'ω' => 'w',
+    'х' | 'χ' => 'x',
+    'у' | 'γ' => 'y',
+    'А' | 'Α' => 'A',
+    'В' | 'Β' => 'B',
+    'С' => 'C',
+    'Е' | 'Ε' => 'E',
+    'Н' | 'Η' => 'H',
+    'І' | 'Ι' => 'I',
+    'Ј' => 'J',
+    'К' | 'Κ' => 'K',
+    'М' | 'Μ' => 'M',
+    'Ν' => 'N',
+    'О' | 'Ο' => 'O',
+    'Р' | 'Ρ' => 'P',
+    'Ѕ' => 'S',
+    'Т' | 'Τ' => 'T',
+    'Х' | 'Χ' => 'X',
+    'У' | 'Υ' => 'Y',
+    'Ζ' => 'Z',
+    _ => return None,
+  })
+}
+
+/// NFKC, confusables to Latin, invisible and format characters dropped:
+/// the spelling a reader (or a model) sees.
+fn folded(text: &str) -> String {
+  use unicode_normalization::UnicodeNormalization;
+  text
+    .nfkc()
+    .filter(|c| !INVISIBLE.contains(c) && !matches!(*c, ZWJ | ZWNJ) && !is_tag(*c) && !is_variation_selector(*c))
+    .map(|c| confusable(c).unwrap_or(c))
+    .collect()
+}
 
 fn compiled() -> &'static RegexSet {
   static SET: OnceLock<RegexSet> = OnceLock::new();
@@ -167,7 +326,8 @@ impl Finding {
 }
 
 /// Invisible code points first (once each, in order of first appearance),
-/// then every matching pattern of `scope` in table order.
+/// then every matching pattern of `scope` in table order (on the content or
+/// its folded spelling).
 pub fn scan(content: &str, scope: Scope) -> Vec<Finding> {
   if content.is_empty() {
     return Vec::new();
@@ -177,13 +337,21 @@ pub fn scan(content: &str, scope: Scope) -> Vec<Finding> {
     return vec![Finding::Oversized(units)];
   }
   let mut findings: Vec<Finding> = Vec::new();
-  for ch in content.chars().filter(|c| INVISIBLE.contains(c)) {
-    if !findings.contains(&Finding::Invisible(ch)) {
+  let chars: Vec<char> = content.chars().collect();
+  for (at, &ch) in chars.iter().enumerate() {
+    let hidden = if INVISIBLE.contains(&ch) { Some(ch) } else { hidden_carrier(&chars, at) };
+    if let Some(ch) = hidden.filter(|ch| !findings.contains(&Finding::Invisible(*ch))) {
       findings.push(Finding::Invisible(ch));
     }
   }
-  let matched = compiled().matches(&ascii_fold_guard(content));
-  for index in matched.iter() {
+  let mut matched: Vec<usize> = compiled().matches(&ascii_fold_guard(content)).iter().collect();
+  let folded = folded(content);
+  if folded != content {
+    matched.extend(compiled().matches(&folded).iter());
+    matched.sort_unstable();
+    matched.dedup();
+  }
+  for index in matched {
     let (_, id, narrowest) = PATTERNS[index];
     if narrowest <= scope {
       findings.push(Finding::Pattern(id));

@@ -1,0 +1,94 @@
+// Hardening (issue 11) through the package's public API: files are decoded as
+// real Pi decodes them (Pi's SessionManager is the oracle), and a session the
+// process cannot read is reported, never silently left out.
+import assert from 'node:assert/strict'
+import { spawnSync } from 'node:child_process'
+import { chmodSync, mkdirSync, rmSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { after, describe, test } from 'node:test'
+import { createMemory } from '../extension/index.mjs'
+import { ROOT, allPages, reassemble, runNode22, tempAgent, type TempAgent } from './helpers.mjs'
+
+const header = (id: string) => JSON.stringify({ type: 'session', version: 3, id, timestamp: '2026-01-01T00:00:00.000Z', cwd: '/home/u/proj' })
+const message = (id: string, parentId: string | null, content: unknown, role = 'user') =>
+  JSON.stringify({ type: 'message', id, parentId, timestamp: '2026-01-01T00:00:01.000Z', message: { role, content, timestamp: 1 } })
+
+/** Lines Pi accepts that strict decoders drop or empty. */
+function hostileSession(): Buffer {
+  const lines: Buffer[] = [
+    Buffer.from(header('hostile')),
+    Buffer.from(message('a', null, 'first')),
+    // One Latin-1 byte inside a string: Pi reads it as U+FFFD and keeps the record.
+    Buffer.concat(message('b', 'a', 'caf@ au lait', 'assistant').split('@').flatMap((part, i) => (i ? [Buffer.from([0xe9]), Buffer.from(part)] : [Buffer.from(part)]))),
+    // A string cut mid-emoji, as Node writes it.
+    Buffer.from(message('c', 'b', 'cut \ud83d')),
+    // Duplicated keys: JSON.parse keeps the last.
+    Buffer.from('{"type":"message","id":"d","parentId":"zz","parentId":"c","timestamp":"2026-01-01T00:00:02.000Z","message":{"role":"user","content":"old","content":"new","timestamp":1}}'),
+  ]
+  return Buffer.concat(lines.flatMap((l) => [l, Buffer.from('\n')]))
+}
+
+let agent: TempAgent
+after(() => agent && rmSync(agent.root, { recursive: true, force: true }))
+
+describe('reading sessions as Pi does', () => {
+  test('invalid UTF-8, lone surrogates and duplicate keys: active entries equal Pi getBranch()', async () => {
+    agent = tempAgent()
+    const file = join(agent.projectDir, 'hostile.jsonl')
+    writeFileSync(file, hostileSession())
+    const pi: { id: string; text: string }[] = JSON.parse(runNode22('__test__/fixtures/pi-branch.mjs', [file]))
+    assert.deepEqual(pi.map((e) => e.id), ['a', 'b', 'c', 'd'], 'the oracle keeps every record')
+    const memory = createMemory({ agentDir: agent.agentDir, cwd: agent.cwd })
+    const bound = await memory.expand({ session: file })
+    const entries = reassemble(await allPages(memory.expand, { session: file, entryRange: { first: 0, last: bound.entryCount! - 1 } }))
+    assert.deepEqual(entries.map((e) => ({ id: e.entryId, text: e.text })), pi)
+    const page = await memory.sessions({ scope: 'global' })
+    assert.deepEqual(page.coverage.reasons, ['invalid_utf8_replaced', 'lone_surrogate_replaced'])
+  })
+})
+
+describe('sources the process cannot read', () => {
+  const isRoot = process.getuid?.() === 0
+  test('an unreadable session is counted as source_unavailable, not left out', async () => {
+    const unreadable = tempAgent()
+    try {
+      writeFileSync(join(unreadable.projectDir, 'ok.jsonl'), [header('ok'), message('a', null, 'hello')].join('\n') + '\n')
+      const secret = join(unreadable.projectDir, 'secret.jsonl')
+      writeFileSync(secret, [header('secret'), message('a', null, 'hidden')].join('\n') + '\n')
+      chmodSync(secret, 0o000)
+      for (const dir of [unreadable.root, unreadable.agentDir, join(unreadable.agentDir, 'sessions'), unreadable.projectDir]) chmodSync(dir, 0o777)
+      mkdirSync(join(unreadable.agentDir, 'fabric'), { mode: 0o777, recursive: true })
+      chmodSync(join(unreadable.agentDir, 'fabric'), 0o777)
+      // Root reads any file: run the call as an unprivileged user instead.
+      const script = `
+        const { createMemory } = await import(${JSON.stringify(join(ROOT, 'dist/extension/index.mjs'))});
+        const memory = createMemory({ agentDir: ${JSON.stringify(unreadable.agentDir)}, cwd: '/home/u/proj' });
+        process.stdout.write(JSON.stringify((await memory.sessions({ scope: 'global' })).coverage));`
+      const run = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8', ...(isRoot ? { uid: 65534, gid: 65534 } : {}) })
+      assert.equal(run.status, 0, run.stderr)
+      const coverage = JSON.parse(run.stdout)
+      assert.deepEqual(
+        [coverage.complete, coverage.eligibleSessions, coverage.indexedSessions, coverage.staleSessions, coverage.reasons],
+        [false, 2, 1, 1, ['source_unavailable']],
+      )
+    } finally {
+      rmSync(unreadable.root, { recursive: true, force: true })
+    }
+  })
+})
+
+describe('the 30,000-character envelope', () => {
+  test('errors that echo a long id stay within it', async () => {
+    const small = tempAgent()
+    try {
+      const memory = createMemory({ agentDir: small.agentDir, cwd: small.cwd })
+      const id = 'x'.repeat(40_000)
+      for (const result of [await memory.expand({ session: id }), await memory.recall({ query: 'q', scope: `session:${id}` }), await memory.sessions({ scope: `session:${id}` })]) {
+        assert.ok(JSON.stringify(result).length <= 30_000, `${JSON.stringify(result).length} chars`)
+        assert.equal((result as any).error.code, 'session_not_found')
+      }
+    } finally {
+      small.cleanup()
+    }
+  })
+})

@@ -1,0 +1,231 @@
+//! Which index dir is ours, and which of its files.
+//!
+//! `memory.indexDir` can be any directory (a trusted project's settings may
+//! set it), so the index proves ownership before it removes anything:
+//!
+//! - The directory is owned through a marker file, [`MARKER`], written when
+//!   the index creates the directory, or when it adopts an existing one that
+//!   is empty or holds nothing but index files. A directory with any other
+//!   file and no marker is refused, and so are the agent dir, the sessions
+//!   dir (and anything inside it), an ancestor of the agent dir, the home
+//!   dir and `/`, by their real paths (a symlinked indexDir is resolved).
+//! - Only a directory the index created is chmod'ed (0700).
+//! - A file is the index's only when it is a regular file (never a symlink:
+//!   `lstat`, `O_NOFOLLOW`), named like a record or a record writer's temp
+//!   file, and starts with the record magic. Nothing else is ever removed,
+//!   even inside an owned directory.
+
+use super::record;
+use crate::engine::Engine;
+use crate::error::ContractError;
+use crate::fsread::{self, Links};
+use crate::session::discover::home_dir;
+use std::fs;
+use std::io;
+use std::path::{Path, PathBuf};
+
+/// The marker file that makes a directory the index's.
+pub const MARKER: &str = ".pi-fabric-memory-index";
+const MARKER_TEXT: &[u8] = b"pi-fabric-memory index: this directory holds cache records only; safe to delete.\n";
+
+/// Why a directory cannot be the index dir.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Refusal {
+  Root,
+  Home,
+  AgentDir,
+  AncestorOfAgentDir,
+  SessionsDir,
+  NotADirectory,
+  ForeignFiles,
+}
+
+impl Refusal {
+  pub fn as_str(self) -> &'static str {
+    match self {
+      Refusal::Root => "root",
+      Refusal::Home => "home_dir",
+      Refusal::AgentDir => "agent_dir",
+      Refusal::AncestorOfAgentDir => "ancestor_of_agent_dir",
+      Refusal::SessionsDir => "sessions_dir",
+      Refusal::NotADirectory => "not_a_directory",
+      Refusal::ForeignFiles => "foreign_files_without_marker",
+    }
+  }
+
+  pub fn error(self, dir: &Path) -> ContractError {
+    ContractError::new(
+      "index_dir_refused",
+      format!(
+        "memory.indexDir {} is refused ({}): the index only uses a directory it owns; nothing was changed.",
+        dir.display(),
+        self.as_str()
+      ),
+    )
+    .with("indexDir", dir.to_string_lossy().into_owned())
+    .with("reason", self.as_str())
+  }
+}
+
+/// The real path of `path`, or of its deepest existing ancestor joined with
+/// the rest, so a not-yet-created dir under a symlink is judged by where it
+/// will be.
+fn real(path: &Path) -> PathBuf {
+  let mut rest = Vec::new();
+  let mut at = path;
+  loop {
+    if let Ok(real) = fs::canonicalize(at) {
+      return rest.iter().rev().fold(real, |acc, part| acc.join(part));
+    }
+    match (at.parent(), at.file_name()) {
+      (Some(parent), Some(name)) => {
+        rest.push(name.to_os_string());
+        at = parent;
+      }
+      _ => return path.to_path_buf(),
+    }
+  }
+}
+
+/// Is `dir` a place the index may never own, whatever it holds?
+fn forbidden(engine: &Engine, dir: &Path) -> Option<Refusal> {
+  let dir = real(dir);
+  let agent = real(&engine.agent_dir);
+  let sessions = real(&engine.discovery().sessions_dir());
+  if dir.parent().is_none() {
+    Some(Refusal::Root)
+  } else if dir == real(&home_dir()) {
+    Some(Refusal::Home)
+  } else if dir == agent {
+    Some(Refusal::AgentDir)
+  } else if agent.starts_with(&dir) {
+    Some(Refusal::AncestorOfAgentDir)
+  } else if dir.starts_with(&sessions) {
+    Some(Refusal::SessionsDir)
+  } else {
+    None
+  }
+}
+
+/// Checks (and, for an adoptable existing dir, claims) `dir` before a
+/// synchronization touches it. A missing dir is fine: [`ensure_dir`]
+/// creates and marks it.
+pub fn check(engine: &Engine, dir: &Path, names: &[String]) -> Result<(), ContractError> {
+  if let Some(refusal) = forbidden(engine, dir) {
+    return Err(refusal.error(dir));
+  }
+  match fs::metadata(dir) {
+    Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
+    Ok(m) if !m.is_dir() => Err(Refusal::NotADirectory.error(dir)),
+    _ if names.binary_search_by(|n| n.as_str().cmp(MARKER)).is_ok() && has_marker(dir) => Ok(()),
+    _ => adopt(dir).map_err(|_| Refusal::ForeignFiles.error(dir)),
+  }
+}
+
+fn has_marker(dir: &Path) -> bool {
+  fsread::read_prefix(&dir.join(MARKER), MARKER_TEXT.len() as u64, Links::Refuse).is_ok_and(|b| b == MARKER_TEXT)
+}
+
+/// Marks an existing dir as the index's if everything in it is an index
+/// file (an empty dir, or one written before markers existed).
+fn adopt(dir: &Path) -> io::Result<()> {
+  for entry in fs::read_dir(dir)? {
+    let name = entry?.file_name();
+    let name = name.to_string_lossy();
+    // A writer may rename or remove its temp file meanwhile: gone is fine.
+    let gone = || fs::symlink_metadata(dir.join(&*name)).is_err_and(|e| e.kind() == io::ErrorKind::NotFound);
+    if !is_ours(dir, &name) && !gone() {
+      return Err(io::Error::new(io::ErrorKind::AlreadyExists, "foreign files"));
+    }
+  }
+  write_marker(dir)
+}
+
+fn write_marker(dir: &Path) -> io::Result<()> {
+  record::write_atomic(&dir.join(MARKER), MARKER_TEXT)
+}
+
+/// Creates the index dir if needed (0700 and the marker only for a dir it
+/// created), or claims an existing adoptable one; an existing foreign dir
+/// is an error and stays untouched.
+pub fn ensure_dir(dir: &Path) -> io::Result<()> {
+  if has_marker(dir) {
+    return Ok(());
+  }
+  if let Some(parent) = dir.parent() {
+    fs::create_dir_all(parent)?;
+  }
+  match fs::create_dir(dir) {
+    Ok(()) => {
+      #[cfg(unix)]
+      {
+        use std::os::unix::fs::PermissionsExt;
+        fs::set_permissions(dir, fs::Permissions::from_mode(0o700))?;
+      }
+      write_marker(dir)
+    }
+    // Another process may have created it a moment ago (empty or marked).
+    Err(e) if e.kind() == io::ErrorKind::AlreadyExists => adopt(dir),
+    Err(e) => Err(e),
+  }
+}
+
+/// A record's or record temp file's name: `<record name>[.tmp.<pid>.<n>]`,
+/// or the marker's temp file.
+fn index_name(name: &str) -> bool {
+  let base = match name.split_once(".tmp.") {
+    Some((base, unique)) => {
+      let mut parts = unique.split('.');
+      let numeric = |p: Option<&str>| p.is_some_and(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()));
+      if !(numeric(parts.next()) && numeric(parts.next()) && parts.next().is_none()) {
+        return false;
+      }
+      if base == MARKER {
+        return true;
+      }
+      base
+    }
+    None => name,
+  };
+  record::name_hash(base).is_some()
+}
+
+/// Did the index write `dir/name`? Regular file (not followed), index name,
+/// record magic (a temp file may hold any prefix of it, even nothing yet).
+pub fn is_ours(dir: &Path, name: &str) -> bool {
+  if !index_name(name) {
+    return false;
+  }
+  let path = dir.join(name);
+  if !fs::symlink_metadata(&path).is_ok_and(|m| m.file_type().is_file()) {
+    return false;
+  }
+  let magic = record::MAGIC_PREFIX;
+  let Ok(head) = fsread::read_prefix(&path, magic.len() as u64, Links::Refuse) else { return false };
+  if record::is_temp(name) {
+    let expected: &[u8] = if name.starts_with(MARKER) { MARKER_TEXT } else { magic };
+    expected.starts_with(&head)
+  } else {
+    head == magic
+  }
+}
+
+/// Removes `dir/name` only if the index wrote it; `true` when removed.
+pub fn remove_ours(dir: &Path, name: &str) -> bool {
+  is_ours(dir, name) && fs::remove_file(dir.join(name)).is_ok()
+}
+
+#[cfg(test)]
+mod tests {
+  use super::*;
+
+  #[test]
+  fn index_names_are_records_and_their_temps() {
+    assert!(index_name("0123456789abcdef-a.jsonl.active.hot"));
+    assert!(index_name("0123456789abcdef-a.jsonl.all.cold.tmp.12.3"));
+    assert!(index_name(".pi-fabric-memory-index.tmp.12.3"));
+    for foreign in [".env", "auth.json", "a.tmp.1.2", "0123456789abcdef-a.jsonl.active.hot.tmp.x.2", MARKER] {
+      assert!(!index_name(foreign), "{foreign}");
+    }
+  }
+}
