@@ -40,7 +40,8 @@ export function progressLine(p: IndexProgress, before: Done, elapsedMs: number, 
     eta !== undefined && current < p.eligibleSessions ? `ETA ${seconds(eta)}` : undefined,
   ].filter(Boolean)
   const text = stats.join(' · ')
-  const barWidth = Math.max(10, Math.min(30, width - text.length - 4))
+  // Fixed per terminal width (not per line), so the bar does not jitter as the numbers grow.
+  const barWidth = Math.max(10, Math.min(30, width - 62))
   const filled = p.eligibleSessions ? Math.round((current / p.eligibleSessions) * barWidth) : barWidth
   return width > 0 ? `[${'#'.repeat(filled)}${'.'.repeat(barWidth - filled)}] ${text}` : `indexing: ${text}`
 }
