@@ -192,6 +192,10 @@ test('doctor: where it looks, sessions per project, coverage without building, s
   assert.match(human.stdout, /^index +3 of 3 sessions indexed · 0 stale · coverage complete$/m)
   assert.match(human.stdout, new RegExp(`^ {2}memory\\.hotSessions +7 \\(${settingsFile}\\)$`, 'm'))
   assert.match(human.stdout, /^ok$/m)
+  writeFileSync(settingsFile, JSON.stringify({ memory: { enabled: false } }))
+  const disabled = run(['doctor', '--json', '--agent-dir', agentDir, ...WEBSHOP])
+  assert.equal(disabled.status, 0, 'a warning, not a problem')
+  assert.deepEqual(JSON.parse(disabled.stdout).warnings.map((w: { code: string }) => w.code), ['recall_disabled'])
 })
 
 test('doctor exits 1 on a problem: no sessions, invalid settings', () => {
