@@ -192,6 +192,10 @@ test('doctor: where it looks, sessions per project, coverage without building, s
   assert.match(human.stdout, /^index +3 of 3 sessions indexed · 0 stale · coverage complete$/m)
   assert.match(human.stdout, new RegExp(`^ {2}memory\\.hotSessions +7 \\(${settingsFile}\\)$`, 'm'))
   assert.match(human.stdout, /^ok$/m)
+  writeFileSync(settingsFile, JSON.stringify({ memory: { enabled: false } }))
+  const disabled = run(['doctor', '--json', '--agent-dir', agentDir, ...WEBSHOP])
+  assert.equal(disabled.status, 0, 'a warning, not a problem')
+  assert.deepEqual(JSON.parse(disabled.stdout).warnings.map((w: { code: string }) => w.code), ['recall_disabled'])
 })
 
 test('doctor exits 1 on a problem: no sessions, invalid settings', () => {
@@ -225,8 +229,8 @@ test('index: --json shape, plain progress lines off a terminal, --quiet, a bar o
   fresh()
   const tty = onTty(['index', '--agent-dir', agentDir])
   if (tty === undefined) return t.skip('no `script` for a pseudo-terminal')
-  assert.match(tty, /\r\[#{30}\] 3\/3 sessions · 10 kB\/10 kB · [\d.]+ [kMG]?B\/s\s*\r\n/, 'the finished bar, redrawn in place')
-  assert.match(tty, /\r\[\.{30}\] 0\/3 sessions/, 'the plan, drawn at once')
+  assert.match(tty, /\r\[#+\] 3\/3 sessions · 10 kB\/10 kB · [\d.]+ [kMG]?B\/s\s*\r\n/, 'the finished bar, redrawn in place')
+  assert.match(tty, /\r\[\.+\] 0\/3 sessions/, 'the plan, drawn at once')
   assert.doesNotMatch(tty, ESC, 'the bar needs no escape codes')
 })
 

@@ -82,6 +82,9 @@ async function recallSide(ctx: Context, report: DoctorReport): Promise<void> {
     return void report.problems.push({ code: 'invalid_settings', message: (error as Error).message })
   }
   report.settings.push(...rows('memory', memory.config, layers))
+  if (memory.config.enabled === false) {
+    report.warnings.push({ code: 'recall_disabled', message: `memory.enabled is false (${sourceOf(layers, 'enabled')}): Pi gets no recall tools; this CLI still works` })
+  }
   report.indexDir = indexDirStats(memory.indexDir)
   if (report.sessionsDir.sessions === 0) return
   const probe = openMemory(ctx, { ...memoryConfig(ctx), maxSyncSessions: 1, maxSyncSourceBytes: 1024 })

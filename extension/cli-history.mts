@@ -53,7 +53,7 @@ export function printRecall(page: RecallPage, query: string | undefined): void {
 }
 
 /** An empty scope is not an answer: say which sessions exist and how to reach them. */
-function emptyScopeHint(ctx: Context, scope: string): string {
+export function emptyScopeHint(ctx: Context, scope: string): string {
   const all = sessionFiles(ctx).reduce((sum, p) => sum + p.sessions, 0)
   return `no sessions in scope ${scope} for ${ctx.cwd} (${all} in the agent dir: --scope global searches them all, --cwd DIR picks a project)`
 }

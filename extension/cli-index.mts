@@ -8,7 +8,7 @@ import { option } from './cli-args.mjs'
 import type { Command } from './cli-command.mjs'
 import { openMemory, requireSessions, type Context } from './cli-context.mjs'
 import { bytes, CliError, printJson } from './cli-output.mjs'
-import { coverageText } from './cli-history.mjs'
+import { coverageText, emptyScopeHint } from './cli-history.mjs'
 
 /** Work done by the calls before the current one. */
 interface Done {
@@ -40,7 +40,8 @@ export function progressLine(p: IndexProgress, before: Done, elapsedMs: number, 
     eta !== undefined && current < p.eligibleSessions ? `ETA ${seconds(eta)}` : undefined,
   ].filter(Boolean)
   const text = stats.join(' · ')
-  const barWidth = Math.max(10, Math.min(30, width - text.length - 4))
+  // Fixed per terminal width (not per line), so the bar does not jitter as the numbers grow.
+  const barWidth = Math.max(10, Math.min(30, width - 62))
   const filled = p.eligibleSessions ? Math.round((current / p.eligibleSessions) * barWidth) : barWidth
   return width > 0 ? `[${'#'.repeat(filled)}${'.'.repeat(barWidth - filled)}] ${text}` : `indexing: ${text}`
 }
@@ -120,6 +121,7 @@ async function index(ctx: Context): Promise<void> {
   if (page.error) throw new CliError(page.error.message, page.error.code)
   const c = page.coverage
   if (ctx.json) return printJson({ scope: page.scope, branches: page.branches, indexDir: memory.indexDir, built, elapsedMs, coverage: c })
+  if (c.eligibleSessions === 0) return console.log(emptyScopeHint(ctx, page.scope))
   console.log(
     `indexed ${c.indexedSessions} of ${c.eligibleSessions} sessions in ${elapsedMs} ms · ${built.sessions} built from ${bytes(built.bytes)} · coverage ${coverageText(c)}`,
   )
