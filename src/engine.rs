@@ -64,4 +64,16 @@ impl Engine {
     let live = self.live.as_ref().map(|l| (l.file.as_path(), &l.branch));
     session::load(path, branches, live, policy)
   }
+
+  /// The view a bound call names (see [`session::load_bound`]).
+  pub fn load_bound(
+    &self,
+    path: &Path,
+    branches: Branches,
+    policy: &Policy,
+    binding: &session::binding::Binding,
+  ) -> Result<Arc<SessionView>, ContractError> {
+    let live = self.live.as_ref().map(|l| (l.file.as_path(), &l.branch));
+    session::load_bound(path, branches, live, policy, binding)
+  }
 }

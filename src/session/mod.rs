@@ -1,6 +1,7 @@
 //! Pi's session model: discovery, reading, parsing, lineage and
 //! normalization, composed by [`load`] into one [`SessionView`].
 
+pub mod binding;
 pub mod discover;
 pub mod fabric;
 pub mod json;
@@ -24,11 +25,20 @@ pub struct SessionView {
   pub path: PathBuf,
   pub header: parse::Header,
   pub stamp: StatStamp,
+  /// How many source bytes the view was built from (the file's size, or a
+  /// pinned prefix) and their SHA-256.
+  pub source_len: u64,
   pub source_hash: String,
   pub branches: Branches,
   pub lineage_fingerprint: String,
+  /// Root-to-leaf ids of the active lineage (empty in all mode).
+  pub lineage_path: Vec<String>,
+  /// The last selected record's id.
+  pub lineage_tip: Option<String>,
   pub normalized: Normalized,
   pub bad_lines: usize,
+  /// Hashes of shorter prefixes of the same bytes, computed on demand.
+  pub prefix_hashes: parking_lot::Mutex<Vec<(u64, String)>>,
 }
 
 impl SessionView {
@@ -58,17 +68,81 @@ pub fn load(
   let source = source::read_source(path).map_err(|e| unavailable(path, e))?;
   let parsed = parse::parse(&source.bytes).map_err(|_| unavailable(path, "not a Pi session file"))?;
   let lineage = lineage::select(&parsed.records, branches, live_branch);
-  let normalized = normalize::normalize(&parsed, &lineage, policy);
-  let view = Arc::new(SessionView {
-    path: path.to_path_buf(),
-    header: parsed.header.clone(),
-    stamp: source.stamp,
-    source_hash: source.sha256.clone(),
-    branches,
-    lineage_fingerprint: lineage.fingerprint,
-    normalized,
-    bad_lines: parsed.bad_lines,
-  });
+  let hash = (source.bytes.len() as u64, source.sha256.clone());
+  let view = Arc::new(build_view(path, source.stamp, &parsed, lineage, policy, hash));
   views::put(branches, live_branch, policy, view.clone(), source.read_ns);
   Ok(view)
+}
+
+fn build_view(
+  path: &Path,
+  stamp: StatStamp,
+  parsed: &parse::ParsedSession<'_>,
+  lineage: lineage::Lineage,
+  policy: &Policy,
+  (source_len, source_hash): (u64, String),
+) -> SessionView {
+  let normalized = normalize::normalize(parsed, &lineage, policy);
+  SessionView {
+    path: path.to_path_buf(),
+    header: parsed.header.clone(),
+    stamp,
+    source_len,
+    source_hash,
+    branches: lineage.branches,
+    lineage_fingerprint: lineage.fingerprint,
+    lineage_path: lineage.path,
+    lineage_tip: lineage.tip,
+    normalized,
+    bad_lines: parsed.bad_lines,
+    prefix_hashes: parking_lot::Mutex::new(Vec::new()),
+  }
+}
+
+/// The view a bound call names: the current one when the binding covers it,
+/// else the session as it was when the call was issued (the bound source
+/// prefix, on the bound lineage). `stale_pointer` when either changed.
+pub fn load_bound(
+  path: &Path,
+  branches: Branches,
+  live: Option<(&Path, &LiveBranch)>,
+  policy: &Policy,
+  bound: &binding::Binding,
+) -> Result<Arc<SessionView>, ContractError> {
+  let current = load(path, branches, live, policy)?;
+  binding::check_lineage(&current, bound)?;
+  if binding::covers_whole(&current, bound) {
+    return match binding::check_source(&current, bound) {
+      binding::SourceCheck::Stale(error) => Err(error),
+      _ => Ok(current),
+    };
+  }
+  pinned(&current, bound, policy).map(Arc::new)
+}
+
+/// Re-reads the source and rebuilds the view of its bound prefix.
+fn pinned(current: &SessionView, bound: &binding::Binding, policy: &Policy) -> Result<SessionView, ContractError> {
+  let path = current.path.as_path();
+  let source = source::read_source(path).map_err(|e| unavailable(path, e))?;
+  let len = bound.source_bytes.unwrap_or(source.bytes.len() as u64) as usize;
+  let prefix = source.bytes.get(..len).map(|p| (p, source::sha256_hex(p)));
+  let expected = bound.source_hash.as_deref();
+  let prefix = prefix.filter(|(_, hash)| expected.is_none_or(|h| h == hash));
+  let stale = || {
+    ContractError::new("stale_pointer", "Session source changed after the pointer was issued.")
+      .with("sessionFile", current.file())
+      .with("expectedSourceBytes", bound.source_bytes)
+  };
+  let (prefix, hash) = prefix.ok_or_else(stale)?;
+  let parsed = parse::parse(prefix).map_err(|_| stale())?;
+  let nodes = lineage::nodes(&parsed.records);
+  let lineage = match (current.branches, bound.leaf_id.as_deref()) {
+    (Branches::All, _) => lineage::all(&nodes),
+    (Branches::Active, Some(leaf)) => lineage::active_from(&nodes, leaf),
+    (Branches::Active, None) => lineage::persisted_active(&nodes),
+  };
+  if bound.fingerprint.as_deref().is_some_and(|f| f != lineage.fingerprint) {
+    return Err(stale());
+  }
+  Ok(build_view(path, current.stamp, &parsed, lineage, policy, (len as u64, hash)))
 }
