@@ -115,7 +115,10 @@ pub fn index_dir(engine: &Engine) -> PathBuf {
 
 /// The policy string of a record: any difference means a rebuild.
 pub fn policy(config: &Config, tier: Tier, branches: Branches, fingerprint: &str) -> String {
-  let privacy = format!("thinking:{};tool-output:{}", config.index_thinking, config.index_tool_output);
+  let privacy = format!(
+    "thinking:{};tool-output:{};own-results:{}",
+    config.index_thinking, config.index_tool_output, config.index_own_tool_results
+  );
   match tier {
     Tier::Hot => {
       format!("entry:{};branches:{};lineage:{fingerprint};{privacy}", config.max_entry_chars, branches.as_str())

@@ -133,6 +133,13 @@ impl Searched {
   }
 }
 
+/// The index of the last user message on Pi's live branch: where the turn
+/// that is asking begins.
+fn turn_start(entries: &[Entry], live: &LiveBranch) -> Option<usize> {
+  let on_branch = |id: &str| live.ids.iter().rev().any(|live_id| live_id == id);
+  entries.iter().rposition(|e| e.role.as_deref() == Some("user") && e.entry_id.as_deref().is_some_and(on_branch))
+}
+
 /// (score, session mtime, entry 0 / session 1, index, session slot).
 type RankKey = (f64, f64, u8, usize, usize);
 
@@ -245,12 +252,24 @@ impl<'r> Search<'r> {
     self.request.entry_range.is_none_or(|(first, last)| index as i64 >= first && index as i64 <= last)
   }
 
+  /// Per session, where the entries recall may see end: the live session
+  /// stops before the turn in progress, which is not evidence about the past.
+  fn visible_ends(&self) -> Vec<usize> {
+    let live = |session: &Searched| self.live_branch(session).filter(|_| !self.config.recall_current_turn);
+    let end = |session: &Searched| {
+      let shard = session.shard()?;
+      turn_start(&shard.entries, live(session)?)
+    };
+    self.sessions.iter().map(|session| end(session).unwrap_or(usize::MAX)).collect()
+  }
+
   fn collect_candidates(&mut self) {
     let filters = &self.request.filters;
     let mut budget = MAX_ENTRY_CANDIDATES;
+    let ends = self.visible_ends();
     for (slot, session) in self.sessions.iter().enumerate() {
       if let Some(shard) = session.shard() {
-        for entry in &shard.entries {
+        for entry in &shard.entries[..ends[slot].min(shard.entries.len())] {
           if filters.matches(entry) && self.in_range(entry.index) {
             if budget == 0 {
               self.reasons.insert("candidate_entry_budget");

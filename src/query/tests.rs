@@ -294,3 +294,5 @@ fn browse_lists_every_entry_newest_session_first() {
   assert!(page.next.is_none());
   assert!(page.coverage.complete);
 }
+
+mod echo;

@@ -27,6 +27,10 @@ pub struct Policy {
   pub index_tool_output: bool,
   /// Unicode-scalar cap on text; `None` keeps full text (expansion).
   pub max_entry_chars: Option<usize>,
+  /// Do this package's own tool results enter text? They quote other
+  /// entries (or all of curated memory), so indexing them makes recall find
+  /// its own echoes.
+  pub index_own_results: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -99,6 +103,18 @@ pub struct Normalized {
 
 /// Pi's built-in tools: their calls and results carry `provider: "pi"`.
 pub const PI_TOOLS: [&str; 7] = ["read", "write", "edit", "bash", "grep", "find", "ls"];
+
+/// This package's tools and the capability each one is: their calls and
+/// results carry `provider: "memory"` and `ref: "memory.<action>"`.
+pub const MEMORY_TOOLS: [(&str, &str); 7] = [
+  ("memory_recall", "recall"),
+  ("memory_expand", "expand"),
+  ("memory_sessions", "sessions"),
+  ("memory_read", "read"),
+  ("memory_add", "add"),
+  ("memory_replace", "replace"),
+  ("memory_remove", "remove"),
+];
 
 /// Tool-call argument JSON is cut to this many scalars in entry text.
 const TOOL_ARGS_SCALARS: usize = 400;
@@ -205,15 +221,21 @@ pub fn argument_paths(value: &Value, out: &mut Vec<String>) {
   walk(value, None, out);
 }
 
-/// Sets `provider/action/ref` for Pi's built-in tools.
+/// Sets `provider/action/ref` for Pi's built-in tools and this package's.
 fn mark_pi_tool(entry: &mut Entry) {
-  if let Some(tool) = entry.tool.as_deref() {
-    if PI_TOOLS.contains(&tool) {
-      entry.provider = Some("pi".into());
-      entry.action = Some(tool.to_string());
-      entry.reference = Some(format!("pi.{tool}"));
-    }
-  }
+  let Some(tool) = entry.tool.as_deref() else { return };
+  let (provider, action) = match MEMORY_TOOLS.iter().find(|(name, _)| *name == tool) {
+    Some((_, action)) => ("memory", *action),
+    None if PI_TOOLS.contains(&tool) => ("pi", tool),
+    None => return,
+  };
+  entry.reference = Some(format!("{provider}.{action}"));
+  entry.provider = Some(provider.into());
+  entry.action = Some(action.to_string());
+}
+
+fn is_memory_tool(tool: &str) -> bool {
+  MEMORY_TOOLS.iter().any(|(name, _)| *name == tool)
 }
 
 struct Context<'p> {
@@ -254,7 +276,8 @@ fn tool_result(message: &Message<'_>, ctx: &Context<'_>, entry: &mut Entry) {
   let is_error = json::boolean(message.is_error).unwrap_or(false);
   let prefix = format!("toolResult({tool}){}", if is_error { " [error]" } else { "" });
   let body = plain_text(message.content);
-  entry.text = if ctx.policy.index_tool_output && !body.is_empty() { format!("{prefix}: {body}") } else { prefix };
+  let indexed = ctx.policy.index_tool_output && (ctx.policy.index_own_results || !is_memory_tool(&tool));
+  entry.text = if indexed && !body.is_empty() { format!("{prefix}: {body}") } else { prefix };
   entry.tool = Some(tool);
   entry.is_error = is_error;
   entry.outcome = Some(if is_error { Outcome::Failed } else { Outcome::Succeeded });

@@ -5,7 +5,7 @@ use crate::session::parse::parse;
 const SAMPLE: &str = include_str!("../../../__test__/fixtures/pi-sample-v3.jsonl");
 
 fn policy() -> Policy {
-  Policy { index_thinking: false, index_tool_output: true, max_entry_chars: None }
+  Policy { index_thinking: false, index_tool_output: true, max_entry_chars: None, index_own_results: true }
 }
 
 fn run(text: &str, branches: Branches, policy: &Policy) -> Normalized {
@@ -58,7 +58,8 @@ fn sample_all_mode_normalizes_every_content_record() {
 
 #[test]
 fn thinking_and_tool_output_follow_the_policy() {
-  let thinking = Policy { index_thinking: true, index_tool_output: false, max_entry_chars: None };
+  let thinking =
+    Policy { index_thinking: true, index_tool_output: false, max_entry_chars: None, index_own_results: true };
   let out = run(SAMPLE, Branches::All, &thinking);
   assert!(out.entries[1].text.starts_with("look\nTool: edit("));
   assert_eq!(out.entries[2].text, "toolResult(edit)");
