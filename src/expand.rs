@@ -182,6 +182,28 @@ pub struct TextRange {
   pub complete: bool,
 }
 
+/// Context-edit facts of an entry (Pi ≥ 0.87), present only when set.
+#[derive(Debug, Clone, Default, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct EditFields {
+  #[serde(skip_serializing_if = "Option::is_none")]
+  pub target_id: Option<String>,
+  #[serde(skip_serializing_if = "Option::is_none")]
+  pub context_edit: Option<&'static str>,
+  #[serde(skip_serializing_if = "Option::is_none")]
+  pub context_edit_id: Option<String>,
+}
+
+impl EditFields {
+  pub fn of(entry: &Entry) -> EditFields {
+    EditFields {
+      target_id: meta(&entry.target_id),
+      context_edit: entry.context_edit.map(|edit| edit.as_str()),
+      context_edit_id: meta(&entry.context_edit_id),
+    }
+  }
+}
+
 /// One entry (or one chunk of its text) in an expansion page.
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -222,6 +244,8 @@ pub struct Chunk {
   pub branch_fact: Option<Value>,
   #[serde(skip_serializing_if = "Option::is_none")]
   pub structured_truncated: Option<bool>,
+  #[serde(flatten)]
+  pub edit: EditFields,
 }
 
 /// Structured payloads travel only while small; otherwise flagged.
@@ -268,6 +292,7 @@ impl Chunk {
       operation,
       branch_fact,
       structured_truncated: truncated.then_some(true),
+      edit: EditFields::of(entry),
     }
   }
 }

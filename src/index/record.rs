@@ -1,6 +1,6 @@
-//! Cache V6 records on disk: naming, encoding, validation, atomic writes.
+//! Cache V7 records on disk: naming, encoding, validation, atomic writes.
 //!
-//! A record is `PFMIDX06` followed by a postcard-encoded [`CacheRecord`]
+//! A record is `PFMIDX07` followed by a postcard-encoded [`CacheRecord`]
 //! (compact, allocation-light to decode, no text escaping). Every record
 //! names its exact source path, branch mode, lineage, policy, source hash
 //! and stamp, and its own size (`cacheBytes`), so a torn, foreign or stale
@@ -15,8 +15,8 @@ use std::fs;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-pub const CACHE_VERSION: u32 = 6;
-const MAGIC: &[u8; 8] = b"PFMIDX06";
+pub const CACHE_VERSION: u32 = 7;
+const MAGIC: &[u8; 8] = b"PFMIDX07";
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum Tier {

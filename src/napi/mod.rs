@@ -165,7 +165,7 @@ pub fn version() -> String {
 }
 
 /// Decodes one index record (`<indexDir>/*.hot|*.cold`) as JSON, for
-/// diagnostics and tests; `null` when the file is not a valid V6 record.
+/// diagnostics and tests; `null` when the file is not a valid V7 record.
 #[napi(ts_return_type = "Record<string, unknown> | null")]
 pub fn inspect_cache_record(path: String) -> Option<Json> {
   let bytes = std::fs::read(path).ok()?;

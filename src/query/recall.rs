@@ -4,7 +4,7 @@ use super::score::{bm25, idf, provenance_weight};
 use super::snippet::snippet;
 use crate::engine::Engine;
 use crate::error::ContractError;
-use crate::expand::{Call, MAX_ENVELOPE_CHARS};
+use crate::expand::{Call, EditFields, MAX_ENVELOPE_CHARS};
 use crate::index::cold::ColdDigest;
 use crate::index::hot::HotShard;
 use crate::index::record::{Body, CacheRecord, Tier};
@@ -174,6 +174,8 @@ pub struct EntryHit {
   pub score: f64,
   pub snippet: String,
   pub truncated: bool,
+  #[serde(flatten)]
+  pub edit: EditFields,
   pub follow: Call,
 }
 
@@ -550,6 +552,7 @@ impl Search<'_> {
       score: rounded(score),
       snippet,
       truncated: cut || entry.truncated,
+      edit: EditFields::of(entry),
       follow: self.follow(session, entry),
     }))
   }

@@ -63,6 +63,24 @@ impl Outcome {
   }
 }
 
+/// What a later `context_edit` on the selected records did to an entry's
+/// model context (Pi ≥ 0.87). The entry's own text stays as written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ContextEdit {
+  Omitted,
+  Replaced,
+}
+
+impl ContextEdit {
+  pub fn as_str(self) -> &'static str {
+    match self {
+      ContextEdit::Omitted => "omitted",
+      ContextEdit::Replaced => "replaced",
+    }
+  }
+}
+
 /// One normalized record. Serialized into hot shards without the
 /// structured payloads, which only expansion (from source) returns.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -92,6 +110,12 @@ pub struct Entry {
   pub carrier_entry_id: Option<String>,
   pub carrier_parent_id: Option<String>,
   pub carrier_from_id: Option<String>,
+  /// On a `context_edit` entry: the entry it edits (Pi's `targetId`).
+  pub target_id: Option<String>,
+  /// On a `context_edit` entry, what it does; on another entry, what the
+  /// latest edit of it among the selected records did (`context_edit_id`).
+  pub context_edit: Option<ContextEdit>,
+  pub context_edit_id: Option<String>,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -377,6 +401,14 @@ fn record_entries(record: &Record<'_>, policy: &Policy, out: &mut Vec<Entry>, ca
       entry.role = Some("custom".into());
       entry.text = custom_text(record.fields.custom_type, record.fields.content);
     }
+    // Pi ≥ 0.87: an entry of its own, so a replacement's text is findable.
+    "context_edit" => {
+      entry.role = Some("contextEdit".into());
+      entry.target_id = json::string(record.fields.target_id);
+      entry.context_edit =
+        Some(if record.fields.replacement.is_some() { ContextEdit::Replaced } else { ContextEdit::Omitted });
+      entry.text = plain_text(record.fields.replacement);
+    }
     _ => return,
   }
   out.push(entry);
@@ -415,6 +447,7 @@ impl Normalizer {
   pub fn finish(self) -> Normalized {
     let Normalizer { policy, mut entries, carriers, mut reasons } = self;
     reasons.extend(carriers.reasons);
+    mark_context_edits(&mut entries);
     for (index, entry) in entries.iter_mut().enumerate() {
       entry.index = index;
       if let Some(max) = policy.max_entry_chars {
@@ -435,6 +468,24 @@ impl Normalizer {
       reasons.insert("duplicate_operation_address");
     }
     Normalized { entries, reasons }
+  }
+}
+
+/// Marks every entry a later `context_edit` entry targets (the latest one
+/// wins, as in Pi). Only selected records are entries, so an edit on another
+/// branch does not count. Re-run on the whole list after an append.
+fn mark_context_edits(entries: &mut [Entry]) {
+  let mut latest: HashMap<String, (ContextEdit, Option<String>)> = HashMap::new();
+  for entry in entries.iter().filter(|e| e.role.as_deref() == Some("contextEdit") && e.kind == "context_edit") {
+    if let (Some(target), Some(edit)) = (&entry.target_id, entry.context_edit) {
+      latest.insert(target.clone(), (edit, entry.entry_id.clone()));
+    }
+  }
+  for entry in entries.iter_mut().filter(|e| e.kind != "context_edit") {
+    let edit = entry.entry_id.as_ref().filter(|_| entry.parent_entry_id.is_none() && entry.carrier_entry_id.is_none());
+    let (kind, id) = edit.and_then(|id| latest.get(id)).cloned().unzip();
+    entry.context_edit = kind;
+    entry.context_edit_id = id.flatten();
   }
 }
 

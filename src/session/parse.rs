@@ -63,6 +63,8 @@ pub struct Fields<'a> {
   pub target_id: Option<&'a RawValue>,
   #[serde(borrow, default, rename = "fromHook")]
   pub from_hook: Option<&'a RawValue>,
+  #[serde(borrow, default)]
+  pub replacement: Option<&'a RawValue>,
 }
 
 #[derive(Deserialize)]
