@@ -29,7 +29,7 @@ export const textOf = (message) =>
  * `[toolName, args]`, seeing the parsed results of the earlier steps) and
  * then answers with text; it resolves to those parsed results.
  */
-export async function openPiSession(line, { tools, memory } = {}) {
+export async function openPiSession(line, { tools, memory, compaction } = {}) {
   const sdk = await import(line.sdk)
   const ai = await import(line.ai)
   const root = realpathSync(mkdtempSync(join(tmpdir(), `pfm-e2e-${line.label}-`)))
@@ -44,7 +44,7 @@ export async function openPiSession(line, { tools, memory } = {}) {
   const sessions = []
   try {
     const { faux, modelRuntime, model } = await fauxModel(sdk, ai)
-    const settingsManager = sdk.SettingsManager.inMemory({ compaction: { enabled: false }, retry: { enabled: false } })
+    const settingsManager = sdk.SettingsManager.inMemory({ compaction: { enabled: false, ...compaction }, retry: { enabled: false } })
     const resourceLoader = new sdk.DefaultResourceLoader({
       cwd, agentDir, settingsManager, noExtensions: true, noSkills: true, noPromptTemplates: true, noThemes: true,
       noContextFiles: true, additionalExtensionPaths: [PACKAGE_DIR],
@@ -78,7 +78,7 @@ export async function openPiSession(line, { tools, memory } = {}) {
       calls += 1
       return results
     }
-    return { sdk, session, sessionManager, agentDir, cwd, sessionDir, turn, close: () => teardown(sessions, savedEnv, root) }
+    return { sdk, ai, faux, session, sessionManager, agentDir, cwd, sessionDir, turn, close: () => teardown(sessions, savedEnv, root) }
   } catch (error) {
     teardown(sessions, savedEnv, root)
     throw error

@@ -407,7 +407,7 @@ fn record_entries(record: &Record<'_>, policy: &Policy, out: &mut Vec<Entry>, ca
       entry.target_id = json::string(record.fields.target_id);
       entry.context_edit =
         Some(if record.fields.replacement.is_some() { ContextEdit::Replaced } else { ContextEdit::Omitted });
-      entry.text = plain_text(record.fields.replacement);
+      entry.text = plain_text(replacement_content(record.fields.replacement));
     }
     _ => return,
   }
@@ -469,6 +469,16 @@ impl Normalizer {
     }
     Normalized { entries, reasons }
   }
+}
+
+/// The `content` of a context edit's `replacement: {content}`.
+fn replacement_content(raw: Option<&RawValue>) -> Option<&RawValue> {
+  #[derive(Deserialize)]
+  struct Replacement<'a> {
+    #[serde(borrow, default)]
+    content: Option<&'a RawValue>,
+  }
+  serde_json::from_str::<Replacement<'_>>(raw?.get()).ok()?.content
 }
 
 /// Marks every entry a later `context_edit` entry targets (the latest one

@@ -326,8 +326,9 @@ fn pi_1x_session() -> String {
   let usage = r#"{"type":"usage","id":"g1","parentId":"a1","kind":"cache_warm","provider":"p","model":"m","usage":{"totalTokens":5}}"#;
   let patch = r#"{"type":"message","id":"s1","parentId":"g1","message":{"role":"system","content":"","sections":{"skills":null},"toolsRemoved":[{"name":"zebrafinch"}]}}"#;
   let omit = r#"{"type":"context_edit","id":"x1","parentId":"u2","targetId":"u1","replacement":null}"#;
-  let replace = r#"{"type":"context_edit","id":"x2","parentId":"x1","targetId":"a1","replacement":[{"type":"text","text":"pelican instead"}]}"#;
-  let off_branch = r#"{"type":"context_edit","id":"x3","parentId":"u2","targetId":"u2","replacement":"heron"}"#;
+  let replace = r#"{"type":"context_edit","id":"x2","parentId":"x1","targetId":"a1","replacement":{"content":[{"type":"text","text":"pelican instead"}]}}"#;
+  let off_branch =
+    r#"{"type":"context_edit","id":"x3","parentId":"u2","targetId":"u2","replacement":{"content":"heron"}}"#;
   let compaction = r#"{"type":"compaction","id":"c1","parentId":"x2","summary":"sum","firstKeptEntryId":"u2","tokensBefore":9,"systemMessage":{"role":"system","content":"zebrafinch system","toolsAdded":[]}}"#;
   let user = |id: &str, parent: &str, text: &str| {
     format!(r#"{{"type":"message","id":"{id}","parentId":"{parent}","message":{{"role":"user","content":"{text}"}}}}"#)
