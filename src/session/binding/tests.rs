@@ -92,12 +92,18 @@ fn a_live_follow_survives_the_next_turn() {
   assert_eq!(around.entries.len(), 5);
 }
 
+/// The conversation, an engine over it and the follow call of its reply.
+fn follow_of_the_reply(dir: &AgentDir) -> (PathBuf, Engine, Value) {
+  let path = conversation(dir);
+  let engine = engine(dir);
+  let follow = first_follow(&recall_of(&engine, json!({"query": "noted", "scope": "session"})));
+  (path, engine, follow)
+}
+
 #[test]
 fn a_same_size_rewrite_of_an_earlier_line_is_stale() {
   let dir = AgentDir::new();
-  let path = conversation(&dir);
-  let engine = engine(&dir);
-  let follow = first_follow(&recall_of(&engine, json!({"query": "noted", "scope": "session"})));
+  let (path, engine, follow) = follow_of_the_reply(&dir);
   append(&path, &line("a2", Some("u2"), "assistant", "later"));
   let text = fs::read_to_string(&path).unwrap();
   // "remember" → "rememBer": before the bound entry, same size.
@@ -152,9 +158,7 @@ fn tokens_without_a_prefix_keep_their_whole_file_meaning() {
 #[test]
 fn moved_entries_and_short_files_are_stale() {
   let dir = AgentDir::new();
-  let path = conversation(&dir);
-  let engine = engine(&dir);
-  let follow = first_follow(&recall_of(&engine, json!({"query": "noted", "scope": "session"})));
+  let (path, engine, follow) = follow_of_the_reply(&dir);
   let mut moved = follow.clone();
   moved["indices"] = json!([0]);
   assert_eq!(expand_of(&engine, &moved).error.unwrap().message, "The pointer's entries moved after it was issued.");
