@@ -339,7 +339,7 @@ export declare class MemoryStore {
 
 /**
  * Decodes one index record (`<indexDir>/*.hot|*.cold`) as JSON, for
- * diagnostics and tests; `null` when the file is not a valid V6 record.
+ * diagnostics and tests; `null` when the file is not a valid V7 record.
  */
 export declare function inspectCacheRecord(path: string): Record<string, unknown> | null
 
