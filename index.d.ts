@@ -93,8 +93,12 @@ export interface ExpandArgs {
   after?: number
   maxChars?: number
   maxEntries?: number
+  /** SHA-256 of the bound source bytes: the first `expectedSourceBytes`, or the whole file. */
   expectedSourceHash?: string
+  expectedSourceBytes?: number
   expectedLineageFingerprint?: string
+  /** Where the bound lineage ends; without it the fingerprint covers the whole active branch. */
+  expectedLineageLeafId?: string
   entryOffset?: number
   textOffset?: number
 }
@@ -166,7 +170,9 @@ export interface RecallArgs {
   /** Only with a `session:` scope. */
   entryRange?: { first: number; last: number }
   expectedSourceHash?: string
+  expectedSourceBytes?: number
   expectedLineageFingerprint?: string
+  expectedLineageLeafId?: string
 }
 
 export interface EntryHit {
@@ -355,7 +361,7 @@ export interface IndexProgress {
 
 /**
  * Decodes one index record (`<indexDir>/*.hot|*.cold`) as JSON, for
- * diagnostics and tests; `null` when the file is not an intact V6 record.
+ * diagnostics and tests; `null` when the file is not an intact V7 record.
  */
 export declare function inspectCacheRecord(path: string): Record<string, unknown> | null
 

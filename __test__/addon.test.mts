@@ -1,6 +1,6 @@
 // The addon through the shim's createMemory, over hand-made and reference files.
 import assert from 'node:assert/strict'
-import { appendFileSync, copyFileSync, readFileSync } from 'node:fs'
+import { appendFileSync, copyFileSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { after, before, describe, test } from 'node:test'
 import { MemoryEngine, version } from 'pi-fabric-memory'
@@ -182,20 +182,31 @@ describe('expand paging, walk and integrity', () => {
     assert.deepEqual(result, { visited: 2, stopped: true })
   })
 
-  test('an append between pages returns stale_pointer and no content', async () => {
+  test('an append between pages keeps the continuation; a same-size rewrite is stale_pointer with no content', async () => {
     const first = await memory.expand({ session: 'walk', indices: [1] })
     appendFileSync(file, user('d', 'c', 'appended later'))
+    const second = await memory.expand(first.next!.args)
+    assert.equal(second.error, undefined)
+    assert.equal(second.entries[0].textRange.start, first.entries[0].textRange.end)
+    writeFileSync(file, readFileSync(file, 'utf8').replace('short one', 'short 1ne'))
     const stale = await memory.expand(first.next!.args)
     assert.equal(stale.error?.code, 'stale_pointer')
     assert.equal(stale.error?.sessionFile, file)
-    assert.equal(stale.error?.expectedSourceHash, first.sourceHash)
+    assert.equal(stale.error?.expectedSourceHash, first.next!.args.expectedSourceHash)
     assert.notEqual(stale.error?.actualSourceHash, first.sourceHash)
     assert.deepEqual(stale.entries, [])
   })
 
-  test('a change during a walk ends it with the error', async () => {
-    const result = await memory.walk({ session: 'walk' }, (entry) => {
+  test('an append during a walk changes nothing; a rewrite ends it with the error', async () => {
+    const seen: string[] = []
+    const grown = await memory.walk({ session: 'walk' }, (entry) => {
       if (entry.index === 0) appendFileSync(file, user('e', 'd', 'appended during walk'))
+      seen.push(entry.text)
+    })
+    assert.deepEqual(grown, { visited: 4, stopped: false })
+    assert.deepEqual(seen, ['short 1ne', long, 'short two', 'appended later'])
+    const result = await memory.walk({ session: 'walk' }, (entry) => {
+      if (entry.index === 0) writeFileSync(file, readFileSync(file, 'utf8').replace('short 1ne', 'short one'))
     })
     assert.equal(result.error?.code, 'stale_pointer')
     assert.equal(result.visited, 1)

@@ -149,14 +149,15 @@ describe('sessions written by the real Pi SessionManager', () => {
     assert.equal(summary.text, '', 'branch-summary prose is not indexed')
   })
 
-  test('an append by Pi between pages returns stale_pointer', async () => {
+  test('an append by Pi between pages keeps the continuation', async () => {
     const fixture = manifest.fixtures.long
     const first = await memory.expand({ session: fixture.file, entryIds: [fixture.longId] })
     assert.ok(first.next)
     runNode22('__test__/fixtures/append-with-pi.mjs', [fixture.file, 'appended by pi'])
-    const stale = await memory.expand(first.next!.args)
-    assert.equal(stale.error?.code, 'stale_pointer')
-    assert.deepEqual(stale.entries, [])
+    const second = await memory.expand(first.next!.args)
+    assert.equal(second.error, undefined)
+    assert.equal(second.entries[0].entryId, fixture.longId)
+    assert.equal(second.entries[0].textRange.start, first.entries[0].textRange.end)
     const fresh = await memory.walk({ session: fixture.file }, () => {})
     assert.equal(fresh.error, undefined)
   })

@@ -36,7 +36,9 @@ const ExpandParameters = Type.Object({
   maxChars: Type.Optional(Type.Integer({ minimum: 256, maximum: 24000 })),
   maxEntries: Type.Optional(Type.Integer({ minimum: 1, maximum: 20 })),
   expectedSourceHash: Type.Optional(Type.String()),
+  expectedSourceBytes: Type.Optional(Type.Integer({ minimum: 0 })),
   expectedLineageFingerprint: Type.Optional(Type.String()),
+  expectedLineageLeafId: Type.Optional(Type.String()),
   entryOffset: Type.Optional(Type.Integer({ minimum: 0 })),
   textOffset: Type.Optional(Type.Integer({ minimum: 0 })),
 })
@@ -64,7 +66,9 @@ const RecallParameters = Type.Object({
   snippetChars: Type.Optional(Type.Integer({ minimum: 80, maximum: 2000 })),
   entryRange: Type.Optional(Type.Object({ first: Type.Integer(), last: Type.Integer() })),
   expectedSourceHash: Type.Optional(Type.String()),
+  expectedSourceBytes: Type.Optional(Type.Integer({ minimum: 0 })),
   expectedLineageFingerprint: Type.Optional(Type.String()),
+  expectedLineageLeafId: Type.Optional(Type.String()),
 })
 
 const SessionsParameters = Type.Object({
@@ -127,9 +131,9 @@ function registerRecallTools(pi: ExtensionAPI, tui?: TuiModule): void {
       'role/tool/ref/provider/action/outcome/since/until work with or without a query. Each hit has a `follow` call: ' +
       'to read it, call the tool named by follow.ref with "." replaced by "_" (memory.expand → memory_expand, ' +
       'memory.recall → memory_recall) and pass follow.args unchanged. Continue a page with `next` the same way. ' +
-      'An empty result proves absence only when coverage.complete is true. Follow calls are bound to the session as ' +
-      'it was: once a session has grown (as the current one does every turn) they return error stale_pointer; then ' +
-      'recall again, or read the entry with memory_expand {indices} without the expected* bindings.',
+      'An empty result proves absence only when coverage.complete is true. Follow and next calls are bound to the ' +
+      'session as it was and stay valid while Pi appends to it; they return error stale_pointer only when an earlier ' +
+      'line was rewritten or the entry left the active branch (then recall again, or pass branches "all").',
     promptSnippet: 'Search earlier Pi sessions of this project; follow hits with memory_expand',
     parameters: RecallParameters,
     async execute(_toolCallId, params, _signal, _onUpdate, ctx) {

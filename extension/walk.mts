@@ -28,7 +28,9 @@ function walkError(code: string, message: string): MemoryError {
 /**
  * With no selection, a no-selector expand binds the session's source hash and
  * lineage first, and the walk covers the whole normalized session under those
- * bindings; a change mid-walk therefore ends it with `stale_pointer`.
+ * bindings. Its pages bind the source prefix they were cut from, so an append
+ * mid-walk changes nothing (the range was fixed at the start); a rewrite or a
+ * branch change ends it with `stale_pointer`.
  */
 async function startArgs(expand: Expand, selector: WalkSelector): Promise<ExpandArgs | MemoryError | null> {
   if (hasSelection(selector)) return selector

@@ -18,6 +18,11 @@ pub struct Config {
   pub max_entry_chars: u64,
   pub index_thinking: bool,
   pub index_tool_output: bool,
+  /// Index the results of this package's own tools (off: they echo).
+  pub index_own_tool_results: bool,
+  /// Let live-session recall see the turn in progress (off: the prompt that
+  /// asked is not evidence about the past).
+  pub recall_current_turn: bool,
   pub hot_sessions: u64,
   pub max_cold_vocabulary_bytes: u64,
   pub max_cold_cache_bytes: u64,
@@ -39,6 +44,8 @@ impl Default for Config {
       max_entry_chars: 2000,
       index_thinking: false,
       index_tool_output: true,
+      index_own_tool_results: false,
+      recall_current_turn: false,
       hot_sessions: 50,
       max_cold_vocabulary_bytes: 524_288,
       max_cold_cache_bytes: 1_048_576,
@@ -89,6 +96,8 @@ impl Config {
     boolean(map, "enabled", &mut config.enabled)?;
     boolean(map, "indexThinking", &mut config.index_thinking)?;
     boolean(map, "indexToolOutput", &mut config.index_tool_output)?;
+    boolean(map, "indexOwnToolResults", &mut config.index_own_tool_results)?;
+    boolean(map, "recallCurrentTurn", &mut config.recall_current_turn)?;
     match map.get("indexDir") {
       None | Some(Value::Null) => {}
       Some(Value::String(dir)) if !dir.is_empty() => config.index_dir = Some(dir.clone()),
@@ -139,13 +148,19 @@ impl Config {
       index_thinking: self.index_thinking,
       index_tool_output: self.index_tool_output,
       max_entry_chars: Some(self.max_entry_chars as usize),
+      index_own_results: self.index_own_tool_results,
     }
   }
 
   /// The policy of expansion: full text and tool output; thinking only when
   /// the user opted in, so expansion never reveals what indexing hides.
   pub fn expand_policy(&self) -> Policy {
-    Policy { index_thinking: self.index_thinking, index_tool_output: true, max_entry_chars: None }
+    Policy {
+      index_thinking: self.index_thinking,
+      index_tool_output: true,
+      max_entry_chars: None,
+      index_own_results: true,
+    }
   }
 }
 

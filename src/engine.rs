@@ -68,4 +68,16 @@ impl Engine {
     // Expansion re-reads the source on every call: bounded like indexing.
     session::load(path, branches, live, policy, self.config.max_sync_source_bytes)
   }
+
+  /// The view a bound call names (see [`session::load_bound`]).
+  pub fn load_bound(
+    &self,
+    path: &Path,
+    branches: Branches,
+    policy: &Policy,
+    binding: &session::binding::Binding,
+  ) -> Result<Arc<SessionView>, ContractError> {
+    let live = self.live.as_ref().map(|l| (l.file.as_path(), &l.branch));
+    session::load_bound(path, branches, live, policy, binding, self.config.max_sync_source_bytes)
+  }
 }

@@ -9,12 +9,14 @@
 use crate::args::Args;
 use crate::engine::Engine;
 use crate::error::{ContractError, CoreError, CoreResult};
+use crate::session::binding::{self, Binding, SourceCheck};
 use crate::session::lineage::Branches;
 use crate::session::normalize::Entry;
 use crate::session::SessionView;
 use crate::text::{cap_with_ellipsis, json_len, meta, slice_utf16, utf16_len, META_CHARS};
 use serde::Serialize;
 use serde_json::{json, Map, Value};
+use std::sync::Arc;
 
 pub const MAX_ENVELOPE_CHARS: usize = 30_000;
 pub const DEFAULT_MAX_CHARS: i64 = 20_000;
@@ -41,7 +43,9 @@ const ALLOWED: &[&str] = &[
   "maxChars",
   "maxEntries",
   "expectedSourceHash",
+  "expectedSourceBytes",
   "expectedLineageFingerprint",
+  "expectedLineageLeafId",
   "entryOffset",
   "textOffset",
 ];
@@ -70,8 +74,7 @@ pub struct ExpandRequest {
   pub after: usize,
   pub max_chars: usize,
   pub max_entries: usize,
-  pub expected_source_hash: Option<String>,
-  pub expected_lineage_fingerprint: Option<String>,
+  pub binding: Binding,
   pub entry_offset: usize,
   pub text_offset: usize,
 }
@@ -126,8 +129,7 @@ impl ExpandRequest {
       after,
       max_chars: args.bounded("maxChars", MIN_MAX_CHARS, MAX_MAX_CHARS, DEFAULT_MAX_CHARS)? as usize,
       max_entries: args.bounded("maxEntries", 1, MAX_MAX_ENTRIES, DEFAULT_MAX_ENTRIES)? as usize,
-      expected_source_hash: args.string("expectedSourceHash")?,
-      expected_lineage_fingerprint: args.string("expectedLineageFingerprint")?,
+      binding: Binding::from_args(&args)?,
       entry_offset: args.bounded("entryOffset", 0, i64::MAX, 0)? as usize,
       text_offset: args.bounded("textOffset", 0, i64::MAX, 0)? as usize,
     })
@@ -180,6 +182,28 @@ pub struct TextRange {
   pub complete: bool,
 }
 
+/// Context-edit facts of an entry (Pi ≥ 0.87), present only when set.
+#[derive(Debug, Clone, Default, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct EditFields {
+  #[serde(skip_serializing_if = "Option::is_none")]
+  pub target_id: Option<String>,
+  #[serde(skip_serializing_if = "Option::is_none")]
+  pub context_edit: Option<&'static str>,
+  #[serde(skip_serializing_if = "Option::is_none")]
+  pub context_edit_id: Option<String>,
+}
+
+impl EditFields {
+  pub fn of(entry: &Entry) -> EditFields {
+    EditFields {
+      target_id: meta(&entry.target_id),
+      context_edit: entry.context_edit.map(|edit| edit.as_str()),
+      context_edit_id: meta(&entry.context_edit_id),
+    }
+  }
+}
+
 /// One entry (or one chunk of its text) in an expansion page.
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -220,6 +244,8 @@ pub struct Chunk {
   pub branch_fact: Option<Value>,
   #[serde(skip_serializing_if = "Option::is_none")]
   pub structured_truncated: Option<bool>,
+  #[serde(flatten)]
+  pub edit: EditFields,
 }
 
 /// Structured payloads travel only while small; otherwise flagged.
@@ -266,6 +292,7 @@ impl Chunk {
       operation,
       branch_fact,
       structured_truncated: truncated.then_some(true),
+      edit: EditFields::of(entry),
     }
   }
 }
@@ -315,29 +342,28 @@ impl ExpandPage {
   }
 }
 
-/// `stale_pointer` when the caller's bindings no longer hold.
-pub fn check_bindings(
-  view: &SessionView,
-  expected_hash: Option<&str>,
-  expected_fingerprint: Option<&str>,
-) -> Result<(), ContractError> {
-  let hash_ok = expected_hash.is_none_or(|h| h == view.source_hash);
-  let lineage_ok = expected_fingerprint.is_none_or(|f| f == view.lineage_fingerprint);
-  if hash_ok && lineage_ok {
-    return Ok(());
+/// The session as the caller's bindings name it, or `stale_pointer`. A
+/// view that went out of date while a prefix was checked is loaded again.
+fn bound_view(
+  engine: &Engine,
+  path: &std::path::Path,
+  request: &ExpandRequest,
+) -> Result<Arc<SessionView>, ContractError> {
+  let policy = engine.config.expand_policy();
+  for _ in 0..2 {
+    let view = engine.load(path, request.branches, &policy)?;
+    match binding::check_source(&view, &request.binding) {
+      SourceCheck::Holds => {
+        binding::check_lineage(&view, &request.binding)?;
+        return Ok(view);
+      }
+      SourceCheck::Stale(error) => return Err(error),
+      SourceCheck::ViewOutdated => continue,
+    }
   }
-  let message = if hash_ok {
-    "Session active lineage changed after the pointer was issued."
-  } else {
-    "Session source changed after the pointer was issued."
-  };
   Err(
-    ContractError::new("stale_pointer", message)
-      .with("sessionFile", view.file())
-      .with("expectedSourceHash", expected_hash.map(str::to_string))
-      .with("actualSourceHash", view.source_hash.clone())
-      .with("expectedLineageFingerprint", expected_fingerprint.map(str::to_string))
-      .with("actualLineageFingerprint", view.lineage_fingerprint.clone()),
+    ContractError::new("source_unavailable", "Session source kept changing while the pointer was checked.")
+      .with("sessionFile", path.to_string_lossy().into_owned()),
   )
 }
 
@@ -423,8 +449,8 @@ pub fn resolve_selection(
 fn next_call(request: &ExpandRequest, view: &SessionView, resolved: &[usize], entry: usize, text: usize) -> Call {
   let mut args = Map::new();
   args.insert("session".into(), json!(view.file()));
-  args.insert("expectedSourceHash".into(), json!(view.source_hash));
-  args.insert("expectedLineageFingerprint".into(), json!(view.lineage_fingerprint));
+  let last = resolved.iter().max().map(|&i| &view.normalized.entries[i]);
+  view.issuer().bind(last.and_then(binding::record_id)).insert_into(&mut args);
   args.insert("branches".into(), json!(view.branches.as_str()));
   request.canonical_selection(resolved, &mut args);
   args.insert("entryOffset".into(), json!(entry));
@@ -539,21 +565,22 @@ pub fn expand(engine: &Engine, request: &ExpandRequest) -> ExpandPage {
     Ok(session) => session,
     Err(error) => return fail(error),
   };
-  let view = match engine.load(&session.path, request.branches, &engine.config.expand_policy()) {
+  let view = match bound_view(engine, &session.path, request) {
     Ok(view) => view,
     Err(error) => return fail(error),
   };
-  if let Err(error) =
-    check_bindings(&view, request.expected_source_hash.as_deref(), request.expected_lineage_fingerprint.as_deref())
-  {
-    return fail(error);
-  }
   let mut page = ExpandPage::bound(&view);
   if request.selection == Selection::None {
     return page;
   }
-  let (resolved, anchor) = match resolve_selection(request, &view.normalized.entries) {
+  let resolved = resolve_selection(request, &view.normalized.entries).and_then(|(resolved, anchor)| {
+    let named: Vec<usize> = resolved.iter().copied().max().into_iter().chain(anchor).collect();
+    binding::check_entries(&view, &request.binding, &named)?;
+    Ok((resolved, anchor))
+  });
+  let (resolved, anchor) = match resolved {
     Ok(resolved) => resolved,
+    Err(error) if error.code == "stale_pointer" => return fail(error),
     Err(error) => return ExpandPage { error: Some(error), ..page },
   };
   let (chunks, mut cursor) = match fill_page(request, &view, &resolved, anchor) {

@@ -177,15 +177,21 @@ fn many_entries_page_by_max_entries() {
 }
 
 #[test]
-fn an_append_between_pages_is_a_stale_pointer() {
+fn an_append_between_pages_keeps_the_continuation_and_a_rewrite_is_stale() {
   let fx = fixture();
   let long = "z".repeat(50_000);
   let file = fx.write("a_s1.jsonl", &(header("s1") + &user("u1", None, &long)));
   let first = fx.expand(json!({"session": "s1", "indices": [0]}));
   let next = first.next.clone().unwrap();
-  let mut text = fs::read_to_string(&file).unwrap();
-  text += &user("u2", Some("u1"), "appended");
-  fs::write(&file, text).unwrap();
+  assert_eq!(next.args["expectedSourceBytes"], json!(fs::metadata(&file).unwrap().len()));
+  assert_eq!(next.args["expectedLineageLeafId"], json!("u1"));
+  let original = fs::read_to_string(&file).unwrap();
+  fs::write(&file, original.clone() + &user("u2", Some("u1"), "appended")).unwrap();
+  let mut pages = vec![first];
+  pages.extend(fx.walk(next.args.clone()));
+  assert_eq!(reassemble(&pages), vec![(0, long.clone())], "the append did not shift the chunks");
+  // A same-size rewrite of a bound byte: no content.
+  fs::write(&file, original.replacen("zzz", "zzy", 1) + &user("u2", Some("u1"), "appended")).unwrap();
   let stale = fx.expand(next.args);
   let error = stale.error.unwrap();
   assert_eq!(error.code, "stale_pointer");

@@ -1,4 +1,4 @@
-//! The index: hot shards and cold digests, persisted as Cache V6 records and
+//! The index: hot shards and cold digests, persisted as Cache V7 records and
 //! kept resident per process.
 //!
 //! [`sync`] is part of every indexing call and bounded by its work budgets:
@@ -119,7 +119,10 @@ pub fn index_dir(engine: &Engine) -> PathBuf {
 
 /// The policy string of a record: any difference means a rebuild.
 pub fn policy(config: &Config, tier: Tier, branches: Branches, fingerprint: &str) -> String {
-  let privacy = format!("thinking:{};tool-output:{}", config.index_thinking, config.index_tool_output);
+  let privacy = format!(
+    "thinking:{};tool-output:{};own-results:{}",
+    config.index_thinking, config.index_tool_output, config.index_own_tool_results
+  );
   match tier {
     Tier::Hot => {
       format!("entry:{};branches:{};lineage:{fingerprint};{privacy}", config.max_entry_chars, branches.as_str())

@@ -1,10 +1,10 @@
-//! Cache V6 records on disk: naming, encoding, validation, atomic writes.
+//! Cache V7 records on disk: naming, encoding, validation, atomic writes.
 //!
-//! A record is `PFMIDX6C`, the xxh3-64 (little-endian) of the payload, and
+//! A record is `PFMIDX7C`, the xxh3-64 (little-endian) of the payload, and
 //! the payload: a postcard-encoded [`CacheRecord`] (compact,
 //! allocation-light to decode, no text escaping). The checksum turns any
 //! in-place change (a bit flip, a same-length edit) into a torn record,
-//! which is rebuilt; the schema stays `cacheVersion: 6`. Every record
+//! which is rebuilt. Every record
 //! names its exact source path, branch mode, lineage, policy, source hash
 //! and stamp, and its own size (`cacheBytes`), so a torn, foreign or stale
 //! file is recognized and rebuilt from source, never migrated.
@@ -18,10 +18,10 @@ use std::fs;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-pub const CACHE_VERSION: u32 = 6;
-/// `6C`: cacheVersion 6, checksummed (`PFMIDX06` records had no checksum
-/// and are rebuilt).
-const MAGIC: &[u8; 8] = b"PFMIDX6C";
+pub const CACHE_VERSION: u32 = 7;
+/// `7C`: cacheVersion 7 (source-prefix bindings), checksummed; records of
+/// earlier versions (`PFMIDX06`, `PFMIDX6C`, `PFMIDX07`) are rebuilt.
+const MAGIC: &[u8; 8] = b"PFMIDX7C";
 const HEADER_BYTES: usize = MAGIC.len() + 8;
 /// What every version's magic starts with: a file without it was never a record.
 pub const MAGIC_PREFIX: &[u8; 6] = b"PFMIDX";

@@ -165,9 +165,9 @@ fn stale_foreign_and_orphaned_records_are_removed() {
   let dir = fx.index_dir();
   fs::write(dir.join("0123456789abcdef-v5.jsonl.digest.json"), "{\"cacheVersion\":5}").unwrap();
   fs::write(dir.join("junk.txt"), "x").unwrap();
-  fs::write(dir.join("fedcba9876543210-nosuch.jsonl.active.hot"), "PFMIDX06garbage").unwrap();
+  fs::write(dir.join("fedcba9876543210-nosuch.jsonl.active.hot"), "PFMIDX07garbage").unwrap();
   let kept = fx.index_files().into_iter().find(|n| n.contains("-kept.jsonl")).unwrap();
-  fs::write(dir.join(&kept), "PFMIDX06torn").unwrap();
+  fs::write(dir.join(&kept), "PFMIDX07torn").unwrap();
   fs::remove_file(&gone).unwrap();
   let fresh = fx.engine(json!({}));
   Index::shared(fx.index_dir()).resident.clear();

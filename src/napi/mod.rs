@@ -223,7 +223,7 @@ pub fn version() -> String {
 }
 
 /// Decodes one index record (`<indexDir>/*.hot|*.cold`) as JSON, for
-/// diagnostics and tests; `null` when the file is not an intact V6 record.
+/// diagnostics and tests; `null` when the file is not an intact V7 record.
 #[napi(ts_return_type = "Record<string, unknown> | null")]
 pub fn inspect_cache_record(path: String) -> Option<Json> {
   let config = crate::config::Config::default();

@@ -8,6 +8,7 @@ use crate::args::Args;
 use crate::error::{CoreError, CoreResult};
 use crate::expand::parse_branches;
 use crate::listing::parse_scope;
+use crate::session::binding::Binding;
 use crate::session::discover::Scope;
 use crate::session::lineage::Branches;
 use crate::session::normalize::Outcome;
@@ -38,7 +39,9 @@ const ALLOWED: &[&str] = &[
   "snippetChars",
   "entryRange",
   "expectedSourceHash",
+  "expectedSourceBytes",
   "expectedLineageFingerprint",
+  "expectedLineageLeafId",
 ];
 
 #[derive(Debug, Clone, PartialEq)]
@@ -165,8 +168,8 @@ pub struct RecallRequest {
   pub offset: usize,
   pub snippet_chars: usize,
   pub entry_range: Option<(i64, i64)>,
-  pub expected_source_hash: Option<String>,
-  pub expected_lineage_fingerprint: Option<String>,
+  /// What an explicit single-session call is bound to (a pinned `next`).
+  pub binding: Binding,
   /// The arguments as given, for `next` and `follow` calls.
   pub args: Map<String, Value>,
 }
@@ -243,8 +246,7 @@ impl RecallRequest {
     let args = Args::new("memory.recall", value, ALLOWED)?;
     let scope = parse_scope(&args, Scope::Project)?;
     let explicit = matches!(scope, Scope::Explicit(_));
-    let expected_source_hash = args.string("expectedSourceHash")?;
-    let expected_lineage_fingerprint = args.string("expectedLineageFingerprint")?;
+    let binding = Binding::from_args(&args)?;
     let entry_range = match args.object("entryRange")? {
       None => None,
       Some(range) => {
@@ -255,10 +257,9 @@ impl RecallRequest {
         }
       }
     };
-    if !explicit && (entry_range.is_some() || expected_source_hash.is_some() || expected_lineage_fingerprint.is_some())
-    {
+    if !explicit && (entry_range.is_some() || !binding.is_empty()) {
       return Err(CoreError::invalid(
-        "memory.recall: entryRange, expectedSourceHash and expectedLineageFingerprint need scope \"session:<id-or-path>\"",
+        "memory.recall: entryRange and the expected* bindings need scope \"session:<id-or-path>\"",
       ));
     }
     Ok(RecallRequest {
@@ -270,8 +271,7 @@ impl RecallRequest {
       offset: args.bounded("offset", 0, i64::MAX, 0)? as usize,
       snippet_chars: args.bounded("snippetChars", 80, 2000, DEFAULT_SNIPPET_CHARS)? as usize,
       entry_range,
-      expected_source_hash,
-      expected_lineage_fingerprint,
+      binding,
       args: value.and_then(Value::as_object).cloned().unwrap_or_default(),
     })
   }

@@ -4,12 +4,14 @@ use super::score::{bm25, idf, provenance_weight};
 use super::snippet::snippet;
 use crate::engine::Engine;
 use crate::error::ContractError;
-use crate::expand::{check_bindings, Call, MAX_ENVELOPE_CHARS};
+use crate::expand::{Call, EditFields, MAX_ENVELOPE_CHARS};
 use crate::index::cold::ColdDigest;
 use crate::index::hot::HotShard;
 use crate::index::record::{Body, CacheRecord, Tier};
 use crate::index::{self, Coverage};
+use crate::session::binding::{record_id, Issuer};
 use crate::session::discover::Scope;
+use crate::session::lineage::{self, Branches, LiveBranch};
 use crate::session::normalize::Entry;
 use crate::session::SessionView;
 use crate::text::{cap_with_ellipsis, json_len, meta, META_CHARS};
@@ -39,8 +41,12 @@ struct Searched {
   cwd: String,
   mtime: f64,
   tier: Tier,
+  source_len: u64,
   source_hash: String,
   lineage_fingerprint: String,
+  /// The active lineage's root-to-leaf ids and last on-disk record, worked
+  /// out only for sessions with a hit on the page.
+  lineage: std::cell::OnceCell<(Option<Vec<String>>, Option<String>)>,
   content: Content,
 }
 
@@ -73,8 +79,10 @@ impl Searched {
       cwd: record.cwd.clone(),
       mtime: record.mtime,
       tier,
+      source_len: record.size,
       source_hash: record.source_hash.clone(),
       lineage_fingerprint: record.lineage_fingerprint.clone(),
+      lineage: std::cell::OnceCell::new(),
       content: if tier == Tier::Hot { Content::Hot(record.clone()) } else { Content::Cold(record) },
     }
   }
@@ -86,11 +94,50 @@ impl Searched {
       cwd: view.header.cwd.clone(),
       mtime: view.stamp.mtime_ms(),
       tier,
+      source_len: view.source_len,
       source_hash: view.source_hash.clone(),
       lineage_fingerprint: view.lineage_fingerprint.clone(),
+      lineage: std::cell::OnceCell::from((Some(view.lineage_path.clone()), view.lineage_tip.clone())),
       content: Content::Hydrated(Box::new(HotShard::build(view.normalized.clone(), None))),
     }
   }
+}
+
+impl Searched {
+  /// The active lineage (root-to-leaf ids, last on-disk record) of a hot
+  /// session: Pi's live branch, or the record's selection when it is one
+  /// parent chain.
+  fn lineage(&self, live: Option<&LiveBranch>) -> &(Option<Vec<String>>, Option<String>) {
+    self.lineage.get_or_init(|| {
+      let Some(resume) = self.shard().and_then(|shard| shard.resume.as_ref()) else { return (None, None) };
+      let tip = resume.selected.last().and_then(|&o| resume.nodes.get(o as usize)).and_then(|n| n.id.clone());
+      let path = match live {
+        Some(live) => Some(live.ids.clone()),
+        None => lineage::chain(&resume.nodes, &resume.selected),
+      };
+      (path, tip)
+    })
+  }
+
+  fn issuer(&self, branches: Branches, live: Option<&LiveBranch>) -> Issuer<'_, String> {
+    Issuer {
+      source_len: self.source_len,
+      source_hash: &self.source_hash,
+      branches,
+      fingerprint: &self.lineage_fingerprint,
+      path: match branches {
+        Branches::Active => self.lineage(live).0.as_deref(),
+        Branches::All => None,
+      },
+    }
+  }
+}
+
+/// The index of the last user message on Pi's live branch: where the turn
+/// that is asking begins.
+fn turn_start(entries: &[Entry], live: &LiveBranch) -> Option<usize> {
+  let on_branch = |id: &str| live.ids.iter().rev().any(|live_id| live_id == id);
+  entries.iter().rposition(|e| e.role.as_deref() == Some("user") && e.entry_id.as_deref().is_some_and(on_branch))
 }
 
 /// (score, session mtime, entry 0 / session 1, index, session slot).
@@ -127,6 +174,8 @@ pub struct EntryHit {
   pub score: f64,
   pub snippet: String,
   pub truncated: bool,
+  #[serde(flatten)]
+  pub edit: EditFields,
   pub follow: Call,
 }
 
@@ -177,6 +226,7 @@ fn rounded(score: f64) -> f64 {
 struct Search<'r> {
   request: &'r RecallRequest,
   config: &'r crate::config::Config,
+  live: Option<&'r crate::engine::Live>,
   sessions: Vec<Searched>,
   /// Filter-passing entry indices per hot session.
   hot: Vec<Vec<usize>>,
@@ -186,10 +236,11 @@ struct Search<'r> {
 }
 
 impl<'r> Search<'r> {
-  fn new(request: &'r RecallRequest, config: &'r crate::config::Config, sessions: Vec<Searched>) -> Search<'r> {
+  fn new(request: &'r RecallRequest, engine: &'r Engine, sessions: Vec<Searched>) -> Search<'r> {
     let mut search = Search {
       request,
-      config,
+      config: &engine.config,
+      live: engine.live.as_ref(),
       hot: vec![Vec::new(); sessions.len()],
       cold: Vec::new(),
       sessions,
@@ -203,12 +254,24 @@ impl<'r> Search<'r> {
     self.request.entry_range.is_none_or(|(first, last)| index as i64 >= first && index as i64 <= last)
   }
 
+  /// Per session, where the entries recall may see end: the live session
+  /// stops before the turn in progress, which is not evidence about the past.
+  fn visible_ends(&self) -> Vec<usize> {
+    let live = |session: &Searched| self.live_branch(session).filter(|_| !self.config.recall_current_turn);
+    let end = |session: &Searched| {
+      let shard = session.shard()?;
+      turn_start(&shard.entries, live(session)?)
+    };
+    self.sessions.iter().map(|session| end(session).unwrap_or(usize::MAX)).collect()
+  }
+
   fn collect_candidates(&mut self) {
     let filters = &self.request.filters;
     let mut budget = MAX_ENTRY_CANDIDATES;
+    let ends = self.visible_ends();
     for (slot, session) in self.sessions.iter().enumerate() {
       if let Some(shard) = session.shard() {
-        for entry in &shard.entries {
+        for entry in &shard.entries[..ends[slot].min(shard.entries.len())] {
           if filters.matches(entry) && self.in_range(entry.index) {
             if budget == 0 {
               self.reasons.insert("candidate_entry_budget");
@@ -489,17 +552,25 @@ impl Search<'_> {
       score: rounded(score),
       snippet,
       truncated: cut || entry.truncated,
-      follow: Call {
-        reference: "memory.expand",
-        args: json!({
-          "session": session.file,
-          "expectedSourceHash": session.source_hash,
-          "expectedLineageFingerprint": session.lineage_fingerprint,
-          "branches": self.request.branches.as_str(),
-          "indices": [entry.index],
-        }),
-      },
+      edit: EditFields::of(entry),
+      follow: self.follow(session, entry),
     }))
+  }
+
+  /// Pi's live branch, when `session` is the live session.
+  fn live_branch(&self, session: &Searched) -> Option<&LiveBranch> {
+    self.live.filter(|live| live.file.as_os_str() == session.file.as_str()).map(|live| &live.branch)
+  }
+
+  /// `memory.expand` of one entry, bound to the prefix and lineage it came from.
+  fn follow(&self, session: &Searched, entry: &Entry) -> Call {
+    let mut args = Map::new();
+    args.insert("session".into(), json!(session.file));
+    let issuer = session.issuer(self.request.branches, self.live_branch(session));
+    issuer.bind(record_id(entry)).insert_into(&mut args);
+    args.insert("branches".into(), json!(self.request.branches.as_str()));
+    args.insert("indices".into(), json!([entry.index]));
+    Call { reference: "memory.expand", args: Value::Object(args) }
   }
 
   fn session_hit(&self, slot: usize, score: f64, matched: &[String], structural: usize) -> Hit {
@@ -518,7 +589,8 @@ impl Search<'_> {
     }))
   }
 
-  /// The request's arguments bound to one session's source and lineage.
+  /// The request's arguments pinned to one session as it is now: its
+  /// source prefix and its lineage up to the last record on disk.
   fn bound_args(&self, session: &Searched, fresh_start: bool) -> Map<String, Value> {
     let mut args = self.request.args.clone();
     if fresh_start {
@@ -527,8 +599,9 @@ impl Search<'_> {
     }
     args.insert("scope".into(), json!(format!("session:{}", session.file)));
     args.insert("branches".into(), json!(self.request.branches.as_str()));
-    args.insert("expectedSourceHash".into(), json!(session.source_hash));
-    args.insert("expectedLineageFingerprint".into(), json!(session.lineage_fingerprint));
+    let live = self.live_branch(session);
+    let tip = session.lineage(live).1.clone();
+    session.issuer(self.request.branches, live).bind(tip.as_deref()).insert_into(&mut args);
     args
   }
 
@@ -582,8 +655,7 @@ fn searched(engine: &Engine, request: &RecallRequest) -> Result<(Vec<Searched>, 
   let mut coverage = synced.coverage;
   if let Scope::Explicit(_) = request.scope {
     let Some(session) = synced.sessions.first() else { return Ok((Vec::new(), coverage)) };
-    let view = engine.load(&session.path, request.branches, &engine.config.index_policy())?;
-    check_bindings(&view, request.expected_source_hash.as_deref(), request.expected_lineage_fingerprint.as_deref())?;
+    let view = engine.load_bound(&session.path, request.branches, &engine.config.index_policy(), &request.binding)?;
     if let Some((first, last)) = request.entry_range {
       let count = view.normalized.entries.len();
       if first < 0 || last < first || last as usize >= count {
@@ -608,7 +680,7 @@ pub fn recall(engine: &Engine, request: &RecallRequest) -> RecallPage {
     Ok(loaded) => loaded,
     Err(error) => return RecallPage::failed(error),
   };
-  let mut search = Search::new(request, &engine.config, sessions);
+  let mut search = Search::new(request, engine, sessions);
   let items = match search.run() {
     Ok(items) => items,
     Err(error) => return RecallPage::failed(error),

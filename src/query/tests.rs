@@ -157,13 +157,30 @@ fn broad_queries_page_completely_within_the_envelope() {
     assert!(page.error.is_none());
   }
   assert_eq!(seen.len(), 600);
-  // An append after the first page makes its continuation stale.
+  // A continuation is pinned to the session as it was: an append after the
+  // first page shifts nothing; a rewrite of a bound byte is stale.
   let first = run(&engine, json!({"query": "timeout", "pageSize": 5}));
-  let mut text = fs::read_to_string(&path).unwrap();
-  text +=
-    &(json!({"type": "message", "id": "x", "parentId": "e599", "message": user("late timeout")}).to_string() + "\n");
-  fs::write(&path, text).unwrap();
-  let stale = recall(&engine, &RecallRequest::from_json(Some(&first.next.unwrap().args)).unwrap());
+  let next = first.next.unwrap().args;
+  let before = recall(&engine, &RecallRequest::from_json(Some(&next)).unwrap());
+  let original = fs::read_to_string(&path).unwrap();
+  let late = json!({"type": "message", "id": "x", "parentId": "e599", "message": user("late timeout timeout")});
+  fs::write(&path, original.clone() + &late.to_string() + "\n").unwrap();
+  let after = recall(&engine, &RecallRequest::from_json(Some(&next)).unwrap());
+  assert!(after.error.is_none(), "{:?}", after.error);
+  let indices = |page: &RecallPage| {
+    page
+      .hits
+      .iter()
+      .map(|h| match h {
+        Hit::Entry(e) => e.index,
+        _ => usize::MAX,
+      })
+      .collect::<Vec<_>>()
+  };
+  assert_eq!((after.total, indices(&after)), (before.total, indices(&before)));
+  assert_eq!(run(&engine, json!({"query": "timeout", "pageSize": 5})).total, 601, "a fresh recall sees the append");
+  fs::write(&path, original.replacen("timeout report 3 ", "timeout report 4 ", 1) + &late.to_string() + "\n").unwrap();
+  let stale = recall(&engine, &RecallRequest::from_json(Some(&next)).unwrap());
   assert_eq!(stale.error.unwrap().code, "stale_pointer");
   assert!(stale.hits.is_empty() && !stale.coverage.complete);
 }
@@ -277,3 +294,5 @@ fn browse_lists_every_entry_newest_session_first() {
   assert!(page.next.is_none());
   assert!(page.coverage.complete);
 }
+
+mod echo;

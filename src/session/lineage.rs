@@ -50,6 +50,10 @@ pub struct Lineage {
   /// Per record ordinal: is it part of this view?
   pub selected: Vec<bool>,
   pub fingerprint: String,
+  /// Root-to-leaf ids the fingerprint covers (active mode; empty for all).
+  pub path: Vec<String>,
+  /// Id of the last selected record: where the on-disk part of the path ends.
+  pub tip: Option<String>,
   pub invalid_parent_graph: bool,
 }
 
@@ -60,16 +64,16 @@ impl Lineage {
 }
 
 #[derive(Serialize)]
-struct FingerprintInput<'a> {
+struct FingerprintInput<'a, S> {
   branches: &'static str,
   #[serde(rename = "leafId")]
   leaf_id: Option<&'a str>,
-  ids: &'a [String],
+  ids: &'a [S],
 }
 
 /// SHA-256 over `JSON.stringify({branches, leafId, ids})`, as the reference
 /// computes it, so fingerprints stay comparable across implementations.
-pub fn fingerprint(branches: Branches, leaf_id: Option<&str>, ids: &[String]) -> String {
+pub fn fingerprint<S: AsRef<str> + Serialize>(branches: Branches, leaf_id: Option<&str>, ids: &[S]) -> String {
   let input = FingerprintInput { branches: branches.as_str(), leaf_id, ids };
   sha256_hex(serde_json::to_string(&input).expect("fingerprint input serializes").as_bytes())
 }
@@ -101,9 +105,15 @@ pub fn all(nodes: &[Node]) -> Lineage {
   Lineage {
     branches: Branches::All,
     selected: vec![true; nodes.len()],
-    fingerprint: fingerprint(Branches::All, None, &[]),
+    fingerprint: fingerprint::<String>(Branches::All, None, &[]),
+    path: Vec::new(),
+    tip: nodes.iter().rev().find_map(|n| n.id.clone()),
     invalid_parent_graph: false,
   }
+}
+
+fn tip(nodes: &[Node], selected: &[bool]) -> Option<String> {
+  (0..nodes.len()).rev().find(|&o| selected[o]).and_then(|o| nodes[o].id.clone())
 }
 
 /// The persisted leaf: the last record with an id, or the target of a later
@@ -131,8 +141,17 @@ fn last_by_id(nodes: &[Node]) -> HashMap<&str, usize> {
 }
 
 pub fn persisted_active(nodes: &[Node]) -> Lineage {
+  walk_from(nodes, persisted_leaf(nodes))
+}
+
+/// The active lineage as it was when `leaf` was the leaf: a pinned view of a
+/// source prefix whose live leaf is no longer known otherwise.
+pub fn active_from(nodes: &[Node], leaf: &str) -> Lineage {
+  walk_from(nodes, Some(leaf.to_string()))
+}
+
+fn walk_from(nodes: &[Node], leaf: Option<String>) -> Lineage {
   let by_id = last_by_id(nodes);
-  let leaf = persisted_leaf(nodes);
   let mut selected = vec![false; nodes.len()];
   let mut path = Vec::new();
   let mut visited = HashSet::new();
@@ -151,8 +170,10 @@ pub fn persisted_active(nodes: &[Node]) -> Lineage {
   path.reverse();
   Lineage {
     branches: Branches::Active,
-    selected,
     fingerprint: fingerprint(Branches::Active, leaf.as_deref(), &path),
+    tip: tip(nodes, &selected),
+    selected,
+    path,
     invalid_parent_graph: invalid,
   }
 }
@@ -169,10 +190,35 @@ pub fn live_active(nodes: &[Node], live: &LiveBranch) -> Lineage {
   }
   Lineage {
     branches: Branches::Active,
-    selected,
     fingerprint: fingerprint(Branches::Active, live.leaf_id.as_deref(), &live.ids),
+    tip: tip(nodes, &selected),
+    selected,
+    path: live.ids.clone(),
     invalid_parent_graph: false,
   }
+}
+
+/// The root-to-tip ids of selected records (ordinals, ascending) when they
+/// form one parent chain in file order, as every Pi-written active branch
+/// does; `None` otherwise (the caller then binds the whole lineage).
+pub fn chain(nodes: &[Node], selected: &[u32]) -> Option<Vec<String>> {
+  let mut path: Vec<String> = Vec::with_capacity(selected.len());
+  for &ordinal in selected {
+    let node = nodes.get(ordinal as usize)?;
+    if path.last().is_some_and(|parent| node.parent_id.as_deref() != Some(parent.as_str())) {
+      return None;
+    }
+    path.push(node.id.clone()?);
+  }
+  Some(path)
+}
+
+/// The fingerprint of the path from the root to `tip`, the lineage a pointer
+/// to an entry of `tip` depends on; equals the whole-path fingerprint when
+/// `tip` is the leaf. `None` when `tip` is not on `path`.
+pub fn tip_fingerprint<S: AsRef<str> + Serialize>(path: &[S], tip: &str) -> Option<String> {
+  let end = path.iter().position(|id| id.as_ref() == tip)?;
+  Some(fingerprint(Branches::Active, Some(tip), &path[..=end]))
 }
 
 pub fn select_nodes(nodes: &[Node], branches: Branches, live: Option<&LiveBranch>) -> Lineage {
@@ -214,7 +260,7 @@ mod tests {
     let parsed = parse(&bytes).unwrap();
     let lineage = persisted_active(&nodes(&parsed.records));
     assert_eq!(lineage.selected, vec![true, false, true]);
-    assert_eq!(lineage.fingerprint, fingerprint(Branches::Active, Some("c"), &["a".into(), "c".into()]));
+    assert_eq!(lineage.fingerprint, fingerprint(Branches::Active, Some("c"), &["a", "c"]));
   }
 
   #[test]
@@ -243,7 +289,10 @@ mod tests {
 
   #[test]
   fn all_mode_fingerprint_is_constant() {
-    assert_eq!(fingerprint(Branches::All, None, &[]), sha256_hex(br#"{"branches":"all","leafId":null,"ids":[]}"#));
+    assert_eq!(
+      fingerprint::<String>(Branches::All, None, &[]),
+      sha256_hex(br#"{"branches":"all","leafId":null,"ids":[]}"#)
+    );
   }
 
   #[test]

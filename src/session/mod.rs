@@ -1,6 +1,7 @@
 //! Pi's session model: discovery, reading, parsing, lineage and
 //! normalization, composed by [`load`] into one [`SessionView`].
 
+pub mod binding;
 pub mod decode;
 pub mod discover;
 pub mod fabric;
@@ -26,11 +27,20 @@ pub struct SessionView {
   pub path: PathBuf,
   pub header: parse::Header,
   pub stamp: StatStamp,
+  /// How many source bytes the view was built from (the file's size, or a
+  /// pinned prefix) and their SHA-256.
+  pub source_len: u64,
   pub source_hash: String,
   pub branches: Branches,
   pub lineage_fingerprint: String,
+  /// Root-to-leaf ids of the active lineage (empty in all mode).
+  pub lineage_path: Vec<String>,
+  /// The last selected record's id.
+  pub lineage_tip: Option<String>,
   pub normalized: Normalized,
   pub bad_lines: usize,
+  /// Hashes of shorter prefixes of the same bytes, computed on demand.
+  pub prefix_hashes: parking_lot::Mutex<Vec<(u64, String)>>,
 }
 
 impl SessionView {
@@ -71,21 +81,109 @@ pub fn load(
     return Ok(view);
   }
   let source = source::read_source(path, max_bytes).map_err(|e| read_failed(path, &e))?;
-  let decoded = decode::decode(&source.bytes);
+  let hash = (source.bytes.len() as u64, source.sha256.clone());
+  let view = Arc::new(view_of(path, source.stamp, &source.bytes, policy, hash, |records| {
+    lineage::select(records, branches, live_branch)
+  })?);
+  views::put(branches, live_branch, policy, view.clone(), source.read_ns);
+  Ok(view)
+}
+
+/// Decodes (as Pi does), parses, selects the lineage and normalizes `raw`
+/// (the whole source, or the bound prefix of it); `hash` is of `raw` itself.
+fn view_of(
+  path: &Path,
+  stamp: StatStamp,
+  raw: &[u8],
+  policy: &Policy,
+  hash: (u64, String),
+  select: impl FnOnce(&[parse::Record<'_>]) -> lineage::Lineage,
+) -> Result<SessionView, ContractError> {
+  let decoded = decode::decode(raw);
   let parsed = parse::parse(&decoded.bytes).map_err(|_| unavailable(path, "not a Pi session file"))?;
-  let lineage = lineage::select(&parsed.records, branches, live_branch);
-  let mut normalized = normalize::normalize(&parsed, &lineage, policy);
-  normalized.reasons.extend(decoded.reasons());
-  let view = Arc::new(SessionView {
+  let lineage = select(&parsed.records);
+  let mut view = build_view(path, stamp, &parsed, lineage, policy, hash);
+  view.normalized.reasons.extend(decoded.reasons());
+  Ok(view)
+}
+
+fn build_view(
+  path: &Path,
+  stamp: StatStamp,
+  parsed: &parse::ParsedSession<'_>,
+  lineage: lineage::Lineage,
+  policy: &Policy,
+  (source_len, source_hash): (u64, String),
+) -> SessionView {
+  let normalized = normalize::normalize(parsed, &lineage, policy);
+  SessionView {
     path: path.to_path_buf(),
     header: parsed.header.clone(),
-    stamp: source.stamp,
-    source_hash: source.sha256.clone(),
-    branches,
+    stamp,
+    source_len,
+    source_hash,
+    branches: lineage.branches,
     lineage_fingerprint: lineage.fingerprint,
+    lineage_path: lineage.path,
+    lineage_tip: lineage.tip,
     normalized,
     bad_lines: parsed.bad_lines,
-  });
-  views::put(branches, live_branch, policy, view.clone(), source.read_ns);
+    prefix_hashes: parking_lot::Mutex::new(Vec::new()),
+  }
+}
+
+/// The view a bound call names: the current one when the binding covers it,
+/// else the session as it was when the call was issued (the bound source
+/// prefix, on the bound lineage). `stale_pointer` when either changed.
+pub fn load_bound(
+  path: &Path,
+  branches: Branches,
+  live: Option<(&Path, &LiveBranch)>,
+  policy: &Policy,
+  bound: &binding::Binding,
+  max_bytes: u64,
+) -> Result<Arc<SessionView>, ContractError> {
+  let current = load(path, branches, live, policy, max_bytes)?;
+  binding::check_lineage(&current, bound)?;
+  if binding::covers_whole(&current, bound) {
+    return match binding::check_source(&current, bound) {
+      binding::SourceCheck::Stale(error) => Err(error),
+      _ => Ok(current),
+    };
+  }
+  pinned(&current, bound, policy, max_bytes).map(Arc::new)
+}
+
+/// Re-reads the source and rebuilds the view of its bound prefix.
+fn pinned(
+  current: &SessionView,
+  bound: &binding::Binding,
+  policy: &Policy,
+  max_bytes: u64,
+) -> Result<SessionView, ContractError> {
+  let path = current.path.as_path();
+  let source = source::read_source(path, max_bytes).map_err(|e| read_failed(path, &e))?;
+  let len = bound.source_bytes.unwrap_or(source.bytes.len() as u64) as usize;
+  let prefix = source.bytes.get(..len).map(|p| (p, source::sha256_hex(p)));
+  let expected = bound.source_hash.as_deref();
+  let prefix = prefix.filter(|(_, hash)| expected.is_none_or(|h| h == hash));
+  let stale = || {
+    ContractError::new("stale_pointer", "Session source changed after the pointer was issued.")
+      .with("sessionFile", current.file())
+      .with("expectedSourceBytes", bound.source_bytes)
+  };
+  let (prefix, hash) = prefix.ok_or_else(stale)?;
+  let view = view_of(path, current.stamp, prefix, policy, (len as u64, hash), |records| {
+    let nodes = lineage::nodes(records);
+    match (current.branches, bound.leaf_id.as_deref()) {
+      (Branches::All, _) => lineage::all(&nodes),
+      (Branches::Active, Some(leaf)) => lineage::active_from(&nodes, leaf),
+      (Branches::Active, None) => lineage::persisted_active(&nodes),
+    }
+  })
+  .map_err(|_| stale())?;
+  if bound.fingerprint.as_deref().is_some_and(|f| f != view.lineage_fingerprint) {
+    return Err(stale());
+  }
   Ok(view)
 }

@@ -27,6 +27,10 @@ pub struct Policy {
   pub index_tool_output: bool,
   /// Unicode-scalar cap on text; `None` keeps full text (expansion).
   pub max_entry_chars: Option<usize>,
+  /// Do this package's own tool results enter text? They quote other
+  /// entries (or all of curated memory), so indexing them makes recall find
+  /// its own echoes.
+  pub index_own_results: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -55,6 +59,24 @@ impl Outcome {
       Outcome::Failed => "failed",
       Outcome::Aborted => "aborted",
       Outcome::TimedOut => "timed_out",
+    }
+  }
+}
+
+/// What a later `context_edit` on the selected records did to an entry's
+/// model context (Pi ≥ 0.87). The entry's own text stays as written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ContextEdit {
+  Omitted,
+  Replaced,
+}
+
+impl ContextEdit {
+  pub fn as_str(self) -> &'static str {
+    match self {
+      ContextEdit::Omitted => "omitted",
+      ContextEdit::Replaced => "replaced",
     }
   }
 }
@@ -88,6 +110,12 @@ pub struct Entry {
   pub carrier_entry_id: Option<String>,
   pub carrier_parent_id: Option<String>,
   pub carrier_from_id: Option<String>,
+  /// On a `context_edit` entry: the entry it edits (Pi's `targetId`).
+  pub target_id: Option<String>,
+  /// On a `context_edit` entry, what it does; on another entry, what the
+  /// latest edit of it among the selected records did (`context_edit_id`).
+  pub context_edit: Option<ContextEdit>,
+  pub context_edit_id: Option<String>,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -99,6 +127,18 @@ pub struct Normalized {
 
 /// Pi's built-in tools: their calls and results carry `provider: "pi"`.
 pub const PI_TOOLS: [&str; 7] = ["read", "write", "edit", "bash", "grep", "find", "ls"];
+
+/// This package's tools and the capability each one is: their calls and
+/// results carry `provider: "memory"` and `ref: "memory.<action>"`.
+pub const MEMORY_TOOLS: [(&str, &str); 7] = [
+  ("memory_recall", "recall"),
+  ("memory_expand", "expand"),
+  ("memory_sessions", "sessions"),
+  ("memory_read", "read"),
+  ("memory_add", "add"),
+  ("memory_replace", "replace"),
+  ("memory_remove", "remove"),
+];
 
 /// Tool-call argument JSON is cut to this many scalars in entry text.
 const TOOL_ARGS_SCALARS: usize = 400;
@@ -200,15 +240,21 @@ pub fn argument_paths(value: &Value, out: &mut Vec<String>) {
   walk(value, None, out);
 }
 
-/// Sets `provider/action/ref` for Pi's built-in tools.
+/// Sets `provider/action/ref` for Pi's built-in tools and this package's.
 fn mark_pi_tool(entry: &mut Entry) {
-  if let Some(tool) = entry.tool.as_deref() {
-    if PI_TOOLS.contains(&tool) {
-      entry.provider = Some("pi".into());
-      entry.action = Some(tool.to_string());
-      entry.reference = Some(format!("pi.{tool}"));
-    }
-  }
+  let Some(tool) = entry.tool.as_deref() else { return };
+  let (provider, action) = match MEMORY_TOOLS.iter().find(|(name, _)| *name == tool) {
+    Some((_, action)) => ("memory", *action),
+    None if PI_TOOLS.contains(&tool) => ("pi", tool),
+    None => return,
+  };
+  entry.reference = Some(format!("{provider}.{action}"));
+  entry.provider = Some(provider.into());
+  entry.action = Some(action.to_string());
+}
+
+fn is_memory_tool(tool: &str) -> bool {
+  MEMORY_TOOLS.iter().any(|(name, _)| *name == tool)
 }
 
 struct Context<'p> {
@@ -249,7 +295,8 @@ fn tool_result(message: &Message<'_>, ctx: &Context<'_>, entry: &mut Entry) {
   let is_error = json::boolean(message.is_error).unwrap_or(false);
   let prefix = format!("toolResult({tool}){}", if is_error { " [error]" } else { "" });
   let body = plain_text(message.content);
-  entry.text = if ctx.policy.index_tool_output && !body.is_empty() { format!("{prefix}: {body}") } else { prefix };
+  let indexed = ctx.policy.index_tool_output && (ctx.policy.index_own_results || !is_memory_tool(&tool));
+  entry.text = if indexed && !body.is_empty() { format!("{prefix}: {body}") } else { prefix };
   entry.tool = Some(tool);
   entry.is_error = is_error;
   entry.outcome = Some(if is_error { Outcome::Failed } else { Outcome::Succeeded });
@@ -349,6 +396,14 @@ fn record_entries(record: &Record<'_>, policy: &Policy, out: &mut Vec<Entry>, ca
       entry.role = Some("custom".into());
       entry.text = custom_text(record.fields.custom_type, record.fields.content);
     }
+    // Pi ≥ 0.87: an entry of its own, so a replacement's text is findable.
+    "context_edit" => {
+      entry.role = Some("contextEdit".into());
+      entry.target_id = json::string(record.fields.target_id);
+      entry.context_edit =
+        Some(if record.fields.replacement.is_some() { ContextEdit::Replaced } else { ContextEdit::Omitted });
+      entry.text = plain_text(replacement_content(record.fields.replacement));
+    }
     _ => return,
   }
   out.push(entry);
@@ -387,6 +442,7 @@ impl Normalizer {
   pub fn finish(self) -> Normalized {
     let Normalizer { policy, mut entries, carriers, mut reasons } = self;
     reasons.extend(carriers.reasons);
+    mark_context_edits(&mut entries);
     for (index, entry) in entries.iter_mut().enumerate() {
       entry.index = index;
       if let Some(max) = policy.max_entry_chars {
@@ -407,6 +463,34 @@ impl Normalizer {
       reasons.insert("duplicate_operation_address");
     }
     Normalized { entries, reasons }
+  }
+}
+
+/// The `content` of a context edit's `replacement: {content}`.
+fn replacement_content(raw: Option<&RawValue>) -> Option<&RawValue> {
+  #[derive(Deserialize)]
+  struct Replacement<'a> {
+    #[serde(borrow, default)]
+    content: Option<&'a RawValue>,
+  }
+  serde_json::from_str::<Replacement<'_>>(raw?.get()).ok()?.content
+}
+
+/// Marks every entry a later `context_edit` entry targets (the latest one
+/// wins, as in Pi). Only selected records are entries, so an edit on another
+/// branch does not count. Re-run on the whole list after an append.
+fn mark_context_edits(entries: &mut [Entry]) {
+  let mut latest: HashMap<String, (ContextEdit, Option<String>)> = HashMap::new();
+  for entry in entries.iter().filter(|e| e.role.as_deref() == Some("contextEdit") && e.kind == "context_edit") {
+    if let (Some(target), Some(edit)) = (&entry.target_id, entry.context_edit) {
+      latest.insert(target.clone(), (edit, entry.entry_id.clone()));
+    }
+  }
+  for entry in entries.iter_mut().filter(|e| e.kind != "context_edit") {
+    let edit = entry.entry_id.as_ref().filter(|_| entry.parent_entry_id.is_none() && entry.carrier_entry_id.is_none());
+    let (kind, id) = edit.and_then(|id| latest.get(id)).cloned().unzip();
+    entry.context_edit = kind;
+    entry.context_edit_id = id.flatten();
   }
 }
 

@@ -50,6 +50,7 @@ pub struct Fields<'a> {
   pub from_id: Option<&'a RawValue>,
   pub target_id: Option<&'a RawValue>,
   pub from_hook: Option<&'a RawValue>,
+  pub replacement: Option<&'a RawValue>,
 }
 
 super::json::last_wins!(Fields {
@@ -57,7 +58,7 @@ super::json::last_wins!(Fields {
   raw {
     id: "id", parent_id: "parentId", timestamp: "timestamp", message: "message", summary: "summary",
     custom_type: "customType", content: "content", details: "details", from_id: "fromId", target_id: "targetId",
-    from_hook: "fromHook",
+    from_hook: "fromHook", replacement: "replacement",
   }
 });
 

@@ -93,7 +93,7 @@ mod tests {
   use super::*;
 
   fn policy() -> Policy {
-    Policy { index_thinking: false, index_tool_output: true, max_entry_chars: None }
+    Policy { index_thinking: false, index_tool_output: true, max_entry_chars: None, index_own_results: true }
   }
 
   #[test]

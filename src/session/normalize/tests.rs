@@ -5,7 +5,7 @@ use crate::session::parse::parse;
 const SAMPLE: &str = include_str!("../../../__test__/fixtures/pi-sample-v3.jsonl");
 
 fn policy() -> Policy {
-  Policy { index_thinking: false, index_tool_output: true, max_entry_chars: None }
+  Policy { index_thinking: false, index_tool_output: true, max_entry_chars: None, index_own_results: true }
 }
 
 fn run(text: &str, branches: Branches, policy: &Policy) -> Normalized {
@@ -58,7 +58,8 @@ fn sample_all_mode_normalizes_every_content_record() {
 
 #[test]
 fn thinking_and_tool_output_follow_the_policy() {
-  let thinking = Policy { index_thinking: true, index_tool_output: false, max_entry_chars: None };
+  let thinking =
+    Policy { index_thinking: true, index_tool_output: false, max_entry_chars: None, index_own_results: true };
   let out = run(SAMPLE, Branches::All, &thinking);
   assert!(out.entries[1].text.starts_with("look\nTool: edit("));
   assert_eq!(out.entries[2].text, "toolResult(edit)");
@@ -317,4 +318,73 @@ fn malformed_branch_details_stay_non_semantic() {
   let bad = branch_details(FACTS).replace("\"address\":\"s1/0\"", "\"address\":\"s1/9\"");
   let out = run(&summary_session(&bad, false), Branches::Active, &policy());
   assert_eq!(out.entries.len(), 2);
+}
+
+/// Pi ≥ 0.87 records on one branch, plus an edit on an abandoned sibling.
+fn pi_1x_session() -> String {
+  let system = r#"{"type":"message","id":"s0","parentId":null,"message":{"role":"system","content":"","sections":{"preamble":"zebrafinch prompt"},"toolsAdded":[{"name":"read","description":"zebrafinch tool","parameters":{}}],"timestamp":1}}"#;
+  let usage = r#"{"type":"usage","id":"g1","parentId":"a1","kind":"cache_warm","provider":"p","model":"m","usage":{"totalTokens":5}}"#;
+  let patch = r#"{"type":"message","id":"s1","parentId":"g1","message":{"role":"system","content":"","sections":{"skills":null},"toolsRemoved":[{"name":"zebrafinch"}]}}"#;
+  let omit = r#"{"type":"context_edit","id":"x1","parentId":"u2","targetId":"u1","replacement":null}"#;
+  let replace = r#"{"type":"context_edit","id":"x2","parentId":"x1","targetId":"a1","replacement":{"content":[{"type":"text","text":"pelican instead"}]}}"#;
+  let off_branch =
+    r#"{"type":"context_edit","id":"x3","parentId":"u2","targetId":"u2","replacement":{"content":"heron"}}"#;
+  let compaction = r#"{"type":"compaction","id":"c1","parentId":"x2","summary":"sum","firstKeptEntryId":"u2","tokensBefore":9,"systemMessage":{"role":"system","content":"zebrafinch system","toolsAdded":[]}}"#;
+  let user = |id: &str, parent: &str, text: &str| {
+    format!(r#"{{"type":"message","id":"{id}","parentId":"{parent}","message":{{"role":"user","content":"{text}"}}}}"#)
+  };
+  let assistant = r#"{"type":"message","id":"a1","parentId":"u1","message":{"role":"assistant","content":[{"type":"text","text":"egret answer"}]}}"#;
+  session(&[
+    system,
+    &user("u1", "s0", "egret question"),
+    assistant,
+    usage,
+    patch,
+    &user("u2", "s1", "second"),
+    off_branch,
+    omit,
+    replace,
+    compaction,
+    &user("u3", "c1", "after"),
+  ])
+}
+
+#[test]
+fn system_messages_and_usage_emit_nothing_but_keep_the_chain() {
+  let text = pi_1x_session();
+  let parsed = parse(text.as_bytes()).unwrap();
+  assert_eq!(parsed.records.len(), 11, "every record takes an ordinal");
+  let out = run(&text, Branches::Active, &policy());
+  let ids: Vec<_> = out.entries.iter().map(|e| e.entry_id.as_deref().unwrap()).collect();
+  assert_eq!(ids, ["u1", "a1", "u2", "x1", "x2", "c1", "u3"], "the branch runs through usage and system records");
+  assert!(out.entries.iter().all(|e| !e.text.contains("zebrafinch")), "no prompt or tool declaration is prose");
+  assert_eq!(out.entries[5].text, "compaction: sum");
+  assert!(out.reasons.is_empty());
+}
+
+#[test]
+fn context_edits_mark_their_targets_on_the_selected_branch() {
+  let out = run(&pi_1x_session(), Branches::Active, &policy());
+  let edit = |i: usize| (out.entries[i].context_edit, out.entries[i].context_edit_id.as_deref());
+  assert_eq!(out.entries[0].text, "egret question", "history stays history");
+  assert_eq!(edit(0), (Some(ContextEdit::Omitted), Some("x1")));
+  assert_eq!(edit(1), (Some(ContextEdit::Replaced), Some("x2")));
+  assert_eq!(edit(2), (None, None), "x3 is on another branch");
+  assert_eq!((out.entries[4].text.as_str(), out.entries[4].target_id.as_deref()), ("pelican instead", Some("a1")));
+  assert_eq!((out.entries[3].text.as_str(), out.entries[3].context_edit), ("", Some(ContextEdit::Omitted)));
+  let all = run(&pi_1x_session(), Branches::All, &policy());
+  let u2 = all.entries.iter().find(|e| e.entry_id.as_deref() == Some("u2")).unwrap();
+  assert_eq!((u2.context_edit, u2.context_edit_id.as_deref()), (Some(ContextEdit::Replaced), Some("x3")));
+}
+
+#[test]
+fn a_later_edit_marks_an_entry_normalized_before_it() {
+  let text = pi_1x_session();
+  let parsed = parse(text.as_bytes()).unwrap();
+  let lineage = lineage::select(&parsed.records, Branches::All, None);
+  let (head, tail) = parsed.records.split_at(7);
+  let first = normalize_selected(Normalizer::new(&policy()), head.iter(), &lineage);
+  assert_eq!(first.entries[0].context_edit, None);
+  let resumed = normalize_selected(Normalizer::resume(&policy(), first), tail.iter(), &lineage);
+  assert_eq!(resumed.entries[0].context_edit, Some(ContextEdit::Omitted));
 }

@@ -1,0 +1,86 @@
+// A real Pi AgentSession with this package loaded by path, driven by the faux
+// model, for tests that talk to the memory tools over several turns.
+import assert from 'node:assert/strict'
+import { mkdirSync, mkdtempSync, realpathSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { dirname, join, resolve } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { fauxModel, teardown } from './faux.mjs'
+
+export const PACKAGE_DIR = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..')
+
+export const PI_LINES = [
+  { label: '0.80.10', sdk: '@earendil-works/pi-coding-agent', ai: '@earendil-works/pi-ai' },
+  { label: '1.6.0', sdk: 'pi-coding-agent-1x', ai: 'pi-ai-1x' },
+]
+
+/** Pi's session-dir encoding of a cwd (SessionManager's getDefaultSessionDir). */
+export const encodeCwd = (cwd) => `--${cwd.replace(/^[/\\]/, '').replace(/[/\\:]/g, '-')}--`
+
+export const textOf = (message) =>
+  (Array.isArray(message?.content) ? message.content : [])
+    .filter((block) => block?.type === 'text')
+    .map((block) => block.text)
+    .join('')
+
+/**
+ * Opens a session in a fresh agent dir. `turn(prompt, steps)` runs one prompt
+ * whose assistant makes one tool call per step (`step(results)` returns
+ * `[toolName, args]`, seeing the parsed results of the earlier steps) and
+ * then answers with text; it resolves to those parsed results.
+ */
+export async function openPiSession(line, { tools, memory, compaction } = {}) {
+  const sdk = await import(line.sdk)
+  const ai = await import(line.ai)
+  const root = realpathSync(mkdtempSync(join(tmpdir(), `pfm-e2e-${line.label}-`)))
+  const agentDir = join(root, 'agent')
+  const cwd = join(root, 'project')
+  const sessionDir = join(agentDir, 'sessions', encodeCwd(cwd))
+  for (const dir of [agentDir, cwd, sessionDir]) mkdirSync(dir, { recursive: true })
+  // The extension reads its `memory` key from Pi's global settings file.
+  if (memory) writeFileSync(join(agentDir, 'settings.json'), JSON.stringify({ memory }))
+  const savedEnv = { PI_CODING_AGENT_DIR: process.env.PI_CODING_AGENT_DIR, PI_OFFLINE: process.env.PI_OFFLINE, PI_TELEMETRY: process.env.PI_TELEMETRY }
+  Object.assign(process.env, { PI_CODING_AGENT_DIR: agentDir, PI_OFFLINE: '1', PI_TELEMETRY: '0' })
+  const sessions = []
+  try {
+    const { faux, modelRuntime, model } = await fauxModel(sdk, ai)
+    const settingsManager = sdk.SettingsManager.inMemory({ compaction: { enabled: false, ...compaction }, retry: { enabled: false } })
+    const resourceLoader = new sdk.DefaultResourceLoader({
+      cwd, agentDir, settingsManager, noExtensions: true, noSkills: true, noPromptTemplates: true, noThemes: true,
+      noContextFiles: true, additionalExtensionPaths: [PACKAGE_DIR],
+    })
+    await resourceLoader.reload()
+    assert.deepEqual(resourceLoader.getExtensions().errors, [])
+    const sessionManager = sdk.SessionManager.create(cwd, sessionDir)
+    const { session } = await sdk.createAgentSession({
+      cwd, agentDir, model, thinkingLevel: 'off', modelRuntime, resourceLoader, settingsManager, sessionManager,
+      tools: tools ?? ['memory_expand', 'memory_recall', 'memory_sessions'],
+    })
+    sessions.push(session)
+    await session.bindExtensions({})
+    let calls = 0
+    const turn = async (prompt, steps = []) => {
+      const results = []
+      const respond = (index) => (ctx) => {
+        if (index > 0) {
+          const id = `call_${calls}_${index - 1}`
+          const message = ctx.messages.find((m) => m.role === 'toolResult' && m.toolCallId === id)
+          assert.ok(message, `tool result ${id} reached the model`)
+          results.push(JSON.parse(textOf(message)))
+        }
+        if (index === steps.length) return ai.fauxAssistantMessage(ai.fauxText(`done ${calls}`))
+        const [name, args] = steps[index](results)
+        return ai.fauxAssistantMessage(ai.fauxToolCall(name, args, { id: `call_${calls}_${index}` }), { stopReason: 'toolUse' })
+      }
+      faux.setResponses(steps.map((_, i) => respond(i)).concat(respond(steps.length)))
+      await session.prompt(prompt)
+      assert.equal(faux.getPendingResponseCount(), 0, `every faux response of "${prompt}" was used`)
+      calls += 1
+      return results
+    }
+    return { sdk, ai, faux, session, sessionManager, agentDir, cwd, sessionDir, turn, close: () => teardown(sessions, savedEnv, root) }
+  } catch (error) {
+    teardown(sessions, savedEnv, root)
+    throw error
+  }
+}
