@@ -291,6 +291,8 @@ export declare class MemoryEngine {
   constructor(options?: MemoryOptions | undefined | null)
   get agentDir(): string
   get cwd(): string
+  /** The resolved custom session dir, or null. */
+  get sessionDir(): string | null
   /** `memory.recall`: ranked, bounded evidence with copy-ready `follow` calls. */
   recall(args?: RecallArgs, live?: LiveBranchArg): Promise<RecallPage>
   /** `memory.expand`: full normalized entries in `textRange` chunks. */
@@ -346,6 +348,11 @@ export interface MemoryOptions {
   cwd?: string
   /** The `memory` settings object (see README, Configuration). */
   config?: any
+  /**
+   * Pi's custom session dir (flat, every cwd's sessions), searched besides
+   * `<agentDir>/sessions`; relative to `cwd`.
+   */
+  sessionDir?: string
 }
 
 export interface MemoryStoreOptions {

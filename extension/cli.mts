@@ -7,13 +7,15 @@
  *   sessions [--scope S] [--branches-all] [--json]
  *   index [--scope S]                          build or refresh the on-disk index, with progress
  *   demo                                       index a synthetic agent dir and show what memory sees
- * Global options: --agent-dir DIR (default PI_CODING_AGENT_DIR or ~/.pi/agent), --cwd DIR.
+ * Global options: --agent-dir DIR (default PI_CODING_AGENT_DIR or ~/.pi/agent), --cwd DIR,
+ * --session-dir DIR (default PI_CODING_AGENT_SESSION_DIR, else the global settings' sessionDir).
  */
 import { mkdtempSync, utimesSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { join, resolve } from 'node:path'
 import { DEMO_CWD, writeDemoAgentDir } from './demo.mjs'
 import { createMemory, type Memory } from './memory.mjs'
+import { agentDir as defaultAgentDir, sessionDirSetting } from './settings.mjs'
 import type { ExpandedEntry, ExpandPage, MemoryHit, RecallArgs, RecallPage, SessionsPage } from 'pi-fabric-memory/native'
 
 type Flags = { positional: string[]; options: Map<string, string | true> }
@@ -28,7 +30,7 @@ function parseFlags(argv: string[]): Flags {
       continue
     }
     const [key, inline] = arg.slice(2).split('=', 2)
-    const takesValue = ['scope', 'agent-dir', 'cwd', 'before', 'after', 'role', 'tool', 'ref', 'provider', 'action', 'outcome', 'since', 'until', 'mode', 'page-size'].includes(key)
+    const takesValue = ['scope', 'agent-dir', 'cwd', 'session-dir', 'before', 'after', 'role', 'tool', 'ref', 'provider', 'action', 'outcome', 'since', 'until', 'mode', 'page-size'].includes(key)
     options.set(key, inline ?? (takesValue ? argv[++i] ?? '' : true))
   }
   return { positional, options }
@@ -96,13 +98,28 @@ async function recallCommand(memory: Memory, flags: Flags): Promise<void> {
   printRecall(page, query)
 }
 
+/**
+ * Where the sessions are: `--agent-dir`, `--cwd` and Pi's custom session dir
+ * (`--session-dir`, else `PI_CODING_AGENT_SESSION_DIR`, else `sessionDir` of
+ * the agent dir's settings; a project's own `sessionDir` needs Pi's trust,
+ * which the CLI cannot see, so pass it with `--session-dir`).
+ */
+function location(flags: Flags): { agentDir?: string; cwd?: string; sessionDir?: string } {
+  const agentDir = flags.options.get('agent-dir') as string | undefined
+  const cwd = flags.options.get('cwd') as string | undefined
+  const flag = flags.options.get('session-dir') as string | undefined
+  // The flag is relative to the shell's directory, as Pi's; a setting to the project's (the engine resolves it).
+  const sessionDir = flag ? resolve(flag) : sessionDirSetting(agentDir ?? defaultAgentDir(), cwd ?? process.cwd(), false)
+  return { agentDir, cwd, sessionDir }
+}
+
 /** Indexes in budgeted steps so progress can be shown as it goes. */
 async function indexCommand(flags: Flags): Promise<void> {
   const step = 25
   const scope = (flags.options.get('scope') as never) ?? 'global'
   const started = Date.now()
   for (;;) {
-    const memory = createMemory({ agentDir: flags.options.get('agent-dir') as string | undefined, cwd: flags.options.get('cwd') as string | undefined, config: { maxSyncSessions: step } })
+    const memory = createMemory({ ...location(flags), config: { maxSyncSessions: step } })
     const { coverage } = await memory.sessions({ scope, limit: 1 })
     const done = coverage.indexedSessions
     const total = coverage.eligibleSessions
@@ -208,11 +225,7 @@ async function demo(): Promise<void> {
 async function main(argv: string[]): Promise<void> {
   const flags = parseFlags(argv)
   const command = flags.positional[0] ?? 'help'
-  const memory = () =>
-    createMemory({
-      agentDir: flags.options.get('agent-dir') as string | undefined,
-      cwd: flags.options.get('cwd') as string | undefined,
-    })
+  const memory = () => createMemory(location(flags))
   switch (command) {
     case 'demo':
       return demo()
@@ -230,7 +243,7 @@ async function main(argv: string[]): Promise<void> {
       console.log(
         'usage: pi-fabric-memory <recall <query> | expand <session> <index|entryId> | sessions | index | demo>\n' +
           '       [--scope S] [--role R] [--tool T] [--ref R] [--outcome O] [--since D] [--until D] [--mode M] [--all]\n' +
-          '       [--branches-all] [--json] [--agent-dir DIR] [--cwd DIR]',
+          '       [--branches-all] [--json] [--agent-dir DIR] [--cwd DIR] [--session-dir DIR]',
       )
       if (command !== 'help') process.exitCode = 2
   }

@@ -17,7 +17,7 @@ import { MemoryStore } from 'pi-fabric-memory/native'
 import { curatedSettings, type CuratedSettings } from './curated-settings.mjs'
 import { dream, dreamingSettings, dreamingStatus, type DreamingSettings, type DreamOutcome } from './dreaming.mjs'
 import { createMemory } from './memory.mjs'
-import { agentDir, memorySettings } from './settings.mjs'
+import { agentDir, liveSessionDir, memorySettings } from './settings.mjs'
 import { guarded } from './errors.mjs'
 import { registerMemoryCommand } from './memory-command.mjs'
 import { createMemoryTools, MEMORY_GUIDANCE, MEMORY_GUIDELINES } from './memory-tools.mjs'
@@ -112,14 +112,15 @@ export function memoryExtension(pi: ExtensionAPI, options: MemoryExtensionOption
     const store = state.store!
     const controller = state.abort ?? new AbortController()
     const dir = agentDir()
-    const memory = createMemory({ agentDir: dir, cwd: ctx.cwd, config: memorySettings(dir, ctx.cwd, trustedOf(ctx)) })
+    const sessionDir = liveSessionDir(ctx.sessionManager, dir, ctx.cwd, trustedOf(ctx))
+    const memory = createMemory({ agentDir: dir, cwd: ctx.cwd, sessionDir, config: memorySettings(dir, ctx.cwd, trustedOf(ctx)) })
     return dream({
       store,
       settings: state.dreaming ?? dreamingSettings(undefined),
       memory,
       registry: ctx.modelRegistry as never,
       includeGlobal: state.includeGlobal === true,
-      sessionDir: ctx.sessionManager.getSessionDir?.(),
+      sessionDir,
       signal: controller.signal,
       force,
     })

@@ -9,7 +9,7 @@ import { memoryExtension, type MemoryExtensionOptions } from './curated.mjs'
 import { createMemory, type Memory } from './memory.mjs'
 import { MEMORY_NAMESPACE } from './namespace.mjs'
 import { ExpandOutput, ExpandParameters, RecallOutput, RecallParameters, SessionsOutput, SessionsParameters } from './recall-schemas.mjs'
-import { agentDir, memorySettings } from './settings.mjs'
+import { agentDir, liveSessionDir, memorySettings } from './settings.mjs'
 
 export { createMemory } from './memory.mjs'
 export { catalog, search, MEMORY_ACTIONS } from './catalog.mjs'
@@ -57,7 +57,8 @@ function memoryFor(cache: Map<string, CwdMemory>, ctx: ExtensionContext, actions
     const dir = agentDir()
     const trusted = typeof ctx.isProjectTrusted === 'function' ? ctx.isProjectTrusted() : true
     const holder = { session: ctx.sessionManager } as CwdMemory
-    holder.memory = createMemory({ agentDir: dir, cwd: ctx.cwd, config: memorySettings(dir, ctx.cwd, trusted), live: () => holder.session, actions })
+    const sessionDir = liveSessionDir(ctx.sessionManager, dir, ctx.cwd, trusted)
+    holder.memory = createMemory({ agentDir: dir, cwd: ctx.cwd, sessionDir, config: memorySettings(dir, ctx.cwd, trusted), live: () => holder.session, actions })
     entry = holder
     cache.set(ctx.cwd, entry)
   }

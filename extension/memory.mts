@@ -15,6 +15,8 @@ export interface CreateMemoryOptions {
   agentDir?: string
   /** The project directory; default `process.cwd()`. */
   cwd?: string
+  /** Pi's custom session dir (flat), searched besides `<agentDir>/sessions`; relative to `cwd`. */
+  sessionDir?: string
   /** The `memory` settings object (see the README's Configuration section). */
   config?: Record<string, unknown>
   /** Pi's live session, read on every call (or a getter for it). */
@@ -53,7 +55,7 @@ function liveBranch(source: CreateMemoryOptions['live']): LiveBranchArg | undefi
 }
 
 export function createMemory(options: CreateMemoryOptions = {}): Memory {
-  const engine = new MemoryEngine({ agentDir: options.agentDir, cwd: options.cwd, config: options.config })
+  const engine = new MemoryEngine({ agentDir: options.agentDir, cwd: options.cwd, config: options.config, sessionDir: options.sessionDir })
   // The live branch is read on every call, so /tree navigation is seen at once.
   const live = () => liveBranch(options.live)
   const expand = (args: ExpandArgs = {}) => guarded(() => engine.expand(args, live()))
