@@ -12,12 +12,11 @@
 //
 // Run (Node >= 22.19): "$PI_NODE22" --test __test__/e2e/codemode.test.mjs
 import assert from 'node:assert/strict'
-import { mkdirSync, mkdtempSync, realpathSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { writeFileSync } from 'node:fs'
 import { dirname, join, resolve } from 'node:path'
 import { test } from 'node:test'
 import { fileURLToPath } from 'node:url'
-import { fauxModel, teardown } from './faux.mjs'
+import { fauxModel, openSession, teardown, tempPiHome } from './faux.mjs'
 
 const PACKAGE_DIR = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..')
 const TOOLS = ['codemode', 'memory_recall', 'memory_expand', 'memory_sessions', 'memory_read', 'memory_add', 'memory_replace', 'memory_remove']
@@ -29,34 +28,21 @@ test('codemode: recall → follow → next until null reassembles a > 20,000-cha
   const sdk = await import('pi-coding-agent-1x')
   const ai = await import('pi-ai-1x')
   const { WALK_SOURCE } = await import(join(PACKAGE_DIR, 'dist', 'extension', 'namespace.mjs'))
-  const { createAgentSession, createCodemodeExtension, DefaultResourceLoader, SessionManager, SettingsManager } = sdk
+  const { createCodemodeExtension, SessionManager, SettingsManager } = sdk
   const { fauxAssistantMessage, fauxToolCall, fauxText } = ai
   assert.ok(LONG.length > 20_000)
 
-  const root = realpathSync(mkdtempSync(join(tmpdir(), 'pfm-codemode-')))
-  const agentDir = join(root, 'agent')
-  const cwd = join(root, 'project')
-  for (const d of [join(agentDir, 'memories'), cwd]) mkdirSync(d, { recursive: true })
+  const { root, agentDir, cwd, savedEnv } = tempPiHome('pfm-codemode-')
   writeFileSync(join(agentDir, 'memories', 'MEMORY.md'), 'the deploy host is kestrel')
-  const savedEnv = { PI_CODING_AGENT_DIR: process.env.PI_CODING_AGENT_DIR, PI_OFFLINE: process.env.PI_OFFLINE, PI_TELEMETRY: process.env.PI_TELEMETRY }
-  Object.assign(process.env, { PI_CODING_AGENT_DIR: agentDir, PI_OFFLINE: '1', PI_TELEMETRY: '0' })
   const sessions = []
   try {
     const { faux, modelRuntime, model } = await fauxModel(sdk, ai)
     const settingsManager = SettingsManager.inMemory({ compaction: { enabled: false }, retry: { enabled: false } })
+    // Pi's default session dir for the cwd, under PI_CODING_AGENT_DIR.
     const open = async () => {
-      const resourceLoader = new DefaultResourceLoader({
-        cwd, agentDir, settingsManager,
-        noExtensions: true, noSkills: true, noPromptTemplates: true, noThemes: true, noContextFiles: true,
-        additionalExtensionPaths: [PACKAGE_DIR],
-        extensionFactories: [{ name: 'codemode', factory: createCodemodeExtension({ models: false }) }],
-      })
-      await resourceLoader.reload()
-      assert.deepEqual(resourceLoader.getExtensions().errors, [])
-      // Pi's default session dir for the cwd, under PI_CODING_AGENT_DIR.
-      const { session } = await createAgentSession({ cwd, agentDir, model, thinkingLevel: 'off', modelRuntime, resourceLoader, settingsManager, sessionManager: SessionManager.create(cwd), tools: TOOLS })
+      const factories = [{ name: 'codemode', factory: createCodemodeExtension({ models: false }) }]
+      const session = await openSession(sdk, { packageDir: PACKAGE_DIR, cwd, agentDir, settingsManager, modelRuntime, model, sessionManager: SessionManager.create(cwd), tools: TOOLS, factories })
       sessions.push(session)
-      await session.bindExtensions({})
       return session
     }
 

@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
 import { describe, test } from 'node:test'
 import { fileURLToPath } from 'node:url'
-import { fauxModel, teardown } from './faux.mjs'
+import { fauxModel, fixedCompaction, teardown } from './faux.mjs'
 
 const PACKAGE_DIR = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..')
 const LINES = [
@@ -21,12 +21,6 @@ const LINES = [
   { label: '1.6.0', sdk: 'pi-coding-agent-1x', ai: 'pi-ai-1x' },
 ]
 const TOOLS = ['memory_add', 'memory_read', 'memory_replace', 'memory_remove']
-
-/** A compaction without an LLM call: Pi takes the extension's result. */
-const fixedCompaction = (pi) =>
-  pi.on('session_before_compact', (event) => ({
-    compaction: { summary: 'compacted', firstKeptEntryId: event.preparation.firstKeptEntryId, tokensBefore: event.preparation.tokensBefore },
-  }))
 
 for (const line of LINES) {
   describe(`curated memory in Pi ${line.label}`, () => {

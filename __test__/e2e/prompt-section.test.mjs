@@ -11,12 +11,11 @@
 //
 // Run (Node >= 22.19): "$PI_NODE22" --test __test__/e2e/prompt-section.test.mjs
 import assert from 'node:assert/strict'
-import { mkdirSync, mkdtempSync, readFileSync, realpathSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { readFileSync, writeFileSync } from 'node:fs'
 import { dirname, join, resolve } from 'node:path'
 import { test } from 'node:test'
 import { fileURLToPath } from 'node:url'
-import { fauxModel, teardown } from './faux.mjs'
+import { fauxModel, fixedCompaction, openSession, teardown, tempPiHome } from './faux.mjs'
 
 const PACKAGE_DIR = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..')
 const TOOLS = ['memory_add', 'memory_read', 'memory_replace', 'memory_remove']
@@ -35,42 +34,23 @@ function promptOf(ctx) {
   }
 }
 
-const fixedCompaction = (pi) =>
-  pi.on('session_before_compact', (event) => ({
-    compaction: { summary: 'compacted', firstKeptEntryId: event.preparation.firstKeptEntryId, tokensBefore: event.preparation.tokensBefore },
-  }))
-
 test('Pi 1.6.0: the memory snapshot is one prompt section, byte-identical across runs until compaction', { timeout: 60_000 }, async () => {
   const sdk = await import('pi-coding-agent-1x')
   const ai = await import('pi-ai-1x')
-  const { createAgentSession, DefaultResourceLoader, SessionManager, SettingsManager } = sdk
+  const { SessionManager, SettingsManager } = sdk
   const { fauxAssistantMessage, fauxToolCall, fauxText } = ai
 
-  const root = realpathSync(mkdtempSync(join(tmpdir(), 'pfm-section-')))
-  const agentDir = join(root, 'agent')
-  const cwd = join(root, 'project')
+  const { root, agentDir, cwd, savedEnv } = tempPiHome('pfm-section-')
   const sessionDir = join(root, 'sessions')
   const memories = join(agentDir, 'memories')
-  for (const d of [memories, cwd, sessionDir]) mkdirSync(d, { recursive: true })
   writeFileSync(join(memories, 'MEMORY.md'), 'seed fact: the build uses zig')
-  const savedEnv = { PI_CODING_AGENT_DIR: process.env.PI_CODING_AGENT_DIR, PI_OFFLINE: process.env.PI_OFFLINE, PI_TELEMETRY: process.env.PI_TELEMETRY }
-  Object.assign(process.env, { PI_CODING_AGENT_DIR: agentDir, PI_OFFLINE: '1', PI_TELEMETRY: '0' })
   const sessions = []
   try {
     const { faux, modelRuntime, model } = await fauxModel(sdk, ai)
     const settingsManager = SettingsManager.inMemory({ compaction: { enabled: false, keepRecentTokens: 1 }, retry: { enabled: false } })
     const open = async (sessionManager) => {
-      const resourceLoader = new DefaultResourceLoader({
-        cwd, agentDir, settingsManager,
-        noExtensions: true, noSkills: true, noPromptTemplates: true, noThemes: true, noContextFiles: true,
-        additionalExtensionPaths: [PACKAGE_DIR],
-        extensionFactories: [{ name: 'fixed-compaction', factory: fixedCompaction }],
-      })
-      await resourceLoader.reload()
-      assert.deepEqual(resourceLoader.getExtensions().errors, [])
-      const { session } = await createAgentSession({ cwd, agentDir, model, thinkingLevel: 'off', modelRuntime, resourceLoader, settingsManager, sessionManager, tools: TOOLS })
+      const session = await openSession(sdk, { packageDir: PACKAGE_DIR, cwd, agentDir, settingsManager, modelRuntime, model, sessionManager, tools: TOOLS, factories: [{ name: 'fixed-compaction', factory: fixedCompaction }] })
       sessions.push(session)
-      await session.bindExtensions({})
       return session
     }
     const seen = []

@@ -12,12 +12,11 @@
 // Run (Node >= 22.19): "$PI_NODE22" --test __test__/e2e/session-dir.test.mjs
 import assert from 'node:assert/strict'
 import { execFileSync } from 'node:child_process'
-import { existsSync, mkdirSync, mkdtempSync, realpathSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs'
 import { dirname, join, resolve } from 'node:path'
 import { describe, test } from 'node:test'
 import { fileURLToPath } from 'node:url'
-import { fauxModel, teardown } from './faux.mjs'
+import { fauxModel, openSession, teardown, tempPiHome } from './faux.mjs'
 
 const PACKAGE_DIR = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..')
 const CLI = join(PACKAGE_DIR, 'dist', 'extension', 'cli.mjs')
@@ -32,37 +31,22 @@ for (const line of LINES) {
     test('discovery, index, project/global scopes, the CLI and dreaming cover the flat dir', { timeout: 60_000 }, async () => {
       const sdk = await import(line.sdk)
       const ai = await import(line.ai)
-      const { createAgentSession, DefaultResourceLoader, SessionManager, SettingsManager } = sdk
+      const { SessionManager, SettingsManager } = sdk
       const { fauxAssistantMessage, fauxToolCall, fauxText } = ai
 
-      const root = realpathSync(mkdtempSync(join(tmpdir(), `pfm-sessiondir-${line.label}-`)))
-      const agentDir = join(root, 'agent')
-      const projectA = join(root, 'project-a')
+      const { root, agentDir, cwd: projectA, savedEnv } = tempPiHome(`pfm-sessiondir-${line.label}-`, ['PI_CODING_AGENT_SESSION_DIR'])
+      delete process.env.PI_CODING_AGENT_SESSION_DIR
       const projectB = join(root, 'project-b')
       const custom = join(root, 'my-sessions')
-      for (const d of [agentDir, projectA, projectB, custom]) mkdirSync(d, { recursive: true })
-      const savedEnv = {
-        PI_CODING_AGENT_DIR: process.env.PI_CODING_AGENT_DIR, PI_CODING_AGENT_SESSION_DIR: process.env.PI_CODING_AGENT_SESSION_DIR,
-        PI_OFFLINE: process.env.PI_OFFLINE, PI_TELEMETRY: process.env.PI_TELEMETRY,
-      }
-      Object.assign(process.env, { PI_CODING_AGENT_DIR: agentDir, PI_OFFLINE: '1', PI_TELEMETRY: '0' })
-      delete process.env.PI_CODING_AGENT_SESSION_DIR
+      for (const d of [projectB, custom]) mkdirSync(d, { recursive: true })
       const sessions = []
       try {
         const { faux, modelRuntime, model } = await fauxModel(sdk, ai)
         const settingsManager = SettingsManager.inMemory({ compaction: { enabled: false }, retry: { enabled: false } })
         const open = async (cwd) => {
-          const resourceLoader = new DefaultResourceLoader({
-            cwd, agentDir, settingsManager,
-            noExtensions: true, noSkills: true, noPromptTemplates: true, noThemes: true, noContextFiles: true,
-            additionalExtensionPaths: [PACKAGE_DIR],
-          })
-          await resourceLoader.reload()
-          assert.deepEqual(resourceLoader.getExtensions().errors, [])
           const sessionManager = SessionManager.create(cwd, custom)
-          const { session } = await createAgentSession({ cwd, agentDir, model, thinkingLevel: 'off', modelRuntime, resourceLoader, settingsManager, sessionManager, tools: TOOLS })
+          const session = await openSession(sdk, { packageDir: PACKAGE_DIR, cwd, agentDir, settingsManager, modelRuntime, model, sessionManager, tools: TOOLS })
           sessions.push(session)
-          await session.bindExtensions({})
           return session
         }
         const chat = async (cwd, text) => {
