@@ -1,6 +1,6 @@
 // The pi-ai faux model in a real Pi ModelRuntime, registered through the
 // config form that works on both Pi lines (reference/pi-e2e.md).
-import { mkdirSync, mkdtempSync, realpathSync, rmSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 
@@ -67,6 +67,8 @@ export function tempPiHome(prefix, extraEnv = []) {
   const agentDir = join(root, 'agent')
   const cwd = join(root, 'project')
   for (const dir of [join(agentDir, 'memories'), cwd]) mkdirSync(dir, { recursive: true })
+  // No background dreaming due-check (dreaming.test.mjs covers it): one still indexing at teardown races the removal.
+  writeFileSync(join(agentDir, 'settings.json'), JSON.stringify({ 'pi-memory': { dreaming: { enabled: false } } }))
   const savedEnv = Object.fromEntries(['PI_CODING_AGENT_DIR', 'PI_OFFLINE', 'PI_TELEMETRY', ...extraEnv].map((key) => [key, process.env[key]]))
   Object.assign(process.env, { PI_CODING_AGENT_DIR: agentDir, PI_OFFLINE: '1', PI_TELEMETRY: '0' })
   return { root, agentDir, cwd, savedEnv }
