@@ -3,12 +3,13 @@
  * every call. Loaded by Pi through `pi.extensions` in package.json.
  */
 import type { ExtensionAPI, ExtensionContext } from '@earendil-works/pi-coding-agent'
-import type { TSchema } from 'typebox'
+import type { TSchema } from './schema.mjs'
 import { piActions, type ActionDescriptor } from './catalog.mjs'
 import { memoryExtension, type MemoryExtensionOptions } from './curated.mjs'
 import { createMemory, type Memory } from './memory.mjs'
 import { MEMORY_NAMESPACE } from './namespace.mjs'
 import { ExpandOutput, ExpandParameters, RecallOutput, RecallParameters, SessionsOutput, SessionsParameters } from './recall-schemas.mjs'
+import { recallRenderers, type TuiModule } from './render.mjs'
 import { agentDir, liveSessionDir, memorySettings } from './settings.mjs'
 
 export { createMemory } from './memory.mjs'
@@ -70,18 +71,22 @@ function memoryFor(cache: Map<string, CwdMemory>, ctx: ExtensionContext, actions
  * The Pi extension factory: recall tools (unless `memory.enabled` is false in
  * the global settings) and curated memory. Hosts may pass their own store.
  */
-export default function piFabricMemory(pi: ExtensionAPI, curated?: MemoryExtensionOptions): void {
-  if (memorySettings(agentDir(), process.cwd(), false).enabled !== false) registerRecallTools(pi)
+export default function piFabricMemory(pi: ExtensionAPI, curated?: MemoryExtensionOptions & { tui?: TuiModule }): void {
+  if (memorySettings(agentDir(), process.cwd(), false).enabled !== false) registerRecallTools(pi, curated?.tui)
   // Curated memory (MEMORY.md / USER.md): tools, /memory and the prompt snapshot.
   memoryExtension(pi, curated)
 }
 
-function registerRecallTools(pi: ExtensionAPI): void {
+/** Pi's TUI renderers for one tool, when the running Pi's pi-tui was passed in (else Pi shows the JSON text). */
+const renderersFor = (tool: string, tui: TuiModule | undefined) => (tui ? (recallRenderers(tool, tui) as object) : {})
+
+function registerRecallTools(pi: ExtensionAPI, tui?: TuiModule): void {
   const memories = new Map<string, CwdMemory>()
   const actions = () => piActions(typeof pi.getAllTools === 'function' ? pi.getAllTools() : [])
 
   registerPageTool(pi, {
     name: 'memory_recall',
+    ...renderersFor('memory_recall', tui),
     label: 'Memory: recall',
     description:
       'Search the history of Pi sessions (this project by default) for earlier decisions, errors, commands and files. ' +
@@ -92,7 +97,7 @@ function registerRecallTools(pi: ExtensionAPI): void {
       'An empty result proves absence only when coverage.complete is true. Follow calls are bound to the session as ' +
       'it was: once a session has grown (as the current one does every turn) they return error stale_pointer; then ' +
       'recall again, or read the entry with memory_expand {indices} without the expected* bindings.',
-    promptSnippet: 'memory_recall: search earlier Pi sessions of this project; follow hits with memory_expand',
+    promptSnippet: 'Search earlier Pi sessions of this project; follow hits with memory_expand',
     parameters: RecallParameters,
     outputSchema: RecallOutput,
     namespace: MEMORY_NAMESPACE,
@@ -103,13 +108,14 @@ function registerRecallTools(pi: ExtensionAPI): void {
 
   registerPageTool(pi, {
     name: 'memory_expand',
+    ...renderersFor('memory_expand', tui),
     label: 'Memory: expand',
     description:
       'Read complete, normalized entries of a Pi session (this one by default) from its JSONL history. ' +
       'Select entries by indices, entryIds, operationAddresses or entryRange; before/after add context around one entry. ' +
       'Long text arrives in chunks with textRange; when the result has a non-null `next`, call next.tool ' +
       '(memory_expand) again with `next.args` unchanged to continue. Errors such as stale_pointer come back in `error`.',
-    promptSnippet: 'memory_expand: read full entries of this or an earlier Pi session by index, entry id or range',
+    promptSnippet: 'Read full entries of this or an earlier Pi session by index, entry id or range',
     parameters: ExpandParameters,
     outputSchema: ExpandOutput,
     namespace: MEMORY_NAMESPACE,
@@ -120,11 +126,12 @@ function registerRecallTools(pi: ExtensionAPI): void {
 
   registerPageTool(pi, {
     name: 'memory_sessions',
+    ...renderersFor('memory_sessions', tui),
     label: 'Memory: sessions',
     description:
       'List Pi sessions newest first, with id, file, cwd, mtime and entry count. ' +
       'scope "project" (default) lists this project, "global" every project, "session" the current one.',
-    promptSnippet: 'memory_sessions: list earlier Pi sessions of this project',
+    promptSnippet: 'List earlier Pi sessions of this project',
     parameters: SessionsParameters,
     outputSchema: SessionsOutput,
     namespace: MEMORY_NAMESPACE,

@@ -8,10 +8,10 @@
  * `isError: true` results that keep their data instead of throwing.
  */
 import type { AgentToolResult, ToolDefinition } from '@earendil-works/pi-coding-agent'
-import { type TSchema, Type } from 'typebox'
+import { type TSchema, Type } from './schema.mjs'
 import type { MemoryStore, MemoryStoreResult, MemoryTarget } from 'pi-fabric-memory/native'
 import { guarded } from './errors.mjs'
-import { MEMORY_NAMESPACE, stringEnum } from './namespace.mjs'
+import { MEMORY_NAMESPACE } from './namespace.mjs'
 
 /** Structured output bounds (code mode): bytes of JSON and complete records per list. */
 export const MAX_STRUCTURED_BYTES = 12 * 1024
@@ -42,7 +42,7 @@ export class MemoryOutputLimitError extends Error {
   readonly code = 'output_limit'
 }
 
-const Target = stringEnum(['memory', 'user'], {
+const Target = Type.Union([Type.Literal('memory'), Type.Literal('user')], {
   description: "Which memory store: 'memory' (your notes) or 'user' (user profile).",
 })
 const OldText = (verb: string) =>

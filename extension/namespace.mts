@@ -5,15 +5,6 @@
  * `walk` (the contract's `memory.walk`): it runs inside the script, so no
  * callback crosses into the host.
  */
-import { type TSchema, Type } from 'typebox'
-
-/**
- * A plain `{type: "string", enum}` schema (Pi's `StringEnum`): a union of
- * literals breaks Google-family models (Pi's extensions.md).
- */
-export function stringEnum<T extends string>(values: readonly T[], options: { description?: string } = {}): TSchema {
-  return Type.Unsafe<T>({ type: 'string', enum: [...values], ...options })
-}
 
 /** `walk(args, visit)` and `walkSession(session, visit)` as a codemode script defines them. */
 export const WALK_SOURCE = `async function walk(args, visit) {

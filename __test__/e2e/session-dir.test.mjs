@@ -11,7 +11,7 @@
 //
 // Run (Node >= 22.19): "$PI_NODE22" --test __test__/e2e/session-dir.test.mjs
 import assert from 'node:assert/strict'
-import { execFileSync } from 'node:child_process'
+import { spawnSync } from 'node:child_process'
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs'
 import { dirname, join, resolve } from 'node:path'
 import { describe, test } from 'node:test'
@@ -90,22 +90,25 @@ for (const line of LINES) {
 
         // The CLI: --session-dir, the environment variable, the agent dir's settings; none = the default layout only.
         const cliIds = (args, env = {}) => {
-          const out = execFileSync(process.execPath, [CLI, 'sessions', '--json', '--agent-dir', agentDir, '--cwd', projectA, ...args], {
+          const out = spawnSync(process.execPath, [CLI, 'sessions', '--json', '--agent-dir', agentDir, '--cwd', projectA, ...args], {
             env: { ...process.env, PI_CODING_AGENT_SESSION_DIR: '', ...env },
+            encoding: 'utf8',
           })
-          return ids(JSON.parse(out))
+          // Exit 3: no Pi sessions found where the CLI looked.
+          return out.status === 3 ? 'no sessions' : ids(JSON.parse(out.stdout))
         }
         const expected = [earlierA.sessionId, session.sessionId].sort()
-        assert.deepEqual(cliIds([]), [], 'without a session dir the default layout is empty')
+        assert.equal(cliIds([]), 'no sessions', 'without a session dir only the (empty) default layout is read')
         assert.deepEqual(cliIds(['--session-dir', custom]), expected)
         assert.deepEqual(cliIds([], { PI_CODING_AGENT_SESSION_DIR: custom }), expected)
         writeFileSync(join(agentDir, 'settings.json'), JSON.stringify({ sessionDir: custom }))
         assert.deepEqual(cliIds([]), expected)
-        // A project's own sessionDir needs Pi's trust, which the CLI cannot see: not read.
+        // A project's own sessionDir is read only for a trusted project, as Pi reads project settings.
         writeFileSync(join(agentDir, 'settings.json'), '{}')
         mkdirSync(join(projectA, '.pi'), { recursive: true })
         writeFileSync(join(projectA, '.pi', 'settings.json'), JSON.stringify({ sessionDir: custom }))
-        assert.deepEqual(cliIds([]), [])
+        assert.equal(cliIds([]), 'no sessions')
+        assert.deepEqual(cliIds(['--trust-project']), expected)
 
         // Dreaming's gathering over the default store (global scope) reads the flat dir.
         const { createMemory } = await import(join(PACKAGE_DIR, 'dist', 'extension', 'memory.mjs'))
