@@ -25,9 +25,12 @@ export interface CreateMemoryOptions {
   actions?: () => ActionDescriptor[]
 }
 
+/** A call to dispatch: `ref` decides; the Pi tool name a `follow`/`next` carries is not needed here. */
+export type CallToken = Omit<FabricCall, 'tool'> & { tool?: FabricCall['tool'] }
+
 export interface MemoryTools {
   /** Dispatches a copy-ready `follow`/`next` call. */
-  call(call: FabricCall): Promise<unknown>
+  call(call: CallToken): Promise<unknown>
   /** The deterministic provider → action tree. */
   catalog(): Catalog
   /** Actions ranked for a natural-language or ref query. */
@@ -77,7 +80,7 @@ export function createMemory(options: CreateMemoryOptions = {}): Memory {
         ? walk(expand, undefined, selectorOrVisitor)
         : walk(expand, selectorOrVisitor, visitor!)) as Memory['walk'],
     tools: {
-      async call(call: FabricCall) {
+      async call(call: CallToken) {
         const args = (call?.args ?? {}) as never
         switch (call?.ref) {
           case 'memory.expand':
