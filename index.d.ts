@@ -21,9 +21,11 @@ export interface MemoryError {
   [detail: string]: unknown
 }
 
-/** A copy-ready call: dispatch it with `tools.call(call)`. */
+/** A copy-ready call: dispatch it with `tools.call(call)`, or call the Pi tool `tool` with `args` unchanged. */
 export interface FabricCall {
   ref: 'memory.recall' | 'memory.expand' | 'memory.sessions'
+  /** The Pi tool serving `ref` (`.` → `_`); in a codemode script: `tools[call.tool](call.args)`. */
+  tool: 'memory_recall' | 'memory_expand' | 'memory_sessions'
   args: Record<string, unknown>
 }
 
@@ -296,6 +298,8 @@ export declare class MemoryEngine {
   constructor(options?: MemoryOptions | undefined | null)
   get agentDir(): string
   get cwd(): string
+  /** The resolved custom session dir, or null. */
+  get sessionDir(): string | null
   /** The effective `memory` configuration (defaults filled in), camelCase. */
   get config(): Record<string, unknown>
   /** The index directory this engine reads and writes. */
@@ -372,6 +376,11 @@ export interface MemoryOptions {
   cwd?: string
   /** The `memory` settings object (see README, Configuration). */
   config?: any
+  /**
+   * Pi's custom session dir (flat, every cwd's sessions), searched besides
+   * `<agentDir>/sessions`; relative to `cwd`.
+   */
+  sessionDir?: string
 }
 
 export interface MemoryStoreOptions {

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, beforeEach, describe, test } from 'node:test'
 import { MemoryStore } from 'pi-fabric-memory'
-import { composePrompt, memoryExtension, SNAPSHOT_ENTRY_TYPE, type MemoryExtensionOptions } from '../extension/curated.mjs'
+import { composePrompt, MEMORY_SECTION, memoryExtension, SNAPSHOT_ENTRY_TYPE, type MemoryExtensionOptions } from '../extension/curated.mjs'
 import { curatedSettings, interpolate } from '../extension/curated-settings.mjs'
 import { MEMORY_GUIDANCE, MEMORY_GUIDELINES } from '../extension/memory-tools.mjs'
 
@@ -158,6 +158,25 @@ describe('the frozen snapshot', () => {
     assert.equal(composePrompt(base, ''), base)
     assert.equal(composePrompt(base, 'SNAP'), `${base}\n\nSNAP`)
     assert.equal(composePrompt('', 'SNAP'), `${MEMORY_GUIDANCE}\n\nSNAP`)
+  })
+
+  test('Pi >= 1.0: the block is the prompt section "memory", never a returned systemPrompt, for every kind of run', async () => {
+    await store.add('memory', 'sectioned fact')
+    const own = new MemoryStore({ dir })
+    const pi = runtime(new FakeSession('s1'), { store: own })
+    await pi.emit('session_start', { reason: 'startup' })
+    const run = async (trigger: object) => {
+      const event = { systemPrompt: 'BASE', systemPromptOptions: { sections: {} as Record<string, string> }, ...trigger }
+      return { result: await pi.emit('before_agent_start', event), sections: event.systemPromptOptions.sections }
+    }
+    const byPrompt = await run({ messageType: 'user', prompt: 'hi' })
+    const byMessage = await run({ messageType: 'custom', message: { customType: 'x', content: 'tick' } })
+    assert.equal(byPrompt.result, undefined)
+    assert.equal(byMessage.result, undefined)
+    assert.deepEqual(Object.keys(byPrompt.sections), [MEMORY_SECTION])
+    assert.ok(byPrompt.sections.memory.includes('sectioned fact'))
+    assert.equal(byMessage.sections.memory, byPrompt.sections.memory)
+    assert.equal(byPrompt.sections.memory, `${MEMORY_GUIDANCE}\n\n${own.formatAllForSystemPrompt()}`)
   })
 })
 

@@ -15,6 +15,7 @@ export interface FlagSpec {
 export const FLAGS: Record<string, FlagSpec> = {
   'agent-dir': { value: 'DIR', help: "Pi's agent dir (default: PI_CODING_AGENT_DIR, else ~/.pi/agent)" },
   cwd: { value: 'DIR', help: 'the project directory (default: the current directory)' },
+  'session-dir': { value: 'DIR', help: "Pi's custom session dir (default: PI_CODING_AGENT_SESSION_DIR, else the settings' sessionDir)" },
   'trust-project': { help: "also read the project's .pi/settings.json (Pi reads it only for trusted projects)" },
   json: { help: 'print one JSON document on stdout (stable shapes: see the README)' },
   'no-color': { help: 'no colour even on a terminal (NO_COLOR does the same)' },
@@ -38,7 +39,7 @@ export const FLAGS: Record<string, FlagSpec> = {
 }
 
 /** Flags every command accepts. */
-export const GLOBAL_FLAGS = ['agent-dir', 'cwd', 'trust-project', 'no-color', 'help']
+export const GLOBAL_FLAGS = ['agent-dir', 'cwd', 'session-dir', 'trust-project', 'no-color', 'help']
 
 export class UsageError extends Error {
   readonly code = 'usage'

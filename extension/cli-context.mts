@@ -9,7 +9,7 @@ import { option, type Parsed } from './cli-args.mjs'
 import { CliError, EXIT } from './cli-output.mjs'
 import { curatedSettings, storeOf } from './curated-settings.mjs'
 import { createMemory, type Memory } from './memory.mjs'
-import { agentDir, memorySettings } from './settings.mjs'
+import { agentDir, memorySettings, sessionDirSetting } from './settings.mjs'
 import type { MemoryStore } from 'pi-fabric-memory/native'
 
 export type Origin = 'flag' | 'env' | 'default'
@@ -23,6 +23,8 @@ export interface Context {
   cwd: string
   /** `--trust-project`: read the project's `.pi/settings.json` as Pi does for a trusted project. */
   trusted: boolean
+  /** Pi's custom session dir: `--session-dir`, else the environment and settings as Pi reads them. */
+  sessionDir?: string
 }
 
 const expandHome = (dir: string) => dir.replace(/^~(?=$|\/)/, homedir())
@@ -36,14 +38,19 @@ export function createContext(parsed: Parsed): Context {
   const flag = option(parsed, 'agent-dir')
   const origin: Origin = flag !== undefined ? 'flag' : process.env.PI_CODING_AGENT_DIR ? 'env' : 'default'
   if (flag !== undefined) process.env.PI_CODING_AGENT_DIR = resolve(expandHome(flag))
+  const cwd = resolve(option(parsed, 'cwd') ?? process.cwd())
+  const trusted = parsed.options.has('trust-project')
+  const sessionDirFlag = option(parsed, 'session-dir')
   return {
     parsed,
     json: parsed.options.has('json'),
     quiet: parsed.options.has('quiet'),
     agentDir: resolve(agentDir()),
     agentDirOrigin: origin,
-    cwd: resolve(option(parsed, 'cwd') ?? process.cwd()),
-    trusted: parsed.options.has('trust-project'),
+    cwd,
+    trusted,
+    // The flag is relative to the shell's directory, as Pi's; a setting to the project's (the engine resolves it).
+    sessionDir: sessionDirFlag ? resolve(expandHome(sessionDirFlag)) : sessionDirSetting(agentDir(), cwd, trusted),
   }
 }
 
@@ -61,10 +68,11 @@ export interface ProjectFiles {
 /** The session files per project directory (by name only; headers are not read). */
 export function sessionFiles(ctx: Context): ProjectFiles[] {
   const root = sessionsDir(ctx)
-  const dirs = safeReaddir(root).filter((name) => isDir(join(root, name)))
+  const dirs = safeReaddir(root).map((name) => join(root, name)).filter(isDir)
+  // Pi's custom session dir holds every cwd's sessions, flat.
+  if (ctx.sessionDir && !dirs.includes(resolve(ctx.sessionDir))) dirs.push(resolve(ctx.sessionDir))
   return dirs
-    .map((name) => {
-      const dir = join(root, name)
+    .map((dir) => {
       const files = safeReaddir(dir).filter((file) => file.endsWith('.jsonl'))
       return { dir, sessions: files.length, bytes: files.reduce((sum, file) => sum + sizeOf(join(dir, file)), 0) }
     })
@@ -91,7 +99,7 @@ export function memoryConfig(ctx: Context): Record<string, unknown> {
 /** Recall over the agent dir with Pi's settings; invalid settings are a CLI error naming the key. */
 export function openMemory(ctx: Context, config: Record<string, unknown> = memoryConfig(ctx)): Memory {
   try {
-    return createMemory({ agentDir: ctx.agentDir, cwd: ctx.cwd, config })
+    return createMemory({ agentDir: ctx.agentDir, cwd: ctx.cwd, sessionDir: ctx.sessionDir, config })
   } catch (error) {
     throw new CliError(`invalid settings: ${(error as Error).message}`, 'invalid_settings')
   }

@@ -17,11 +17,13 @@ import { MemoryStore } from 'pi-fabric-memory/native'
 import { curatedSettings, storeOf, type CuratedSettings } from './curated-settings.mjs'
 import { dream, dreamingSettings, dreamingStatus, type DreamingSettings, type DreamOutcome } from './dreaming.mjs'
 import { createMemory } from './memory.mjs'
-import { agentDir, memorySettings } from './settings.mjs'
+import { agentDir, liveSessionDir, memorySettings } from './settings.mjs'
 import { guarded } from './errors.mjs'
 import { entries, registerMemoryCommand } from './memory-command.mjs'
 import { createMemoryTools, MEMORY_GUIDANCE, MEMORY_GUIDELINES } from './memory-tools.mjs'
 
+/** The Pi ≥ 1.0 prompt section (`<memory>…</memory>`) that holds the memory block. */
+export const MEMORY_SECTION = 'memory'
 /** `customType` of the session entries that hold saved snapshots. */
 export const SNAPSHOT_ENTRY_TYPE = 'pi-fabric-memory.snapshot'
 const STATUS_KEY = 'pi-memory'
@@ -59,12 +61,28 @@ export function savedSnapshot(store: MemoryStore, session: SessionView): string 
   return undefined
 }
 
-/** The system prompt with the memory guidance (once) and the snapshot appended. */
-export function composePrompt(base: string, snapshot: string): string {
+/** The memory block: the guidance (when `base` does not already list it), then the snapshot. */
+export function memoryBlock(base: string, snapshot: string): string {
   const hasGuidance = MEMORY_GUIDELINES.every((line) => base.includes(line))
-  const block = [hasGuidance ? '' : MEMORY_GUIDANCE, snapshot].filter(Boolean).join('\n\n')
+  return [hasGuidance ? '' : MEMORY_GUIDANCE, snapshot].filter(Boolean).join('\n\n')
+}
+
+/** The system prompt with the memory block appended (Pi 0.80). */
+export function composePrompt(base: string, snapshot: string): string {
+  const block = memoryBlock(base, snapshot)
   if (!block) return base
   return base ? `${base}\n\n${block}` : block
+}
+
+/**
+ * Pi ≥ 1.0 prompt sections (`systemPromptOptions.sections`), or undefined on
+ * 0.80. Pi diffs sections against what the model already has and sends one
+ * patch when one changes, so the provider keeps its cached prefix; returning
+ * a `systemPrompt` instead would force the whole prompt every run.
+ */
+function promptSections(event: unknown): Record<string, string> | undefined {
+  const sections = (event as { systemPromptOptions?: { sections?: unknown } }).systemPromptOptions?.sections
+  return sections && typeof sections === 'object' ? (sections as Record<string, string>) : undefined
 }
 
 const trustedOf = (ctx: ExtensionContext) => typeof ctx.isProjectTrusted === 'function' && ctx.isProjectTrusted() === true
@@ -106,7 +124,8 @@ export function memoryExtension(pi: ExtensionAPI, options: MemoryExtensionOption
     const store = state.store!
     const controller = state.abort ?? new AbortController()
     const dir = agentDir()
-    const memory = createMemory({ agentDir: dir, cwd: ctx.cwd, config: memorySettings(dir, ctx.cwd, trustedOf(ctx)) })
+    const sessionDir = liveSessionDir(ctx.sessionManager, dir, ctx.cwd, trustedOf(ctx))
+    const memory = createMemory({ agentDir: dir, cwd: ctx.cwd, sessionDir, config: memorySettings(dir, ctx.cwd, trustedOf(ctx)) })
     return dream({
       store,
       settings: state.dreaming ?? dreamingSettings(undefined),
@@ -115,7 +134,7 @@ export function memoryExtension(pi: ExtensionAPI, options: MemoryExtensionOption
       currentModel: ctx.model,
       agentCore: options.agentCore,
       includeGlobal: state.includeGlobal === true,
-      sessionDir: ctx.sessionManager.getSessionDir?.(),
+      sessionDir,
       signal: controller.signal,
       force,
     })
@@ -195,8 +214,15 @@ export function memoryExtension(pi: ExtensionAPI, options: MemoryExtensionOption
     }
   })
 
+  // Every run, including Pi 1.2+ runs started by a custom message without a prompt.
   pi.on('before_agent_start', (event) => {
     if (state.snapshot === undefined) return undefined
+    const sections = promptSections(event)
+    if (sections) {
+      const block = memoryBlock(event.systemPrompt, state.snapshot)
+      if (block) sections[MEMORY_SECTION] = block
+      return undefined
+    }
     const systemPrompt = composePrompt(event.systemPrompt, state.snapshot)
     return systemPrompt === event.systemPrompt ? undefined : { systemPrompt }
   })

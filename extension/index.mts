@@ -3,12 +3,14 @@
  * every call. Loaded by Pi through `pi.extensions` in package.json.
  */
 import type { ExtensionAPI, ExtensionContext } from '@earendil-works/pi-coding-agent'
-import { Type } from './schema.mjs'
+import type { TSchema } from './schema.mjs'
 import { piActions, type ActionDescriptor } from './catalog.mjs'
 import { memoryExtension, type MemoryExtensionOptions } from './curated.mjs'
 import { createMemory, type Memory } from './memory.mjs'
+import { MEMORY_NAMESPACE } from './namespace.mjs'
+import { ExpandOutput, ExpandParameters, RecallOutput, RecallParameters, SessionsOutput, SessionsParameters } from './recall-schemas.mjs'
 import { recallRenderers, type TuiModule } from './render.mjs'
-import { agentDir, memorySettings } from './settings.mjs'
+import { agentDir, liveSessionDir, memorySettings } from './settings.mjs'
 
 export { createMemory } from './memory.mjs'
 export { catalog, search, MEMORY_ACTIONS } from './catalog.mjs'
@@ -16,71 +18,31 @@ export type { ActionDescriptor, Catalog } from './catalog.mjs'
 export type { CreateMemoryOptions, LiveSessionSource, Memory, MemoryTools } from './memory.mjs'
 export type { WalkEntry, WalkResult, WalkSelector, WalkVisitor } from './walk.mjs'
 export * from 'pi-fabric-memory/native'
-export { memoryExtension, SNAPSHOT_ENTRY_TYPE, type MemoryExtensionOptions } from './curated.mjs'
+export { memoryExtension, MEMORY_SECTION, SNAPSHOT_ENTRY_TYPE, type MemoryExtensionOptions } from './curated.mjs'
 export { createMemoryTools, MEMORY_GUIDANCE, MEMORY_GUIDELINES, type MemoryToolDefinition } from './memory-tools.mjs'
 export { runMemoryCommand } from './memory-command.mjs'
+export { MEMORY_NAMESPACE, WALK_SOURCE } from './namespace.mjs'
 
-const Branches = Type.Union([Type.Literal('active'), Type.Literal('all')], {
-  description: '"active" (default): only the current branch; "all": every branch of the session tree',
-})
-
-const ExpandParameters = Type.Object({
-  session: Type.Optional(Type.String({ description: 'Session id, file stem or absolute path; default: the current session' })),
-  branches: Type.Optional(Branches),
-  indices: Type.Optional(Type.Array(Type.Integer(), { description: 'Normalized entry indices' })),
-  entryIds: Type.Optional(Type.Array(Type.String(), { description: 'Pi entry ids' })),
-  operationAddresses: Type.Optional(Type.Array(Type.String(), { description: 'Fabric operation addresses, e.g. "entry/3"' })),
-  entryRange: Type.Optional(Type.Object({ first: Type.Integer(), last: Type.Integer() })),
-  before: Type.Optional(Type.Integer({ minimum: 0, maximum: 100, description: 'Entries of context before the one selected entry' })),
-  after: Type.Optional(Type.Integer({ minimum: 0, maximum: 100, description: 'Entries of context after the one selected entry' })),
-  maxChars: Type.Optional(Type.Integer({ minimum: 256, maximum: 24000 })),
-  maxEntries: Type.Optional(Type.Integer({ minimum: 1, maximum: 20 })),
-  expectedSourceHash: Type.Optional(Type.String()),
-  expectedSourceBytes: Type.Optional(Type.Integer({ minimum: 0 })),
-  expectedLineageFingerprint: Type.Optional(Type.String()),
-  expectedLineageLeafId: Type.Optional(Type.String()),
-  entryOffset: Type.Optional(Type.Integer({ minimum: 0 })),
-  textOffset: Type.Optional(Type.Integer({ minimum: 0 })),
-})
-
-const Filters = {
-  role: Type.Optional(Type.String({ description: 'Exact role: user, assistant, toolResult, bashExecution, custom, compaction, …' })),
-  tool: Type.Optional(Type.String({ description: 'Exact tool name, e.g. "grep"' })),
-  ref: Type.Optional(Type.String({ description: 'Exact capability ref, e.g. "pi.grep" or "agents.run"' })),
-  provider: Type.Optional(Type.String()),
-  action: Type.Optional(Type.String()),
-  outcome: Type.Optional(Type.Union(['succeeded', 'failed', 'aborted', 'timed_out'].map((o) => Type.Literal(o)))),
-  since: Type.Optional(Type.Union([Type.Number(), Type.String()], { description: 'Inclusive: ms since the epoch or an ISO date' })),
-  until: Type.Optional(Type.Union([Type.Number(), Type.String()])),
+/**
+ * A recall page as a Pi tool result: JSON text for the model, the page as
+ * `details` and (Pi ≥ 1.x codemode) `structuredContent`. A contract error
+ * (`page.error`) is `isError: true` with the page kept, never a throw, so a
+ * script can branch on `error.code`.
+ */
+function pageResult<T extends { error?: unknown }>(page: T) {
+  return {
+    content: [{ type: 'text' as const, text: JSON.stringify(page) }],
+    details: page,
+    structuredContent: page,
+    ...(page.error ? { isError: true } : {}),
+  }
 }
 
-const RecallParameters = Type.Object({
-  query: Type.Optional(Type.String({ description: 'Words to find; omit to browse (filters alone decide)' })),
-  queryMode: Type.Optional(Type.Union([Type.Literal('literal'), Type.Literal('phrase'), Type.Literal('regex')])),
-  queryMatch: Type.Optional(Type.Union([Type.Literal('any'), Type.Literal('all')])),
-  scope: Type.Optional(Type.String({ description: '"project" (default), "session", "global" or "session:<id-or-path>"' })),
-  branches: Type.Optional(Branches),
-  ...Filters,
-  pageSize: Type.Optional(Type.Integer({ minimum: 1, maximum: 50 })),
-  offset: Type.Optional(Type.Integer({ minimum: 0 })),
-  snippetChars: Type.Optional(Type.Integer({ minimum: 80, maximum: 2000 })),
-  entryRange: Type.Optional(Type.Object({ first: Type.Integer(), last: Type.Integer() })),
-  expectedSourceHash: Type.Optional(Type.String()),
-  expectedSourceBytes: Type.Optional(Type.Integer({ minimum: 0 })),
-  expectedLineageFingerprint: Type.Optional(Type.String()),
-  expectedLineageLeafId: Type.Optional(Type.String()),
-})
+/** A recall tool: Pi 0.80's ToolDefinition type lacks the 1.x fields, which 0.80 ignores. */
+type PageTool = Parameters<ExtensionAPI['registerTool']>[0] & { outputSchema: TSchema; namespace: typeof MEMORY_NAMESPACE }
 
-const SessionsParameters = Type.Object({
-  scope: Type.Optional(
-    Type.String({ description: '"session", "project" (default), "global" (all projects) or "session:<id-or-path>"' }),
-  ),
-  branches: Type.Optional(Branches),
-  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 500 })),
-})
-
-function jsonResult<T>(details: T) {
-  return { content: [{ type: 'text' as const, text: JSON.stringify(details) }], details }
+function registerPageTool(pi: ExtensionAPI, tool: PageTool): void {
+  pi.registerTool(tool)
 }
 
 /** One memory per cwd. `session` is updated on every call: Pi replaces the
@@ -96,7 +58,8 @@ function memoryFor(cache: Map<string, CwdMemory>, ctx: ExtensionContext, actions
     const dir = agentDir()
     const trusted = typeof ctx.isProjectTrusted === 'function' ? ctx.isProjectTrusted() : true
     const holder = { session: ctx.sessionManager } as CwdMemory
-    holder.memory = createMemory({ agentDir: dir, cwd: ctx.cwd, config: memorySettings(dir, ctx.cwd, trusted), live: () => holder.session, actions })
+    const sessionDir = liveSessionDir(ctx.sessionManager, dir, ctx.cwd, trusted)
+    holder.memory = createMemory({ agentDir: dir, cwd: ctx.cwd, sessionDir, config: memorySettings(dir, ctx.cwd, trusted), live: () => holder.session, actions })
     entry = holder
     cache.set(ctx.cwd, entry)
   }
@@ -121,7 +84,7 @@ function registerRecallTools(pi: ExtensionAPI, tui?: TuiModule): void {
   const memories = new Map<string, CwdMemory>()
   const actions = () => piActions(typeof pi.getAllTools === 'function' ? pi.getAllTools() : [])
 
-  pi.registerTool({
+  registerPageTool(pi, {
     name: 'memory_recall',
     ...renderersFor('memory_recall', tui),
     label: 'Memory: recall',
@@ -129,35 +92,39 @@ function registerRecallTools(pi: ExtensionAPI, tui?: TuiModule): void {
       'Search the history of Pi sessions (this project by default) for earlier decisions, errors, commands and files. ' +
       'Literal words by default (queryMode "phrase" for exact wording, "regex" only when needed); exact filters ' +
       'role/tool/ref/provider/action/outcome/since/until work with or without a query. Each hit has a `follow` call: ' +
-      'to read it, call the tool named by follow.ref with "." replaced by "_" (memory.expand → memory_expand, ' +
-      'memory.recall → memory_recall) and pass follow.args unchanged. Continue a page with `next` the same way. ' +
+      'to read it, call the tool named by follow.tool (memory_expand or memory_recall) with follow.args unchanged. ' +
+      'Continue a page with `next` the same way. ' +
       'An empty result proves absence only when coverage.complete is true. Follow and next calls are bound to the ' +
       'session as it was and stay valid while Pi appends to it; they return error stale_pointer only when an earlier ' +
       'line was rewritten or the entry left the active branch (then recall again, or pass branches "all").',
     promptSnippet: 'Search earlier Pi sessions of this project; follow hits with memory_expand',
     parameters: RecallParameters,
+    outputSchema: RecallOutput,
+    namespace: MEMORY_NAMESPACE,
     async execute(_toolCallId, params, _signal, _onUpdate, ctx) {
-      return jsonResult(await memoryFor(memories, ctx, actions).recall(params as never))
+      return pageResult(await memoryFor(memories, ctx, actions).recall(params as never))
     },
   })
 
-  pi.registerTool({
+  registerPageTool(pi, {
     name: 'memory_expand',
     ...renderersFor('memory_expand', tui),
     label: 'Memory: expand',
     description:
       'Read complete, normalized entries of a Pi session (this one by default) from its JSONL history. ' +
       'Select entries by indices, entryIds, operationAddresses or entryRange; before/after add context around one entry. ' +
-      'Long text arrives in chunks with textRange; when the result has a non-null `next`, call memory_expand again ' +
-      'with `next.args` unchanged to continue. Errors such as stale_pointer come back in `error`.',
+      'Long text arrives in chunks with textRange; when the result has a non-null `next`, call next.tool ' +
+      '(memory_expand) again with `next.args` unchanged to continue. Errors such as stale_pointer come back in `error`.',
     promptSnippet: 'Read full entries of this or an earlier Pi session by index, entry id or range',
     parameters: ExpandParameters,
+    outputSchema: ExpandOutput,
+    namespace: MEMORY_NAMESPACE,
     async execute(_toolCallId, params, _signal, _onUpdate, ctx) {
-      return jsonResult(await memoryFor(memories, ctx, actions).expand(params as never))
+      return pageResult(await memoryFor(memories, ctx, actions).expand(params as never))
     },
   })
 
-  pi.registerTool({
+  registerPageTool(pi, {
     name: 'memory_sessions',
     ...renderersFor('memory_sessions', tui),
     label: 'Memory: sessions',
@@ -166,8 +133,10 @@ function registerRecallTools(pi: ExtensionAPI, tui?: TuiModule): void {
       'scope "project" (default) lists this project, "global" every project, "session" the current one.',
     promptSnippet: 'List earlier Pi sessions of this project',
     parameters: SessionsParameters,
+    outputSchema: SessionsOutput,
+    namespace: MEMORY_NAMESPACE,
     async execute(_toolCallId, params, _signal, _onUpdate, ctx) {
-      return jsonResult(await memoryFor(memories, ctx, actions).sessions(params as never))
+      return pageResult(await memoryFor(memories, ctx, actions).sessions(params as never))
     },
   })
 }

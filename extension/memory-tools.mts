@@ -11,6 +11,7 @@ import type { AgentToolResult, ToolDefinition } from '@earendil-works/pi-coding-
 import { type TSchema, Type } from './schema.mjs'
 import type { MemoryStore, MemoryStoreResult, MemoryTarget } from 'pi-fabric-memory/native'
 import { guarded } from './errors.mjs'
+import { MEMORY_NAMESPACE } from './namespace.mjs'
 
 /** Structured output bounds (code mode): bytes of JSON and complete records per list. */
 export const MAX_STRUCTURED_BYTES = 12 * 1024
@@ -35,7 +36,7 @@ export type StoreSource = MemoryStore | (() => MemoryStore | undefined)
 /** What a memory tool returns: Pi's result plus the 1.x code-mode fields. */
 export type MemoryToolResult = AgentToolResult<unknown> & { structuredContent?: unknown; isError?: boolean }
 
-export type MemoryToolDefinition = ToolDefinition & { outputSchema?: TSchema }
+export type MemoryToolDefinition = ToolDefinition & { outputSchema?: TSchema; namespace?: typeof MEMORY_NAMESPACE }
 
 export class MemoryOutputLimitError extends Error {
   readonly code = 'output_limit'
@@ -140,6 +141,7 @@ function memoryTool(
     promptSnippet,
     parameters,
     outputSchema: OutputSchema,
+    namespace: MEMORY_NAMESPACE,
     ...extra,
     async execute(_toolCallId: string, params: unknown): Promise<MemoryToolResult> {
       const args = (params ?? {}) as Record<string, unknown>

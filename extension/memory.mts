@@ -15,6 +15,8 @@ export interface CreateMemoryOptions {
   agentDir?: string
   /** The project directory; default `process.cwd()`. */
   cwd?: string
+  /** Pi's custom session dir (flat), searched besides `<agentDir>/sessions`; relative to `cwd`. */
+  sessionDir?: string
   /** The `memory` settings object (see the README's Configuration section). */
   config?: Record<string, unknown>
   /** Pi's live session, read on every call (or a getter for it). */
@@ -23,9 +25,12 @@ export interface CreateMemoryOptions {
   actions?: () => ActionDescriptor[]
 }
 
+/** A call to dispatch: `ref` decides; the Pi tool name a `follow`/`next` carries is not needed here. */
+export type CallToken = Omit<FabricCall, 'tool'> & { tool?: FabricCall['tool'] }
+
 export interface MemoryTools {
   /** Dispatches a copy-ready `follow`/`next` call. */
-  call(call: FabricCall): Promise<unknown>
+  call(call: CallToken): Promise<unknown>
   /** The deterministic provider → action tree. */
   catalog(): Catalog
   /** Actions ranked for a natural-language or ref query. */
@@ -58,7 +63,7 @@ function liveBranch(source: CreateMemoryOptions['live']): LiveBranchArg | undefi
 }
 
 export function createMemory(options: CreateMemoryOptions = {}): Memory {
-  const engine = new MemoryEngine({ agentDir: options.agentDir, cwd: options.cwd, config: options.config })
+  const engine = new MemoryEngine({ agentDir: options.agentDir, cwd: options.cwd, config: options.config, sessionDir: options.sessionDir })
   // The live branch is read on every call, so /tree navigation is seen at once.
   const live = () => liveBranch(options.live)
   const expand = (args: ExpandArgs = {}) => guarded(() => engine.expand(args, live()))
@@ -75,7 +80,7 @@ export function createMemory(options: CreateMemoryOptions = {}): Memory {
         ? walk(expand, undefined, selectorOrVisitor)
         : walk(expand, selectorOrVisitor, visitor!)) as Memory['walk'],
     tools: {
-      async call(call: FabricCall) {
+      async call(call: CallToken) {
         const args = (call?.args ?? {}) as never
         switch (call?.ref) {
           case 'memory.expand':

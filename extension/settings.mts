@@ -39,3 +39,41 @@ export function mergeLayers(layers: SettingsLayer[]): Record<string, unknown> {
 export function memorySettings(dir: string, cwd: string, projectTrusted: boolean): Record<string, unknown> {
   return mergeLayers(memoryLayers(dir, cwd, projectTrusted))
 }
+
+/** `~` and `~/…` as Pi's `expandTildePath`. */
+const expandTilde = (path: string) => (path === '~' ? homedir() : path.replace(/^~(?=\/)/, homedir()))
+
+/**
+ * Pi's custom session dir as Pi resolves it when no `--session-dir` is given:
+ * `PI_CODING_AGENT_SESSION_DIR`, else `sessionDir` of the project's
+ * `.pi/settings.json` (only when Pi trusts the project), else of
+ * `<agentDir>/settings.json`. Relative paths are relative to the cwd (the
+ * engine resolves them); undefined = Pi's default layout only.
+ */
+export function sessionDirSetting(dir: string, cwd: string, projectTrusted: boolean, env: NodeJS.ProcessEnv = process.env): string | undefined {
+  const fromEnv = env.PI_CODING_AGENT_SESSION_DIR
+  if (fromEnv) return expandTilde(fromEnv)
+  const read = (file: string) => {
+    try {
+      const value = (JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown> | null)?.sessionDir
+      return typeof value === 'string' && value.trim() ? expandTilde(value.trim()) : undefined
+    } catch {
+      return undefined
+    }
+  }
+  return (projectTrusted ? read(join(cwd, '.pi', 'settings.json')) : undefined) ?? read(join(dir, 'settings.json'))
+}
+
+/**
+ * The session dir of Pi's live SessionManager (`getSessionDir()`: what Pi
+ * itself chose from `--session-dir`, the environment and the settings), else
+ * {@link sessionDirSetting}. An in-memory session reports "".
+ */
+export function liveSessionDir(
+  session: { getSessionDir?: () => string | undefined } | undefined,
+  dir: string,
+  cwd: string,
+  projectTrusted: boolean,
+): string | undefined {
+  return session?.getSessionDir?.() || sessionDirSetting(dir, cwd, projectTrusted)
+}

@@ -37,6 +37,9 @@ impl Live {
 pub struct Engine {
   pub agent_dir: PathBuf,
   pub cwd: PathBuf,
+  /// Pi's custom session dir (`--session-dir`, `PI_CODING_AGENT_SESSION_DIR`,
+  /// `sessionDir`): sessions of every cwd, flat, besides `<agentDir>/sessions`.
+  pub session_dir: Option<PathBuf>,
   pub config: Config,
   pub live: Option<Live>,
   /// Receives indexing progress (the CLI's bar); `None` for most calls.
@@ -48,7 +51,14 @@ impl Engine {
     let process_cwd = std::env::current_dir().map_err(|e| CoreError::Io { path: PathBuf::from("."), source: e })?;
     let agent_dir = agent_dir.map(|d| resolve_path(d, &process_cwd)).unwrap_or_else(default_agent_dir);
     let cwd = cwd.map(|c| resolve_path(c, &process_cwd)).unwrap_or(process_cwd);
-    Ok(Engine { agent_dir, cwd, config, live: None, progress: None })
+    Ok(Engine { agent_dir, cwd, session_dir: None, config, live: None, progress: None })
+  }
+
+  /// The same engine with Pi's custom session dir (relative to the cwd, as
+  /// Pi resolves it; empty = none).
+  pub fn with_session_dir(self, dir: Option<&str>) -> Engine {
+    let session_dir = dir.filter(|d| !d.is_empty()).map(|d| resolve_path(d, &self.cwd));
+    Engine { session_dir, ..self }
   }
 
   pub fn with_live(&self, live: Option<Live>) -> Engine {
@@ -59,6 +69,7 @@ impl Engine {
     Discovery {
       agent_dir: self.agent_dir.clone(),
       cwd: self.cwd.clone(),
+      session_dir: self.session_dir.clone(),
       live_file: self.live.as_ref().map(|l| l.file.clone()),
     }
   }

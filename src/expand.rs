@@ -166,12 +166,45 @@ impl ExpandRequest {
   }
 }
 
-/// A `{ref, args}` call token.
-#[derive(Debug, Clone, Serialize, PartialEq)]
+/// A `{ref, tool, args}` call token. `tool` is the Pi tool that serves `ref`
+/// (`memory.expand` → `memory_expand`), so a guest dispatches it without
+/// guessing names; it is derived, never stored.
+#[derive(Debug, Clone, PartialEq)]
 pub struct Call {
-  #[serde(rename = "ref")]
   pub reference: &'static str,
   pub args: Value,
+}
+
+impl Call {
+  /// The Pi tool name for this call's `ref`.
+  pub fn tool(&self) -> String {
+    self.reference.replace('.', "_")
+  }
+}
+
+impl Serialize for Call {
+  fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+    use serde::ser::SerializeStruct;
+    let mut call = serializer.serialize_struct("Call", 3)?;
+    call.serialize_field("ref", self.reference)?;
+    call.serialize_field("tool", &self.tool())?;
+    call.serialize_field("args", &self.args)?;
+    call.end()
+  }
+}
+
+#[cfg(test)]
+mod call_tests {
+  use super::Call;
+  use serde_json::json;
+
+  #[test]
+  fn a_call_names_the_pi_tool_that_serves_it() {
+    let call = Call { reference: "memory.expand", args: json!({"indices": [3]}) };
+    let text = serde_json::to_string(&call).unwrap();
+    assert_eq!(text, r#"{"ref":"memory.expand","tool":"memory_expand","args":{"indices":[3]}}"#);
+    assert_eq!(Call { reference: "memory.recall", args: json!({}) }.tool(), "memory_recall");
+  }
 }
 
 #[derive(Debug, Clone, Serialize, PartialEq)]

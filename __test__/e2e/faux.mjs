@@ -1,6 +1,8 @@
 // The pi-ai faux model in a real Pi ModelRuntime, registered through the
 // config form that works on both Pi lines (reference/pi-e2e.md).
-import { rmSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 
 export async function fauxModel(sdk, ai) {
   const faux = ai.fauxProvider({ provider: 'faux', models: [{ id: 'faux-1' }], tokensPerSecond: 0 })
@@ -27,4 +29,47 @@ export function teardown(sessions, savedEnv, root) {
     else process.env[key] = value
   }
   rmSync(root, { recursive: true, force: true })
+}
+
+/** A compaction without an LLM call: Pi takes the extension's result. */
+export const fixedCompaction = (pi) =>
+  pi.on('session_before_compact', (event) => ({
+    compaction: { summary: 'compacted', firstKeptEntryId: event.preparation.firstKeptEntryId, tokensBefore: event.preparation.tokensBefore },
+  }))
+
+/**
+ * A real AgentSession with this package loaded by path (as an installed Pi
+ * package) plus inline `factories`, nothing else discovered; session_start fired.
+ */
+export async function openSession(sdk, { packageDir, cwd, agentDir, settingsManager, modelRuntime, model, sessionManager, tools, factories = [] }) {
+  const resourceLoader = new sdk.DefaultResourceLoader({
+    cwd, agentDir, settingsManager,
+    noExtensions: true, noSkills: true, noPromptTemplates: true, noThemes: true, noContextFiles: true,
+    additionalExtensionPaths: [packageDir],
+    extensionFactories: factories,
+  })
+  await resourceLoader.reload()
+  const errors = resourceLoader.getExtensions().errors
+  if (errors.length) throw new Error(`extension load errors: ${JSON.stringify(errors)}`)
+  const { session } = await sdk.createAgentSession({ cwd, agentDir, model, thinkingLevel: 'off', modelRuntime, resourceLoader, settingsManager, sessionManager, tools })
+  await session.bindExtensions({})
+  return session
+}
+
+/**
+ * A temp Pi home for one test: `agentDir` (with `memories/`, set as
+ * PI_CODING_AGENT_DIR, offline, no telemetry) and a project `cwd`, realpath'd so
+ * paths compare equal to what Pi reports. `savedEnv` (plus `extraEnv` keys) is
+ * what {@link teardown} restores.
+ */
+export function tempPiHome(prefix, extraEnv = []) {
+  const root = realpathSync(mkdtempSync(join(tmpdir(), prefix)))
+  const agentDir = join(root, 'agent')
+  const cwd = join(root, 'project')
+  for (const dir of [join(agentDir, 'memories'), cwd]) mkdirSync(dir, { recursive: true })
+  // No background dreaming due-check (dreaming.test.mjs covers it): one still indexing at teardown races the removal.
+  writeFileSync(join(agentDir, 'settings.json'), JSON.stringify({ 'pi-memory': { dreaming: { enabled: false } } }))
+  const savedEnv = Object.fromEntries(['PI_CODING_AGENT_DIR', 'PI_OFFLINE', 'PI_TELEMETRY', ...extraEnv].map((key) => [key, process.env[key]]))
+  Object.assign(process.env, { PI_CODING_AGENT_DIR: agentDir, PI_OFFLINE: '1', PI_TELEMETRY: '0' })
+  return { root, agentDir, cwd, savedEnv }
 }

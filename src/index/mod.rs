@@ -21,7 +21,7 @@ pub mod resident;
 use crate::config::Config;
 use crate::engine::Engine;
 use crate::error::ContractError;
-use crate::session::discover::{belongs_to, resolve_path, try_read_header, Scope};
+use crate::session::discover::{resolve_path, try_read_header, Scope};
 use crate::session::lineage::Branches;
 use crate::session::parse::Header;
 use crate::session::source::{now_ns, same_content, StatStamp};
@@ -169,7 +169,8 @@ fn sync_key(engine: &Engine, scope: &Scope, branches: Branches) -> String {
     .live
     .as_ref()
     .map(|l| (l.file.clone(), l.branch.leaf_id.clone(), l.branch.ids.len(), l.branch.ids.last().cloned()));
-  format!("{:?}|{:?}|{:?}|{:?}|{:?}|{:?}", scope, branches, engine.config, engine.cwd, engine.agent_dir, live)
+  let (cwd, agent_dir, session_dir) = (&engine.cwd, &engine.agent_dir, &engine.session_dir);
+  format!("{scope:?}|{branches:?}|{:?}|{cwd:?}|{agent_dir:?}|{session_dir:?}|{live:?}", engine.config)
 }
 
 impl Index {
@@ -220,20 +221,23 @@ pub struct Source {
   pub stamp: StatStamp,
 }
 
-/// Every `sessions/*/*.jsonl` with its stamp, newest first (then by path):
-/// the order tiers are assigned in. Listings come from `dirs` while the
-/// directories are unchanged; every file is stat'ed (appends change no
-/// directory).
-pub fn list_sources(dirs: &listing::DirCache, sessions_dir: &Path) -> Vec<Source> {
-  let files: Vec<PathBuf> = dirs
-    .names(sessions_dir)
-    .iter()
-    .map(|name| sessions_dir.join(name))
-    .flat_map(|dir| {
-      let names = dirs.names(&dir);
-      names.iter().filter(|n| n.ends_with(".jsonl")).map(|n| dir.join(n)).collect::<Vec<_>>()
-    })
-    .collect();
+/// Every `sessions/*/*.jsonl`, plus the `*.jsonl` of Pi's flat custom
+/// session dir, with its stamp, newest first (then by path): the order tiers
+/// are assigned in. Listings come from `dirs` while the directories are
+/// unchanged; every file is stat'ed (appends change no directory).
+pub fn list_sources(dirs: &listing::DirCache, sessions_dir: &Path, session_dir: Option<&Path>) -> Vec<Source> {
+  let jsonl_in = |dir: PathBuf| {
+    let names = dirs.names(&dir);
+    names.iter().filter(|n| n.ends_with(".jsonl")).map(|n| dir.join(n)).collect::<Vec<_>>()
+  };
+  let mut files: Vec<PathBuf> =
+    dirs.names(sessions_dir).iter().map(|name| sessions_dir.join(name)).flat_map(jsonl_in).collect();
+  if let Some(dir) = session_dir {
+    files.extend(jsonl_in(dir.to_path_buf()));
+    // The custom dir may be one of the default layout's.
+    files.sort();
+    files.dedup();
+  }
   let mut sources: Vec<Source> = files
     .into_par_iter()
     .with_min_len(64)
@@ -304,11 +308,10 @@ fn eligible(engine: &Engine, index: &Index, all: &[Source], scope: &Scope) -> Re
       let dir = discovery.project_dir();
       all
         .iter()
-        .filter(|s| s.path.parent() == Some(dir.as_path()))
         .filter(|s| match index.probe(&s.path, &s.stamp) {
-          Ok(header) => header.is_some_and(|h| belongs_to(&h, &engine.cwd)),
-          // Unreadable in this project's dir: counted as unavailable.
-          Err(()) => true,
+          Ok(header) => header.is_some_and(|h| discovery.in_project(&s.path, &h)),
+          // Unreadable in this project's own dir: counted as unavailable.
+          Err(()) => s.path.parent() == Some(dir.as_path()),
         })
         .cloned()
         .collect()
@@ -344,7 +347,7 @@ pub fn sync(engine: &Engine, scope: &Scope, branches: Branches) -> Result<SyncRe
   let index = Index::shared(index_dir(engine));
   let _guard = index.sync_lock.lock();
   let started_ns = now_ns();
-  let all = list_sources(&index.dirs, &engine.discovery().sessions_dir());
+  let all = list_sources(&index.dirs, &engine.discovery().sessions_dir(), engine.session_dir.as_deref());
   let names = index.dirs.names(&index.dir);
   let key = sync_key(engine, scope, branches);
   if let Some(last) = index.last.lock().as_ref() {

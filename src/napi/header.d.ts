@@ -21,9 +21,11 @@ export interface MemoryError {
   [detail: string]: unknown
 }
 
-/** A copy-ready call: dispatch it with `tools.call(call)`. */
+/** A copy-ready call: dispatch it with `tools.call(call)`, or call the Pi tool `tool` with `args` unchanged. */
 export interface FabricCall {
   ref: 'memory.recall' | 'memory.expand' | 'memory.sessions'
+  /** The Pi tool serving `ref` (`.` → `_`); in a codemode script: `tools[call.tool](call.args)`. */
+  tool: 'memory_recall' | 'memory_expand' | 'memory_sessions'
   args: Record<string, unknown>
 }
 

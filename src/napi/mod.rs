@@ -38,6 +38,9 @@ pub struct MemoryOptions {
   pub cwd: Option<String>,
   /// The `memory` settings object (see README, Configuration).
   pub config: Option<Value>,
+  /// Pi's custom session dir (flat, every cwd's sessions), searched besides
+  /// `<agentDir>/sessions`; relative to `cwd`.
+  pub session_dir: Option<String>,
 }
 
 /// Indexing progress of one call: the sessions and source bytes it plans to
@@ -142,12 +145,14 @@ pub struct MemoryEngine {
 impl MemoryEngine {
   #[napi(constructor)]
   pub fn new(options: Option<MemoryOptions>) -> Result<Self> {
-    let (agent_dir, cwd, config) = match options {
-      Some(o) => (o.agent_dir, o.cwd, o.config),
-      None => (None, None, None),
+    let (agent_dir, cwd, config, session_dir) = match options {
+      Some(o) => (o.agent_dir, o.cwd, o.config, o.session_dir),
+      None => (None, None, None, None),
     };
     let config = Config::from_json(config.as_ref()).map_err(to_napi)?;
-    let engine = Engine::new(agent_dir.as_deref(), cwd.as_deref(), config).map_err(to_napi)?;
+    let engine = Engine::new(agent_dir.as_deref(), cwd.as_deref(), config)
+      .map_err(to_napi)?
+      .with_session_dir(session_dir.as_deref());
     Ok(MemoryEngine { engine })
   }
 
@@ -159,6 +164,12 @@ impl MemoryEngine {
   #[napi(getter)]
   pub fn cwd(&self) -> String {
     self.engine.cwd.to_string_lossy().into_owned()
+  }
+
+  /// The resolved custom session dir, or null.
+  #[napi(getter)]
+  pub fn session_dir(&self) -> Option<String> {
+    self.engine.session_dir.as_ref().map(|d| d.to_string_lossy().into_owned())
   }
 
   fn task(&self, live: Option<Value>, operation: Operation) -> Result<AsyncTask<OperationTask>> {

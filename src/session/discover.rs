@@ -182,12 +182,21 @@ impl Scope {
   }
 }
 
-/// Where to look: the agent dir, the caller's cwd and Pi's live session file.
+/// Where to look: the agent dir, Pi's custom session dir, the caller's cwd
+/// and Pi's live session file.
 #[derive(Debug, Clone)]
 pub struct Discovery {
   pub agent_dir: PathBuf,
   pub cwd: PathBuf,
+  pub session_dir: Option<PathBuf>,
   pub live_file: Option<PathBuf>,
+}
+
+/// Sorted, without repeats (a custom session dir may be one of the default ones).
+fn unique(mut paths: Vec<PathBuf>) -> Vec<PathBuf> {
+  paths.sort();
+  paths.dedup();
+  paths
 }
 
 impl Discovery {
@@ -199,19 +208,39 @@ impl Discovery {
     self.sessions_dir().join(encode_cwd(&self.cwd.to_string_lossy()))
   }
 
-  /// Every session under the agent dir, newest first.
+  /// Is the session at `path` one of this cwd's? In the default layout by
+  /// its directory and header ([`belongs_to`]); in the flat custom session
+  /// dir, which holds every cwd's sessions, only by a header cwd equal to
+  /// this cwd (as Pi's `SessionManager.list`).
+  pub fn in_project(&self, path: &Path, header: &Header) -> bool {
+    let parent = path.parent();
+    if parent == Some(self.project_dir().as_path()) && belongs_to(header, &self.cwd) {
+      return true;
+    }
+    parent.is_some() && parent == self.session_dir.as_deref() && !header.cwd.is_empty() && belongs_to(header, &self.cwd)
+  }
+
+  /// Every session under the agent dir and in the custom session dir, newest first.
   pub fn global(&self) -> Vec<SessionFile> {
-    let Ok(read) = fs::read_dir(self.sessions_dir()) else { return Vec::new() };
+    let Ok(read) = fs::read_dir(self.sessions_dir()) else { return open_all(self.custom_files()) };
     let mut dirs: Vec<PathBuf> = read.filter_map(Result::ok).map(|e| e.path()).filter(|p| p.is_dir()).collect();
     dirs.sort();
-    open_all(dirs.iter().flat_map(|dir| jsonl_files(dir)).collect())
+    let mut files: Vec<PathBuf> = dirs.iter().flat_map(|dir| jsonl_files(dir)).collect();
+    files.extend(self.custom_files());
+    open_all(unique(files))
   }
 
   /// Sessions recorded for this cwd (by header; the directory name is lossy).
   pub fn project(&self) -> Vec<SessionFile> {
-    let mut sessions = open_all(jsonl_files(&self.project_dir()));
-    sessions.retain(|s| belongs_to(&s.header, &self.cwd));
+    let mut files = jsonl_files(&self.project_dir());
+    files.extend(self.custom_files());
+    let mut sessions = open_all(unique(files));
+    sessions.retain(|s| self.in_project(&s.path, &s.header));
     sessions
+  }
+
+  fn custom_files(&self) -> Vec<PathBuf> {
+    self.session_dir.as_deref().map(jsonl_files).unwrap_or_default()
   }
 
   /// The live session if it is on disk, else the newest session of the cwd.

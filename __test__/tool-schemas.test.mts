@@ -1,0 +1,53 @@
+// What Pi reads from the seven tools' definitions: one shared `memory`
+// namespace, output schemas on the recall tools, and enumerated parameters as
+// plain `{type: "string", enum}` schemas (a union of literals breaks
+// Google-family models, Pi's extensions.md). The real-Pi codemode path is in
+// e2e/codemode.test.mjs.
+import assert from 'node:assert/strict'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { after, test } from 'node:test'
+import piFabricMemory, { MEMORY_NAMESPACE } from '../extension/index.mjs'
+
+const agent = mkdtempSync(join(tmpdir(), 'pfm-schemas-'))
+const saved = process.env.PI_CODING_AGENT_DIR
+process.env.PI_CODING_AGENT_DIR = agent
+after(() => {
+  if (saved === undefined) delete process.env.PI_CODING_AGENT_DIR
+  else process.env.PI_CODING_AGENT_DIR = saved
+  rmSync(agent, { recursive: true, force: true })
+})
+
+function registeredTools(): any[] {
+  const tools: any[] = []
+  const pi = { registerTool: (tool: any) => tools.push(tool), registerCommand: () => {}, on: () => {}, appendEntry: () => {} }
+  piFabricMemory(pi as never)
+  return tools
+}
+
+const ENUMS: Record<string, Record<string, string[]>> = {
+  memory_recall: { branches: ['active', 'all'], queryMode: ['literal', 'phrase', 'regex'], queryMatch: ['any', 'all'], outcome: ['succeeded', 'failed', 'aborted', 'timed_out'] },
+  memory_expand: { branches: ['active', 'all'] },
+  memory_sessions: { branches: ['active', 'all'] },
+  memory_add: { target: ['memory', 'user'] },
+  memory_replace: { target: ['memory', 'user'] },
+  memory_remove: { target: ['memory', 'user'] },
+  memory_read: { target: ['memory', 'user'] },
+}
+
+test('seven tools, one namespace, output schemas, plain string enums', () => {
+  const tools = registeredTools()
+  assert.deepEqual(tools.map((t) => t.name).sort(), Object.keys(ENUMS).sort())
+  for (const tool of tools) {
+    assert.equal(tool.namespace, MEMORY_NAMESPACE, `${tool.name} namespace`)
+    assert.equal(tool.exposure, undefined, `${tool.name} keeps the default exposure`)
+    assert.equal(tool.outputSchema?.type, 'object', `${tool.name} outputSchema`)
+    const parameters = JSON.parse(JSON.stringify(tool.parameters))
+    for (const [key, values] of Object.entries(ENUMS[tool.name])) {
+      assert.deepEqual({ type: parameters.properties[key].type, enum: parameters.properties[key].enum }, { type: 'string', enum: values }, `${tool.name}.${key}`)
+    }
+    assert.ok(!JSON.stringify(parameters).includes('"const"'), `${tool.name}: no literal unions`)
+  }
+  assert.match(MEMORY_NAMESPACE.instructions, /async function walk\(args, visit\)/)
+})

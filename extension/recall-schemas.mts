@@ -1,0 +1,223 @@
+/**
+ * Parameter and output schemas of `memory_recall`, `memory_expand` and
+ * `memory_sessions`. Outputs are the pages of `index.d.ts`; codemode hands a
+ * script `structuredContent` (the page) instead of its text.
+ */
+import { type TSchema, Type } from './schema.mjs'
+
+/** A closed set of strings: `{type: "string", enum}` (schema.mts turns a union of literals into that). */
+const stringEnum = (values: readonly string[], options?: { description?: string }) => Type.Union(values.map((v) => Type.Literal(v)), options)
+
+const Branches = stringEnum(['active', 'all'], {
+  description: '"active" (default): only the current branch; "all": every branch of the session tree',
+})
+const OUTCOMES = ['succeeded', 'failed', 'aborted', 'timed_out'] as const
+const EntryRange = Type.Object({ first: Type.Integer(), last: Type.Integer() })
+
+export const ExpandParameters = Type.Object({
+  session: Type.Optional(Type.String({ description: 'Session id, file stem or absolute path; default: the current session' })),
+  branches: Type.Optional(Branches),
+  indices: Type.Optional(Type.Array(Type.Integer(), { description: 'Normalized entry indices' })),
+  entryIds: Type.Optional(Type.Array(Type.String(), { description: 'Pi entry ids' })),
+  operationAddresses: Type.Optional(Type.Array(Type.String(), { description: 'Fabric operation addresses, e.g. "entry/3"' })),
+  entryRange: Type.Optional(EntryRange),
+  before: Type.Optional(Type.Integer({ minimum: 0, maximum: 100, description: 'Entries of context before the one selected entry' })),
+  after: Type.Optional(Type.Integer({ minimum: 0, maximum: 100, description: 'Entries of context after the one selected entry' })),
+  maxChars: Type.Optional(Type.Integer({ minimum: 256, maximum: 24000 })),
+  maxEntries: Type.Optional(Type.Integer({ minimum: 1, maximum: 20 })),
+  expectedSourceHash: Type.Optional(Type.String()),
+  expectedSourceBytes: Type.Optional(Type.Integer({ minimum: 0 })),
+  expectedLineageFingerprint: Type.Optional(Type.String()),
+  expectedLineageLeafId: Type.Optional(Type.String()),
+  entryOffset: Type.Optional(Type.Integer({ minimum: 0 })),
+  textOffset: Type.Optional(Type.Integer({ minimum: 0 })),
+})
+
+const Filters = {
+  role: Type.Optional(Type.String({ description: 'Exact role: user, assistant, toolResult, bashExecution, custom, compaction, …' })),
+  tool: Type.Optional(Type.String({ description: 'Exact tool name, e.g. "grep"' })),
+  ref: Type.Optional(Type.String({ description: 'Exact capability ref, e.g. "pi.grep" or "agents.run"' })),
+  provider: Type.Optional(Type.String()),
+  action: Type.Optional(Type.String()),
+  outcome: Type.Optional(stringEnum(OUTCOMES)),
+  since: Type.Optional(Type.Union([Type.Number(), Type.String()], { description: 'Inclusive: ms since the epoch or an ISO date' })),
+  until: Type.Optional(Type.Union([Type.Number(), Type.String()])),
+}
+
+export const RecallParameters = Type.Object({
+  query: Type.Optional(Type.String({ description: 'Words to find; omit to browse (filters alone decide)' })),
+  queryMode: Type.Optional(stringEnum(['literal', 'phrase', 'regex'])),
+  queryMatch: Type.Optional(stringEnum(['any', 'all'])),
+  scope: Type.Optional(Type.String({ description: '"project" (default), "session", "global" or "session:<id-or-path>"' })),
+  branches: Type.Optional(Branches),
+  ...Filters,
+  pageSize: Type.Optional(Type.Integer({ minimum: 1, maximum: 50 })),
+  offset: Type.Optional(Type.Integer({ minimum: 0 })),
+  snippetChars: Type.Optional(Type.Integer({ minimum: 80, maximum: 2000 })),
+  entryRange: Type.Optional(EntryRange),
+  expectedSourceHash: Type.Optional(Type.String()),
+  expectedSourceBytes: Type.Optional(Type.Integer({ minimum: 0 })),
+  expectedLineageFingerprint: Type.Optional(Type.String()),
+  expectedLineageLeafId: Type.Optional(Type.String()),
+})
+
+export const SessionsParameters = Type.Object({
+  scope: Type.Optional(
+    Type.String({ description: '"session", "project" (default), "global" (all projects) or "session:<id-or-path>"' }),
+  ),
+  branches: Type.Optional(Branches),
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 500 })),
+})
+
+// Outputs. Fields a page may add later stay allowed (additionalProperties).
+const open = { additionalProperties: true }
+const Nullable = (schema: TSchema) => Type.Union([schema, Type.Null()])
+const Str = Nullable(Type.String())
+const Num = Nullable(Type.Number())
+
+const Call = (refs: readonly string[], tools: readonly string[]) =>
+  Type.Object(
+    {
+      ref: stringEnum(refs),
+      tool: stringEnum(tools, { description: 'The Pi tool to call with args unchanged: tools[call.tool](call.args)' }),
+      args: Type.Object({}, open),
+    },
+    open,
+  )
+const AnyCall = Call(['memory.recall', 'memory.expand', 'memory.sessions'], ['memory_recall', 'memory_expand', 'memory_sessions'])
+
+const MemoryError = Type.Object(
+  { code: Type.String({ description: 'stale_pointer, session_not_found, ambiguous_session, address_not_found, …' }), message: Type.String() },
+  open,
+)
+
+const Coverage = Type.Object(
+  {
+    complete: Type.Boolean({ description: 'An empty answer is authoritative only when true' }),
+    indexedSessions: Type.Integer(),
+    eligibleSessions: Type.Integer(),
+    staleSessions: Type.Integer(),
+    incompleteSessions: Type.Integer(),
+    reasons: Type.Array(Type.String()),
+    error: Type.Optional(MemoryError),
+  },
+  open,
+)
+
+const TypedFields = {
+  role: Str,
+  tool: Str,
+  ref: Str,
+  provider: Str,
+  action: Str,
+  outcome: Nullable(stringEnum(OUTCOMES)),
+  operationAddress: Str,
+  timestamp: Num,
+  isError: Type.Boolean(),
+}
+
+const EntryHit = Type.Object(
+  {
+    kind: Type.Literal('entry'),
+    sessionId: Type.String(),
+    tier: stringEnum(['hot', 'cold']),
+    index: Type.Integer(),
+    entryId: Str,
+    parentId: Str,
+    type: Type.String(),
+    ...TypedFields,
+    score: Type.Number(),
+    snippet: Type.String(),
+    truncated: Type.Boolean(),
+    follow: Call(['memory.expand'], ['memory_expand']),
+  },
+  open,
+)
+
+const SessionHit = Type.Object(
+  {
+    kind: Type.Literal('session'),
+    sessionId: Type.String(),
+    tier: Type.Literal('cold'),
+    cwd: Type.String(),
+    lastTimestamp: Num,
+    score: Type.Number(),
+    matchedTerms: Type.Array(Type.String()),
+    matchedStructuralEntries: Type.Integer(),
+    follow: Call(['memory.recall'], ['memory_recall']),
+  },
+  open,
+)
+
+export const RecallOutput = Type.Object(
+  {
+    total: Type.Integer(),
+    hits: Type.Array(Type.Union([EntryHit, SessionHit])),
+    next: Nullable(AnyCall),
+    coverage: Coverage,
+    error: Type.Optional(MemoryError),
+  },
+  open,
+)
+
+const TextRange = Type.Object({
+  start: Type.Integer({ description: 'UTF-16 offset into the full text' }),
+  end: Type.Integer(),
+  total: Type.Integer(),
+  complete: Type.Boolean(),
+})
+
+const ExpandedEntry = Type.Object(
+  {
+    index: Type.Integer(),
+    entryId: Str,
+    parentId: Str,
+    type: Type.String(),
+    ...TypedFields,
+    text: Type.String(),
+    textRange: TextRange,
+    anchor: Type.Optional(Type.Boolean()),
+    filesTouched: Type.Array(Type.String()),
+  },
+  open,
+)
+
+export const ExpandOutput = Type.Object(
+  {
+    session: Str,
+    sessionId: Str,
+    sourceHash: Str,
+    branches: Branches,
+    lineageFingerprint: Str,
+    entryCount: Nullable(Type.Integer()),
+    entries: Type.Array(ExpandedEntry),
+    next: Nullable(AnyCall),
+    error: Type.Optional(MemoryError),
+  },
+  open,
+)
+
+const SessionRow = Type.Object(
+  {
+    id: Type.String(),
+    file: Type.String(),
+    cwd: Type.String(),
+    mtime: Type.Number(),
+    entryCount: Type.Integer(),
+    tier: stringEnum(['hot', 'cold']),
+    branches: Branches,
+    lineageFingerprint: Type.String(),
+  },
+  open,
+)
+
+export const SessionsOutput = Type.Object(
+  {
+    scope: Type.String(),
+    branches: Branches,
+    sessions: Type.Array(SessionRow),
+    coverage: Coverage,
+    error: Type.Optional(MemoryError),
+  },
+  open,
+)
