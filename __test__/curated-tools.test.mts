@@ -241,6 +241,6 @@ describe('/memory', () => {
     }
     assert.match((await runMemoryCommand(store, 'replace nothing -> x')).text, /^Failed: No entry matched/)
     assert.match((await runMemoryCommand(store, 'remove nothing')).text, /^Failed:/)
-    assert.equal((await runMemoryCommand(store, 'frobnicate')).text, 'Unknown subcommand. Available: status, read, add, replace, remove, dream.')
+    assert.equal((await runMemoryCommand(store, 'frobnicate')).text, 'Unknown subcommand. Available: status, read, add, replace, remove, dream, review.')
   })
 })

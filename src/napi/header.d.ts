@@ -261,6 +261,8 @@ export interface MemoryStoreSuccess {
   removedEntry?: string
   /** `apply`: what each operation did, in order. */
   operations?: MemoryOperationOutcome[]
+  /** `applyForReview`: the net additions written (sanitized). */
+  added?: string[]
   /** `applyForReview`: the changes this call staged for review. */
   proposed?: MemoryProposal[]
   /** `applyForReview`: the additions were written, but staging the rest failed. */

@@ -136,6 +136,7 @@ fn success(target: Target, entries: Vec<String>, limit: usize, message: Option<&
     replaced_entry: None,
     removed_entry: None,
     operations: None,
+    added: None,
     proposed: None,
     proposal_error: None,
   })
@@ -143,22 +144,26 @@ fn success(target: Target, entries: Vec<String>, limit: usize, message: Option<&
 
 /// Review mode: the original entries plus the batch's net additions when
 /// they fit (or do not grow an over-limit file), and the changes to stage.
-fn review_split(working: &batch::Working, limit: usize) -> (Option<Vec<String>>, Vec<NetChange>) {
+fn review_split(working: &batch::Working, limit: usize) -> (Option<Vec<String>>, Vec<NetChange>, Vec<String>) {
   let (adds, mut staged): (Vec<NetChange>, Vec<NetChange>) =
     working.net().into_iter().partition(|change| matches!(change, NetChange::Add(_)));
-  if adds.is_empty() {
-    return (None, staged);
+  let added: Vec<String> = adds
+    .iter()
+    .filter_map(|change| match change {
+      NetChange::Add(content) => Some(content.clone()),
+      _ => None,
+    })
+    .collect();
+  if added.is_empty() {
+    return (None, staged, added);
   }
   let mut entries = working.before.clone();
-  entries.extend(adds.iter().filter_map(|change| match change {
-    NetChange::Add(content) => Some(content.clone()),
-    _ => None,
-  }));
+  entries.extend(added.iter().cloned());
   if joined_len(&entries) > limit {
     staged.extend(adds);
-    return (None, staged);
+    return (None, staged, Vec::new());
   }
-  (Some(entries), staged)
+  (Some(entries), staged, added)
 }
 
 fn outcome(index: usize, op: &Op, step: &Step, show: &dyn Fn(&String) -> String) -> OperationOutcome {
@@ -477,11 +482,11 @@ impl MemoryStore {
       if total > limit && total > current {
         return Err(with_current(over_limit(ops, mode, current, total, limit), target, &before, limit));
       }
-      let (write, staged) = match mode {
+      let (write, staged, added) = match mode {
         Mode::Review => review_split(&working, limit),
-        _ => (working.changed().then(|| working.entries.clone()), working.net()),
+        _ => (working.changed().then(|| working.entries.clone()), working.net(), Vec::new()),
       };
-      done = Some((steps, staged));
+      done = Some((steps, staged, added));
       Ok(write)
     };
     let outcome = match mode {
@@ -492,7 +497,14 @@ impl MemoryStore {
       Mode::Single | Mode::Batch | Mode::Review => self.locked_update(target, update),
     };
     match (outcome, done) {
-      (Ok(entries), Some((steps, net))) => (self.report(target, ops, &steps, entries, mode), net),
+      (Ok(entries), Some((steps, net, added))) => {
+        let mut result = self.report(target, ops, &steps, entries, mode);
+        if let (StoreResult::Success(success), Mode::Review) = (&mut result, mode) {
+          success.added = Some(added.iter().map(|e| snapshot::sanitize(e, target)).collect());
+          success.operations = None;
+        }
+        (result, net)
+      }
       (Ok(_), None) => unreachable!("a successful update records its steps"),
       (Err(failure), _) => (failure.into(), Vec::new()),
     }

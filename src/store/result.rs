@@ -24,6 +24,9 @@ pub struct Success {
   /// A batch: what each operation did, in order.
   #[serde(skip_serializing_if = "Option::is_none")]
   pub operations: Option<Vec<OperationOutcome>>,
+  /// `applyForReview`: the net additions written (sanitized).
+  #[serde(skip_serializing_if = "Option::is_none")]
+  pub added: Option<Vec<String>>,
   /// `applyForReview`: the changes staged for review by this call.
   #[serde(skip_serializing_if = "Option::is_none")]
   pub proposed: Option<Vec<Proposal>>,

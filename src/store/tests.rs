@@ -621,6 +621,7 @@ fn review_mode_writes_additions_and_stages_the_rest() {
   );
   let result = store.apply_for_review(M, &ops);
   let proposed = ok(&result).proposed.clone().unwrap();
+  assert_eq!(ok(&result).added.as_deref(), Some(&["ci on push".to_string()][..]));
   assert_eq!(fx.read(M), "uses npm\n§\nstale fact\n§\nkept\n§\nci on push", "only the addition landed");
   let summary: Vec<_> = proposed.iter().map(|p| (p.id, p.action, p.old_text.clone(), p.new_content.clone())).collect();
   assert_eq!(
