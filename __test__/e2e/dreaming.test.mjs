@@ -96,8 +96,8 @@ const systemPromptOf = (ai, ctx) => (typeof ctx.systemPrompt === 'string' ? ctx.
 
 for (const line of LINES) {
   describe(`dreaming in Pi ${line.label}`, () => {
-    test('a due run reads the planted turns and its tool calls change MEMORY.md and USER.md', { timeout: 60_000 }, async () => {
-      const w = await world(line, { model: FAUX_MODEL, minTurnsSinceLastRun: 2 })
+    test('with autoApply, a due run reads the planted turns and its tool calls change MEMORY.md and USER.md', { timeout: 60_000 }, async () => {
+      const w = await world(line, { model: FAUX_MODEL, minTurnsSinceLastRun: 2, autoApply: true })
       try {
         const { fauxAssistantMessage, fauxToolCall, fauxText } = w.ai
         w.plant([
@@ -130,6 +130,44 @@ for (const line of LINES) {
         assert.equal(state.lastTurnCount, 2)
         assert.ok(Date.parse(state.lastConsolidatedAt) <= Date.now())
         assert.equal(host.session.messages.length, 0, 'the dream adds no turn to the active session')
+      } finally {
+        w.close()
+      }
+    })
+
+    test('a run that proposes a removal leaves MEMORY.md unchanged until /memory review apply', { timeout: 60_000 }, async () => {
+      const w = await world(line, { model: FAUX_MODEL, minTurnsSinceLastRun: 1 })
+      try {
+        const { fauxAssistantMessage, fauxToolCall, fauxText } = w.ai
+        w.plant([['We dropped npm entirely; the build uses Bun now.', 'Noted.']])
+        w.faux.setResponses([
+          () =>
+            fauxAssistantMessage(
+              fauxToolCall('memory_apply', {
+                target: 'memory',
+                operations: [
+                  { action: 'remove', oldText: 'npm' },
+                  { action: 'add', content: 'Project builds with Bun' },
+                ],
+              }, { id: 'b1' }),
+              { stopReason: 'toolUse' },
+            ),
+          () => fauxAssistantMessage(fauxText('Proposed replacing the npm note with Bun.')),
+        ])
+        const host = await w.open()
+        const outcome = await host.dreamed
+        assert.equal(outcome.status, 'done', outcome.message)
+        assert.match(outcome.message, /applied 1 addition\(s\); 1 change\(s\) await review \(\/memory review\)/)
+        assert.equal(w.file('MEMORY.md'), 'Project uses npm\n§\nProject builds with Bun', 'the addition landed, the removal did not')
+        const ledger = JSON.parse(w.file('proposals.json'))
+        assert.deepEqual(ledger.proposals.map((p) => [p.id, p.action, p.target, p.oldText]), [[1, 'remove', 'memory', 'Project uses npm']])
+
+        await host.session.prompt('/memory review')
+        assert.equal(w.file('MEMORY.md'), 'Project uses npm\n§\nProject builds with Bun', 'listing changes nothing')
+        await host.session.prompt('/memory review apply 1')
+        assert.equal(w.file('MEMORY.md'), 'Project builds with Bun')
+        assert.deepEqual(JSON.parse(w.file('proposals.json')).proposals, [])
+        assert.equal(host.session.messages.length, 0, 'the commands add no turn')
       } finally {
         w.close()
       }
