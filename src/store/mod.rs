@@ -552,35 +552,13 @@ impl MemoryStore {
     let path = self.path(target);
     let gate = gate(&path);
     let _in_process = gate.lock();
-    let held = match lock::acquire(&path, &self.options.lock) {
-      Ok(held) => held,
-      Err(LockError::Locked(lock_path)) => {
-        return Err(Failure::new(
-          FailureCode::Locked,
-          format!(
-            "{} is locked by another writer ({}); nothing was written. Try again in a moment.",
-            target.file_name(),
-            lock_path.display()
-          ),
-        ))
-      }
-      Err(LockError::Io(lock_path, error)) => return Err(io_failure(&lock_path, &error)),
-    };
+    let held = take_lock(&path, target.file_name(), &self.options.lock)?;
     let entries = self.read_entries(target, &path, true)?;
     self.set_live(target, &entries);
     let Some(entries) = change(entries.clone())? else {
       return Ok(entries);
     };
-    // A lock taken over as stale (we held it past `stale`) is no longer
-    // ours: writing now could overwrite the new holder's write.
-    if !held.still_held() {
-      let error = std::io::Error::other("the file lock was taken over by another writer");
-      return Err(io_failure(held.path(), &error));
-    }
-    file::remove_orphan_temps(&path);
-    if let Err(error) = file::write_atomic(&path, entries::serialize(&entries).as_bytes()) {
-      return Err(io_failure(&path, &error));
-    }
+    write_held(&held, &path, entries::serialize(&entries).as_bytes())?;
     self.set_live(target, &entries);
     Ok(entries)
   }
@@ -601,6 +579,32 @@ impl MemoryStore {
       .map(|(t, budget)| snapshot::render(t, &state.frozen[t.index()], self.limit(t), budget));
     snapshot::join_blocks(&blocks)
   }
+}
+
+/// Takes the cross-process lock of `path`, or the failure to report.
+fn take_lock(path: &Path, name: &str, options: &LockOptions) -> Result<lock::FileLock, Failure> {
+  lock::acquire(path, options).map_err(|error| match error {
+    LockError::Locked(lock_path) => Failure::new(
+      FailureCode::Locked,
+      format!(
+        "{name} is locked by another writer ({}); nothing was written. Try again in a moment.",
+        lock_path.display()
+      ),
+    ),
+    LockError::Io(lock_path, error) => io_failure(&lock_path, &error),
+  })
+}
+
+/// Writes `path` atomically while `held` is still ours: a lock taken over
+/// as stale (held past `stale`) is not, and writing then could overwrite
+/// the new holder's write.
+fn write_held(held: &lock::FileLock, path: &Path, bytes: &[u8]) -> Result<(), Failure> {
+  if !held.still_held() {
+    let error = std::io::Error::other("the file lock was taken over by another writer");
+    return Err(io_failure(held.path(), &error));
+  }
+  file::remove_orphan_temps(path);
+  file::write_atomic(path, bytes).map_err(|error| io_failure(path, &error))
 }
 
 fn io_failure(path: &Path, error: &std::io::Error) -> Failure {

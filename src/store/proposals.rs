@@ -5,9 +5,9 @@
 //! applying it after that entry changed is refused as stale.
 
 use super::batch::{Action, NetChange, Op};
-use super::lock::{self, LockError, LockOptions};
+use super::lock::LockOptions;
 use super::result::{Failure, FailureCode, StoreResult};
-use super::{file, Target};
+use super::{file, take_lock, write_held, Target};
 use serde::{Deserialize, Serialize};
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -131,28 +131,12 @@ pub fn update<T>(
 ) -> Result<T, Failure> {
   fs::create_dir_all(dir).map_err(|e| io(dir, e))?;
   let path = path(dir);
-  let held = match lock::acquire(&path, options) {
-    Ok(held) => held,
-    Err(LockError::Locked(lock_path)) => {
-      return Err(Failure::new(
-        FailureCode::Locked,
-        format!(
-          "{FILE_NAME} is locked by another writer ({}); nothing was changed. Try again in a moment.",
-          lock_path.display()
-        ),
-      ))
-    }
-    Err(LockError::Io(lock_path, error)) => return Err(io(&lock_path, error)),
-  };
+  let held = take_lock(&path, FILE_NAME, options)?;
   let mut ledger = read(&path)?;
   let (value, write) = change(&mut ledger)?;
   if write {
-    if !held.still_held() {
-      return Err(io(held.path(), std::io::Error::other("the file lock was taken over by another writer")));
-    }
-    file::remove_orphan_temps(&path);
     let json = serde_json::to_string_pretty(&ledger).map_err(|e| io(&path, std::io::Error::other(e)))?;
-    file::write_atomic(&path, format!("{json}\n").as_bytes()).map_err(|e| io(&path, e))?;
+    write_held(&held, &path, format!("{json}\n").as_bytes())?;
   }
   Ok(value)
 }
