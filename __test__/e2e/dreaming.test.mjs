@@ -276,6 +276,25 @@ describe(`dreaming gates, lock, abort and failures (Pi ${PI.label})`, () => {
     }
   })
 
+  test('a run stopped by maxOutputTokens applies nothing and says so', { timeout: 60_000 }, async () => {
+    const w = await world(PI, { model: FAUX_MODEL, minTurnsSinceLastRun: 1, maxOutputTokens: 5 })
+    try {
+      w.plant([['The release branch is called trunk-next.', 'Noted.']])
+      w.faux.setResponses([
+        () => w.ai.fauxAssistantMessage(w.ai.fauxToolCall('memory_add', { target: 'memory', content: 'The release branch is called trunk-next, not main' }, { id: 'm1' }), { stopReason: 'toolUse' }),
+        () => w.ai.fauxAssistantMessage(w.ai.fauxText('done')),
+      ])
+      const outcome = await (await w.open()).dreamed
+      assert.equal(outcome.status, 'done', outcome.message)
+      assert.match(outcome.message, /stopped at maxOutputTokens \(5\), so nothing was applied; output \d+ tokens/)
+      assert.ok(outcome.usage.outputTokens >= 5, JSON.stringify(outcome.usage))
+      assert.equal(w.file('MEMORY.md'), 'Project uses npm', 'the staged addition did not land')
+      assert.equal(w.state().lastTurnCount, 1, 'the spend is not repeated at the next start')
+    } finally {
+      w.close()
+    }
+  })
+
   test('a model failure leaves state unchanged', { timeout: 60_000 }, async () => {
     const w = await world(PI, { model: FAUX_MODEL, minTurnsSinceLastRun: 1 })
     try {
