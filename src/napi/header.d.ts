@@ -54,6 +54,8 @@ export interface ExpandedEntry {
   isError: boolean
   text: string
   textRange: TextRange
+  /** Threat-pattern ids the entry's text matches: untrusted evidence, text unchanged. */
+  threats?: string[]
   /** Set on the selected entry when `before`/`after` context was requested. */
   anchor?: boolean
   filesTouched: string[]
@@ -188,6 +190,8 @@ export interface EntryHit {
   score: number
   snippet: string
   truncated: boolean
+  /** Threat-pattern ids the entry's text matches: untrusted evidence, text unchanged. */
+  threats?: string[]
   follow: FabricCall & { ref: 'memory.expand' }
 }
 

@@ -127,6 +127,9 @@ pub struct EntryHit {
   pub score: f64,
   pub snippet: String,
   pub truncated: bool,
+  /// Threat-pattern ids the entry's text matches (untrusted evidence; text unchanged).
+  #[serde(skip_serializing_if = "Option::is_none")]
+  pub threats: Option<Vec<String>>,
   pub follow: Call,
 }
 
@@ -489,6 +492,7 @@ impl Search<'_> {
       score: rounded(score),
       snippet,
       truncated: cut || entry.truncated,
+      threats: crate::store::threat::flags::field(&entry.text),
       follow: Call {
         reference: "memory.expand",
         args: json!({
