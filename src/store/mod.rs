@@ -126,7 +126,11 @@ fn gate(path: &Path) -> Arc<Mutex<()>> {
 }
 
 fn success(target: Target, entries: Vec<String>, limit: usize, message: Option<&'static str>) -> StoreResult {
-  StoreResult::Success(Success {
+  StoreResult::Success(success_record(target, entries, limit, message))
+}
+
+fn success_record(target: Target, entries: Vec<String>, limit: usize, message: Option<&'static str>) -> Success {
+  Success {
     success: true,
     target: target.name(),
     usage: entries::usage(joined_len(&entries), limit),
@@ -139,7 +143,7 @@ fn success(target: Target, entries: Vec<String>, limit: usize, message: Option<&
     added: None,
     proposed: None,
     proposal_error: None,
-  })
+  }
 }
 
 /// Review mode: the original entries plus the batch's net additions when
@@ -512,8 +516,7 @@ impl MemoryStore {
 
   fn report(&self, target: Target, ops: &[Op], steps: &[Step], entries: Vec<String>, mode: Mode) -> StoreResult {
     let show = |entry: &String| snapshot::sanitize(entry, target);
-    let mut result = success(target, entries.iter().map(show).collect(), self.limit(target), None);
-    let StoreResult::Success(success) = &mut result else { unreachable!() };
+    let mut success = success_record(target, entries.iter().map(show).collect(), self.limit(target), None);
     if mode == Mode::Single {
       success.message = Some(match &steps[0] {
         Step::Added => "Entry added.",
@@ -526,7 +529,7 @@ impl MemoryStore {
         Step::Removed(old) => success.removed_entry = Some(show(old)),
         _ => {}
       }
-      return result;
+      return StoreResult::Success(success);
     }
     success.message = Some(match mode {
       Mode::DryRun => "Dry run: nothing was written.",
@@ -535,7 +538,7 @@ impl MemoryStore {
     });
     success.operations =
       Some(ops.iter().zip(steps).enumerate().map(|(index, (op, step))| outcome(index, op, step, &show)).collect());
-    result
+    StoreResult::Success(success)
   }
 
   /// Read-modify-write of one file under the in-process gate and the file
