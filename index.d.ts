@@ -461,5 +461,16 @@ export interface MemoryStoreOptions {
   lockStaleMs?: number
 }
 
+/**
+ * The threat-pattern ids recalled evidence with this text is flagged with
+ * (`threats` on hits and expanded entries); empty for clean text.
+ */
+export declare function threatFlags(text: string, options?: ThreatFlagsOptions | undefined | null): Array<string>
+
+export interface ThreatFlagsOptions {
+  /** Skip text that cannot match (default true); off only to measure the prefilter. */
+  prefilter?: boolean
+}
+
 /** The addon's version, for diagnostics. */
 export declare function version(): string

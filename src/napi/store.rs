@@ -30,6 +30,20 @@ pub struct MemoryStoreOptions {
 }
 
 #[napi(object)]
+pub struct ThreatFlagsOptions {
+  /// Skip text that cannot match (default true); off only to measure the prefilter.
+  pub prefilter: Option<bool>,
+}
+
+/// The threat-pattern ids recalled evidence with this text is flagged with
+/// (`threats` on hits and expanded entries); empty for clean text.
+#[napi]
+pub fn threat_flags(text: String, options: Option<ThreatFlagsOptions>) -> Result<Vec<String>> {
+  let prefilter = options.and_then(|o| o.prefilter).unwrap_or(true);
+  caught(|| crate::store::threat::flags::flags_with(&text, prefilter))
+}
+
+#[napi(object)]
 pub struct MemoryApplyOptions {
   /// Check the batch against the file as it is now, without writing.
   pub dry_run: Option<bool>,
