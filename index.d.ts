@@ -365,12 +365,19 @@ export declare class MemoryEngine {
   constructor(options?: MemoryOptions | undefined | null)
   get agentDir(): string
   get cwd(): string
+  /** The effective `memory` configuration (defaults filled in), camelCase. */
+  get config(): Record<string, unknown>
+  /** The index directory this engine reads and writes. */
+  get indexDir(): string
   /** `memory.recall`: ranked, bounded evidence with copy-ready `follow` calls. */
   recall(args?: RecallArgs, live?: LiveBranchArg): Promise<RecallPage>
   /** `memory.expand`: full normalized entries in `textRange` chunks. */
   expand(args?: ExpandArgs, live?: LiveBranchArg): Promise<ExpandPage>
-  /** `memory.sessions`: sessions of a scope, newest first. */
-  sessions(args?: SessionsArgs, live?: LiveBranchArg): Promise<SessionsPage>
+  /**
+   * `memory.sessions`: sessions of a scope, newest first. `onProgress`
+   * receives the indexing work this call does (the plan, then each build).
+   */
+  sessions(args?: SessionsArgs, live?: LiveBranchArg, onProgress?: (progress: IndexProgress) => void): Promise<SessionsPage>
 }
 
 /**
@@ -426,6 +433,20 @@ export declare class MemoryStore {
    * it? Used before restoring a snapshot saved in a Pi session.
    */
   isValidSnapshot(snapshot: string): boolean
+}
+
+/**
+ * Indexing progress of one call: the sessions and source bytes it plans to
+ * index (current records cost nothing) and how much of that is done.
+ */
+export interface IndexProgress {
+  eligibleSessions: number
+  /** Sessions whose records were already current when the call started. */
+  freshSessions: number
+  sessionsToIndex: number
+  sessionsIndexed: number
+  bytesToIndex: number
+  bytesIndexed: number
 }
 
 /**

@@ -136,11 +136,21 @@ describe('the frozen snapshot', () => {
     await store.add('memory', 'compacted fact')
     await pi.emit('session_compact', {})
     assert.notEqual(await pi.prompt(), before)
-    assert.deepEqual(pi.statuses.slice(-2), ['memory: empty', 'memory: loaded'])
+    assert.deepEqual(pi.statuses.slice(-2), ['memory: 0 entries · prompt snapshot empty until the next session', 'memory: 1 entry · prompt snapshot loaded'])
     session.branchIds = [session.entries[0].id]
     await pi.emit('session_tree', {})
     assert.equal(await pi.prompt(), before)
-    assert.equal(pi.statuses.at(-1), 'memory: empty')
+    assert.equal(pi.statuses.at(-1), 'memory: 1 entry · prompt snapshot empty until the next session')
+  })
+
+  test('the footer shows the live count after a tool write, apart from the frozen prompt', async () => {
+    const pi = runtime(new FakeSession('s1'), { store })
+    await pi.emit('session_start', { reason: 'startup' })
+    assert.equal(pi.statuses.at(-1), 'memory: 0 entries · prompt snapshot empty until the next session')
+    await pi.call('memory_add', { target: 'memory', content: 'a fact' })
+    await pi.call('memory_add', { target: 'user', content: 'a preference' })
+    await pi.emit('tool_execution_end', { toolName: 'memory_add' })
+    assert.equal(pi.statuses.at(-1), 'memory: 2 entries · prompt snapshot empty until the next session')
   })
 
   test('the guidance appears once when Pi already listed the tool guidelines', async () => {

@@ -37,9 +37,9 @@ describe('settings', () => {
       enabled: true,
       minHoursSinceLastRun: 24,
       minTurnsSinceLastRun: 5,
-      model: { provider: 'openai', model: 'gpt-4.1-mini' },
       autoApply: false, maxOutputTokens: 16_000, maxCost: 0.5,
     })
+    assert.equal(dreamingSettings({ model: { provider: 'x' } }).model, undefined, 'a model needs both names')
     const s = dreamingSettings({ enabled: false, minHoursSinceLastRun: '2', minSessionsSinceLastRun: 7, model: { provider: 'x', model: 'y' }, autoApply: true, maxOutputTokens: '500', maxCost: 0.1 })
     assert.deepEqual(s, { enabled: false, minHoursSinceLastRun: 2, minTurnsSinceLastRun: 7, model: { provider: 'x', model: 'y' }, autoApply: true, maxOutputTokens: 500, maxCost: 0.1 })
     assert.equal(dreamingSettings({ minTurnsSinceLastRun: 1, minSessionsSinceLastRun: 7 }).minTurnsSinceLastRun, 1)
@@ -150,13 +150,29 @@ describe('gatherTurns and dream()', () => {
 
   const options = (over: Partial<DreamOptions>): DreamOptions => ({
     store: new MemoryStore({ dir }),
-    settings: dreamingSettings({ minTurnsSinceLastRun: 2 }),
+    settings: dreamingSettings({ minTurnsSinceLastRun: 2, model: { provider: 'p', model: 'm' } }),
     memory: fakeMemory({ '/a.jsonl': entries(3) }),
     registry: { find: () => ({ id: 'm' }), getApiKeyAndHeaders: async () => ({ ok: true as const }) },
     includeGlobal: true,
     ...over,
   })
   const ok = async () => ({ ok: true, aborted: false, turns: 1, writes: ['memory_add memory'], summary: 'added' })
+
+  test("without a configured model the session's own model is used, never another provider", async () => {
+    const used: unknown[] = []
+    const recording = async (o: { model: unknown }) => (used.push(o.model), ok())
+    const settings = dreamingSettings({ minTurnsSinceLastRun: 2 })
+    const sessionModel = { provider: 'faux', id: 'faux-1' }
+    const registry = { find: () => assert.fail('no registry lookup without a configured model') }
+    const none = await dream(options({ settings, registry, consolidate: recording as never }))
+    assert.equal(none.status, 'no_model')
+    assert.match(none.message, /the session has none selected and pi-memory\.dreaming\.model is unset/)
+    assert.equal(used.length, 0)
+    const done = await dream(options({ settings, registry, currentModel: sessionModel, consolidate: recording as never }))
+    assert.equal(done.status, 'done')
+    assert.deepEqual(used, [sessionModel])
+    assert.match(dreamingStatus(dir, settings, Date.now(), sessionModel), /model faux\/faux-1 \(the session's model\)$/)
+  })
 
   test('state is written only after a successful run; failures, aborts and missing models leave it', async () => {
     const failing = async () => ({ ok: false, aborted: false, error: 'boom', turns: 1, writes: [], summary: '' })

@@ -30,9 +30,16 @@ import path from 'node:path'
 import { pathToFileURL } from 'node:url'
 import zlib from 'node:zlib'
 
-export const GENERATOR_VERSION = 1
+export const GENERATOR_VERSION = 2
 /** 2026-06-01T00:00:00.000Z: the first session starts here; sessions follow one another. */
 export const BASE_TIME = Date.UTC(2026, 5, 1)
+/**
+ * File mtimes count back from here, one minute apart in session order, so every
+ * corpus (even `huge`) lies in the past: a file dated in the future can never be
+ * proven unchanged by its stamp and would be re-hashed on every call.
+ */
+export const MTIME_CEILING = BASE_TIME
+const MTIME_SPACING_MS = 60_000
 /** The engine's default `hotSessions` (newest N sessions by mtime are hot). */
 export const HOT_SESSIONS = 50
 
@@ -270,6 +277,9 @@ export function encodeCwd(cwd) {
 }
 
 class Project {
+  /** @type {string} */ cwd
+  /** @type {string} */ lang
+  /** @type {number} */ weight
   constructor(index, spec, vocab, seed) {
     Object.assign(this, spec)
     this.index = index
@@ -974,6 +984,8 @@ class SessionBuilder {
     this.target = targetEntries
     this.features = features
     this.entries = [] // { obj, slot, textLen }
+    /** @type {Set<string> | undefined} the active path's ids, set once generated */
+    this.activeSet = undefined
     this.byId = new Map()
     this.ids = new Set()
     this.path = [] // active path (ids)
@@ -1184,6 +1196,7 @@ class SessionBuilder {
   /** FabricBranchSummaryDetailsV2 built from the abandoned entries (never copies planted text). */
   fabricBranchDetails(abandonedIds) {
     const r = this.rng
+    /** @type {Record<string, unknown>[]} */
     const facts = []
     for (const id of abandonedIds) {
       const obj = this.byId.get(id)
@@ -1517,7 +1530,8 @@ function entriesTarget(ctx, i) {
  * `<dir>/corpus-manifest.json`). Refuses a `dir` whose `sessions/` is not empty
  * unless `overwrite: true` (then `sessions/` is deleted first).
  */
-export function generateCorpus({ dir, size = 'medium', seed = 42, onProgress, overwrite = false } = {}) {
+/** @param {{ dir: string, size?: string, seed?: number, onProgress?: (progress: { done: number, total: number, bytes: number, file: string }) => void, overwrite?: boolean }} options */
+export function generateCorpus({ dir, size = 'medium', seed = 42, onProgress, overwrite = false }) {
   const spec = SIZES[size]
   if (!spec) throw new Error(`unknown corpus size ${size}; one of ${Object.keys(SIZES).join(', ')}`)
   if (!dir) throw new Error('generateCorpus: dir is required')
@@ -1631,7 +1645,7 @@ export function generateCorpus({ dir, size = 'medium', seed = 42, onProgress, ov
     const text = lines.join('\n') + '\n'
     writeFileSync(file, text)
     const bytes = Buffer.byteLength(text)
-    let mtimeMs = S.clock
+    let mtimeMs = MTIME_CEILING - (n - 1 - i) * MTIME_SPACING_MS
     while (seen.has(Math.floor(mtimeMs / 1000))) mtimeMs += 1000 // distinct whole seconds: unambiguous order
     seen.add(Math.floor(mtimeMs / 1000))
     utimesSync(file, new Date(mtimeMs), new Date(mtimeMs))
@@ -1691,7 +1705,8 @@ export function generateCorpus({ dir, size = 'medium', seed = 42, onProgress, ov
  * size, seed and generator version and every file still has its recorded size;
  * otherwise regenerates it (overwriting `sessions/`).
  */
-export function loadOrGenerateCorpus({ dir, size = 'medium', seed = 42, onProgress } = {}) {
+/** @param {{ dir: string, size?: string, seed?: number, onProgress?: (progress: { done: number, total: number, bytes: number, file: string }) => void }} options */
+export function loadOrGenerateCorpus({ dir, size = 'medium', seed = 42, onProgress }) {
   const manifestPath = path.join(path.resolve(dir), 'corpus-manifest.json')
   if (existsSync(manifestPath)) {
     try {

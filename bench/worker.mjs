@@ -7,4 +7,4 @@ const engine = new MemoryEngine({ agentDir, cwd, config: { indexDir, maxSessions
 const started = performance.now()
 const result = mode === 'build' ? await engine.sessions({ scope: 'global', limit: 1 }) : await engine.recall(JSON.parse(argsJson))
 const ms = performance.now() - started
-process.stdout.write(JSON.stringify({ ms, maxRssKB: process.resourceUsage().maxRSS, coverage: result.coverage, total: result.total }))
+process.stdout.write(JSON.stringify({ ms, maxRssKB: process.resourceUsage().maxRSS, coverage: result.coverage, total: 'total' in result ? result.total : undefined }))

@@ -11,7 +11,8 @@
  */
 import { homedir } from 'node:os'
 import { join, resolve } from 'node:path'
-import { agentDir, settingsKey } from './settings.mjs'
+import { MemoryStore } from 'pi-fabric-memory/native'
+import { agentDir, mergeLayers, settingsKey, type SettingsLayer } from './settings.mjs'
 
 export const CURATED_SETTINGS_KEY = 'pi-memory'
 
@@ -46,13 +47,22 @@ function numeric(value: unknown): unknown {
   return typeof value === 'string' && /^\s*\d+\s*$/.test(value) ? Number(value) : value
 }
 
-export function curatedSettings(cwd: string, projectTrusted: boolean, env: NodeJS.ProcessEnv = process.env): CuratedSettings {
+/** The `pi-memory` layers in order (see the module comment), each as read from its file. */
+export function curatedLayers(cwd: string, projectTrusted: boolean, env: NodeJS.ProcessEnv = process.env): SettingsLayer[] {
+  const layer = (file: string, interpolated: boolean): SettingsLayer => {
+    const values = settingsKey(file, CURATED_SETTINGS_KEY)
+    return { file, values: interpolated ? (interpolate(values, env) as Record<string, unknown>) : values }
+  }
   const globalFile = join(homedir(), '.pi', 'agent', 'settings.json')
   const agentFile = join(agentDir(), 'settings.json')
-  const layers = [interpolate(settingsKey(globalFile, CURATED_SETTINGS_KEY), env)]
-  if (resolve(agentFile) !== resolve(globalFile)) layers.push(interpolate(settingsKey(agentFile, CURATED_SETTINGS_KEY), env))
-  if (projectTrusted) layers.push(settingsKey(join(cwd, '.pi', 'settings.json'), CURATED_SETTINGS_KEY))
-  const merged = Object.assign({}, ...layers) as Record<string, unknown>
+  const layers = [layer(globalFile, true)]
+  if (resolve(agentFile) !== resolve(globalFile)) layers.push(layer(agentFile, true))
+  if (projectTrusted) layers.push(layer(join(cwd, '.pi', 'settings.json'), false))
+  return layers
+}
+
+export function curatedSettings(cwd: string, projectTrusted: boolean, env: NodeJS.ProcessEnv = process.env): CuratedSettings {
+  const merged = mergeLayers(curatedLayers(cwd, projectTrusted, env))
   const dataDir = typeof merged.dataDir === 'string' && merged.dataDir.trim() ? merged.dataDir.trim() : undefined
   return {
     dataDir: dataDir === undefined ? undefined : resolve(agentDir(), dataDir.replace(/^~(?=$|\/)/, homedir())),
@@ -60,4 +70,9 @@ export function curatedSettings(cwd: string, projectTrusted: boolean, env: NodeJ
     userCharLimit: numeric(merged.userCharLimit) as number | undefined,
     ...(merged.dreaming === undefined ? {} : { dreaming: merged.dreaming }),
   }
+}
+
+/** The store the settings describe (throws `InvalidArg` on a bad limit). */
+export function storeOf(settings: CuratedSettings): MemoryStore {
+  return new MemoryStore({ dir: settings.dataDir, memoryCharLimit: settings.memoryCharLimit, userCharLimit: settings.userCharLimit })
 }

@@ -14,12 +14,12 @@
 import { resolve } from 'node:path'
 import type { ExtensionAPI, ExtensionContext } from '@earendil-works/pi-coding-agent'
 import { MemoryStore } from 'pi-fabric-memory/native'
-import { curatedSettings, type CuratedSettings } from './curated-settings.mjs'
+import { curatedSettings, storeOf, type CuratedSettings } from './curated-settings.mjs'
 import { dream, dreamingSettings, dreamingStatus, type DreamingSettings, type DreamOutcome } from './dreaming.mjs'
 import { createMemory } from './memory.mjs'
 import { agentDir, memorySettings } from './settings.mjs'
 import { guarded } from './errors.mjs'
-import { registerMemoryCommand } from './memory-command.mjs'
+import { entries, registerMemoryCommand } from './memory-command.mjs'
 import { createMemoryTools, MEMORY_GUIDANCE, MEMORY_GUIDELINES } from './memory-tools.mjs'
 
 /** `customType` of the session entries that hold saved snapshots. */
@@ -38,6 +38,8 @@ export interface SavedSnapshot {
 export interface MemoryExtensionOptions extends CuratedSettings {
   /** A host-owned store (mode 2): settings files are not read for it. */
   store?: MemoryStore
+  /** Pi's own `@earendil-works/pi-agent-core`, for dreaming; the package's Pi entry passes the running Pi's copy. */
+  agentCore?: unknown
 }
 
 type SessionView = Pick<ExtensionContext['sessionManager'], 'getBranch' | 'getSessionId'>
@@ -69,8 +71,7 @@ const trustedOf = (ctx: ExtensionContext) => typeof ctx.isProjectTrusted === 'fu
 
 function createStore(ctx: ExtensionContext, options: MemoryExtensionOptions): { store: MemoryStore; settings: CuratedSettings } {
   const settings = { ...curatedSettings(ctx.cwd, trustedOf(ctx)), ...definedOnly(options) }
-  const store = new MemoryStore({ dir: settings.dataDir, memoryCharLimit: settings.memoryCharLimit, userCharLimit: settings.userCharLimit })
-  return { store, settings }
+  return { store: storeOf(settings), settings }
 }
 
 function definedOnly(options: MemoryExtensionOptions): CuratedSettings {
@@ -89,8 +90,19 @@ export function memoryExtension(pi: ExtensionAPI, options: MemoryExtensionOption
   const state: { store?: MemoryStore; snapshot?: string; dreaming?: DreamingSettings; includeGlobal?: boolean; abort?: AbortController } = {}
   for (const tool of createMemoryTools(() => state.store)) pi.registerTool(tool)
 
-  /** One dream over the current store; `force` is `/memory dream` (no time gate). */
+  /**
+   * One dream over the current store; `force` is `/memory dream` (no time gate).
+   * Runs of this process queue behind each other: a `/memory dream` typed while
+   * the session-start check still holds the dreaming lock waits for it instead
+   * of being told another host is dreaming.
+   */
+  let inFlight: Promise<unknown> = Promise.resolve()
   const runDream = (ctx: ExtensionContext, force: boolean): Promise<DreamOutcome> => {
+    const next = inFlight.then(() => dreamOnce(ctx, force))
+    inFlight = next.catch(() => undefined)
+    return next
+  }
+  const dreamOnce = (ctx: ExtensionContext, force: boolean): Promise<DreamOutcome> => {
     const store = state.store!
     const controller = state.abort ?? new AbortController()
     const dir = agentDir()
@@ -100,6 +112,8 @@ export function memoryExtension(pi: ExtensionAPI, options: MemoryExtensionOption
       settings: state.dreaming ?? dreamingSettings(undefined),
       memory,
       registry: ctx.modelRegistry as never,
+      currentModel: ctx.model,
+      agentCore: options.agentCore,
       includeGlobal: state.includeGlobal === true,
       sessionDir: ctx.sessionManager.getSessionDir?.(),
       signal: controller.signal,
@@ -114,9 +128,14 @@ export function memoryExtension(pi: ExtensionAPI, options: MemoryExtensionOption
     })
   }
   registerMemoryCommand(pi, () => state.store, {
-    status: () => (state.store ? dreamingStatus(state.store.dir, state.dreaming ?? dreamingSettings(undefined)) : ''),
+    status: (ctx) =>
+      state.store
+        ? `${dreamingStatus(state.store.dir, state.dreaming ?? dreamingSettings(undefined), Date.now(), ctx?.model)}; reads ${
+            state.includeGlobal ? 'the recent sessions of every project' : 'the recent sessions of this session dir'
+          }`
+        : '',
     dream: (ctx) => runDream(ctx, true),
-  })
+  }, (ctx) => showStatus(ctx))
 
   /** Shows a background dream's outcome as one status line (gates that simply are not open stay quiet). */
   const reportDream = (ctx: ExtensionContext, outcome: DreamOutcome) => {
@@ -133,7 +152,15 @@ export function memoryExtension(pi: ExtensionAPI, options: MemoryExtensionOption
     void runDream(ctx, false).then((outcome) => reportDream(ctx, outcome))
   }
 
-  const showStatus = (ctx: ExtensionContext) => ctx.ui?.setStatus(STATUS_KEY, state.snapshot ? 'memory: loaded' : 'memory: empty')
+  /** The footer: the live entry count, and separately whether the frozen prompt block holds anything. */
+  const showStatus = (ctx: ExtensionContext) => {
+    const live = state.store ? state.store.getEntries('memory').length + state.store.getEntries('user').length : 0
+    const prompt = state.snapshot ? 'prompt snapshot loaded' : 'prompt snapshot empty until the next session'
+    ctx.ui?.setStatus(STATUS_KEY, `memory: ${entries(live)} · ${prompt}`)
+  }
+  pi.on('tool_execution_end', (event, ctx) => {
+    if (/^memory_(add|replace|remove|read)$/.test((event as { toolName?: string }).toolName ?? '')) showStatus(ctx)
+  })
 
   /** Renders the store's current snapshot and saves it in the session. */
   const capture = (store: MemoryStore, ctx: ExtensionContext) => {

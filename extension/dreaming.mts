@@ -41,7 +41,8 @@ export interface DreamingSettings {
   enabled: boolean
   minHoursSinceLastRun: number
   minTurnsSinceLastRun: number
-  model: { provider: string; model: string }
+  /** A model of the user's choosing; unset = the session's current model, so transcripts only go where Pi already sends them. */
+  model?: { provider: string; model: string }
   /** Write replacements and removals too instead of proposing them for review. */
   autoApply: boolean
   /** Output tokens one run may generate (each request is capped to what is left). */
@@ -54,7 +55,6 @@ export const DEFAULT_DREAMING: DreamingSettings = {
   enabled: true,
   minHoursSinceLastRun: 24,
   minTurnsSinceLastRun: 5,
-  model: { provider: 'openai', model: 'gpt-4.1-mini' },
   autoApply: false,
   maxOutputTokens: 16_000,
   maxCost: 0.5,
@@ -69,13 +69,14 @@ const nonNegative = (value: unknown): number | undefined => {
 export function dreamingSettings(raw: unknown): DreamingSettings {
   const o = raw && typeof raw === 'object' && !Array.isArray(raw) ? (raw as Record<string, unknown>) : {}
   const model = o.model && typeof o.model === 'object' ? (o.model as Record<string, unknown>) : {}
-  const str = (v: unknown, d: string) => (typeof v === 'string' && v.trim() ? v.trim() : d)
+  const str = (v: unknown) => (typeof v === 'string' && v.trim() ? v.trim() : undefined)
+  const [provider, modelId] = [str(model.provider), str(model.model)]
   return {
     enabled: o.enabled !== false && o.enabled !== 'false',
     minHoursSinceLastRun: nonNegative(o.minHoursSinceLastRun) ?? DEFAULT_DREAMING.minHoursSinceLastRun,
     minTurnsSinceLastRun:
       nonNegative(o.minTurnsSinceLastRun) ?? nonNegative(o.minSessionsSinceLastRun) ?? DEFAULT_DREAMING.minTurnsSinceLastRun,
-    model: { provider: str(model.provider, DEFAULT_DREAMING.model.provider), model: str(model.model, DEFAULT_DREAMING.model.model) },
+    ...(provider && modelId ? { model: { provider, model: modelId } } : {}),
     autoApply: o.autoApply === true || o.autoApply === 'true',
     maxOutputTokens: nonNegative(o.maxOutputTokens) ?? DEFAULT_DREAMING.maxOutputTokens,
     maxCost: nonNegative(o.maxCost) ?? DEFAULT_DREAMING.maxCost,
@@ -342,11 +343,18 @@ export interface RunUsage {
   cost?: number
 }
 
-/** Resolves the configured model and its credentials; a string is the reason it cannot run. */
-export async function resolveModel(registry: ModelRegistryLike | undefined, settings: DreamingSettings) {
-  const name = `${settings.model.provider}/${settings.model.model}`
+/** The model dreaming would use, for messages: the configured one, else the session's. */
+export function dreamingModelName(settings: DreamingSettings, current?: { provider?: string; id?: string }): string {
+  if (settings.model) return `${settings.model.provider}/${settings.model.model} (pi-memory.dreaming.model)`
+  return current?.provider && current.id ? `${current.provider}/${current.id} (the session's model)` : "the session's model (none selected)"
+}
+
+/** Resolves the model (configured, else the session's current one) and its credentials; a string is the reason it cannot run. */
+export async function resolveModel(registry: ModelRegistryLike | undefined, settings: DreamingSettings, current?: any) {
+  const name = settings.model ? `${settings.model.provider}/${settings.model.model}` : dreamingModelName(settings, current)
+  if (!settings.model && !current) return `no model: the session has none selected and pi-memory.dreaming.model is unset`
   if (!registry || typeof registry.find !== 'function') return `dreaming model ${name}: no model registry in this Pi`
-  const model = registry.find(settings.model.provider, settings.model.model)
+  const model = settings.model ? registry.find(settings.model.provider, settings.model.model) : current
   if (!model) return `dreaming model ${name} not found in Pi's model registry (set pi-memory.dreaming.model)`
   const auth = registry.getApiKeyAndHeaders ? await registry.getApiKeyAndHeaders(model) : { ok: true as const }
   if (!auth.ok) return `dreaming model ${name}: no credentials (${auth.error})`
@@ -364,8 +372,10 @@ export async function runConsolidation(options: {
   maxTurns?: number
   maxOutputTokens?: number
   maxCost?: number
+  /** Pi's own `@earendil-works/pi-agent-core` (the extension entry passes the running Pi's copy). */
+  agentCore?: unknown
 }): Promise<ConsolidationResult> {
-  const core = (await import('@earendil-works/pi-agent-core')) as any
+  const core = (options.agentCore ?? (await importAgentCore())) as any
   const registry = options.registry as any
   // Stream through Pi's model runtime so custom and extension providers work:
   // 1.x exposes registry.streamSimple; 0.80 keeps its runtime in a private field.
@@ -434,6 +444,19 @@ export async function runConsolidation(options: {
   return { ok: true, aborted: false, turns, writes, summary, usage }
 }
 
+/**
+ * Outside Pi's extension loader (a host or the CLI), pi-agent-core is the
+ * host's own dependency; a missing one is named with what to do.
+ */
+async function importAgentCore(): Promise<unknown> {
+  const specifier = '@earendil-works/pi-agent-core'
+  try {
+    return await import(specifier)
+  } catch (error) {
+    throw new Error(`dreaming needs ${specifier}: Pi provides it to this extension; a host must install it or pass agentCore (${error instanceof Error ? error.message : String(error)})`)
+  }
+}
+
 // ---------------------------------------------------------------------------
 // One dream
 // ---------------------------------------------------------------------------
@@ -458,6 +481,10 @@ export interface DreamOptions {
   settings: DreamingSettings
   memory: Pick<Memory, 'sessions' | 'walk'>
   registry: ModelRegistryLike | undefined
+  /** The session's current model (`ctx.model`): used unless `settings.model` is set. */
+  currentModel?: unknown
+  /** Pi's own pi-agent-core module, see {@link runConsolidation}. */
+  agentCore?: unknown
   includeGlobal: boolean
   sessionDir?: string
   signal?: AbortSignal
@@ -490,7 +517,7 @@ export async function dream(options: DreamOptions): Promise<DreamOutcome> {
     if (turns.length < needed) {
       return { status: 'not_due', message: `Not due: ${turns.length} new turn(s) since the last run, ${needed} needed.`, turns: turns.length }
     }
-    const resolved = await resolveModel(options.registry, settings)
+    const resolved = await resolveModel(options.registry, settings, options.currentModel)
     if (typeof resolved === 'string') return { status: 'no_model', message: `Dreaming skipped: ${resolved}; it will retry at the next session start.` }
     const agentStore = new MemoryStore({ dir: store.dir, memoryCharLimit: store.memoryCharLimit, userCharLimit: store.userCharLimit })
     await agentStore.loadFromDisk()
@@ -503,6 +530,7 @@ export async function dream(options: DreamOptions): Promise<DreamOutcome> {
       signal: options.signal,
       maxOutputTokens: settings.maxOutputTokens,
       maxCost: settings.maxCost,
+      agentCore: options.agentCore,
     })
     const spent = result.usage ? `; output ${result.usage.outputTokens} tokens${result.usage.cost !== undefined ? `, cost ${result.usage.cost.toFixed(4)}` : ''}` : ''
     if (result.aborted || options.signal?.aborted) return { status: 'aborted', message: 'Dreaming aborted: the session ended; nothing applied, state unchanged.', writes: result.writes, usage: result.usage }
@@ -523,7 +551,7 @@ export async function dream(options: DreamOptions): Promise<DreamOutcome> {
 }
 
 /** `/memory status`'s dreaming line: the last run and whether the time gate is open. */
-export function dreamingStatus(memoryDir: string, settings: DreamingSettings, now = Date.now()): string {
+export function dreamingStatus(memoryDir: string, settings: DreamingSettings, now = Date.now(), current?: { provider?: string; id?: string }): string {
   if (!settings.enabled) return 'Dreaming: disabled'
   const state = readState(memoryDir)
   const gate = timeGate(state, settings, now)
@@ -532,5 +560,5 @@ export function dreamingStatus(memoryDir: string, settings: DreamingSettings, no
     ? `due when ${settings.minTurnsSinceLastRun} new turn(s) exist`
     : `next run after ${new Date(gate.nextAt!).toISOString()}`
   const mode = settings.autoApply ? 'applies every change' : 'proposes replacements and removals for /memory review'
-  return `Dreaming: ${last}; ${due}; model ${settings.model.provider}/${settings.model.model}; ${mode}`
+  return `Dreaming: ${last}; ${due}; model ${dreamingModelName(settings, current)}; ${mode}`
 }

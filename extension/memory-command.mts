@@ -6,7 +6,7 @@
  */
 import type { ExtensionAPI, ExtensionContext } from '@earendil-works/pi-coding-agent'
 import type { DreamOutcome } from './dreaming.mjs'
-import type { MemoryProposal, MemoryReviewReport, MemoryStore, MemoryTarget } from 'pi-fabric-memory/native'
+import type { MemoryProposal, MemoryReviewReport, MemoryStore, MemoryStoreResult, MemoryTarget } from 'pi-fabric-memory/native'
 import { guarded } from './errors.mjs'
 
 export interface CommandReply {
@@ -18,8 +18,8 @@ const SUBCOMMANDS = ['status', 'read', 'add', 'replace', 'remove', 'dream', 'rev
 
 /** Dreaming as `/memory status` and `/memory dream` see it. */
 export interface DreamingCommands {
-  /** One line: last run, whether one is due. */
-  status(): string
+  /** One line: last run, whether one is due, which model and sessions it reads. */
+  status(ctx?: ExtensionContext): string
   /** Runs a consolidation now (no time gate; the lock still applies). */
   dream(ctx: ExtensionContext): Promise<DreamOutcome>
 }
@@ -42,15 +42,23 @@ function targetAndText(rest: string): [MemoryTarget, string] {
   return word === 'user' || word === 'memory' ? [word, after] : ['memory', rest]
 }
 
+/** "1 entry", "2 entries". */
+export const entries = (n: number) => `${n} ${n === 1 ? 'entry' : 'entries'}`
+
+/** A store failure as one clause: its code, then the message without a repeated leading label ("Blocked: …"). */
+const failure = (verb: string, target: MemoryTarget, result: { error: string; code?: string }) =>
+  `Not ${verb} ${target}${result.code ? ` [${result.code}]` : ''}: ${result.error.replace(/^[A-Z][a-z]+: /, '')}`
+
 const info = (text: string): CommandReply => ({ text, level: 'info' })
 const warning = (text: string): CommandReply => ({ text, level: 'warning' })
 
-async function status(store: MemoryStore, dreaming?: DreamingCommands): Promise<CommandReply> {
+/** Entry counts and usage per file, plus the dreaming line when given (`/memory status`, `pi-fabric-memory memory status`). */
+export async function statusReply(store: MemoryStore, dreamingLine?: string): Promise<CommandReply> {
   const report = await guarded(() => store.status())
   const line = (file: string, s: typeof report.memory) =>
-    s.error ? `${file}: unreadable — ${s.error}` : `${file}: ${s.entryCount} entries (${s.usage})`
-  const dreamLine = dreaming?.status()
-  return info([line('MEMORY.md', report.memory), line('USER.md', report.user), dreamLine].filter(Boolean).join('\n'))
+    s.error ? `${file}: unreadable — ${s.error}` : `${file}: ${entries(s.entryCount)} (${s.usage})`
+  const text = [line('MEMORY.md', report.memory), line('USER.md', report.user), dreamingLine].filter(Boolean).join('\n')
+  return report.memory.error || report.user.error ? warning(text) : info(text)
 }
 
 async function dreamNow(dreaming: DreamingCommands | undefined, ctx: ExtensionContext | undefined): Promise<CommandReply> {
@@ -60,28 +68,41 @@ async function dreamNow(dreaming: DreamingCommands | undefined, ctx: ExtensionCo
   return { text, level: outcome.status === 'done' ? 'info' : outcome.status === 'failed' ? 'error' : 'warning' }
 }
 
-async function read(store: MemoryStore, rest: string): Promise<CommandReply> {
-  const target: MemoryTarget = firstWord(rest)[0] === 'user' ? 'user' : 'memory'
+/** One target's live entries, numbered. */
+export async function readReply(store: MemoryStore, target: MemoryTarget): Promise<CommandReply> {
   const result = await guarded(() => store.read(target))
-  if (!result.success) return warning(`Failed: ${result.error}`)
+  if (!result.success) return warning(failure('read from', target, result))
   if (result.entries.length === 0) return info(`${target}: (empty)`)
   return info(`${target} [${result.usage}]:\n${result.entries.map((entry, i) => `${i + 1}. ${entry}`).join('\n')}`)
 }
 
-async function write(
-  verb: 'add' | 'replace' | 'remove',
+export type WriteVerb = 'add' | 'replace' | 'remove'
+
+/** One write as the tools do it: the store's result and its one-line reply. */
+export async function writeReply(
+  verb: WriteVerb,
   store: MemoryStore,
-  rest: string,
-): Promise<CommandReply> {
+  target: MemoryTarget,
+  text: string,
+  newContent = '',
+): Promise<{ result: MemoryStoreResult; reply: CommandReply }> {
+  const result = await guarded(() =>
+    verb === 'add' ? store.add(target, text) : verb === 'replace' ? store.replace(target, text, newContent) : store.remove(target, text),
+  )
+  return { result, reply: writeMessage(verb, target, result) }
+}
+
+async function write(verb: WriteVerb, store: MemoryStore, rest: string): Promise<CommandReply> {
   const [target, text] = targetAndText(rest)
   const arrow = text.indexOf('->')
   const [oldText, newContent] = arrow < 0 ? [text, ''] : [text.slice(0, arrow).trim(), text.slice(arrow + 2).trim()]
   const incomplete = verb === 'replace' ? !oldText || !newContent || arrow < 0 : !text
   if (incomplete) return warning(USAGE[verb])
-  const result = await guarded(() =>
-    verb === 'add' ? store.add(target, text) : verb === 'replace' ? store.replace(target, oldText, newContent) : store.remove(target, text),
-  )
-  if (!result.success) return warning(`Failed: ${result.error}`)
+  return (await writeReply(verb, store, target, verb === 'replace' ? oldText : text, newContent)).reply
+}
+
+function writeMessage(verb: WriteVerb, target: MemoryTarget, result: MemoryStoreResult): CommandReply {
+  if (!result.success) return warning(failure({ add: 'added to', replace: 'replaced in', remove: 'removed from' }[verb], target, result))
   if (result.message === 'Entry already exists (no duplicate added).') return info(`Already in ${target} (no duplicate added).`)
   const done = { add: 'Added to', replace: 'Replaced in', remove: 'Removed from' }[verb]
   return info(`${done} ${target}.`)
@@ -131,27 +152,38 @@ export async function runMemoryCommand(
   const [sub, rest] = firstWord(args)
   switch (sub || 'status') {
     case 'status':
-      return status(store, dreaming)
+      return statusReply(store, dreaming?.status(ctx))
     case 'dream':
       return dreamNow(dreaming, ctx)
     case 'review':
       return review(store, rest)
     case 'read':
-      return read(store, rest)
+      return readReply(store, firstWord(rest)[0] === 'user' ? 'user' : 'memory')
     case 'add':
     case 'replace':
     case 'remove':
-      return write(sub as 'add' | 'replace' | 'remove', store, rest)
+      return write(sub as WriteVerb, store, rest)
     default:
       return warning(`Unknown subcommand. Available: ${SUBCOMMANDS.join(', ')}.`)
   }
 }
 
-export function registerMemoryCommand(pi: ExtensionAPI, store: () => MemoryStore | undefined, dreaming?: DreamingCommands): void {
+export function registerMemoryCommand(
+  pi: ExtensionAPI,
+  store: () => MemoryStore | undefined,
+  dreaming?: DreamingCommands,
+  /** Called after every command, e.g. to refresh the footer's live count. */
+  afterCommand?: (ctx: ExtensionContext) => void,
+): void {
   pi.registerCommand('memory', {
     description: 'Curated memory: /memory status | read [user] | add|replace|remove [user|memory] … | dream | review [apply|reject <n…>|all]',
-    getArgumentCompletions: (prefix) =>
-      SUBCOMMANDS.filter((name) => name.startsWith(prefix.trim())).map((name) => ({ value: name, label: name })),
+    // Nothing to offer once the subcommand is complete: a menu would make Enter pick it instead of running it.
+    getArgumentCompletions: (prefix) => {
+      const word = prefix.trimStart()
+      if (/\s/.test(word) || SUBCOMMANDS.includes(word)) return null
+      const names = SUBCOMMANDS.filter((name) => name.startsWith(word))
+      return names.length ? names.map((name) => ({ value: name, label: name })) : null
+    },
     async handler(args, ctx) {
       const current = store()
       const reply = current
@@ -161,6 +193,7 @@ export function registerMemoryCommand(pi: ExtensionAPI, store: () => MemoryStore
           }))
         : warning('pi-memory is not loaded.')
       ctx.ui.notify(reply.text, reply.level)
+      afterCommand?.(ctx)
     },
   })
 }

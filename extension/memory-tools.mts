@@ -9,7 +9,7 @@
  * `isError: true` results that keep their data instead of throwing.
  */
 import type { AgentToolResult, ToolDefinition } from '@earendil-works/pi-coding-agent'
-import { type TSchema, Type } from 'typebox'
+import { type TSchema, Type } from './schema.mjs'
 import type { MemoryStore, MemoryStoreResult, MemoryTarget } from 'pi-fabric-memory/native'
 import { guarded } from './errors.mjs'
 

@@ -1,4 +1,4 @@
-import { MemoryEngine, type ExpandArgs, type ExpandPage, type FabricCall, type LiveBranchArg, type RecallArgs, type RecallPage, type SessionsArgs, type SessionsPage } from 'pi-fabric-memory/native'
+import { MemoryEngine, type ExpandArgs, type IndexProgress, type ExpandPage, type FabricCall, type LiveBranchArg, type RecallArgs, type RecallPage, type SessionsArgs, type SessionsPage } from 'pi-fabric-memory/native'
 import { catalog, MEMORY_ACTIONS, search, type ActionDescriptor, type Catalog } from './catalog.mjs'
 import { guarded, MemoryUnsupportedError } from './errors.mjs'
 import { walk, type WalkResult, type WalkSelector, type WalkVisitor } from './walk.mjs'
@@ -37,12 +37,17 @@ export interface MemoryTools {
 export interface Memory {
   recall(args?: RecallArgs): Promise<RecallPage>
   expand(args?: ExpandArgs): Promise<ExpandPage>
-  sessions(args?: SessionsArgs): Promise<SessionsPage>
+  /** `onProgress` receives the indexing work the call does: its plan, then each session built. */
+  sessions(args?: SessionsArgs, options?: { onProgress?: (progress: IndexProgress) => void }): Promise<SessionsPage>
   walk(selector: WalkSelector | undefined, visitor: WalkVisitor): Promise<WalkResult>
   walk(visitor: WalkVisitor): Promise<WalkResult>
   tools: MemoryTools
   readonly agentDir: string
   readonly cwd: string
+  /** Where the index lives (`memory.indexDir` or `<agentDir>/fabric/memory-index`). */
+  readonly indexDir: string
+  /** The `memory` configuration in effect, defaults filled in. */
+  readonly config: Record<string, unknown>
 }
 
 function liveBranch(source: CreateMemoryOptions['live']): LiveBranchArg | undefined {
@@ -57,7 +62,8 @@ export function createMemory(options: CreateMemoryOptions = {}): Memory {
   // The live branch is read on every call, so /tree navigation is seen at once.
   const live = () => liveBranch(options.live)
   const expand = (args: ExpandArgs = {}) => guarded(() => engine.expand(args, live()))
-  const sessions = (args: SessionsArgs = {}) => guarded(() => engine.sessions(args, live()))
+  const sessions = (args: SessionsArgs = {}, { onProgress }: { onProgress?: (p: IndexProgress) => void } = {}) =>
+    guarded(() => engine.sessions(args, live(), onProgress))
   const recall = (args: RecallArgs = {}) => guarded(() => engine.recall(args, live()))
   const actions = () => [...MEMORY_ACTIONS, ...(options.actions?.() ?? [])]
   const memory: Memory = {
@@ -88,6 +94,8 @@ export function createMemory(options: CreateMemoryOptions = {}): Memory {
     },
     agentDir: engine.agentDir,
     cwd: engine.cwd,
+    indexDir: engine.indexDir,
+    config: engine.config,
   }
   return memory
 }

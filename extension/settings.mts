@@ -19,11 +19,23 @@ export function settingsKey(file: string, key: string): Record<string, unknown> 
   }
 }
 
-/**
- * The `memory` settings: global `<agentDir>/settings.json`, overridden key by
- * key by the project's `.pi/settings.json` only when Pi trusts the project.
- */
+/** One settings file's object under a key; later layers override earlier ones key by key. */
+export interface SettingsLayer {
+  file: string
+  values: Record<string, unknown>
+}
+
+/** The `memory` layers: global `<agentDir>/settings.json`, then the project's `.pi/settings.json` only when Pi trusts the project. */
+export function memoryLayers(dir: string, cwd: string, projectTrusted: boolean): SettingsLayer[] {
+  const files = [join(dir, 'settings.json'), ...(projectTrusted ? [join(cwd, '.pi', 'settings.json')] : [])]
+  return files.map((file) => ({ file, values: settingsKey(file, 'memory') }))
+}
+
+export function mergeLayers(layers: SettingsLayer[]): Record<string, unknown> {
+  return Object.assign({}, ...layers.map((layer) => layer.values))
+}
+
+/** The `memory` settings object in effect (see {@link memoryLayers}). */
 export function memorySettings(dir: string, cwd: string, projectTrusted: boolean): Record<string, unknown> {
-  const global = settingsKey(join(dir, 'settings.json'), 'memory')
-  return projectTrusted ? { ...global, ...settingsKey(join(cwd, '.pi', 'settings.json'), 'memory') } : global
+  return mergeLayers(memoryLayers(dir, cwd, projectTrusted))
 }

@@ -109,6 +109,29 @@ impl Config {
     Ok(config)
   }
 
+  /// The effective settings as the `memory` object would spell them (for
+  /// diagnostics: what is in effect after defaults and validation).
+  pub fn to_json(&self) -> Value {
+    serde_json::json!({
+      "enabled": self.enabled,
+      "indexDir": self.index_dir,
+      "maxSessions": self.max_sessions,
+      "maxEntryChars": self.max_entry_chars,
+      "indexThinking": self.index_thinking,
+      "indexToolOutput": self.index_tool_output,
+      "hotSessions": self.hot_sessions,
+      "maxColdVocabularyBytes": self.max_cold_vocabulary_bytes,
+      "maxColdCacheBytes": self.max_cold_cache_bytes,
+      "maxSyncSessions": self.max_sync_sessions,
+      "maxSyncSourceBytes": self.max_sync_source_bytes,
+      "maxCacheCleanupFiles": self.max_cache_cleanup_files,
+      "regexMaxPatternBytes": self.regex_max_pattern_bytes,
+      "regexMaxHaystackTerms": self.regex_max_haystack_terms,
+      "regexMaxHaystackBytes": self.regex_max_haystack_bytes,
+      "regexTimeoutMs": self.regex_timeout_ms,
+    })
+  }
+
   /// The policy of derived (hot) text: bounded, thinking and tool output as
   /// configured.
   pub fn index_policy(&self) -> Policy {
@@ -148,6 +171,15 @@ mod tests {
     assert!(Config::from_json(Some(&json!({"indexThinking": "yes"}))).is_err());
     assert!(Config::from_json(Some(&json!({"hotSessions": 1.5}))).is_err());
     assert!(Config::from_json(Some(&json!([]))).is_err());
+  }
+
+  #[test]
+  fn to_json_round_trips_through_from_json() {
+    let config = Config::from_json(Some(&json!({"hotSessions": 7, "indexDir": "/x", "regexTimeoutMs": 99}))).unwrap();
+    let json = config.to_json();
+    assert_eq!(json["hotSessions"], 7);
+    assert_eq!(json["maxSyncSessions"], 10_000, "defaults are filled in");
+    assert_eq!(Config::from_json(Some(&json)).unwrap(), config);
   }
 
   #[test]

@@ -4,6 +4,7 @@
 use crate::config::Config;
 use crate::error::ContractError;
 use crate::error::{CoreError, CoreResult};
+use crate::index::progress::ProgressSink;
 use crate::session::discover::{default_agent_dir, resolve_path, Discovery};
 use crate::session::lineage::{Branches, LiveBranch};
 use crate::session::normalize::Policy;
@@ -38,6 +39,8 @@ pub struct Engine {
   pub cwd: PathBuf,
   pub config: Config,
   pub live: Option<Live>,
+  /// Receives indexing progress (the CLI's bar); `None` for most calls.
+  pub progress: Option<ProgressSink>,
 }
 
 impl Engine {
@@ -45,7 +48,7 @@ impl Engine {
     let process_cwd = std::env::current_dir().map_err(|e| CoreError::Io { path: PathBuf::from("."), source: e })?;
     let agent_dir = agent_dir.map(|d| resolve_path(d, &process_cwd)).unwrap_or_else(default_agent_dir);
     let cwd = cwd.map(|c| resolve_path(c, &process_cwd)).unwrap_or(process_cwd);
-    Ok(Engine { agent_dir, cwd, config, live: None })
+    Ok(Engine { agent_dir, cwd, config, live: None, progress: None })
   }
 
   pub fn with_live(&self, live: Option<Live>) -> Engine {

@@ -97,7 +97,7 @@ const systemPromptOf = (ai, ctx) => (typeof ctx.systemPrompt === 'string' ? ctx.
 for (const line of LINES) {
   describe(`dreaming in Pi ${line.label}`, () => {
     test('with autoApply, a due run reads the planted turns and its tool calls change MEMORY.md and USER.md', { timeout: 60_000 }, async () => {
-      const w = await world(line, { model: FAUX_MODEL, minTurnsSinceLastRun: 2, autoApply: true })
+      const w = await world(line, { minTurnsSinceLastRun: 2, autoApply: true }) // no model setting: the session's own (faux) model
       try {
         const { fauxAssistantMessage, fauxToolCall, fauxText } = w.ai
         w.plant([

@@ -13,6 +13,7 @@ pub mod build;
 pub mod cold;
 pub mod hot;
 pub mod listing;
+pub mod progress;
 pub mod record;
 pub mod resident;
 
@@ -387,6 +388,7 @@ fn sync_changed(
   let mut budget = Budget { sessions: 0, bytes: 0 };
   let mut synced = Vec::with_capacity(eligible.len());
   let mut to_build = Vec::new();
+  let mut bytes_to_index = 0;
   let tier_of = |source: &Source| if hot.contains(source.path.as_path()) { Tier::Hot } else { Tier::Cold };
   // Loading and validating records is independent per session (a fresh
   // process decodes every record): in parallel. Budgets are charged in order.
@@ -400,7 +402,10 @@ fn sync_changed(
     if fresh.is_none() {
       let cost = build::planned_cost(index, source, tier, branches);
       match budget.charge(&engine.config, cost) {
-        Ok(()) => to_build.push((synced.len(), source.clone(), tier)),
+        Ok(()) => {
+          bytes_to_index += cost;
+          to_build.push((synced.len(), source.clone(), tier, cost))
+        }
         Err(reason) => {
           reasons.insert(reason);
         }
@@ -408,9 +413,21 @@ fn sync_changed(
     }
     synced.push(Synced { path: source.path.clone(), tier, record: fresh });
   }
+  let plan = progress::SyncProgress {
+    eligible_sessions: eligible.len() as u64,
+    fresh_sessions: synced.iter().filter(|s| s.record.is_some()).count() as u64,
+    sessions_to_index: to_build.len() as u64,
+    bytes_to_index,
+    ..Default::default()
+  };
+  let tracker = progress::Tracker::start(engine.progress.as_ref(), plan);
   let built: Vec<(usize, Result<Arc<CacheRecord>, &'static str>)> = to_build
     .into_par_iter()
-    .map(|(slot, source, tier)| (slot, build::build(engine, index, &source, tier, branches)))
+    .map(|(slot, source, tier, cost)| {
+      let record = build::build(engine, index, &source, tier, branches);
+      tracker.built(cost);
+      (slot, record)
+    })
     .collect();
   for (slot, result) in built {
     match result {

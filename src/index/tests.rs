@@ -290,3 +290,32 @@ fn cleanup_is_bounded_by_its_budget() {
   assert!(second.coverage.complete);
   assert_eq!(fx.index_files().len(), 1);
 }
+
+#[test]
+fn progress_reports_the_plan_then_every_build_and_charges_appends_only_their_bytes() {
+  use std::io::Write;
+  let fx = fixture();
+  let a = fx.write("a", &["alpha words", "reply"], 100);
+  let b = fx.write("b", &["beta words"], 50);
+  let reports = Arc::new(Mutex::new(Vec::new()));
+  let mut engine = fx.engine(json!({}));
+  let sink = reports.clone();
+  engine.progress = Some(progress::ProgressSink(Arc::new(move |p| sink.lock().push(p))));
+  global(&engine);
+  let size = |p: &Path| fs::metadata(p).unwrap().len();
+  let total = size(&a) + size(&b);
+  let first = reports.lock().clone();
+  assert_eq!(first.len(), 3, "the plan, then one report per build: {first:?}");
+  assert_eq!((first[0].eligible_sessions, first[0].fresh_sessions, first[0].sessions_to_index), (2, 0, 2));
+  assert_eq!((first[0].sessions_indexed, first[0].bytes_indexed, first[0].bytes_to_index), (0, 0, total));
+  assert_eq!((first[2].sessions_indexed, first[2].bytes_indexed), (2, total));
+  reports.lock().clear();
+  let before = size(&a);
+  let line =
+    json!({"type":"message","id":"a-9","parentId":"a-1","message":{"role":"user","content":"more"}}).to_string() + "\n";
+  fs::OpenOptions::new().append(true).open(&a).unwrap().write_all(line.as_bytes()).unwrap();
+  global(&engine);
+  let second = reports.lock().clone();
+  assert_eq!((second[0].fresh_sessions, second[0].sessions_to_index), (1, 1), "{second:?}");
+  assert_eq!(second.last().unwrap().bytes_indexed, size(&a) - before, "an append parses only its new bytes");
+}

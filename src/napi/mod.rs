@@ -7,13 +7,16 @@ use crate::config::Config;
 use crate::engine::{Engine, Live};
 use crate::error::CoreError;
 use crate::expand::{expand, ExpandRequest};
+use crate::index::progress::{ProgressSink, SyncProgress};
 use crate::listing::{sessions, SessionsRequest};
 use crate::query::plan::RecallRequest;
 use crate::query::recall;
 use napi::bindgen_prelude::*;
+use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi_derive::napi;
 use serde_json::Value;
 use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::Arc;
 
 mod store;
 
@@ -33,6 +36,43 @@ pub struct MemoryOptions {
   pub cwd: Option<String>,
   /// The `memory` settings object (see README, Configuration).
   pub config: Option<Value>,
+}
+
+/// Indexing progress of one call: the sessions and source bytes it plans to
+/// index (current records cost nothing) and how much of that is done.
+#[napi(object)]
+#[derive(Clone, Copy)]
+pub struct IndexProgress {
+  pub eligible_sessions: f64,
+  /// Sessions whose records were already current when the call started.
+  pub fresh_sessions: f64,
+  pub sessions_to_index: f64,
+  pub sessions_indexed: f64,
+  pub bytes_to_index: f64,
+  pub bytes_indexed: f64,
+}
+
+impl From<SyncProgress> for IndexProgress {
+  fn from(p: SyncProgress) -> Self {
+    IndexProgress {
+      eligible_sessions: p.eligible_sessions as f64,
+      fresh_sessions: p.fresh_sessions as f64,
+      sessions_to_index: p.sessions_to_index as f64,
+      sessions_indexed: p.sessions_indexed as f64,
+      bytes_to_index: p.bytes_to_index as f64,
+      bytes_indexed: p.bytes_indexed as f64,
+    }
+  }
+}
+
+/// A JS progress callback: called without waiting for it (non-blocking, so
+/// a slow renderer never stalls indexing) and weak (it never keeps Node alive).
+type ProgressCallback = ThreadsafeFunction<IndexProgress, Unknown<'static>, IndexProgress, Status, false, true>;
+
+fn progress_sink(callback: ProgressCallback) -> ProgressSink {
+  ProgressSink(Arc::new(move |p: SyncProgress| {
+    callback.call(p.into(), ThreadsafeFunctionCallMode::NonBlocking);
+  }))
 }
 
 /// A JSON result handed to JavaScript as a plain object.
@@ -124,6 +164,18 @@ impl MemoryEngine {
     Ok(AsyncTask::new(OperationTask { engine: self.engine.with_live(live), operation }))
   }
 
+  /// The effective `memory` configuration (defaults filled in), camelCase.
+  #[napi(getter, ts_return_type = "Record<string, unknown>")]
+  pub fn config(&self) -> Json {
+    Json(self.engine.config.to_json())
+  }
+
+  /// The index directory this engine reads and writes.
+  #[napi(getter)]
+  pub fn index_dir(&self) -> String {
+    crate::index::index_dir(&self.engine).to_string_lossy().into_owned()
+  }
+
   /// `memory.recall`: ranked, bounded evidence with copy-ready `follow` calls.
   #[napi(ts_return_type = "Promise<RecallPage>")]
   pub fn recall(
@@ -146,15 +198,19 @@ impl MemoryEngine {
     self.task(live, Operation::Expand(request))
   }
 
-  /// `memory.sessions`: sessions of a scope, newest first.
+  /// `memory.sessions`: sessions of a scope, newest first. `onProgress`
+  /// receives the indexing work this call does (the plan, then each build).
   #[napi(ts_return_type = "Promise<SessionsPage>")]
   pub fn sessions(
     &self,
     #[napi(ts_arg_type = "SessionsArgs")] args: Option<Value>,
     #[napi(ts_arg_type = "LiveBranchArg")] live: Option<Value>,
+    #[napi(ts_arg_type = "(progress: IndexProgress) => void")] on_progress: Option<ProgressCallback>,
   ) -> Result<AsyncTask<OperationTask>> {
     let request = SessionsRequest::from_json(args.as_ref()).map_err(to_napi)?;
-    self.task(live, Operation::Sessions(request))
+    let live = Live::from_json(live.as_ref()).map_err(to_napi)?;
+    let engine = Engine { progress: on_progress.map(progress_sink), ..self.engine.with_live(live) };
+    Ok(AsyncTask::new(OperationTask { engine, operation: Operation::Sessions(request) }))
   }
 }
 

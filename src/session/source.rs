@@ -53,8 +53,15 @@ impl StatStamp {
   /// whole stamp). As git does for "racily clean" files, a stamp within
   /// [`RACY_WINDOW_NS`] of the verification proves nothing; the content must
   /// be hashed again.
+  ///
+  /// The change time decides, not the modification time: every write, and
+  /// every `utimes`, sets ctime to the kernel's clock, while mtime is whatever
+  /// a copy tool, another machine's clock or a generator set, possibly in the
+  /// future, where it would never be old enough and the file would be re-hashed
+  /// on every call. Where ctime is unknown (0) mtime stands in.
   pub fn proves_unchanged_since(&self, verified_ns: i128) -> bool {
-    self.mtime_ns.max(self.ctime_ns) < verified_ns - RACY_WINDOW_NS
+    let changed = if self.ctime_ns != 0 { self.ctime_ns } else { self.mtime_ns };
+    changed < verified_ns - RACY_WINDOW_NS
   }
 
   /// Modification time in milliseconds, as JavaScript's `stat.mtimeMs`.
@@ -131,6 +138,20 @@ mod tests {
     let stamp = StatStamp { dev: 1, ino: 1, size: 1, mtime_ns: 10 * RACY_WINDOW_NS, ctime_ns: 10 * RACY_WINDOW_NS };
     assert!(!stamp.proves_unchanged_since(10 * RACY_WINDOW_NS + 1));
     assert!(stamp.proves_unchanged_since(12 * RACY_WINDOW_NS));
+  }
+
+  #[cfg(unix)]
+  #[test]
+  fn a_future_mtime_is_proven_by_the_change_time() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("copied.jsonl");
+    fs::write(&path, b"{}\n").unwrap();
+    let in_a_year = std::time::SystemTime::now() + std::time::Duration::from_secs(365 * 86_400);
+    fs::File::options().write(true).open(&path).unwrap().set_modified(in_a_year).unwrap();
+    let stamp = StatStamp::of(&fs::metadata(&path).unwrap());
+    assert!(stamp.mtime_ns > now_ns() + RACY_WINDOW_NS, "the mtime is in the future");
+    assert!(!stamp.proves_unchanged_since(now_ns()), "just changed: inside the racy window");
+    assert!(stamp.proves_unchanged_since(now_ns() + 2 * RACY_WINDOW_NS), "proven once its ctime is old enough");
   }
 
   #[test]

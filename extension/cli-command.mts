@@ -1,0 +1,58 @@
+/** One CLI command: its help (usage, flags, examples) and what it runs. */
+import { flagLines, GLOBAL_FLAGS } from './cli-args.mjs'
+import type { Context } from './cli-context.mjs'
+import { bold } from './cli-output.mjs'
+
+export const BIN = 'pi-fabric-memory'
+
+export interface Command {
+  name: string
+  summary: string
+  usage: string
+  /** Flags besides the global ones, in help order. */
+  flags: string[]
+  examples: string[]
+  /** Extra help text (subcommands), printed after the usage line. */
+  details?: string
+  run(ctx: Context): Promise<void>
+}
+
+export const acceptedFlags = (command: Command) => [...command.flags, ...GLOBAL_FLAGS]
+
+export function commandHelp(command: Command): string {
+  return [
+    `${bold(`${BIN} ${command.name}`)} — ${command.summary}`,
+    '',
+    `Usage: ${BIN} ${command.usage}`,
+    ...(command.details ? ['', command.details] : []),
+    '',
+    'Options:',
+    flagLines(acceptedFlags(command)),
+    '',
+    'Examples:',
+    ...command.examples.map((example) => `  ${BIN} ${example}`),
+  ].join('\n')
+}
+
+export function mainHelp(commands: Command[]): string {
+  const width = Math.max(...commands.map((c) => c.name.length))
+  return [
+    `${bold(BIN)} — recall over Pi session history and curated memory, from the shell`,
+    '',
+    `Usage: ${BIN} <command> [options]      ${BIN} <command> --help for its options and examples`,
+    '',
+    'Commands:',
+    ...commands.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`),
+    '',
+    'Options of every command:',
+    flagLines(GLOBAL_FLAGS),
+    '',
+    'Exit codes: 0 done, 1 failed (or doctor found a problem), 2 usage error, 3 no Pi sessions found.',
+    '',
+    'Examples:',
+    `  ${BIN} doctor`,
+    `  ${BIN} index`,
+    `  ${BIN} recall checkout timeout --scope global`,
+    `  ${BIN} memory add user "Prefers tabs over spaces"`,
+  ].join('\n')
+}

@@ -1,0 +1,146 @@
+/**
+ * What every command runs against: the agent dir (and where it came from),
+ * the project, the settings Pi would use, and the session files on disk.
+ */
+import { readdirSync, readSync, openSync, closeSync, statSync } from 'node:fs'
+import { homedir } from 'node:os'
+import { join, resolve } from 'node:path'
+import { option, type Parsed } from './cli-args.mjs'
+import { CliError, EXIT } from './cli-output.mjs'
+import { curatedSettings, storeOf } from './curated-settings.mjs'
+import { createMemory, type Memory } from './memory.mjs'
+import { agentDir, memorySettings } from './settings.mjs'
+import type { MemoryStore } from 'pi-fabric-memory/native'
+
+export type Origin = 'flag' | 'env' | 'default'
+
+export interface Context {
+  parsed: Parsed
+  json: boolean
+  quiet: boolean
+  agentDir: string
+  agentDirOrigin: Origin
+  cwd: string
+  /** `--trust-project`: read the project's `.pi/settings.json` as Pi does for a trusted project. */
+  trusted: boolean
+}
+
+const expandHome = (dir: string) => dir.replace(/^~(?=$|\/)/, homedir())
+
+/**
+ * Resolves the agent dir once and exports it as `PI_CODING_AGENT_DIR`, so
+ * the settings readers and the native defaults (memory dir, index dir)
+ * follow `--agent-dir` exactly as they follow Pi's own variable.
+ */
+export function createContext(parsed: Parsed): Context {
+  const flag = option(parsed, 'agent-dir')
+  const origin: Origin = flag !== undefined ? 'flag' : process.env.PI_CODING_AGENT_DIR ? 'env' : 'default'
+  if (flag !== undefined) process.env.PI_CODING_AGENT_DIR = resolve(expandHome(flag))
+  return {
+    parsed,
+    json: parsed.options.has('json'),
+    quiet: parsed.options.has('quiet'),
+    agentDir: resolve(agentDir()),
+    agentDirOrigin: origin,
+    cwd: resolve(option(parsed, 'cwd') ?? process.cwd()),
+    trusted: parsed.options.has('trust-project'),
+  }
+}
+
+/** Where Pi keeps session files: `<agentDir>/sessions/<encoded cwd>/*.jsonl`. */
+export function sessionsDir(ctx: Context): string {
+  return join(ctx.agentDir, 'sessions')
+}
+
+export interface ProjectFiles {
+  dir: string
+  sessions: number
+  bytes: number
+}
+
+/** The session files per project directory (by name only; headers are not read). */
+export function sessionFiles(ctx: Context): ProjectFiles[] {
+  const root = sessionsDir(ctx)
+  const dirs = safeReaddir(root).filter((name) => isDir(join(root, name)))
+  return dirs
+    .map((name) => {
+      const dir = join(root, name)
+      const files = safeReaddir(dir).filter((file) => file.endsWith('.jsonl'))
+      return { dir, sessions: files.length, bytes: files.reduce((sum, file) => sum + sizeOf(join(dir, file)), 0) }
+    })
+    .filter((project) => project.sessions > 0)
+}
+
+/** Stops a command that reads history when there is none to read. */
+export function requireSessions(ctx: Context): void {
+  if (sessionFiles(ctx).length > 0) return
+  const where = sessionsDir(ctx)
+  throw new CliError(
+    `no Pi sessions under ${where}; set --agent-dir or PI_CODING_AGENT_DIR`,
+    'no_sessions',
+    EXIT.noSessions,
+    `agent dir from ${ctx.agentDirOrigin === 'default' ? 'the default (~/.pi/agent)' : ctx.agentDirOrigin === 'env' ? 'PI_CODING_AGENT_DIR' : '--agent-dir'}; run "pi-fabric-memory doctor" for details`,
+  )
+}
+
+/** The `memory` settings Pi would use here (see the README's Configuration). */
+export function memoryConfig(ctx: Context): Record<string, unknown> {
+  return memorySettings(ctx.agentDir, ctx.cwd, ctx.trusted)
+}
+
+/** Recall over the agent dir with Pi's settings; invalid settings are a CLI error naming the key. */
+export function openMemory(ctx: Context, config: Record<string, unknown> = memoryConfig(ctx)): Memory {
+  try {
+    return createMemory({ agentDir: ctx.agentDir, cwd: ctx.cwd, config })
+  } catch (error) {
+    throw new CliError(`invalid settings: ${(error as Error).message}`, 'invalid_settings')
+  }
+}
+
+/** The curated store the `pi-memory` settings describe (as the extension builds it). */
+export function openStore(ctx: Context): MemoryStore {
+  try {
+    return storeOf(curatedSettings(ctx.cwd, ctx.trusted))
+  } catch (error) {
+    throw new CliError(`invalid settings: ${(error as Error).message}`, 'invalid_settings')
+  }
+}
+
+/** The `cwd` of a session file's header, read from its first line. */
+export function headerCwd(file: string): string | undefined {
+  try {
+    const fd = openSync(file, 'r')
+    const buffer = Buffer.alloc(64 * 1024)
+    const read = readSync(fd, buffer, 0, buffer.length, 0)
+    closeSync(fd)
+    const first = buffer.subarray(0, read).toString('utf8').split('\n', 1)[0]
+    const cwd = (JSON.parse(first) as { cwd?: unknown }).cwd
+    return typeof cwd === 'string' ? cwd : undefined
+  } catch {
+    return undefined
+  }
+}
+
+export function safeReaddir(dir: string): string[] {
+  try {
+    return readdirSync(dir).sort()
+  } catch {
+    return []
+  }
+}
+
+export function sizeOf(file: string): number {
+  try {
+    return statSync(file).size
+  } catch {
+    return 0
+  }
+}
+
+export function isDir(path: string): boolean {
+  try {
+    return statSync(path).isDirectory()
+  } catch {
+    return false
+  }
+}

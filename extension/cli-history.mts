@@ -1,0 +1,173 @@
+/** `recall`, `expand`, `sessions`: session history for humans (and `--json` for scripts). */
+import type { ExpandedEntry, ExpandPage, MemoryCoverage, MemoryError, MemoryHit, RecallArgs, RecallPage, SessionsPage } from 'pi-fabric-memory/native'
+import { integerOption, option, UsageError } from './cli-args.mjs'
+import { openMemory, requireSessions, sessionFiles, type Context } from './cli-context.mjs'
+import { bold, CliError, dim, EXIT, mark, oneLine, printJson, table } from './cli-output.mjs'
+import type { Command } from './cli-command.mjs'
+import type { Memory } from './memory.mjs'
+
+const SCOPED = ['scope', 'branches-all', 'json']
+
+/** Highlights the query's words in a snippet (display only). */
+function highlight(text: string, query: string | undefined): string {
+  const words = (query ?? '').toLowerCase().match(/[\p{L}\p{N}_]+/gu) ?? []
+  if (words.length === 0) return text
+  const pattern = new RegExp(`(?<![\\p{L}\\p{N}_])(${words.map((w) => w.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|')})(?![\\p{L}\\p{N}_])`, 'giu')
+  return text.replace(pattern, (match) => mark(match))
+}
+
+const branchesOf = (ctx: Context): 'active' | 'all' => (ctx.parsed.options.has('branches-all') ? 'all' : 'active')
+
+/** A contract error of a page is a failed command (exit 1), shown with its code. */
+function failOn(error: MemoryError | undefined): void {
+  if (error) throw new CliError(error.message, error.code)
+}
+
+/** `--json`: the page exactly as the API returned it; a contract error in it still exits 1. */
+function printPage(page: { error?: MemoryError }): void {
+  printJson(page)
+  if (page.error) process.exitCode = EXIT.failure
+}
+
+function printHit(hit: MemoryHit, query: string | undefined): void {
+  if (hit.kind === 'session') {
+    console.log(`${bold(hit.score.toFixed(2).padStart(6))}  ${hit.sessionId}  ${dim('cold session')}  matched: ${hit.matchedTerms.join(', ') || `${hit.matchedStructuralEntries} typed entries`}`)
+    console.log(dim(`        follow: ${hit.follow.ref} ${JSON.stringify(hit.follow.args.scope)}`))
+    return
+  }
+  const when = hit.timestamp ? new Date(hit.timestamp).toISOString().slice(0, 16).replace('T', ' ') : '—'
+  const what = [hit.role, hit.tool && `tool=${hit.tool}`, hit.outcome && `outcome=${hit.outcome}`].filter(Boolean).join(' ')
+  console.log(`${bold(hit.score.toFixed(2).padStart(6))}  ${hit.sessionId.slice(0, 13)}… #${hit.index}  ${dim(`${when} ${hit.tier}`)}  ${what}`)
+  console.log(`        ${highlight(oneLine(hit.snippet, 240), query)}`)
+}
+
+export function coverageText(c: MemoryCoverage): string {
+  return c.complete ? 'complete' : `incomplete: ${c.reasons.join(', ')}`
+}
+
+export function printRecall(page: RecallPage, query: string | undefined): void {
+  failOn(page.error)
+  page.hits.forEach((hit) => printHit(hit, query))
+  const c = page.coverage
+  console.log(dim(`${page.hits.length} of ${page.total} hits · ${c.indexedSessions}/${c.eligibleSessions} sessions indexed · coverage ${coverageText(c)}${page.next ? ' · more with --json next' : ''}`))
+}
+
+/** An empty scope is not an answer: say which sessions exist and how to reach them. */
+function emptyScopeHint(ctx: Context, scope: string): string {
+  const all = sessionFiles(ctx).reduce((sum, p) => sum + p.sessions, 0)
+  return `no sessions in scope ${scope} for ${ctx.cwd} (${all} in the agent dir: --scope global searches them all, --cwd DIR picks a project)`
+}
+
+async function recall(ctx: Context): Promise<void> {
+  requireSessions(ctx)
+  const parsed = ctx.parsed
+  const query = parsed.positional.join(' ') || undefined
+  const scope = (option(parsed, 'scope') ?? 'project') as RecallArgs['scope']
+  const args: RecallArgs = {
+    query,
+    scope,
+    queryMode: option(parsed, 'mode') as RecallArgs['queryMode'],
+    queryMatch: parsed.options.has('all') ? 'all' : undefined,
+    branches: branchesOf(ctx),
+    role: option(parsed, 'role'),
+    tool: option(parsed, 'tool'),
+    ref: option(parsed, 'ref'),
+    provider: option(parsed, 'provider'),
+    action: option(parsed, 'action'),
+    outcome: option(parsed, 'outcome') as RecallArgs['outcome'],
+    since: option(parsed, 'since'),
+    until: option(parsed, 'until'),
+    pageSize: integerOption(parsed, 'page-size'),
+  }
+  const clean = Object.fromEntries(Object.entries(args).filter(([, v]) => v !== undefined)) as RecallArgs
+  const page = await openMemory(ctx).recall(clean)
+  if (ctx.json) return printPage(page)
+  if (!page.error && page.coverage.eligibleSessions === 0) return console.log(emptyScopeHint(ctx, String(scope)))
+  printRecall(page, query)
+}
+
+export function printSessions(page: SessionsPage): void {
+  failOn(page.error)
+  const rows = page.sessions.map((s) => [new Date(s.mtime).toISOString().slice(0, 16).replace('T', ' '), s.id, String(s.entryCount), s.cwd])
+  console.log(table([['modified', 'session', 'entries', 'cwd'].map(bold), ...rows]))
+}
+
+async function sessions(ctx: Context): Promise<void> {
+  requireSessions(ctx)
+  const scope = (option(ctx.parsed, 'scope') ?? 'project') as RecallArgs['scope']
+  const page = await openMemory(ctx).sessions({ scope, branches: branchesOf(ctx) })
+  if (ctx.json) return printPage(page)
+  if (!page.error && page.coverage.eligibleSessions === 0) return console.log(emptyScopeHint(ctx, String(scope)))
+  printSessions(page)
+}
+
+export function printEntry(entry: ExpandedEntry): void {
+  const what = [entry.role, entry.tool && `tool=${entry.tool}`, entry.outcome && `outcome=${entry.outcome}`].filter(Boolean).join(' ')
+  console.log(`${bold(`#${entry.index}`)} ${dim(entry.entryId ?? '')} ${what}${entry.anchor ? ' ◀' : ''}`)
+  if (entry.text) console.log(`  ${oneLine(entry.text, 400)}`)
+  if (entry.filesTouched.length) console.log(dim(`  files: ${entry.filesTouched.join(', ')}`))
+}
+
+/** Follows `next` until every entry's text is whole. */
+export async function expandAll(memory: Memory, args: Record<string, unknown>): Promise<ExpandPage> {
+  let page = await memory.expand(args)
+  const first = page
+  const texts = new Map<number, ExpandedEntry>()
+  for (;;) {
+    if (page.error) return page
+    for (const chunk of page.entries) {
+      const seen = texts.get(chunk.index)
+      if (seen) seen.text += chunk.text
+      else texts.set(chunk.index, { ...chunk })
+    }
+    if (!page.next) break
+    page = await memory.expand(page.next.args)
+  }
+  return { ...first, entries: [...texts.values()], next: null }
+}
+
+async function expand(ctx: Context): Promise<void> {
+  const [session, address] = ctx.parsed.positional
+  if (!session || address === undefined) throw new UsageError('expand needs <session> and <index|entryId>', 'expand')
+  // A session file named by path needs no agent dir.
+  if (!/[/\\]|\.jsonl$/.test(session)) requireSessions(ctx)
+  const selector = /^\d+$/.test(address) ? { indices: [Number(address)] } : { entryIds: [address] }
+  const context = ['before', 'after'].filter((k) => ctx.parsed.options.has(k)).map((k) => [k, integerOption(ctx.parsed, k)])
+  const args = { session, branches: branchesOf(ctx), ...selector, ...Object.fromEntries(context) }
+  const page = await expandAll(openMemory(ctx), args)
+  if (ctx.json) return printPage(page)
+  failOn(page.error)
+  page.entries.forEach(printEntry)
+}
+
+export const HISTORY_COMMANDS: Command[] = [
+  {
+    name: 'recall',
+    summary: 'search session history: ranked hits with their session and entry index',
+    usage: 'recall [<query…>] [options]',
+    flags: [...SCOPED, 'mode', 'all', 'role', 'tool', 'ref', 'provider', 'action', 'outcome', 'since', 'until', 'page-size'],
+    examples: [
+      'recall checkout timeout',
+      'recall "connection refused" --mode phrase --scope global',
+      'recall --ref pi.bash --outcome failed --since 2026-11-01',
+      'recall pricing --json | jq ".hits[0].follow"',
+    ],
+    run: recall,
+  },
+  {
+    name: 'expand',
+    summary: 'read whole entries of a session, with context around one',
+    usage: 'expand <session> <index|entryId> [options]',
+    flags: ['before', 'after', 'branches-all', 'json'],
+    examples: ['expand 019a0001-demo-7000-8000-checkout0001 4 --before 1 --after 1', 'expand ~/.pi/agent/sessions/--home-me-app--/s.jsonl a1b2c3d4 --json'],
+    run: expand,
+  },
+  {
+    name: 'sessions',
+    summary: 'list the sessions of a scope, newest first',
+    usage: 'sessions [options]',
+    flags: SCOPED,
+    examples: ['sessions', 'sessions --scope global --json'],
+    run: sessions,
+  },
+]

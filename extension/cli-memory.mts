@@ -1,0 +1,107 @@
+/**
+ * `memory status|read|add|replace|remove`: curated memory from the shell,
+ * through the same store (lock, threat scanner, limits), settings and reply
+ * texts as the memory tools and `/memory`.
+ */
+import type { MemoryStore, MemoryTarget } from 'pi-fabric-memory/native'
+import { UsageError } from './cli-args.mjs'
+import type { Command } from './cli-command.mjs'
+import { openStore, type Context } from './cli-context.mjs'
+import { curatedSettings } from './curated-settings.mjs'
+import { dreamingSettings, dreamingStatus } from './dreaming.mjs'
+import { guarded } from './errors.mjs'
+import { readReply, statusReply, writeReply, type CommandReply, type WriteVerb } from './memory-command.mjs'
+import { EXIT, printJson } from './cli-output.mjs'
+
+const SUBCOMMANDS = ['status', 'read', 'add', 'replace', 'remove'] as const
+const isTarget = (word: string | undefined): word is MemoryTarget => word === 'memory' || word === 'user'
+
+/** A leading `memory`/`user` argument is the target, as in `/memory` (quote text that starts with one). */
+function targetAndTexts(words: string[]): [MemoryTarget, string[]] {
+  return isTarget(words[0]) ? [words[0], words.slice(1)] : ['memory', words]
+}
+
+/** Prints a reply; a warning or error is a failed command. */
+function finish(reply: CommandReply): void {
+  if (reply.level === 'info') return console.log(reply.text)
+  console.error(reply.text)
+  process.exitCode = EXIT.failure
+}
+
+async function status(ctx: Context, store: MemoryStore): Promise<void> {
+  if (ctx.json) {
+    const report = await guarded(() => store.status())
+    printJson({ dir: store.dir, ...report })
+    if (report.memory.error || report.user.error) process.exitCode = EXIT.failure
+    return
+  }
+  const dreaming = dreamingStatus(store.dir, dreamingSettings(curatedSettings(ctx.cwd, ctx.trusted).dreaming))
+  console.log(`Memory dir: ${store.dir}`)
+  finish(await statusReply(store, dreaming))
+}
+
+async function read(ctx: Context, store: MemoryStore, words: string[]): Promise<void> {
+  if (words.length > 1 || (words.length === 1 && !isTarget(words[0]))) throw new UsageError('memory read takes one target: memory or user', 'memory')
+  const target = words[0] === 'user' ? 'user' : 'memory'
+  if (!ctx.json) return finish(await readReply(store, target))
+  const result = await guarded(() => store.read(target))
+  printJson({ ...result, target })
+  if (!result.success) process.exitCode = EXIT.failure
+}
+
+const USAGE: Record<WriteVerb, string> = {
+  add: 'memory add [memory|user] <content…>',
+  replace: 'memory replace [memory|user] <oldText> <newContent>',
+  remove: 'memory remove [memory|user] <oldText…>',
+}
+
+async function write(ctx: Context, store: MemoryStore, verb: WriteVerb, words: string[]): Promise<void> {
+  const [target, texts] = targetAndTexts(words)
+  const valid = verb === 'replace' ? texts.length === 2 : texts.length >= 1
+  if (!valid) throw new UsageError(`usage: pi-fabric-memory ${USAGE[verb]}`, 'memory')
+  // Unquoted words are one text, as a shell user means them.
+  const [text, newContent] = verb === 'replace' ? texts : [texts.join(' ')]
+  const { result, reply } = await writeReply(verb, store, target, text, newContent)
+  if (!ctx.json) return finish(reply)
+  printJson({ ...result, target })
+  if (!result.success) process.exitCode = EXIT.failure
+}
+
+async function memory(ctx: Context): Promise<void> {
+  const [sub = 'status', ...words] = ctx.parsed.positional
+  if (!(SUBCOMMANDS as readonly string[]).includes(sub)) {
+    throw new UsageError(`unknown memory subcommand ${JSON.stringify(sub)} (${SUBCOMMANDS.join(', ')})`, 'memory')
+  }
+  const store = openStore(ctx)
+  if (sub === 'status') {
+    if (words.length) throw new UsageError('memory status takes no arguments', 'memory')
+    return status(ctx, store)
+  }
+  if (sub === 'read') return read(ctx, store, words)
+  return write(ctx, store, sub as WriteVerb, words)
+}
+
+export const MEMORY_COMMAND: Command = {
+  name: 'memory',
+  summary: 'curated memory (MEMORY.md, USER.md): status, read, add, replace, remove',
+  usage: 'memory <status|read|add|replace|remove> [memory|user] [text…] [options]',
+  details: [
+    'Subcommands (target "memory" = MEMORY.md, the agent\'s notes; "user" = USER.md; default memory):',
+    '  status                                   entry counts and usage of both files (the default)',
+    '  read [memory|user]                       the live entries, numbered',
+    '  add [memory|user] <content…>             append one entry (an exact duplicate is a no-op)',
+    '  replace [memory|user] <oldText> <new>    replace the one entry containing oldText',
+    '  remove [memory|user] <oldText…>          remove the one entry containing oldText',
+    'Writes take the same lock and threat scan as the memory tools; a refused write exits 1 with its reason.',
+    'The directory is pi-memory.dataDir from Pi\'s settings, else <agentDir>/memories.',
+  ].join('\n'),
+  flags: ['json'],
+  examples: [
+    'memory status',
+    'memory add user "Prefers tabs over spaces"',
+    'memory read user --json',
+    'memory replace user "tabs over spaces" "Prefers 2-space indentation"',
+    'memory remove "2-space"',
+  ],
+  run: memory,
+}
