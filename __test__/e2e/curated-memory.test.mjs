@@ -129,7 +129,6 @@ for (const line of LINES) {
         // memory_apply in a real session: a batch whose third operation fails writes nothing; a merge lands whole.
         const beforeBatch = readFileSync(join(memories, 'MEMORY.md'))
         const batch = {}
-        const resultOf = (ctx, id) => ctx.messages.find((m) => m.role === 'toolResult' && m.toolCallId === id)
         const applyCall = (id, operations) => fauxAssistantMessage(fauxToolCall('memory_apply', { target: 'memory', operations }, { id }), { stopReason: 'toolUse' })
         faux.setResponses([
           () =>
@@ -138,8 +137,7 @@ for (const line of LINES) {
               { action: 'replace', oldText: 'heliotrope', newContent: 'codename heliotrope' },
               { action: 'remove', oldText: 'no such entry' },
             ]),
-          (ctx) => {
-            batch.failed = JSON.parse(resultOf(ctx, 'apply_1').content[0].text)
+          () => {
             batch.between = readFileSync(join(memories, 'MEMORY.md'))
             return applyCall('apply_2', [
               { action: 'add', content: 'codename heliotrope; seeded earlier' },
@@ -147,13 +145,20 @@ for (const line of LINES) {
               { action: 'remove', oldText: 'seed fact' },
             ])
           },
-          (ctx) => ((batch.merged = JSON.parse(resultOf(ctx, 'apply_2').content[0].text)), fauxAssistantMessage(fauxText('merged'))),
+          () => fauxAssistantMessage(fauxText('merged')),
         ])
         await resumed.prompt('Tidy the memory.')
         assert.equal(faux.getPendingResponseCount(), 0)
-        assert.deepEqual([batch.failed.success, batch.failed.code, batch.failed.failedOperation], [false, 'no_match', { index: 2, action: 'remove' }])
+        // The tool results as the session recorded them.
+        const resultOf = (id) => {
+          const message = resumed.messages.find((m) => m.role === 'toolResult' && m.toolCallId === id)
+          assert.ok(message, `${id}: ${JSON.stringify(resumed.messages.map((m) => [m.role, m.toolCallId]))}`)
+          return JSON.parse(message.content[0].text)
+        }
+        const failed = resultOf('apply_1')
+        assert.deepEqual([failed.success, failed.code, failed.failedOperation], [false, 'no_match', { index: 2, action: 'remove' }])
         assert.deepEqual(batch.between, beforeBatch, 'byte-identical after the failed batch')
-        assert.deepEqual(batch.merged.operations.map((o) => o.status), ['added', 'removed', 'removed'])
+        assert.deepEqual(resultOf('apply_2').operations.map((o) => o.status), ['added', 'removed', 'removed'])
         assert.equal(readFileSync(join(memories, 'MEMORY.md'), 'utf8'), 'codename heliotrope; seeded earlier')
       } finally {
         teardown(sessions, savedEnv, root)
