@@ -171,7 +171,7 @@ describe('gatherTurns and dream()', () => {
     const done = await dream(options({ settings, registry, currentModel: sessionModel, consolidate: recording as never }))
     assert.equal(done.status, 'done')
     assert.deepEqual(used, [sessionModel])
-    assert.match(dreamingStatus(dir, settings, Date.now(), sessionModel), /model faux\/faux-1 \(the session's model\)$/)
+    assert.match(dreamingStatus(dir, settings, Date.now(), sessionModel), /model faux\/faux-1 \(the session's model\); proposes replacements and removals for \/memory review$/)
   })
 
   test('state is written only after a successful run; failures, aborts and missing models leave it', async () => {
@@ -247,7 +247,7 @@ describe('gatherTurns and dream()', () => {
 
   test('autoApply lands the whole consolidation as one batch, or none of it', async () => {
     writeFileSync(join(dir, 'MEMORY.md'), 'uses npm\n§\nstale fact')
-    const settings = dreamingSettings({ minTurnsSinceLastRun: 2, autoApply: true })
+    const settings = dreamingSettings({ minTurnsSinceLastRun: 2, autoApply: true, model: { provider: 'p', model: 'm' } })
     const whole = await dream(options({ settings, consolidate: editing(async (s) => (await s.replace('memory', 'npm', 'uses pnpm'), await s.remove('memory', 'stale'))) }))
     assert.match(whole.message, /applied 2 change\(s\)/)
     assert.equal(memoryFile(), 'uses pnpm')
