@@ -838,4 +838,5 @@ module.exports = nativeBinding
 module.exports.MemoryEngine = nativeBinding.MemoryEngine
 module.exports.MemoryStore = nativeBinding.MemoryStore
 module.exports.inspectCacheRecord = nativeBinding.inspectCacheRecord
+module.exports.threatFlags = nativeBinding.threatFlags
 module.exports.version = nativeBinding.version

@@ -151,7 +151,7 @@ test('memory: add, read, a refused injection with its reason, replace, remove �
   assert.deepEqual([refusedJson.success, refusedJson.code, refusedJson.target], [false, 'blocked', 'memory'])
   assert.throws(() => statSync(join(dir, 'MEMORY.md')), /ENOENT/, 'nothing written')
   const replaced = JSON.parse(mem('replace', 'user', 'tabs', 'Prefers 2-space indentation', '--json').stdout)
-  assert.deepEqual(replaced, { success: true, target: 'user', entries: ['Prefers 2-space indentation'], usage: '5% — 27/500 chars', entryCount: 1, message: 'Entry replaced.' })
+  assert.deepEqual(replaced, { success: true, target: 'user', entries: ['Prefers 2-space indentation'], usage: '5% — 27/500 chars', entryCount: 1, message: 'Entry replaced.', replacedEntry: 'Prefers tabs over spaces' })
   const status = JSON.parse(mem('status', '--json').stdout)
   assert.deepEqual(Object.keys(status), ['dir', 'memory', 'user'])
   assert.equal(status.dir, dir)

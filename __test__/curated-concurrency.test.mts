@@ -69,7 +69,46 @@ describe('concurrent writers', () => {
   })
 })
 
+describe('concurrent batches', () => {
+  test('6 processes × 25 batches of 3 operations serialize with nothing lost', { timeout: 120_000 }, async () => {
+    const writers = Array.from({ length: 6 }, (_, p) => run(WRITER, ['batches', dir, `p${p}`, '25']))
+    const summaries = (await Promise.all(writers.map((w) => w.done))).map((out) => JSON.parse(out))
+    assert.deepEqual(summaries.map((s) => [s.ok, s.failures]), Array.from({ length: 6 }, () => [25, []]))
+    const entries = entriesOf(memoryText())
+    const expected = Array.from({ length: 6 }, (_, p) =>
+      Array.from({ length: 25 }, (_, i) => [`p${p}-${i}-a;`, i < 24 ? `p${p}-${i}-b!;` : `p${p}-${i}-b;`]).flat(),
+    ).flat()
+    assert.deepEqual([...entries].sort(), expected.sort())
+    assert.deepEqual(readdirSync(dir).sort(), ['MEMORY.md'], 'no lock, temp or backup files left')
+  })
+})
+
 describe('a writer killed with SIGKILL', () => {
+  test('mid-batch leaves every batch whole or absent (15 kills at random points)', { timeout: 120_000 }, async () => {
+    const window = 3
+    for (let round = 0; round < 15; round++) {
+      const writer = run(WRITER, ['batch-churn', dir, `r${round}`, String(window)])
+      await writer.line(/^ready$/)
+      await new Promise((resolve) => setTimeout(resolve, Math.random() * 40))
+      writer.process.kill('SIGKILL')
+      await writer.done.catch(() => {})
+      const pairs = new Map<number, string[]>()
+      for (const entry of entriesOf(memoryText())) {
+        const match = new RegExp(`^r${round}-(\\d+)-([ab]);$`).exec(entry)
+        assert.ok(match, `torn or foreign entry ${JSON.stringify(entry)}`)
+        pairs.set(Number(match[1]), [...(pairs.get(Number(match[1])) ?? []), match[2]])
+      }
+      const ids = [...pairs.keys()].sort((a, b) => a - b)
+      for (const id of ids) assert.deepEqual(pairs.get(id), ['a', 'b'], `round ${round}: batch ${id} landed in part`)
+      assert.ok(ids.length >= 1 && ids.length <= window, `round ${round}: ${ids.length} batches`)
+      ids.forEach((id, i) => assert.equal(id, ids[0] + i, `round ${round}: not contiguous: ${ids}`))
+      const lock = join(dir, 'MEMORY.md.lock')
+      if (existsSync(lock)) rmSync(lock, { recursive: true })
+      rmSync(join(dir, 'MEMORY.md'))
+    }
+  })
+
+
   test('leaves MEMORY.md either old or new, never torn (25 kills at random points)', { timeout: 120_000 }, async (t) => {
     const window = 5
     let killedHoldingLock = 0

@@ -37,10 +37,11 @@ describe('settings', () => {
       enabled: true,
       minHoursSinceLastRun: 24,
       minTurnsSinceLastRun: 5,
+      autoApply: false, maxOutputTokens: 16_000, maxCost: 0.5,
     })
     assert.equal(dreamingSettings({ model: { provider: 'x' } }).model, undefined, 'a model needs both names')
-    const s = dreamingSettings({ enabled: false, minHoursSinceLastRun: '2', minSessionsSinceLastRun: 7, model: { provider: 'x', model: 'y' } })
-    assert.deepEqual(s, { enabled: false, minHoursSinceLastRun: 2, minTurnsSinceLastRun: 7, model: { provider: 'x', model: 'y' } })
+    const s = dreamingSettings({ enabled: false, minHoursSinceLastRun: '2', minSessionsSinceLastRun: 7, model: { provider: 'x', model: 'y' }, autoApply: true, maxOutputTokens: '500', maxCost: 0.1 })
+    assert.deepEqual(s, { enabled: false, minHoursSinceLastRun: 2, minTurnsSinceLastRun: 7, model: { provider: 'x', model: 'y' }, autoApply: true, maxOutputTokens: 500, maxCost: 0.1 })
     assert.equal(dreamingSettings({ minTurnsSinceLastRun: 1, minSessionsSinceLastRun: 7 }).minTurnsSinceLastRun, 1)
     assert.equal(dreamingSettings({ minTurnsSinceLastRun: -3 }).minTurnsSinceLastRun, 5)
   })
@@ -170,7 +171,7 @@ describe('gatherTurns and dream()', () => {
     const done = await dream(options({ settings, registry, currentModel: sessionModel, consolidate: recording as never }))
     assert.equal(done.status, 'done')
     assert.deepEqual(used, [sessionModel])
-    assert.match(dreamingStatus(dir, settings, Date.now(), sessionModel), /model faux\/faux-1 \(the session's model\)$/)
+    assert.match(dreamingStatus(dir, settings, Date.now(), sessionModel), /model faux\/faux-1 \(the session's model\); proposes replacements and removals for \/memory review$/)
   })
 
   test('state is written only after a successful run; failures, aborts and missing models leave it', async () => {
@@ -210,6 +211,73 @@ describe('gatherTurns and dream()', () => {
     assert.equal(calls, 1)
   })
 
+  /** A consolidation that edits memory through the tools' store, as the agent does. */
+  const editing =
+    (edit: (store: any) => Promise<unknown>) =>
+    async ({ store }: { store: any }) => {
+      await edit(store)
+      return { ok: true, aborted: false, turns: 1, writes: ['edited'], summary: 'edited' }
+    }
+  const memoryFile = () => readFileSync(join(dir, 'MEMORY.md'), 'utf8')
+
+  test('by default only additions land; replacements and removals await /memory review', async () => {
+    writeFileSync(join(dir, 'MEMORY.md'), 'uses npm\n§\nstale fact')
+    const store = new MemoryStore({ dir })
+    const outcome = await dream(
+      options({
+        store,
+        consolidate: editing(async (s) => {
+          assert.equal((await s.remove('memory', 'stale')).removedEntry, 'stale fact')
+          await s.add('memory', 'ci runs on push')
+          assert.deepEqual((await s.read('memory')).entries, ['uses npm', 'ci runs on push'], 'the agent reads its staged state')
+          assert.equal(memoryFile(), 'uses npm\n§\nstale fact', 'nothing written while the agent runs')
+        }),
+      }),
+    )
+    assert.equal(outcome.status, 'done', outcome.message)
+    assert.match(outcome.message, /applied 1 addition\(s\); 1 change\(s\) await review \(\/memory review\)/)
+    assert.deepEqual([outcome.applied, outcome.proposed], [1, 1])
+    assert.equal(memoryFile(), 'uses npm\n§\nstale fact\n§\nci runs on push')
+    const listed = await runMemoryCommand(store, 'review')
+    assert.match(listed.text, /^Proposals awaiting review \(1\):\n#1 remove \[memory\]: stale fact\n/)
+    assert.match((await runMemoryCommand(store, 'review apply 1')).text, /^Applied #1\.\n0 proposal\(s\) awaiting review\.$/)
+    assert.equal(memoryFile(), 'uses npm\n§\nci runs on push')
+    assert.equal((await runMemoryCommand(store, 'review apply x')).level, 'warning')
+  })
+
+  test('autoApply lands the whole consolidation as one batch, or none of it', async () => {
+    writeFileSync(join(dir, 'MEMORY.md'), 'uses npm\n§\nstale fact')
+    const settings = dreamingSettings({ minTurnsSinceLastRun: 2, autoApply: true, model: { provider: 'p', model: 'm' } })
+    const whole = await dream(options({ settings, consolidate: editing(async (s) => (await s.replace('memory', 'npm', 'uses pnpm'), await s.remove('memory', 'stale'))) }))
+    assert.match(whole.message, /applied 2 change\(s\)/)
+    assert.equal(memoryFile(), 'uses pnpm')
+    rmSync(join(dir, STATE_FILE))
+    const raced = await dream(
+      options({
+        settings,
+        consolidate: editing(async (s) => {
+          await s.add('memory', 'new fact')
+          await s.remove('memory', 'pnpm')
+          writeFileSync(join(dir, 'MEMORY.md'), 'uses yarn') // another writer, after staging
+        }),
+      }),
+    )
+    assert.match(raced.message, /applied 0 change\(s\); not applied — memory: Operation 1 failed: No entry matched 'pnpm'/)
+    assert.equal(memoryFile(), 'uses yarn', 'the staged addition did not land without the rest')
+  })
+
+  test('/memory review reject drops a proposal and never touches memory; a stale one is refused', async () => {
+    writeFileSync(join(dir, 'MEMORY.md'), 'alpha\n§\nbeta')
+    const store = new MemoryStore({ dir })
+    await store.applyForReview('memory', [{ action: 'remove', oldText: 'alpha' }, { action: 'replace', oldText: 'beta', newContent: 'beta two' }])
+    assert.match((await runMemoryCommand(store, 'review reject 1')).text, /^Rejected #1\.\n1 proposal\(s\) awaiting review\.$/)
+    await store.replace('memory', 'beta', 'beta, edited by hand')
+    const stale = await runMemoryCommand(store, 'review apply all')
+    assert.equal(stale.level, 'warning')
+    assert.match(stale.text, /Refused #2 \(stale\)/)
+    assert.equal(memoryFile(), 'alpha\n§\nbeta, edited by hand')
+  })
+
   test('/memory status shows the dreaming line; /memory dream reports what changed', async () => {
     const store = new MemoryStore({ dir })
     const dreaming = { status: () => 'Dreaming: never ran', dream: async () => ({ status: 'done' as const, message: 'Dreaming reviewed 3 turn(s): 1 change(s): memory_add memory.', summary: 'Added X.' }) }
@@ -228,7 +296,7 @@ describe('the pi-memory.dreaming settings layer', () => {
     try {
       writeFileSync(join(dir, 'settings.json'), JSON.stringify({ 'pi-memory': { dreaming: { minHoursSinceLastRun: '${PFM_DREAM_HOURS:-6}', model: { provider: 'p', model: 'm' } } } }))
       const parsed = dreamingSettings(curatedSettings(join(dir, 'project'), false, { PFM_DREAM_HOURS: '' }).dreaming)
-      assert.deepEqual(parsed, { enabled: true, minHoursSinceLastRun: 6, minTurnsSinceLastRun: 5, model: { provider: 'p', model: 'm' } })
+      assert.deepEqual(parsed, { enabled: true, minHoursSinceLastRun: 6, minTurnsSinceLastRun: 5, model: { provider: 'p', model: 'm' }, autoApply: false, maxOutputTokens: 16_000, maxCost: 0.5 })
     } finally {
       if (saved === undefined) delete process.env.PI_CODING_AGENT_DIR
       else process.env.PI_CODING_AGENT_DIR = saved

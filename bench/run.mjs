@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { createMemory } from 'pi-fabric-memory'
+import native from 'pi-fabric-memory/native'
 import { loadOrGenerateCorpus } from './corpus.mjs'
 
 const here = dirname(fileURLToPath(import.meta.url))
@@ -191,6 +192,32 @@ const walkStart = performance.now()
 const walk = await memory.walk({ session: largest.file }, () => {})
 report.figures.walkLargest = { ms: performance.now() - walkStart, visited: walk.visited, MB: largest.bytes / 1e6 }
 
+// Threat flags on recalled evidence: the cost over every entry of the largest session, with the prefilter and
+// with a full pattern scan of every text (the results must be identical); best of 5 after a warm-up.
+const texts = []
+await memory.walk({ session: largest.file }, (entry) => void texts.push(entry.text))
+const flagAll = (prefilter) => {
+  let best = { ms: Infinity }
+  for (let round = 0; round < 5; round++) {
+    const start = performance.now()
+    const flags = texts.map((text) => native.threatFlags(text, { prefilter }))
+    const ms = performance.now() - start
+    if (ms < best.ms) best = { ms, flags }
+  }
+  return best
+}
+flagAll(false) // warm: the pattern set and the prefilter compile once per process
+const prefiltered = flagAll(true)
+const fullScan = flagAll(false)
+report.figures.threatFlags = {
+  entries: texts.length,
+  MB: texts.reduce((n, t) => n + Buffer.byteLength(t), 0) / 1e6,
+  prefilteredMs: prefiltered.ms,
+  fullScanMs: fullScan.ms,
+  flagged: prefiltered.flags.filter((f) => f.length > 0).length,
+}
+gate('threat prefilter never hides a flag (largest session)', JSON.stringify(prefiltered.flags) === JSON.stringify(fullScan.flags))
+
 // --- 5. append, then recall it ------------------------------------------------------------------------
 const newest = corpus.sessions.find((s) => s.rank === 0)
 const token = `appendedqz${Date.now().toString(36)}`
@@ -248,6 +275,7 @@ const rows = [
   ['page a broad query to the end', `${f.warm.pageBroadToEnd.p50.toFixed(0)} ms (${f.warm.pageBroadToEnd.pages} pages)`, '', null],
   ['expand one entry p50', `${f.expandOneMs.toFixed(2)} ms`, '', null],
   ['walk the largest session', `${f.walkLargest.ms.toFixed(0)} ms (${f.walkLargest.visited} entries, ${f.walkLargest.MB.toFixed(1)} MB)`, '', null],
+  ['threat flags, largest session', `${f.threatFlags.prefilteredMs.toFixed(1)} ms with prefilter, ${f.threatFlags.fullScanMs.toFixed(1)} ms full scan (${f.threatFlags.entries} entries, ${f.threatFlags.MB.toFixed(1)} MB, ${f.threatFlags.flagged} flagged)`, '', null],
   ['append → found', `${f.appendToFoundMs.toFixed(2)} ms`, `≤ ${targets.appendToFoundMs.max} ms`, f.appendToFoundMs <= targets.appendToFoundMs.max],
   ['hot shards / hot source', f.cache.hotShardRatio.toFixed(3), `≤ ${targets.hotShardRatio.max}`, f.cache.hotShardRatio <= targets.hotShardRatio.max],
   ['cold digests / cold source', f.cache.coldDigestRatio.toFixed(3), `≤ ${targets.coldDigestRatio.max}`, f.cache.coldDigestRatio <= targets.coldDigestRatio.max],

@@ -1,11 +1,12 @@
 /**
- * `/memory`: `status`, `read [user]`, `add`, `replace`, `remove` for the
- * user, over the same store as the tools. Arguments keep their spacing, and
- * `replace` splits at the first `->` only.
+ * `/memory`: `status`, `read [user]`, `add`, `replace`, `remove`, `dream`
+ * and `review` (dreaming's proposals: list, `apply <n…>|all`,
+ * `reject <n…>|all`) for the user, over the same store as the tools.
+ * Arguments keep their spacing, and `replace` splits at the first `->` only.
  */
 import type { ExtensionAPI, ExtensionContext } from '@earendil-works/pi-coding-agent'
 import type { DreamOutcome } from './dreaming.mjs'
-import type { MemoryStore, MemoryStoreResult, MemoryTarget } from 'pi-fabric-memory/native'
+import type { MemoryProposal, MemoryReviewReport, MemoryStore, MemoryStoreResult, MemoryTarget } from 'pi-fabric-memory/native'
 import { guarded } from './errors.mjs'
 
 export interface CommandReply {
@@ -13,7 +14,7 @@ export interface CommandReply {
   level: 'info' | 'warning' | 'error'
 }
 
-const SUBCOMMANDS = ['status', 'read', 'add', 'replace', 'remove', 'dream']
+const SUBCOMMANDS = ['status', 'read', 'add', 'replace', 'remove', 'dream', 'review']
 
 /** Dreaming as `/memory status` and `/memory dream` see it. */
 export interface DreamingCommands {
@@ -26,6 +27,7 @@ const USAGE = {
   add: 'Usage: /memory add [user|memory] <content>',
   replace: 'Usage: /memory replace [user|memory] <oldText> -> <newContent>',
   remove: 'Usage: /memory remove [user|memory] <substring>',
+  review: 'Usage: /memory review | /memory review apply <n…>|all | /memory review reject <n…>|all',
 }
 
 /** The first whitespace-separated word and the untouched (trimmed) rest. */
@@ -106,6 +108,40 @@ function writeMessage(verb: WriteVerb, target: MemoryTarget, result: MemoryStore
   return info(`${done} ${target}.`)
 }
 
+/** One proposal as a line of `/memory review`. */
+export function describeProposal(p: MemoryProposal): string {
+  const body = p.action === 'add' ? p.content : p.action === 'replace' ? `${p.oldText} -> ${p.newContent}` : p.oldText
+  return `#${p.id} ${p.action} [${p.target}]: ${body}`
+}
+
+function describeReport(verb: 'Applied' | 'Rejected', report: MemoryReviewReport): CommandReply {
+  if (report.error) return warning(`Failed: ${report.error}`)
+  const ids = (list: { id: number }[]) => list.map((s) => `#${s.id}`).join(', ')
+  const lines = [report.settled.length ? `${verb} ${ids(report.settled)}.` : `${verb} nothing.`]
+  for (const refused of report.refused) lines.push(`Refused #${refused.id} (${refused.code}): ${refused.error}`)
+  if (report.missing.length) lines.push(`No such proposal: ${report.missing.map((id) => `#${id}`).join(', ')}.`)
+  lines.push(`${report.remaining} proposal(s) awaiting review.`)
+  return { text: lines.join('\n'), level: report.refused.length || report.missing.length ? 'warning' : 'info' }
+}
+
+async function review(store: MemoryStore, rest: string): Promise<CommandReply> {
+  const [verb, args] = firstWord(rest)
+  if (!verb) {
+    const listed = await guarded(() => store.proposals())
+    if (!listed.success) return warning(`Failed: ${listed.error}`)
+    if (listed.proposals.length === 0) return info('No proposals awaiting review.')
+    const lines = listed.proposals.map(describeProposal)
+    return info([`Proposals awaiting review (${lines.length}):`, ...lines, 'Apply: /memory review apply <n…>|all · Reject: /memory review reject <n…>|all'].join('\n'))
+  }
+  const words = args.split(/[\s,]+/).filter(Boolean)
+  const ids = words.map((w) => Number(w.replace(/^#/, '')))
+  const selection = words.length === 1 && words[0] === 'all' ? ('all' as const) : ids
+  const valid = selection === 'all' || (ids.length > 0 && ids.every((id) => Number.isInteger(id) && id > 0))
+  if ((verb !== 'apply' && verb !== 'reject') || !valid) return warning(USAGE.review)
+  if (verb === 'apply') return describeReport('Applied', await guarded(() => store.applyProposals(selection)))
+  return describeReport('Rejected', await guarded(() => store.rejectProposals(selection)))
+}
+
 /** Runs one `/memory` command line (without the `/memory` word). */
 export async function runMemoryCommand(
   store: MemoryStore,
@@ -119,6 +155,8 @@ export async function runMemoryCommand(
       return statusReply(store, dreaming?.status(ctx))
     case 'dream':
       return dreamNow(dreaming, ctx)
+    case 'review':
+      return review(store, rest)
     case 'read':
       return readReply(store, firstWord(rest)[0] === 'user' ? 'user' : 'memory')
     case 'add':
@@ -138,7 +176,7 @@ export function registerMemoryCommand(
   afterCommand?: (ctx: ExtensionContext) => void,
 ): void {
   pi.registerCommand('memory', {
-    description: 'Curated memory: /memory status | read [user] | add|replace|remove [user|memory] … | dream',
+    description: 'Curated memory: /memory status | read [user] | add|replace|remove [user|memory] … | dream | review [apply|reject <n…>|all]',
     // Nothing to offer once the subcommand is complete: a menu would make Enter pick it instead of running it.
     getArgumentCompletions: (prefix) => {
       const word = prefix.trimStart()

@@ -1,6 +1,7 @@
 /**
- * The four curated-memory tools (`memory_add`, `memory_replace`,
- * `memory_remove`, `memory_read`) over a native `MemoryStore`.
+ * The curated-memory tools (`memory_add`, `memory_replace`, `memory_remove`,
+ * `memory_read`, and `memory_apply` for an all-or-nothing batch) over a
+ * native `MemoryStore`.
  *
  * Every result carries readable JSON text in `content`, the result object in
  * `details` and, for Pi versions with code mode (`outputSchema` +
@@ -19,7 +20,7 @@ export const MAX_STRUCTURED_RECORDS = 100
 /** Bound of the readable text; a longer result is shown in its structured (bounded) form. */
 export const MAX_TEXT_CHARS = 30_000
 
-const LISTS = ['entries', 'currentEntries', 'matches'] as const
+const LISTS = ['entries', 'currentEntries', 'matches', 'operations'] as const
 
 /** Short rules Pi adds to the system prompt's guidelines while the tools are active. */
 export const MEMORY_GUIDELINES = [
@@ -31,7 +32,10 @@ export const MEMORY_GUIDELINES = [
 /** The same rules as one block, appended to the system prompt once when Pi has not already listed them. */
 export const MEMORY_GUIDANCE = ['# Memory guidance', ...MEMORY_GUIDELINES.map((line) => `- ${line}`)].join('\n')
 
-export type StoreSource = MemoryStore | (() => MemoryStore | undefined)
+/** The store calls the tools make (a `MemoryStore`, or dreaming's staging store). */
+export type ToolStore = Pick<MemoryStore, 'add' | 'replace' | 'remove' | 'read' | 'apply'>
+
+export type StoreSource = ToolStore | (() => ToolStore | undefined)
 
 /** What a memory tool returns: Pi's result plus the 1.x code-mode fields. */
 export type MemoryToolResult = AgentToolResult<unknown> & { structuredContent?: unknown; isError?: boolean }
@@ -59,6 +63,10 @@ const OutputSchema = Type.Object({
   code: Type.Optional(Type.String()),
   matches: Type.Optional(Type.Array(Type.String())),
   currentEntries: Type.Optional(Type.Array(Type.String())),
+  replacedEntry: Type.Optional(Type.String()),
+  removedEntry: Type.Optional(Type.String()),
+  operations: Type.Optional(Type.Array(Type.Object({ index: Type.Integer(), action: Type.String(), status: Type.String(), entry: Type.Optional(Type.String()) }))),
+  failedOperation: Type.Optional(Type.Object({ index: Type.Integer(), action: Type.Optional(Type.String()) })),
   driftBackup: Type.Optional(Type.String()),
   remediation: Type.Optional(Type.String()),
   truncated: Type.Optional(Type.Boolean({ description: 'Records were omitted: check before reusing entries for an update.' })),
@@ -99,7 +107,7 @@ export function boundStructured(result: Record<string, unknown>): Record<string,
   return out
 }
 
-function resolveStore(source: StoreSource): MemoryStore {
+function resolveStore(source: StoreSource): ToolStore {
   const store = typeof source === 'function' ? source() : source
   if (!store) throw new Error('pi-fabric-memory: curated memory is not loaded (no session has started)')
   return store
@@ -130,7 +138,7 @@ function memoryTool(
   description: string,
   promptSnippet: string,
   parameters: TSchema,
-  run: (store: MemoryStore, target: MemoryTarget, params: Record<string, unknown>) => Promise<MemoryStoreResult>,
+  run: (store: ToolStore, target: MemoryTarget, params: Record<string, unknown>) => Promise<MemoryStoreResult>,
   source: StoreSource,
   extra: Partial<MemoryToolDefinition> = {},
 ): MemoryToolDefinition {
@@ -154,10 +162,18 @@ function memoryTool(
 
 const str = (value: unknown) => String(value ?? '')
 
+/** Flat (no union): every provider's tool-schema dialect accepts it; the store checks which fields an action needs. */
+const Operation = Type.Object({
+  action: Type.Union([Type.Literal('add'), Type.Literal('replace'), Type.Literal('remove')]),
+  content: Type.Optional(Type.String({ description: 'add: the entry content to append.' })),
+  oldText: Type.Optional(Type.String({ description: 'replace/remove: the whole entry, or a short substring matching exactly one entry.' })),
+  newContent: Type.Optional(Type.String({ description: 'replace: the replacement entry content.' })),
+})
+
 /**
- * The four tools over `store` (or a getter, for stores created when a Pi
+ * The five tools over `store` (or a getter, for stores created when a Pi
  * session starts), in the order `memory_add`, `memory_replace`,
- * `memory_remove`, `memory_read`.
+ * `memory_remove`, `memory_read`, `memory_apply`.
  */
 export function createMemoryTools(store: StoreSource): MemoryToolDefinition[] {
   return [
@@ -204,6 +220,16 @@ export function createMemoryTools(store: StoreSource): MemoryToolDefinition[] {
       'Read the current contents of MEMORY.md or USER.md.',
       Type.Object({ target: Target }),
       (s, target) => s.read(target),
+      store,
+    ),
+    memoryTool(
+      'memory_apply',
+      'Apply several memory_add / memory_replace / memory_remove operations to one target in a single all-or-nothing call: they run in order (each sees the previous ones), ' +
+        'the size limit applies to the final result only (so a merge can add the merged entry before removing the parts), and if any operation fails nothing is written and failedOperation names it. ' +
+        'Use it to consolidate or merge entries in one step instead of a chain of separate calls.',
+      'Apply several memory edits to MEMORY.md or USER.md at once, all or nothing.',
+      Type.Object({ target: Target, operations: Type.Array(Operation, { minItems: 1, maxItems: 100, description: 'The operations, applied in order.' }) }),
+      (s, target, p) => s.apply(target, (Array.isArray(p.operations) ? p.operations : []) as never),
       store,
     ),
   ]

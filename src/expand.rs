@@ -258,6 +258,9 @@ pub struct Chunk {
   pub is_error: bool,
   pub text: String,
   pub text_range: TextRange,
+  /// Threat-pattern ids this text matches (untrusted evidence; text unchanged).
+  #[serde(skip_serializing_if = "Option::is_none")]
+  pub threats: Option<Vec<String>>,
   #[serde(skip_serializing_if = "Option::is_none")]
   pub anchor: Option<bool>,
   pub files_touched: Vec<String>,
@@ -315,6 +318,7 @@ impl Chunk {
       is_error: entry.is_error,
       text: text.to_string(),
       text_range: TextRange { start, end, total, complete: end >= total },
+      threats: crate::store::threat::flags::field(&entry.text),
       anchor,
       files_touched: entry.files_touched.iter().take(MAX_FILES).map(|f| cap_with_ellipsis(f, MAX_FILE_CHARS)).collect(),
       parent_entry_id: meta(&entry.parent_entry_id),

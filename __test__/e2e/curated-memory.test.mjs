@@ -20,7 +20,7 @@ const LINES = [
   { label: '0.80.10', sdk: '@earendil-works/pi-coding-agent', ai: '@earendil-works/pi-ai' },
   { label: '1.6.0', sdk: 'pi-coding-agent-1x', ai: 'pi-ai-1x' },
 ]
-const TOOLS = ['memory_add', 'memory_read', 'memory_replace', 'memory_remove']
+const TOOLS = ['memory_add', 'memory_read', 'memory_replace', 'memory_remove', 'memory_apply']
 
 for (const line of LINES) {
   describe(`curated memory in Pi ${line.label}`, () => {
@@ -120,6 +120,41 @@ for (const line of LINES) {
         const afterResume = await promptSeen(resumed, 'Back again.')
         assert.equal(afterResume, third)
         assert.ok(!afterResume.includes('written while the session was closed'))
+
+        // memory_apply in a real session: a batch whose third operation fails writes nothing; a merge lands whole.
+        const beforeBatch = readFileSync(join(memories, 'MEMORY.md'))
+        const batch = {}
+        const applyCall = (id, operations) => fauxAssistantMessage(fauxToolCall('memory_apply', { target: 'memory', operations }, { id }), { stopReason: 'toolUse' })
+        faux.setResponses([
+          () =>
+            applyCall('apply_1', [
+              { action: 'add', content: 'ci runs on push' },
+              { action: 'replace', oldText: 'heliotrope', newContent: 'codename heliotrope' },
+              { action: 'remove', oldText: 'no such entry' },
+            ]),
+          () => {
+            batch.between = readFileSync(join(memories, 'MEMORY.md'))
+            return applyCall('apply_2', [
+              { action: 'add', content: 'codename heliotrope; seeded earlier' },
+              { action: 'remove', oldText: 'heliotrope is the project codename' },
+              { action: 'remove', oldText: 'seed fact' },
+            ])
+          },
+          () => fauxAssistantMessage(fauxText('merged')),
+        ])
+        await resumed.prompt('Tidy the memory.')
+        assert.equal(faux.getPendingResponseCount(), 0)
+        // The tool results as the session recorded them.
+        const resultOf = (id) => {
+          const message = resumed.messages.find((m) => m.role === 'toolResult' && m.toolCallId === id)
+          assert.ok(message, `${id}: ${JSON.stringify(resumed.messages.map((m) => [m.role, m.toolCallId]))}`)
+          return JSON.parse(message.content[0].text)
+        }
+        const failed = resultOf('apply_1')
+        assert.deepEqual([failed.success, failed.code, failed.failedOperation], [false, 'no_match', { index: 2, action: 'remove' }])
+        assert.deepEqual(batch.between, beforeBatch, 'byte-identical after the failed batch')
+        assert.deepEqual(resultOf('apply_2').operations.map((o) => o.status), ['added', 'removed', 'removed'])
+        assert.equal(readFileSync(join(memories, 'MEMORY.md'), 'utf8'), 'codename heliotrope; seeded earlier')
       } finally {
         teardown(sessions, savedEnv, root)
       }

@@ -57,6 +57,8 @@ export interface ExpandedEntry {
   isError: boolean
   text: string
   textRange: TextRange
+  /** Threat-pattern ids the entry's text matches: untrusted evidence, text unchanged. */
+  threats?: string[]
   /** Set on the selected entry when `before`/`after` context was requested. */
   anchor?: boolean
   filesTouched: string[]
@@ -197,6 +199,8 @@ export interface EntryHit {
   score: number
   snippet: string
   truncated: boolean
+  /** Threat-pattern ids the entry's text matches: untrusted evidence, text unchanged. */
+  threats?: string[]
   follow: FabricCall & { ref: 'memory.expand' }
 }
 
@@ -238,26 +242,98 @@ export type MemoryFailureCode =
   | 'locked'
   | 'unreadable'
   | 'io_error'
+  | 'invalid_operation'
+  | 'stale'
+
+/** One operation of a batch, shaped like the tools' arguments. */
+export type MemoryOperation =
+  | { action: 'add'; content: string }
+  | { action: 'replace'; oldText: string; newContent: string }
+  | { action: 'remove'; oldText: string }
+
+export interface MemoryOperationOutcome {
+  index: number
+  action: MemoryOperation['action']
+  status: 'added' | 'unchanged' | 'replaced' | 'removed'
+  /** The entry a replace overwrote or a remove deleted (sanitized like the snapshot). */
+  entry?: string
+}
 
 export interface MemoryStoreSuccess {
   success: true
   target: MemoryTarget
-  /** Live, raw entries (never sanitized). */
+  /** The entries: raw from `read`; after a write, sanitized like the snapshot (a poisoned entry is a placeholder). */
   entries: string[]
   /** `"<pct>% — <cur>/<limit> chars"`. */
   usage: string
   entryCount: number
   message?: string
+  /** A replace: the entry it overwrote (sanitized). */
+  replacedEntry?: string
+  /** A remove: the entry it deleted (sanitized). */
+  removedEntry?: string
+  /** `apply`: what each operation did, in order. */
+  operations?: MemoryOperationOutcome[]
+  /** `applyForReview`: the net additions written (sanitized). */
+  added?: string[]
+  /** `applyForReview`: the changes this call staged for review. */
+  proposed?: MemoryProposal[]
+  /** `applyForReview`: the additions were written, but staging the rest failed. */
+  proposalError?: string
+}
+
+/** A change awaiting the user's review in `proposals.json`. */
+export interface MemoryProposal {
+  /** Stable: `/memory review apply <id>`. */
+  id: number
+  target: MemoryTarget
+  action: 'add' | 'replace' | 'remove'
+  /** Replace and remove: the exact entry the change was made for. */
+  oldText?: string
+  newContent?: string
+  /** Add: the entry. */
+  content?: string
+  /** Ms since the epoch. */
+  createdAt: number
+}
+
+export type MemoryProposalList =
+  | { success: true; proposals: MemoryProposal[] }
+  | MemoryStoreFailure
+
+export interface MemorySettledProposal {
+  id: number
+  target: MemoryTarget
+  action: MemoryProposal['action']
+  code?: MemoryFailureCode
+  error?: string
+}
+
+export interface MemoryReviewReport {
+  /** No selected proposal was refused. */
+  success: boolean
+  /** Applied (or rejected): they left the ledger. */
+  settled: MemorySettledProposal[]
+  /** Refused (`stale`, `over_limit`, `locked`, …): still listed. */
+  refused: MemorySettledProposal[]
+  /** Requested ids that do not exist. */
+  missing: number[]
+  remaining: number
+  /** The ledger could not be read or locked; nothing was done. */
+  error?: string
+  code?: MemoryFailureCode
 }
 
 export interface MemoryStoreFailure {
   success: false
   error: string
+  /** `apply`: the operation that failed (0-based); the file is unchanged. */
+  failedOperation?: { index: number; action?: MemoryOperation['action'] }
   /** Previews (80 characters + `...`) of the entries an ambiguous `oldText` matched. */
   matches?: string[]
-  /** With an over-limit add: the live entries. */
+  /** With `no_match`, `stale` or `over_limit`: the file's entries (sanitized). */
   currentEntries?: string[]
-  /** With an over-limit add: `"<cur>/<limit>"`. */
+  /** With `currentEntries`: `"<cur>/<limit>"`. */
   usage?: string
   /** With drift: the `.bak` snapshot of the refused file. */
   driftBackup?: string

@@ -6,6 +6,7 @@
 use super::{to_napi, Json};
 use crate::error::CoreError;
 use crate::session::discover::{default_agent_dir, expand_home};
+use crate::store::proposals::Selection;
 use crate::store::{snapshot, MemoryStore as Core, StoreOptions, Target};
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
@@ -26,6 +27,26 @@ pub struct MemoryStoreOptions {
   pub lock_timeout_ms: Option<f64>,
   /// Age after which a lock is abandoned (2,000–600,000 ms; default 30,000, as proper-lockfile).
   pub lock_stale_ms: Option<f64>,
+}
+
+#[napi(object)]
+pub struct ThreatFlagsOptions {
+  /// Skip text that cannot match (default true); off only to measure the prefilter.
+  pub prefilter: Option<bool>,
+}
+
+/// The threat-pattern ids recalled evidence with this text is flagged with
+/// (`threats` on hits and expanded entries); empty for clean text.
+#[napi]
+pub fn threat_flags(text: String, options: Option<ThreatFlagsOptions>) -> Result<Vec<String>> {
+  let prefilter = options.and_then(|o| o.prefilter).unwrap_or(true);
+  caught(|| crate::store::threat::flags::flags_with(&text, prefilter))
+}
+
+#[napi(object)]
+pub struct MemoryApplyOptions {
+  /// Check the batch against the file as it is now, without writing.
+  pub dry_run: Option<bool>,
 }
 
 fn bounded(name: &str, value: Option<f64>, min: u64, max: u64, default: u64) -> std::result::Result<u64, CoreError> {
@@ -74,6 +95,30 @@ enum StoreOp {
   Add(Target, String),
   Replace(Target, String, String),
   Remove(Target, String),
+  Apply(Target, Value, bool),
+  ApplyForReview(Target, Value),
+  Proposals,
+  ApplyProposals(Selection),
+  RejectProposals(Selection),
+}
+
+/// `"all"` or a list of proposal ids.
+fn parse_selection(value: &Value) -> Result<Selection> {
+  if value.as_str() == Some("all") {
+    return Ok(Selection::All);
+  }
+  let ids = value.as_array().and_then(|list| list.iter().map(Value::as_u64).collect::<Option<Vec<u64>>>());
+  match ids {
+    Some(ids) if !ids.is_empty() => Ok(Selection::Ids(ids)),
+    _ => Err(to_napi(CoreError::invalid(format!("proposals must be \"all\" or a non-empty list of ids, got {value}")))),
+  }
+}
+
+fn proposals_value(store: &Core) -> serde_json::Result<Value> {
+  match store.proposals() {
+    Ok(proposals) => Ok(serde_json::json!({ "success": true, "proposals": proposals })),
+    Err(failure) => serde_json::to_value(failure),
+  }
 }
 
 pub struct StoreTask {
@@ -95,6 +140,11 @@ impl Task for StoreTask {
       StoreOp::Add(t, content) => serde_json::to_value(store.add(*t, content)),
       StoreOp::Replace(t, old, new) => serde_json::to_value(store.replace(*t, old, new)),
       StoreOp::Remove(t, old) => serde_json::to_value(store.remove(*t, old)),
+      StoreOp::Apply(t, ops, dry_run) => serde_json::to_value(store.apply(*t, ops, *dry_run)),
+      StoreOp::ApplyForReview(t, ops) => serde_json::to_value(store.apply_for_review(*t, ops)),
+      StoreOp::Proposals => proposals_value(store),
+      StoreOp::ApplyProposals(selection) => serde_json::to_value(store.apply_proposals(selection)),
+      StoreOp::RejectProposals(selection) => serde_json::to_value(store.reject_proposals(selection)),
     })?;
     value.map_err(|error| to_napi(CoreError::Internal(error.to_string())))
   }
@@ -185,6 +235,51 @@ impl MemoryStore {
     old_text: String,
   ) -> Result<AsyncTask<StoreTask>> {
     Ok(self.task(StoreOp::Remove(parse_target(&target)?, old_text)))
+  }
+
+  /// Applies a batch all or nothing: validated, then run in order under one
+  /// lock, checked against the final size budget, written once. A failure
+  /// names the operation (`failedOperation`) and leaves the file untouched.
+  #[napi(ts_return_type = "Promise<MemoryStoreResult>")]
+  pub fn apply(
+    &self,
+    #[napi(ts_arg_type = "MemoryTarget")] target: String,
+    #[napi(ts_arg_type = "MemoryOperation[]")] operations: Value,
+    #[napi(ts_arg_type = "MemoryApplyOptions")] options: Option<MemoryApplyOptions>,
+  ) -> Result<AsyncTask<StoreTask>> {
+    let dry_run = options.and_then(|o| o.dry_run).unwrap_or(false);
+    Ok(self.task(StoreOp::Apply(parse_target(&target)?, operations, dry_run)))
+  }
+
+  /// Applies a batch as unattended dreaming does by default: net additions
+  /// are written, replacements and removals are staged in `proposals.json`
+  /// for the user's review (`proposed` in the result).
+  #[napi(ts_return_type = "Promise<MemoryStoreResult>")]
+  pub fn apply_for_review(
+    &self,
+    #[napi(ts_arg_type = "MemoryTarget")] target: String,
+    #[napi(ts_arg_type = "MemoryOperation[]")] operations: Value,
+  ) -> Result<AsyncTask<StoreTask>> {
+    Ok(self.task(StoreOp::ApplyForReview(parse_target(&target)?, operations)))
+  }
+
+  /// The changes awaiting review (read fresh from `proposals.json`).
+  #[napi(ts_return_type = "Promise<MemoryProposalList>")]
+  pub fn proposals(&self) -> AsyncTask<StoreTask> {
+    self.task(StoreOp::Proposals)
+  }
+
+  /// Applies proposals by id (or `"all"`), each only to the exact entry it
+  /// was made for; a stale one is refused and stays listed.
+  #[napi(ts_return_type = "Promise<MemoryReviewReport>")]
+  pub fn apply_proposals(&self, #[napi(ts_arg_type = "number[] | 'all'")] ids: Value) -> Result<AsyncTask<StoreTask>> {
+    Ok(self.task(StoreOp::ApplyProposals(parse_selection(&ids)?)))
+  }
+
+  /// Drops proposals by id (or `"all"`) without changing memory.
+  #[napi(ts_return_type = "Promise<MemoryReviewReport>")]
+  pub fn reject_proposals(&self, #[napi(ts_arg_type = "number[] | 'all'")] ids: Value) -> Result<AsyncTask<StoreTask>> {
+    Ok(self.task(StoreOp::RejectProposals(parse_selection(&ids)?)))
   }
 
   /// The live entries as last seen by this store (no disk access).

@@ -176,6 +176,9 @@ pub struct EntryHit {
   pub truncated: bool,
   #[serde(flatten)]
   pub edit: EditFields,
+  /// Threat-pattern ids the entry's text matches (untrusted evidence; text unchanged).
+  #[serde(skip_serializing_if = "Option::is_none")]
+  pub threats: Option<Vec<String>>,
   pub follow: Call,
 }
 
@@ -553,6 +556,7 @@ impl Search<'_> {
       snippet,
       truncated: cut || entry.truncated,
       edit: EditFields::of(entry),
+      threats: crate::store::threat::flags::field(&entry.text),
       follow: self.follow(session, entry),
     }))
   }

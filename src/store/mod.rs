@@ -7,9 +7,11 @@
 //! take no file lock: writes replace the file atomically. The prompt snapshot
 //! is rebuilt only by [`MemoryStore::load_from_disk`]; writes never touch it.
 
+pub mod batch;
 pub mod entries;
 pub mod file;
 pub mod lock;
+pub mod proposals;
 pub mod result;
 pub mod snapshot;
 pub mod threat;
@@ -18,10 +20,11 @@ pub mod threat;
 mod tests;
 
 use crate::text::utf16_len;
+use batch::{NetChange, Op, Step};
 use entries::{group_thousands, joined_len, js_trim};
 use lock::{LockError, LockOptions};
 use parking_lot::Mutex;
-use result::{Failure, FailureCode, FileStatus, StoreResult, StoreStatus, Success};
+use result::{Failure, FailureCode, FileStatus, OperationOutcome, OperationStatus, StoreResult, StoreStatus, Success};
 use std::collections::HashMap;
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -94,11 +97,17 @@ struct State {
   loaded: bool,
 }
 
-/// What a mutation decided after seeing the current entries.
-enum Change {
-  Write(&'static str),
-  Unchanged(&'static str),
-  Refuse(Failure),
+/// How a batch of operations was called, which shapes its result.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Mode {
+  /// `add` / `replace` / `remove`: the reference's result shape.
+  Single,
+  /// `apply`: per-operation outcomes.
+  Batch,
+  /// `apply` without writing.
+  DryRun,
+  /// `apply` for review: only additions are written; the rest is staged.
+  Review,
 }
 
 const DRIFT_REMEDIATION: &str = "Open the .bak file, integrate the missing entries into the memory tool one at a time via memory_add, then remove or rewrite the original file to a clean state.";
@@ -117,14 +126,85 @@ fn gate(path: &Path) -> Arc<Mutex<()>> {
 }
 
 fn success(target: Target, entries: Vec<String>, limit: usize, message: Option<&'static str>) -> StoreResult {
-  StoreResult::Success(Success {
+  StoreResult::Success(success_record(target, entries, limit, message))
+}
+
+fn success_record(target: Target, entries: Vec<String>, limit: usize, message: Option<&'static str>) -> Success {
+  Success {
     success: true,
     target: target.name(),
     usage: entries::usage(joined_len(&entries), limit),
     entry_count: entries.len(),
     entries,
     message,
-  })
+    replaced_entry: None,
+    removed_entry: None,
+    operations: None,
+    added: None,
+    proposed: None,
+    proposal_error: None,
+  }
+}
+
+/// Review mode: the original entries plus the batch's net additions when
+/// they fit (or do not grow an over-limit file), and the changes to stage.
+fn review_split(working: &batch::Working, limit: usize) -> (Option<Vec<String>>, Vec<NetChange>, Vec<String>) {
+  let (adds, mut staged): (Vec<NetChange>, Vec<NetChange>) =
+    working.net().into_iter().partition(|change| matches!(change, NetChange::Add(_)));
+  let added: Vec<String> = adds
+    .iter()
+    .filter_map(|change| match change {
+      NetChange::Add(content) => Some(content.clone()),
+      _ => None,
+    })
+    .collect();
+  if added.is_empty() {
+    return (None, staged, added);
+  }
+  let mut entries = working.before.clone();
+  entries.extend(added.iter().cloned());
+  if joined_len(&entries) > limit {
+    staged.extend(adds);
+    return (None, staged, Vec::new());
+  }
+  (Some(entries), staged, added)
+}
+
+fn outcome(index: usize, op: &Op, step: &Step, show: &dyn Fn(&String) -> String) -> OperationOutcome {
+  let (status, entry) = match step {
+    Step::Added => (OperationStatus::Added, None),
+    Step::Unchanged => (OperationStatus::Unchanged, None),
+    Step::Replaced(old) => (OperationStatus::Replaced, Some(show(old))),
+    Step::Removed(old) => (OperationStatus::Removed, Some(show(old))),
+  };
+  OperationOutcome { index, action: op.action(), status, entry }
+}
+
+/// Adds what the model needs to retry at once: the current entries
+/// (sanitized) and usage, to a no-match or over-limit failure.
+fn with_current(mut failure: Failure, target: Target, before: &[String], limit: usize) -> Failure {
+  if matches!(failure.code, FailureCode::NoMatch | FailureCode::OverLimit | FailureCode::Stale) {
+    failure.details.current_entries = Some(before.iter().map(|e| snapshot::sanitize(e, target)).collect());
+    failure.details.usage = Some(format!("{}/{}", group_thousands(joined_len(before)), group_thousands(limit)));
+  }
+  failure
+}
+
+fn over_limit(ops: &[Op], mode: Mode, current: usize, total: usize, limit: usize) -> Failure {
+  let (current, total, limit) = (group_thousands(current), group_thousands(total), group_thousands(limit));
+  let message = match (mode, &ops[0]) {
+    (Mode::Single, Op::Add(content)) => format!(
+      "Memory at {current}/{limit} chars. Adding this entry ({} chars) would exceed the limit. Replace or remove existing entries first.",
+      utf16_len(content)
+    ),
+    (Mode::Single, _) => {
+      format!("Replacement would put memory at {total}/{limit} chars. Shorten the new content or remove other entries first.")
+    }
+    _ => format!(
+      "The batch would put memory at {total}/{limit} chars (now {current}); nothing was written. Shorten or merge entries in the batch, or remove others in it."
+    ),
+  };
+  Failure::new(FailureCode::OverLimit, message)
 }
 
 /// Normalizes and checks new entry text: CRLF as LF, trimmed, non-empty,
@@ -156,8 +236,12 @@ fn needle(old_text: &str) -> Result<String, Failure> {
   Ok(trimmed.to_string())
 }
 
-/// The index of the one entry containing `needle`.
-fn find_unique(entries: &[String], needle: &str) -> Result<usize, Failure> {
+/// The index of the entry equal to `needle` or else of the one entry
+/// containing it (an exact whole-entry match wins, as in Hermes).
+fn find_unique(target: Target, entries: &[String], needle: &str) -> Result<usize, Failure> {
+  if let Some(exact) = entries.iter().position(|e| e == needle) {
+    return Ok(exact);
+  }
   let found: Vec<usize> = (0..entries.len()).filter(|&i| entries[i].contains(needle)).collect();
   match found.as_slice() {
     [one] => Ok(*one),
@@ -165,7 +249,8 @@ fn find_unique(entries: &[String], needle: &str) -> Result<usize, Failure> {
     many => {
       let mut failure =
         Failure::new(FailureCode::AmbiguousMatch, format!("Multiple entries matched '{needle}'. Be more specific."));
-      failure.details.matches = Some(many.iter().map(|&i| entries::preview(&entries[i])).collect());
+      failure.details.matches =
+        Some(many.iter().map(|&i| entries::preview(&snapshot::sanitize(&entries[i], target))).collect());
       Err(failure)
     }
   }
@@ -286,127 +371,199 @@ impl MemoryStore {
   }
 
   pub fn add(&self, target: Target, content: &str) -> StoreResult {
-    let content = match prepare(content, "Content cannot be empty.") {
-      Ok(content) => content,
-      Err(failure) => return failure.into(),
-    };
-    self.mutate(target, |entries, limit| {
-      if entries.contains(&content) {
-        return Change::Unchanged("Entry already exists (no duplicate added).");
-      }
-      let current = joined_len(entries);
-      entries.push(content.clone());
-      if joined_len(entries) > limit {
-        entries.pop();
-        let mut failure = Failure::new(
-          FailureCode::OverLimit,
-          format!(
-            "Memory at {}/{} chars. Adding this entry ({} chars) would exceed the limit. Replace or remove existing entries first.",
-            group_thousands(current),
-            group_thousands(limit),
-            utf16_len(&content)
-          ),
-        );
-        failure.details.current_entries = Some(entries.clone());
-        failure.details.usage = Some(format!("{}/{}", group_thousands(current), group_thousands(limit)));
-        return Change::Refuse(failure);
-      }
-      Change::Write("Entry added.")
-    })
+    self.single(target, Op::add(content))
   }
 
+  /// Replaces the one entry equal to `old_text` or, failing that, the one
+  /// entry containing it.
   pub fn replace(&self, target: Target, old_text: &str, new_content: &str) -> StoreResult {
-    let prepared = needle(old_text).and_then(|old| {
-      prepare(new_content, "newContent cannot be empty. Use 'remove' to delete entries.").map(|new| (old, new))
-    });
-    let (old, new) = match prepared {
-      Ok(pair) => pair,
-      Err(failure) => return failure.into(),
-    };
-    self.mutate(target, |entries, limit| {
-      let index = match find_unique(entries, &old) {
-        Ok(index) => index,
-        Err(failure) => return Change::Refuse(failure),
-      };
-      let previous = std::mem::replace(&mut entries[index], new.clone());
-      let total = joined_len(entries);
-      if total > limit {
-        entries[index] = previous;
-        return Change::Refuse(Failure::new(
-          FailureCode::OverLimit,
-          format!(
-            "Replacement would put memory at {}/{} chars. Shorten the new content or remove other entries first.",
-            group_thousands(total),
-            group_thousands(limit)
-          ),
-        ));
-      }
-      Change::Write("Entry replaced.")
-    })
+    self.single(target, Op::replace(old_text, new_content))
   }
 
   pub fn remove(&self, target: Target, old_text: &str) -> StoreResult {
-    let old = match needle(old_text) {
-      Ok(old) => old,
+    self.single(target, Op::remove(old_text))
+  }
+
+  /// A batch (a JSON array shaped like the tools' arguments), all or
+  /// nothing: validated and threat-scanned first, then applied in order
+  /// under one lock, checked against the final size budget and written
+  /// once. With `dry_run`, nothing is written and no lock is taken.
+  pub fn apply(&self, target: Target, operations: &serde_json::Value, dry_run: bool) -> StoreResult {
+    match batch::parse(operations) {
+      Ok(ops) => self.run_ops(target, &ops, if dry_run { Mode::DryRun } else { Mode::Batch }).0,
+      Err(failure) => failure.into(),
+    }
+  }
+
+  /// A batch as unattended dreaming applies it by default: its net
+  /// additions are written (when they fit on their own), its replacements
+  /// and removals, and additions that fit only after them, are appended to
+  /// the proposals awaiting review (`proposed` in the result).
+  pub fn apply_for_review(&self, target: Target, operations: &serde_json::Value) -> StoreResult {
+    let ops = match batch::parse(operations) {
+      Ok(ops) => ops,
       Err(failure) => return failure.into(),
     };
-    self.mutate(target, |entries, _| match find_unique(entries, &old) {
-      Ok(index) => {
-        entries.remove(index);
-        Change::Write("Entry removed.")
+    let (mut result, staged) = self.run_ops(target, &ops, Mode::Review);
+    let StoreResult::Success(success) = &mut result else { return result };
+    if staged.is_empty() {
+      success.message = Some("Batch applied.");
+      success.proposed = Some(Vec::new());
+      return result;
+    }
+    let appended = proposals::update(&self.options.dir, &self.options.lock, |ledger| {
+      Ok((proposals::append(ledger, target, &staged), true))
+    });
+    match appended {
+      Ok(proposed) => success.proposed = Some(proposed),
+      Err(failure) => {
+        success.message = Some("Additions applied; staging the other changes for review failed (see proposalError).");
+        success.proposal_error = Some(failure.error);
       }
-      Err(failure) => Change::Refuse(failure),
+    }
+    result
+  }
+
+  /// The proposals awaiting review, read fresh from disk.
+  pub fn proposals(&self) -> Result<Vec<proposals::Proposal>, Failure> {
+    proposals::read(&proposals::path(&self.options.dir)).map(|ledger| ledger.proposals)
+  }
+
+  /// Applies the selected proposals one by one (id order), each as an exact
+  /// whole-entry change: one whose entry changed is refused as stale and
+  /// stays listed. Applied ones leave the ledger.
+  pub fn apply_proposals(&self, selection: &proposals::Selection) -> proposals::ReviewReport {
+    self.review(selection, |proposal| match proposal.op() {
+      Ok(op) => self.run_ops(proposal.target(), std::slice::from_ref(&op), Mode::Single).0,
+      Err(failure) => failure.into(),
     })
   }
 
-  /// Read-modify-write of one file under the in-process gate and the file lock.
-  fn mutate(&self, target: Target, change: impl FnOnce(&mut Vec<String>, usize) -> Change) -> StoreResult {
+  /// Drops the selected proposals without touching the memory files.
+  pub fn reject_proposals(&self, selection: &proposals::Selection) -> proposals::ReviewReport {
+    self.review(selection, |proposal| success(proposal.target(), Vec::new(), 0, Some("Rejected.")))
+  }
+
+  fn review(
+    &self,
+    selection: &proposals::Selection,
+    mut settle: impl FnMut(&proposals::Proposal) -> StoreResult,
+  ) -> proposals::ReviewReport {
+    let outcome = proposals::update(&self.options.dir, &self.options.lock, |ledger| {
+      let (picked, missing) = selection.pick(ledger);
+      let mut report = proposals::ReviewReport { missing, ..Default::default() };
+      for proposal in &picked {
+        let settled = settle(proposal);
+        report.record(proposal, &settled);
+        if settled.is_success() {
+          ledger.proposals.retain(|p| p.id != proposal.id);
+        }
+      }
+      report.remaining = ledger.proposals.len();
+      report.success = report.refused.is_empty();
+      let changed = !report.settled.is_empty();
+      Ok((report, changed))
+    });
+    outcome.unwrap_or_else(proposals::ReviewReport::failed)
+  }
+
+  fn single(&self, target: Target, op: Result<Op, Failure>) -> StoreResult {
+    match op {
+      Ok(op) => self.run_ops(target, std::slice::from_ref(&op), Mode::Single).0,
+      Err(failure) => failure.into(),
+    }
+  }
+
+  /// Runs validated operations; also returns the batch's net changes.
+  fn run_ops(&self, target: Target, ops: &[Op], mode: Mode) -> (StoreResult, Vec<NetChange>) {
+    let limit = self.limit(target);
+    let mut done = None;
+    let mut update = |before: Vec<String>| {
+      let (working, steps) = batch::run(target, before.clone(), ops, mode != Mode::Single)
+        .map_err(|f| with_current(f, target, &before, limit))?;
+      let total = batch::total(&working);
+      let current = joined_len(&before);
+      if total > limit && total > current {
+        return Err(with_current(over_limit(ops, mode, current, total, limit), target, &before, limit));
+      }
+      let (write, staged, added) = match mode {
+        Mode::Review => review_split(&working, limit),
+        _ => (working.changed().then(|| working.entries.clone()), working.net(), Vec::new()),
+      };
+      done = Some((steps, staged, added));
+      Ok(write)
+    };
+    let outcome = match mode {
+      Mode::DryRun => self.read_entries(target, &self.path(target), false).and_then(|before| {
+        let unchanged = before.clone();
+        update(before).map(|write| write.unwrap_or(unchanged))
+      }),
+      Mode::Single | Mode::Batch | Mode::Review => self.locked_update(target, update),
+    };
+    match (outcome, done) {
+      (Ok(entries), Some((steps, net, added))) => {
+        let mut result = self.report(target, ops, &steps, entries, mode);
+        if let (StoreResult::Success(success), Mode::Review) = (&mut result, mode) {
+          success.added = Some(added.iter().map(|e| snapshot::sanitize(e, target)).collect());
+          success.operations = None;
+        }
+        (result, net)
+      }
+      (Ok(_), None) => unreachable!("a successful update records its steps"),
+      (Err(failure), _) => (failure.into(), Vec::new()),
+    }
+  }
+
+  fn report(&self, target: Target, ops: &[Op], steps: &[Step], entries: Vec<String>, mode: Mode) -> StoreResult {
+    let show = |entry: &String| snapshot::sanitize(entry, target);
+    let mut success = success_record(target, entries.iter().map(show).collect(), self.limit(target), None);
+    if mode == Mode::Single {
+      success.message = Some(match &steps[0] {
+        Step::Added => "Entry added.",
+        Step::Unchanged => "Entry already exists (no duplicate added).",
+        Step::Replaced(_) => "Entry replaced.",
+        Step::Removed(_) => "Entry removed.",
+      });
+      match &steps[0] {
+        Step::Replaced(old) => success.replaced_entry = Some(show(old)),
+        Step::Removed(old) => success.removed_entry = Some(show(old)),
+        _ => {}
+      }
+      return StoreResult::Success(success);
+    }
+    success.message = Some(match mode {
+      Mode::DryRun => "Dry run: nothing was written.",
+      Mode::Review => "Additions applied; replacements and removals are staged for review.",
+      _ => "Batch applied.",
+    });
+    success.operations =
+      Some(ops.iter().zip(steps).enumerate().map(|(index, (op, step))| outcome(index, op, step, &show)).collect());
+    StoreResult::Success(success)
+  }
+
+  /// Read-modify-write of one file under the in-process gate and the file
+  /// lock: `change` gets the current entries and returns the entries to
+  /// write (`None`: nothing changes). Returns the file's entries after.
+  fn locked_update(
+    &self,
+    target: Target,
+    change: impl FnOnce(Vec<String>) -> Result<Option<Vec<String>>, Failure>,
+  ) -> Result<Vec<String>, Failure> {
     if let Err(error) = fs::create_dir_all(&self.options.dir) {
-      return io_failure(&self.options.dir, &error).into();
+      return Err(io_failure(&self.options.dir, &error));
     }
     let path = self.path(target);
     let gate = gate(&path);
     let _in_process = gate.lock();
-    let held = match lock::acquire(&path, &self.options.lock) {
-      Ok(held) => held,
-      Err(LockError::Locked(lock_path)) => {
-        return Failure::new(
-          FailureCode::Locked,
-          format!(
-            "{} is locked by another writer ({}); nothing was written. Try again in a moment.",
-            target.file_name(),
-            lock_path.display()
-          ),
-        )
-        .into()
-      }
-      Err(LockError::Io(lock_path, error)) => return io_failure(&lock_path, &error).into(),
-    };
-    let mut entries = match self.read_entries(target, &path, true) {
-      Ok(entries) => entries,
-      Err(failure) => return failure.into(),
-    };
+    let held = take_lock(&path, target.file_name(), &self.options.lock)?;
+    let entries = self.read_entries(target, &path, true)?;
     self.set_live(target, &entries);
-    let limit = self.limit(target);
-    match change(&mut entries, limit) {
-      Change::Refuse(failure) => failure.into(),
-      Change::Unchanged(message) => success(target, entries, limit, Some(message)),
-      Change::Write(message) => {
-        let entries = entries::dedupe(entries);
-        // A lock taken over as stale (we held it past `stale`) is no longer
-        // ours: writing now could overwrite the new holder's write.
-        if !held.still_held() {
-          let error = std::io::Error::other("the file lock was taken over by another writer");
-          return io_failure(held.path(), &error).into();
-        }
-        file::remove_orphan_temps(&path);
-        if let Err(error) = file::write_atomic(&path, entries::serialize(&entries).as_bytes()) {
-          return io_failure(&path, &error).into();
-        }
-        self.set_live(target, &entries);
-        success(target, entries, limit, Some(message))
-      }
-    }
+    let Some(entries) = change(entries.clone())? else {
+      return Ok(entries);
+    };
+    write_held(&held, &path, entries::serialize(&entries).as_bytes())?;
+    self.set_live(target, &entries);
+    Ok(entries)
   }
 
   /// One file's prompt block from the frozen snapshot, bounded on its own.
@@ -425,6 +582,32 @@ impl MemoryStore {
       .map(|(t, budget)| snapshot::render(t, &state.frozen[t.index()], self.limit(t), budget));
     snapshot::join_blocks(&blocks)
   }
+}
+
+/// Takes the cross-process lock of `path`, or the failure to report.
+fn take_lock(path: &Path, name: &str, options: &LockOptions) -> Result<lock::FileLock, Failure> {
+  lock::acquire(path, options).map_err(|error| match error {
+    LockError::Locked(lock_path) => Failure::new(
+      FailureCode::Locked,
+      format!(
+        "{name} is locked by another writer ({}); nothing was written. Try again in a moment.",
+        lock_path.display()
+      ),
+    ),
+    LockError::Io(lock_path, error) => io_failure(&lock_path, &error),
+  })
+}
+
+/// Writes `path` atomically while `held` is still ours: a lock taken over
+/// as stale (held past `stale`) is not, and writing then could overwrite
+/// the new holder's write.
+fn write_held(held: &lock::FileLock, path: &Path, bytes: &[u8]) -> Result<(), Failure> {
+  if !held.still_held() {
+    let error = std::io::Error::other("the file lock was taken over by another writer");
+    return Err(io_failure(held.path(), &error));
+  }
+  file::remove_orphan_temps(path);
+  file::write_atomic(path, bytes).map_err(|error| io_failure(path, &error))
 }
 
 fn io_failure(path: &Path, error: &std::io::Error) -> Failure {

@@ -1,6 +1,8 @@
 //! Result shapes of the store, serialized with the reference's field names
 //! and order. Failures are data (`success: false`) with a stable `code`.
 
+use super::batch::{Action, FailedOperation};
+use super::proposals::Proposal;
 use serde::Serialize;
 
 #[derive(Debug, Clone, Serialize, PartialEq)]
@@ -13,6 +15,45 @@ pub struct Success {
   pub entry_count: usize,
   #[serde(skip_serializing_if = "Option::is_none")]
   pub message: Option<&'static str>,
+  /// A replace: the entry it overwrote (sanitized like the snapshot).
+  #[serde(skip_serializing_if = "Option::is_none")]
+  pub replaced_entry: Option<String>,
+  /// A remove: the entry it deleted (sanitized like the snapshot).
+  #[serde(skip_serializing_if = "Option::is_none")]
+  pub removed_entry: Option<String>,
+  /// A batch: what each operation did, in order.
+  #[serde(skip_serializing_if = "Option::is_none")]
+  pub operations: Option<Vec<OperationOutcome>>,
+  /// `applyForReview`: the net additions written (sanitized).
+  #[serde(skip_serializing_if = "Option::is_none")]
+  pub added: Option<Vec<String>>,
+  /// `applyForReview`: the changes staged for review by this call.
+  #[serde(skip_serializing_if = "Option::is_none")]
+  pub proposed: Option<Vec<Proposal>>,
+  /// `applyForReview`: the additions were written but staging the rest failed.
+  #[serde(skip_serializing_if = "Option::is_none")]
+  pub proposal_error: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum OperationStatus {
+  Added,
+  /// An add of an entry already present (no duplicate added).
+  Unchanged,
+  Replaced,
+  Removed,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct OperationOutcome {
+  pub index: usize,
+  pub action: Action,
+  pub status: OperationStatus,
+  /// The entry a replace overwrote or a remove deleted (sanitized).
+  #[serde(skip_serializing_if = "Option::is_none")]
+  pub entry: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, Serialize, PartialEq, Eq)]
@@ -33,6 +74,10 @@ pub enum FailureCode {
   Unreadable,
   /// Writing failed; the file on disk is unchanged.
   IoError,
+  /// A batch operation is malformed (unknown action, missing field, empty or oversized batch).
+  InvalidOperation,
+  /// A staged change's entry is no longer in the file exactly as it was.
+  Stale,
 }
 
 #[derive(Debug, Clone, Serialize, PartialEq)]
@@ -49,6 +94,9 @@ pub struct Failure {
 #[derive(Debug, Clone, Default, Serialize, PartialEq)]
 #[serde(rename_all = "camelCase")]
 pub struct FailureDetails {
+  /// A batch: the operation that failed (0-based).
+  #[serde(skip_serializing_if = "Option::is_none")]
+  pub failed_operation: Option<FailedOperation>,
   #[serde(skip_serializing_if = "Option::is_none")]
   pub matches: Option<Vec<String>>,
   #[serde(skip_serializing_if = "Option::is_none")]

@@ -365,5 +365,7 @@ pub fn first_threat_message(content: &str) -> Option<String> {
   scan(content, Scope::Strict).first().map(Finding::message)
 }
 
+pub mod flags;
+
 #[cfg(test)]
 mod tests;
