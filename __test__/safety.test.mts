@@ -92,3 +92,37 @@ describe('the 30,000-character envelope', () => {
     }
   })
 })
+
+describe('random session trees against Pi', () => {
+  test('active entries equal Pi getBranch() for random branching, duplicate ids and orphans', async () => {
+    const trees = tempAgent()
+    try {
+      let seed = 7
+      const random = (n: number) => ((seed = (seed * 1103515245 + 12345) % 2 ** 31), seed % n)
+      const files: string[] = []
+      for (let f = 0; f < 40; f++) {
+        const ids: string[] = []
+        const lines = [header(`t${f}`)]
+        for (let i = 0, n = 1 + random(25); i < n; i++) {
+          // Mostly chains, with branches back to older entries, repeated ids and dangling parents.
+          const roll = random(10)
+          const id = roll === 0 && ids.length ? ids[random(ids.length)] : `e${i}`
+          // A repeated id is a root: a parent walk through it can never loop.
+          const parent = !ids.length || id !== `e${i}` ? null : roll === 1 ? `missing${i}` : roll < 4 ? ids[random(ids.length)] : ids[ids.length - 1]
+          lines.push(message(id, parent, `text ${f}.${i}`, random(2) ? 'user' : 'assistant'))
+          ids.push(id)
+        }
+        files.push(trees.write(`t${f}.jsonl`, lines.join('\n') + '\n'))
+      }
+      const pi: { id: string; text: string }[][] = JSON.parse(runNode22('__test__/fixtures/pi-branch.mjs', files))
+      const memory = createMemory({ agentDir: trees.agentDir, cwd: trees.cwd })
+      for (const [i, file] of files.entries()) {
+        const bound = await memory.expand({ session: file })
+        const entries = bound.entryCount ? reassemble(await allPages(memory.expand, { session: file, entryRange: { first: 0, last: bound.entryCount - 1 } })) : []
+        assert.deepEqual(entries.map((e) => ({ id: e.entryId, text: e.text })), pi[i], file)
+      }
+    } finally {
+      trees.cleanup()
+    }
+  })
+})

@@ -518,3 +518,74 @@ fn progress_reports_the_plan_then_every_build_and_charges_appends_only_their_byt
   assert_eq!((second[0].fresh_sessions, second[0].sessions_to_index), (1, 1), "{second:?}");
   assert_eq!(second.last().unwrap().bytes_indexed, size(&a) - before, "an append parses only its new bytes");
 }
+
+/// A small deterministic PRNG (xorshift64*): the suites print their seed.
+struct Rng(u64);
+
+impl Rng {
+  fn next(&mut self) -> u64 {
+    self.0 ^= self.0 >> 12;
+    self.0 ^= self.0 << 25;
+    self.0 ^= self.0 >> 27;
+    self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+  }
+
+  fn below(&mut self, n: usize) -> usize {
+    (self.next() % n.max(1) as u64) as usize
+  }
+}
+
+/// Runs of the fault suites: CI-sized by default, `PFM_FAULT_RUNS=1000` for
+/// the full scale.
+fn fault_runs(default: usize) -> usize {
+  std::env::var("PFM_FAULT_RUNS").ok().and_then(|v| v.parse().ok()).unwrap_or(default)
+}
+
+#[test]
+fn random_record_corruptions_are_detected_and_rebuilt_with_identical_answers() {
+  let fx = fixture();
+  for i in 0..6 {
+    let texts: Vec<String> = (0..4).map(|j| format!("session {i} says word{j} and more{}", i * j)).collect();
+    let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+    fx.write(&format!("s{i}"), &refs, 100 + i as u64);
+  }
+  let engine = fx.engine(json!({"hotSessions": 3}));
+  let bodies = |r: &SyncResult| -> Vec<(PathBuf, Body)> {
+    r.sessions.iter().map(|s| (s.path.clone(), s.record.as_ref().unwrap().body.clone())).collect()
+  };
+  let clean = bodies(&global(&engine));
+  let dir = fx.index_dir();
+  let names: Vec<String> = fx.index_files().into_iter().filter(|n| n != ownership::MARKER).collect();
+  let originals: Vec<Vec<u8>> = names.iter().map(|n| fs::read(dir.join(n)).unwrap()).collect();
+  let seed = std::env::var("PFM_FAULT_SEED").ok().and_then(|v| v.parse().ok()).unwrap_or(0x9E37_79B9_7F4A_7C15u64);
+  let mut rng = Rng(seed);
+  for run in 0..fault_runs(60) {
+    let victim = rng.below(names.len());
+    let mut bytes = originals[victim].clone();
+    let kind = rng.below(4);
+    match kind {
+      0 => {
+        let at = rng.below(bytes.len());
+        bytes[at] ^= 1 << rng.below(8);
+      }
+      1 => bytes.truncate(rng.below(bytes.len())),
+      2 => bytes = originals[(victim + 1 + rng.below(names.len() - 1)) % names.len()].clone(),
+      _ => {
+        // A same-length edit of a run of payload bytes.
+        let at = 16 + rng.below(bytes.len() - 16);
+        let len = (1 + rng.below(8)).min(bytes.len() - at);
+        for b in &mut bytes[at..at + len] {
+          *b = b.wrapping_add(1 + rng.below(250) as u8);
+        }
+      }
+    }
+    fs::write(dir.join(&names[victim]), &bytes).unwrap();
+    Index::shared(dir.clone()).resident.clear();
+    *Index::shared(dir.clone()).last.lock() = None;
+    let result = global(&engine);
+    assert!(result.coverage.complete, "seed {seed} run {run} kind {kind}: {:?}", result.coverage);
+    assert_eq!(bodies(&result), clean, "seed {seed} run {run} kind {kind}: answers differ");
+    let on_disk = fs::read(dir.join(&names[victim])).unwrap();
+    assert!(record::CacheRecord::decode(&on_disk).is_some(), "seed {seed} run {run}: record rewritten");
+  }
+}

@@ -1,0 +1,11 @@
+//! Cache record decode: never panics on any bytes; what decodes re-encodes
+//! to the same bytes (the checksum and `cacheBytes` hold).
+#![no_main]
+use libfuzzer_sys::fuzz_target;
+use pi_fabric_memory::index::record::CacheRecord;
+
+fuzz_target!(|data: &[u8]| {
+  if let Some(mut record) = CacheRecord::decode(data) {
+    assert_eq!(record.encode(), data, "a decoded record re-encodes byte for byte");
+  }
+});
