@@ -161,20 +161,32 @@ describe('lock interoperability with proper-lockfile', () => {
   })
 
   test('our lock makes a proper-lockfile writer wait', { timeout: 60_000 }, async () => {
-    // MEMORY.md as a FIFO parks our write inside the lock (its read blocks
-    // until the test writes the file's content), so the peer's attempt
-    // deterministically meets our lock.
+    // A native writer process is stopped (SIGSTOP) while it holds the lock, so
+    // the peer's attempt deterministically meets our lock. (A FIFO as MEMORY.md
+    // used to park the write; the bounded reader now refuses FIFOs outright.)
     const file = join(dir, 'MEMORY.md')
-    execFileSync('mkfifo', [file])
-    const store = new MemoryStore({ dir })
-    const pending = store.add('memory', 'ours')
-    while (!existsSync(`${file}.lock`)) await new Promise((resolve) => setTimeout(resolve, 5))
-    assert.equal(await run(PEER, ['try', file]).done, 'ELOCKED')
     writeFileSync(file, 'earlier')
-    const result = await pending
-    assert.deepEqual(result.success && result.entries, ['earlier', 'ours'])
-    assert.equal(await run(PEER, ['try', file]).done, 'acquired', 'released after our write')
-    assert.equal(memoryText(), 'earlier\n§\nours')
+    const writer = run(WRITER, ['adds', dir, 'ours', '400'])
+    const pid = writer.process.pid!
+    let held = false
+    for (let attempt = 0; attempt < 2000 && !held; attempt++) {
+      if (existsSync(`${file}.lock`)) {
+        process.kill(pid, 'SIGSTOP')
+        held = existsSync(`${file}.lock`) // still ours after the stop: parked inside the lock
+        if (!held) process.kill(pid, 'SIGCONT')
+      } else await new Promise((resolve) => setTimeout(resolve, 1))
+    }
+    assert.ok(held, 'the writer was stopped while holding the lock')
+    try {
+      assert.equal(await run(PEER, ['try', file]).done, 'ELOCKED')
+    } finally {
+      process.kill(pid, 'SIGCONT')
+    }
+    assert.deepEqual(JSON.parse(await writer.done).failures, [])
+    assert.equal(await run(PEER, ['try', file]).done, 'acquired', 'released after our writes')
+    const entries = entriesOf(memoryText())
+    assert.equal(entries[0], 'earlier')
+    assert.equal(entries.length, 401)
   })
 
   test('interleaved proper-lockfile and native writers lose no update', { timeout: 120_000 }, async (t) => {
