@@ -34,9 +34,10 @@ const ENUMS: Record<string, Record<string, string[]>> = {
   memory_replace: { target: ['memory', 'user'] },
   memory_remove: { target: ['memory', 'user'] },
   memory_read: { target: ['memory', 'user'] },
+  memory_apply: { target: ['memory', 'user'] },
 }
 
-test('seven tools, one namespace, output schemas, plain string enums', () => {
+test('eight tools, one namespace, output schemas, plain string enums', () => {
   const tools = registeredTools()
   assert.deepEqual(tools.map((t) => t.name).sort(), Object.keys(ENUMS).sort())
   for (const tool of tools) {

@@ -1,5 +1,5 @@
 /**
- * The Pi tool namespace `memory` shared by the seven memory tools. Codemode
+ * The Pi tool namespace `memory` shared by the eight memory tools. Codemode
  * lists them under one heading with `description`; scripts read
  * `instructions` with `describeNamespace("memory")`, including a guest-local
  * `walk` (the contract's `memory.walk`): it runs inside the script, so no
