@@ -2,7 +2,7 @@
 import type { ExpandedEntry, ExpandPage, MemoryCoverage, MemoryError, MemoryHit, RecallArgs, RecallPage, SessionsPage } from 'pi-fabric-memory/native'
 import { integerOption, option, UsageError } from './cli-args.mjs'
 import { openMemory, requireSessions, sessionFiles, type Context } from './cli-context.mjs'
-import { bold, CliError, dim, EXIT, mark, oneLine, printJson, table } from './cli-output.mjs'
+import { bold, CliError, dim, EXIT, mark, minuteOf, oneLine, printJson, table } from './cli-output.mjs'
 import type { Command } from './cli-command.mjs'
 import type { Memory } from './memory.mjs'
 
@@ -35,7 +35,7 @@ function printHit(hit: MemoryHit, query: string | undefined): void {
     console.log(dim(`        follow: ${hit.follow.ref} ${JSON.stringify(hit.follow.args.scope)}`))
     return
   }
-  const when = hit.timestamp ? new Date(hit.timestamp).toISOString().slice(0, 16).replace('T', ' ') : '—'
+  const when = minuteOf(hit.timestamp)
   const what = [hit.role, hit.tool && `tool=${hit.tool}`, hit.outcome && `outcome=${hit.outcome}`].filter(Boolean).join(' ')
   console.log(`${bold(hit.score.toFixed(2).padStart(6))}  ${hit.sessionId.slice(0, 13)}… #${hit.index}  ${dim(`${when} ${hit.tier}`)}  ${what}`)
   console.log(`        ${highlight(oneLine(hit.snippet, 240), query)}`)

@@ -50,6 +50,9 @@ export function table(rows: string[][]): string {
   return rows.map((r) => r.map((cell, c) => cell + ' '.repeat(widths[c] - visible(cell))).join('  ').trimEnd()).join('\n')
 }
 
+/** A timestamp to the minute, `2026-11-20 09:00`; `—` when there is none. */
+export const minuteOf = (ms: number | null | undefined) => (ms ? new Date(ms).toISOString().slice(0, 16).replace('T', ' ') : '—')
+
 export function oneLine(text: string, max = 160): string {
   const flat = text.replace(/\s+/g, ' ').trim()
   return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat

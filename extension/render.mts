@@ -8,6 +8,7 @@
  * Pi's `pi-tui`), so wrapping and width are Pi's; this file only makes strings.
  */
 import type { ExpandPage, MemoryHit, RecallPage, SessionsPage } from 'pi-fabric-memory/native'
+import { minuteOf, oneLine } from './cli-output.mjs'
 
 /** The part of `@earendil-works/pi-tui` the renderers use. */
 export interface TuiModule {
@@ -28,11 +29,6 @@ const NEXT_STEP: Record<string, string> = {
   address_not_found: 'the entry is not on the selected branch; try branches "all"',
   session_not_found: 'no such session; list them with memory_sessions',
   ambiguous_session: 'several sessions match; use the full id or path',
-}
-
-const oneLine = (text: string, max: number) => {
-  const flat = text.replace(/\s+/g, ' ').trim()
-  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat
 }
 
 const quoted = (value: unknown) => (typeof value === 'string' && value ? ` "${oneLine(value, 60)}"` : '')
@@ -86,7 +82,6 @@ export function summaryLine(tool: string, page: unknown, theme: Theme): string {
   return `${plural(s.sessions.length, 'session')} ${theme.fg('muted', `· ${s.coverage.complete ? 'complete' : `incomplete: ${s.coverage.reasons.join(', ')}`}`)}`
 }
 
-const when = (ms: number | null | undefined) => (ms ? new Date(ms).toISOString().slice(0, 16).replace('T', ' ') : '—')
 
 function hitLines(hit: MemoryHit, theme: Theme): string[] {
   if (hit.kind === 'session') {
@@ -94,7 +89,7 @@ function hitLines(hit: MemoryHit, theme: Theme): string[] {
   }
   const what = [hit.role, hit.tool && `tool=${hit.tool}`, hit.outcome && `outcome=${hit.outcome}`].filter(Boolean).join(' ')
   return [
-    `${theme.fg('accent', hit.score.toFixed(2))} ${hit.sessionId.slice(0, 13)}… #${hit.index} ${theme.fg('muted', `${when(hit.timestamp)} · ${what}`)}`,
+    `${theme.fg('accent', hit.score.toFixed(2))} ${hit.sessionId.slice(0, 13)}… #${hit.index} ${theme.fg('muted', `${minuteOf(hit.timestamp)} · ${what}`)}`,
     `  ${oneLine(hit.snippet, 400)}`,
   ]
 }
@@ -107,10 +102,10 @@ export function detailText(tool: string, page: unknown, theme: Theme): string {
   else if (tool === 'memory_expand') {
     for (const chunk of (page as ExpandPage).entries) {
       const what = [chunk.role, chunk.tool && `tool=${chunk.tool}`, chunk.outcome && `outcome=${chunk.outcome}`].filter(Boolean).join(' ')
-      lines.push(`${theme.fg('accent', `#${chunk.index}`)} ${theme.fg('muted', `${when(chunk.timestamp)} · ${what}`)}`, ...chunk.text.split('\n').slice(0, 40).map((l) => `  ${l}`))
+      lines.push(`${theme.fg('accent', `#${chunk.index}`)} ${theme.fg('muted', `${minuteOf(chunk.timestamp)} · ${what}`)}`, ...chunk.text.split('\n').slice(0, 40).map((l) => `  ${l}`))
     }
   } else {
-    for (const s of (page as SessionsPage).sessions) lines.push(`${when(s.mtime)}  ${s.id}  ${theme.fg('muted', `${plural(s.entryCount, 'entry')} · ${s.cwd}`)}`)
+    for (const s of (page as SessionsPage).sessions) lines.push(`${minuteOf(s.mtime)}  ${s.id}  ${theme.fg('muted', `${plural(s.entryCount, 'entry')} · ${s.cwd}`)}`)
   }
   return lines.join('\n')
 }
