@@ -106,7 +106,9 @@ const message = (error: unknown) => (error instanceof Error ? error.message : St
  */
 export function memoryExtension(pi: ExtensionAPI, options: MemoryExtensionOptions = {}): void {
   const state: { store?: MemoryStore; snapshot?: string; dreaming?: DreamingSettings; includeGlobal?: boolean; abort?: AbortController } = {}
-  for (const tool of createMemoryTools(() => state.store)) pi.registerTool(tool)
+  const tools = createMemoryTools(() => state.store)
+  for (const tool of tools) pi.registerTool(tool)
+  const curatedTools = new Set(tools.map((tool) => tool.name))
 
   /**
    * One dream over the current store; `force` is `/memory dream` (no time gate).
@@ -178,7 +180,7 @@ export function memoryExtension(pi: ExtensionAPI, options: MemoryExtensionOption
     ctx.ui?.setStatus(STATUS_KEY, `memory: ${entries(live)} · ${prompt}`)
   }
   pi.on('tool_execution_end', (event, ctx) => {
-    if (/^memory_(add|replace|remove|read)$/.test((event as { toolName?: string }).toolName ?? '')) showStatus(ctx)
+    if (curatedTools.has((event as { toolName?: string }).toolName ?? '')) showStatus(ctx)
   })
 
   /** Renders the store's current snapshot and saves it in the session. */
