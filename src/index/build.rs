@@ -8,6 +8,7 @@ use super::resident::{PolicyCheck, Slot};
 use super::{is_fresh, policy, Index, Source};
 use crate::engine::Engine;
 use crate::fsread::ReadError;
+use crate::session::binding::BoundTip;
 use crate::session::decode::decode;
 use crate::session::lineage::{self, Branches, Lineage, LiveBranch, Node};
 use crate::session::normalize::{normalize_selected, Normalized, Normalizer, Policy};
@@ -85,6 +86,17 @@ struct Built {
   normalized: Normalized,
   resume: ResumeState,
   fingerprint: String,
+  branches: Branches,
+}
+
+impl Built {
+  /// The active path's tip as a pointer binds to it; `None` in all mode.
+  fn tip(&self) -> Option<BoundTip> {
+    let resume = &self.resume;
+    let path = (self.branches == Branches::Active).then(|| lineage::chain(&resume.nodes, &resume.selected))??;
+    let tip = resume.selected.last().and_then(|&o| resume.nodes.get(o as usize)).and_then(|n| n.id.as_deref());
+    BoundTip::of(&path, tip)
+  }
 }
 
 /// `bytes` are the file's own bytes. A file whose decoded text has other
@@ -121,7 +133,7 @@ fn full(
   let mut normalized = normalize_selected(Normalizer::new(policy), parsed.records.iter(), &lineage);
   normalized.reasons.extend(decoded.reasons());
   let resume = resume_state(&parsed, nodes, &lineage, &source.bytes, decoded.same_offsets());
-  Ok(Built { normalized, resume, fingerprint: lineage.fingerprint })
+  Ok(Built { normalized, resume, fingerprint: lineage.fingerprint, branches })
 }
 
 /// Parses only the bytes appended since `stale` was built, when the prefix
@@ -168,7 +180,7 @@ fn incremental(stale: &CacheRecord, source: &SourceFile, live: Option<&LiveBranc
   normalized.reasons.extend(tail_decoded.reasons());
   let mut state = resume_state(&tail, nodes, &lineage, &source.bytes, true);
   state.header = old.header.clone();
-  Some(Built { normalized, resume: state, fingerprint: lineage.fingerprint })
+  Some(Built { normalized, resume: state, fingerprint: lineage.fingerprint, branches: stale.branches })
 }
 
 fn body(engine: &Engine, tier: Tier, built: Built, previous: Option<&HotShard>) -> Body {
@@ -177,7 +189,10 @@ fn body(engine: &Engine, tier: Tier, built: Built, previous: Option<&HotShard>) 
       Some(previous) => previous.extended(built.normalized, built.resume),
       None => HotShard::build(built.normalized, Some(built.resume)),
     }),
-    Tier::Cold => Body::Cold(ColdDigest::build(&built.normalized, engine.config.max_cold_vocabulary_bytes as usize)),
+    Tier::Cold => Body::Cold(ColdDigest {
+      tip: built.tip(),
+      ..ColdDigest::build(&built.normalized, engine.config.max_cold_vocabulary_bytes as usize)
+    }),
   }
 }
 

@@ -7,6 +7,7 @@
 //! `maxColdCacheBytes` (then only exact prefixes persist, never "complete").
 
 use super::IndexCoverage;
+use crate::session::binding::BoundTip;
 use crate::session::normalize::{Entry, Normalized, Outcome};
 use crate::tokenize::for_each_token;
 use rustc_hash::FxHashSet;
@@ -173,6 +174,9 @@ pub struct ColdDigest {
   pub kinds: LazyKinds,
   pub addresses: Vec<Address>,
   pub index_coverage: IndexCoverage,
+  /// Where the active path ends on disk (active mode): follow calls bind to
+  /// it, so an append keeps them valid.
+  pub tip: Option<BoundTip>,
 }
 
 /// JSON bytes a term adds to a vocabulary array: the quoted string and a
@@ -338,6 +342,7 @@ impl ColdDigest {
       kinds: Default::default(),
       addresses: entries.iter().map(Address::from).collect(),
       index_coverage: IndexCoverage::from_reasons(&reasons.into_iter().collect(), Some(vocabulary_bytes as u64)),
+      tip: None,
     }
   }
 

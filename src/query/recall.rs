@@ -109,7 +109,9 @@ impl Searched {
   /// parent chain.
   fn lineage(&self, live: Option<&LiveBranch>) -> &(Option<Vec<String>>, Option<String>) {
     self.lineage.get_or_init(|| {
-      let Some(resume) = self.shard().and_then(|shard| shard.resume.as_ref()) else { return (None, None) };
+      let Some(resume) = self.shard().and_then(|shard| shard.resume.as_ref()) else {
+        return (None, self.digest().and_then(|d| d.tip.as_ref()).map(|tip| tip.id.clone()));
+      };
       let tip = resume.selected.last().and_then(|&o| resume.nodes.get(o as usize)).and_then(|n| n.id.clone());
       let path = match live {
         Some(live) => Some(live.ids.clone()),
@@ -129,6 +131,7 @@ impl Searched {
         Branches::Active => self.lineage(live).0.as_deref(),
         Branches::All => None,
       },
+      tip: self.digest().and_then(|d| d.tip.as_ref()),
     }
   }
 }

@@ -214,6 +214,26 @@ fn cold_sessions_are_candidates_that_follow_into_entries() {
 }
 
 #[test]
+fn a_cold_session_follow_survives_an_append_and_not_a_rewrite() {
+  let fx = fixture();
+  let path = fx.write("cold", &[user("we saw rarelexeme_042 in prod"), assistant("fixed rarelexeme_042 with a retry")]);
+  let engine = fx.engine(json!({"hotSessions": 0}));
+  let page = run(&engine, json!({"query": "rarelexeme_042"}));
+  let Hit::Session(hit) = &page.hits[0] else { panic!("a cold hit names a session") };
+  assert_eq!(hit.follow.args["expectedLineageLeafId"], json!("e1"));
+  let original = fs::read_to_string(&path).unwrap();
+  // Pi resumes the old session: the user's next message hangs off e1.
+  let next = json!({"type": "message", "id": "e2", "parentId": "e1", "timestamp": "2026-01-01T00:00:02.000Z",
+    "message": user("and rarelexeme_042 again")});
+  fs::write(&path, format!("{original}{next}\n")).unwrap();
+  let followed = recall(&engine, &RecallRequest::from_json(Some(&hit.follow.args)).unwrap());
+  assert_eq!((followed.error.as_ref().map(|e| e.code), followed.total), (None, 2));
+  fs::write(&path, original.replace("in prod", "in test")).unwrap();
+  let rewritten = recall(&engine, &RecallRequest::from_json(Some(&hit.follow.args)).unwrap());
+  assert_eq!(rewritten.error.unwrap().code, "stale_pointer");
+}
+
+#[test]
 fn combined_cold_queries_name_the_hydration_requirement() {
   let fx = fixture();
   let failed = json!({"role": "toolResult", "toolCallId": "t", "toolName": "bash", "content": [{"type": "text", "text": "timeout"}], "isError": true});

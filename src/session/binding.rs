@@ -74,6 +74,23 @@ impl Binding {
   }
 }
 
+/// The last on-disk record of an active path and the fingerprint of the
+/// path up to it: what a pointer into a session binds to, kept by cold
+/// digests (which keep no lineage) so their pointers survive appends too.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct BoundTip {
+  pub id: String,
+  pub fingerprint: String,
+}
+
+impl BoundTip {
+  /// The tip of `path` (root-to-leaf ids), bound as `Issuer::bind` would.
+  pub fn of<S: AsRef<str> + serde::Serialize>(path: &[S], tip: Option<&str>) -> Option<BoundTip> {
+    let id = tip?;
+    Some(BoundTip { id: id.to_string(), fingerprint: tip_fingerprint(path, id)? })
+  }
+}
+
 /// What a pointer is issued from: one session as a view or an index record
 /// saw it.
 pub struct Issuer<'a, S> {
@@ -83,6 +100,8 @@ pub struct Issuer<'a, S> {
   pub fingerprint: &'a str,
   /// The root-to-leaf ids of the active lineage, when known exactly.
   pub path: Option<&'a [S]>,
+  /// The path's tip, when only that is known (a cold digest).
+  pub tip: Option<&'a BoundTip>,
 }
 
 impl<S: AsRef<str> + serde::Serialize> Issuer<'_, S> {
@@ -102,7 +121,11 @@ impl<S: AsRef<str> + serde::Serialize> Issuer<'_, S> {
         Some(fingerprint) => Binding { fingerprint: Some(fingerprint), ..whole(Some(tip)) },
         None => whole(None),
       },
-      (Branches::Active, _, _) => whole(None),
+      (Branches::Active, Some(tip), None) => match self.tip.filter(|known| known.id == tip) {
+        Some(known) => Binding { fingerprint: Some(known.fingerprint.clone()), ..whole(Some(tip)) },
+        None => whole(None),
+      },
+      (Branches::Active, None, _) => whole(None),
     }
   }
 }
@@ -115,6 +138,7 @@ impl SessionView {
       branches: self.branches,
       fingerprint: &self.lineage_fingerprint,
       path: (self.branches == Branches::Active).then_some(self.lineage_path.as_slice()),
+      tip: None,
     }
   }
 }
