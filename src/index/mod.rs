@@ -150,6 +150,10 @@ pub struct Index {
   dirs: listing::DirCache,
   /// `sha256(path)[..16]` of every source seen: record-name owners.
   owners: Mutex<HashMap<PathBuf, String>>,
+  /// Records found to belong to live sessions outside this engine's roots
+  /// (checked once per process: the owning engine removes them when their
+  /// source goes).
+  elsewhere: Mutex<HashSet<String>>,
   /// The previous synchronization, reused while nothing it depended on changed.
   last: Mutex<Option<LastSync>>,
 }
@@ -187,6 +191,7 @@ impl Index {
           sync_lock: Mutex::default(),
           dirs: Default::default(),
           owners: Mutex::default(),
+          elsewhere: Mutex::default(),
           last: Mutex::default(),
         })
       })
@@ -507,7 +512,7 @@ fn cleanup(
     let path = index.dir.join(name);
     let orphan = match record::name_hash(name) {
       _ if record::is_temp(name) => is_old(&path),
-      Some(hash) => !owners.contains(hash),
+      Some(hash) => !owners.contains(hash) && !owned_elsewhere(index, name, hash),
       None => false,
     };
     if !orphan {
@@ -521,6 +526,17 @@ fn cleanup(
       removed += 1;
     }
   }
+}
+
+fn owned_elsewhere(index: &Index, name: &str, hash: &str) -> bool {
+  if index.elsewhere.lock().contains(name) {
+    return true;
+  }
+  let exists = record::source_exists(&index.dir.join(name), hash);
+  if exists {
+    index.elsewhere.lock().insert(name.to_string());
+  }
+  exists
 }
 
 /// Temp files younger than this may belong to a writer still at work.

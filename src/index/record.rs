@@ -164,6 +164,27 @@ pub fn name_hash(name: &str) -> Option<&str> {
   (base.len() == 16 && base.bytes().all(|b| b.is_ascii_hexdigit()) && valid_rest).then_some(base)
 }
 
+/// Does the record at `path` (named with `hash`) belong to a session that
+/// still exists, though outside the roots this engine searches (another
+/// host's custom session dir)? Read from the head of the payload alone:
+/// postcard puts `cacheVersion` and `file` first.
+pub fn source_exists(path: &Path, hash: &str) -> bool {
+  #[derive(Deserialize)]
+  struct Head {
+    _cache_version: u32,
+    file: PathBuf,
+  }
+  let Ok(head) = crate::fsread::read_prefix(path, HEAD_BYTES, crate::fsread::Links::Refuse) else { return false };
+  let Some(payload) = head.strip_prefix(MAGIC).and_then(|rest| rest.get(HEADER_BYTES - MAGIC.len()..)) else {
+    return false;
+  };
+  let Ok((head, _)) = postcard::take_from_bytes::<Head>(payload) else { return false };
+  base_name(&head.file).starts_with(hash) && fs::metadata(&head.file).is_ok_and(|m| m.is_file())
+}
+
+/// Enough of a record for its header fields and any path.
+const HEAD_BYTES: u64 = 8 * 1024;
+
 /// The most a record of `tier` for a source of `source_size` bytes can
 /// legitimately take: cold digests are fit under `maxColdCacheBytes`; a hot
 /// shard holds at most the source's text, postings and ids (a generous 4x,

@@ -182,6 +182,31 @@ fn stale_foreign_and_orphaned_records_are_removed() {
 }
 
 #[test]
+fn records_of_another_hosts_session_dir_are_kept_until_their_source_goes() {
+  let fx = fixture();
+  fx.write("here", &["hi"], 50);
+  let custom = fx.agent.parent().unwrap().join("custom-sessions");
+  fs::create_dir_all(&custom).unwrap();
+  let elsewhere = custom.join("there.jsonl");
+  fs::write(&elsewhere, session_text("there", &["far away"])).unwrap();
+  set_age(&elsewhere, 60);
+  let with_dir = fx.engine(json!({})).with_session_dir(custom.to_str());
+  assert_eq!(global(&with_dir).coverage.eligible_sessions, 2);
+  let theirs = |fx: &Fixture| fx.index_files().into_iter().filter(|n| n.contains("-there.jsonl")).count();
+  assert_eq!(theirs(&fx), 1);
+  // A host without the custom dir (the CLI, another Pi) shares the index.
+  let without = fx.engine(json!({}));
+  assert_eq!(global(&without).coverage.eligible_sessions, 1);
+  assert_eq!(theirs(&fx), 1, "a live session's record is not an orphan");
+  fs::remove_file(&elsewhere).unwrap();
+  Index::shared(fx.index_dir()).elsewhere.lock().clear();
+  let touched = fx.write("here", &["hi", "again"], 40);
+  assert!(touched.exists());
+  global(&without);
+  assert_eq!(theirs(&fx), 0, "the record of a deleted session is an orphan");
+}
+
+#[test]
 fn same_size_rewrites_are_detected_even_with_the_old_mtime() {
   let fx = fixture();
   let path = fx.write("s", &["alpha"], 3600);
