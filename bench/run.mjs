@@ -142,7 +142,9 @@ for (const [kind, args] of Object.entries(kinds)) {
 const coldRare = rare.find((r) => !r.hot)
 const coldFollow = await timed(async () => {
   const page = await memory.recall({ query: coldRare.token, scope: 'global' })
-  return /** @type {Promise<import('../index.js').ExpandPage>} */ (memory.tools.call(page.hits[0].follow))
+  // A cold hit names its session; following it ranks that session's entries, whose follow expands one.
+  const session = /** @type {import('../index.js').RecallPage} */ (await memory.tools.call(page.hits[0].follow))
+  return /** @type {Promise<import('../index.js').ExpandPage>} */ (memory.tools.call(session.hits[0].follow))
 }, 50)
 report.figures.warm.coldHitAndFollow = { p50: coldFollow.p50, p95: coldFollow.p95, p99: coldFollow.p99, entries: coldFollow.last.entries.length }
 const paging = await timed(async () => {
