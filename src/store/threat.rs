@@ -337,19 +337,23 @@ pub fn scan(content: &str, scope: Scope) -> Vec<Finding> {
     return vec![Finding::Oversized(units)];
   }
   let mut findings: Vec<Finding> = Vec::new();
-  let chars: Vec<char> = content.chars().collect();
-  for (at, &ch) in chars.iter().enumerate() {
-    let hidden = if INVISIBLE.contains(&ch) { Some(ch) } else { hidden_carrier(&chars, at) };
-    if let Some(ch) = hidden.filter(|ch| !findings.contains(&Finding::Invisible(*ch))) {
-      findings.push(Finding::Invisible(ch));
-    }
-  }
   let mut matched: Vec<usize> = compiled().matches(&ascii_fold_guard(content)).iter().collect();
-  let folded = folded(content);
-  if folded != content {
-    matched.extend(compiled().matches(&folded).iter());
-    matched.sort_unstable();
-    matched.dedup();
+  // ASCII holds no invisible code point and is its own folded spelling:
+  // most recalled evidence skips the per-char pass and NFKC.
+  if !content.is_ascii() {
+    let chars: Vec<char> = content.chars().collect();
+    for (at, &ch) in chars.iter().enumerate() {
+      let hidden = if INVISIBLE.contains(&ch) { Some(ch) } else { hidden_carrier(&chars, at) };
+      if let Some(ch) = hidden.filter(|ch| !findings.contains(&Finding::Invisible(*ch))) {
+        findings.push(Finding::Invisible(ch));
+      }
+    }
+    let folded = folded(content);
+    if folded != content {
+      matched.extend(compiled().matches(&folded).iter());
+      matched.sort_unstable();
+      matched.dedup();
+    }
   }
   for index in matched {
     let (_, id, narrowest) = PATTERNS[index];
