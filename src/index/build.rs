@@ -80,6 +80,11 @@ fn live_branch<'e>(engine: &'e Engine, source: &Source, branches: Branches) -> O
   engine.live.as_ref().filter(|l| l.file == source.path && branches == Branches::Active).map(|l| &l.branch)
 }
 
+/// Sources whose build resumed from their previous record: the property
+/// test proves the incremental path ran, not only the full one.
+#[cfg(test)]
+pub static RESUMED: parking_lot::Mutex<Vec<std::path::PathBuf>> = parking_lot::const_mutex(Vec::new());
+
 /// Normalized entries plus what a later append needs.
 struct Built {
   normalized: Normalized,
@@ -160,7 +165,10 @@ fn incremental(stale: &CacheRecord, source: &SourceFile, live: Option<&LiveBranc
   let lineage = lineage::select_nodes(&nodes, stale.branches, live);
   let still_selected: Vec<u32> = old.selected.iter().copied().filter(|&o| lineage.contains(o as usize)).collect();
   let newly_selected_old = (0..old.nodes.len()).filter(|&o| lineage.contains(o)).count();
-  if still_selected.len() != old.selected.len() || newly_selected_old != old.selected.len() {
+  // The old entries must stay first in view order (an appended record can
+  // become an ancestor of an old one: a full parse then).
+  let old_first = lineage.order.iter().take(old.selected.len()).all(|&o| o < old.nodes.len());
+  if still_selected.len() != old.selected.len() || newly_selected_old != old.selected.len() || !old_first {
     return None;
   }
   let mut normalized =
@@ -251,6 +259,10 @@ fn fresh_record(
     Body::Hot(shard) => Some(shard),
     Body::Cold(_) => None,
   });
+  #[cfg(test)]
+  if resumed.is_some() {
+    RESUMED.lock().push(read.path.clone());
+  }
   let built = match resumed {
     Some(built) => built,
     None => full(read, branches, live, &policy_of)?,

@@ -139,12 +139,15 @@ pub fn policy(config: &Config, tier: Tier, branches: Branches, fingerprint: &str
 /// (dev, inode): which file a cached header was read from.
 type FileId = (u64, u64);
 
+/// A header as read, with the file's (dev, inode) and size then.
+type ProbedHeader = (FileId, u64, Option<Header>);
+
 /// One process-resident index per index dir, shared by concurrent calls.
 pub struct Index {
   pub dir: PathBuf,
   resident: resident::Residents,
-  /// Headers by path, valid for the (dev, inode) read: appends never change a header.
-  headers: Mutex<HashMap<PathBuf, (FileId, Option<Header>)>>,
+  /// Headers by path, with the (dev, inode) and size they were read at (see `probe`).
+  headers: Mutex<HashMap<PathBuf, ProbedHeader>>,
   /// One synchronization at a time; queries read resident records freely.
   sync_lock: Mutex<()>,
   dirs: listing::DirCache,
@@ -193,17 +196,19 @@ impl Index {
       .clone()
   }
 
-  /// The header of `path` (cached while the file is the same); `Err` when
-  /// it cannot be read at all, which is never cached.
+  /// The header of `path` (cached while the file is the same: appends never
+  /// change a header; "not a session" only while the size is the same too,
+  /// since a file seen before its header line was complete may become one);
+  /// `Err` when it cannot be read at all, which is never cached.
   fn probe(&self, path: &Path, stamp: &StatStamp) -> Result<Option<Header>, ()> {
     let file = (stamp.dev, stamp.ino);
-    if let Some((seen, header)) = self.headers.lock().get(path) {
-      if *seen == file {
+    if let Some((seen, size, header)) = self.headers.lock().get(path) {
+      if *seen == file && (header.is_some() || *size == stamp.size) {
         return Ok(header.clone());
       }
     }
     let header = try_read_header(path).map_err(|_| ())?;
-    self.headers.lock().insert(path.to_path_buf(), (file, header.clone()));
+    self.headers.lock().insert(path.to_path_buf(), (file, stamp.size, header.clone()));
     Ok(header)
   }
 
@@ -532,3 +537,6 @@ fn is_old(path: &Path) -> bool {
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod proptests;
