@@ -203,14 +203,18 @@ fn fit_cold(engine: &Engine, record: &mut CacheRecord) -> bool {
   fits
 }
 
-/// Builds (or re-stamps) the record of `source` and persists it.
+/// A built record and whether it was written.
+pub type Persisted = (Arc<CacheRecord>, bool);
+
+/// Builds (or re-stamps) the record of `source` and persists it; `false`
+/// when it could not be written (it still answers this process).
 pub fn build(
   engine: &Engine,
   index: &Index,
   source: &Source,
   tier: Tier,
   branches: Branches,
-) -> Result<Arc<CacheRecord>, &'static str> {
+) -> Result<Persisted, &'static str> {
   let read = read_source(&source.path, engine.config.max_sync_source_bytes).map_err(|e| match e {
     ReadError::Io(e) if e.kind() == std::io::ErrorKind::Interrupted => "source_changed_during_index",
     // Grown past the budget since it was charged (or it lied about its size).
@@ -231,14 +235,18 @@ pub fn build(
   if fs::metadata(&source.path).ok().map(|m| StatStamp::of(&m)) != Some(read.stamp) {
     return Err("source_changed_during_index");
   }
-  // A record that cannot be written (read-only disk, cap) still answers
-  // this process; the next call tries again.
-  if fit_cold(engine, &mut record) {
-    let _ = persist(index, source, branches, tier, &mut record);
+  // A record that cannot be written (full or read-only disk, I/O error)
+  // still answers this process; the next call tries again. One over the
+  // cold cap is not written by design.
+  let persisted = !fit_cold(engine, &mut record) || persist(index, source, branches, tier, &mut record).is_ok();
+  if !persisted {
+    // The stale record on disk goes, so the next call sees this one missing
+    // and writes it once it can.
+    ownership::remove_ours(&index.dir, &record::file_name(&source.path, branches, tier));
   }
   let record = Arc::new(record);
   index.resident.put(&source.path, branches, Slot::new(record.clone(), read.read_ns));
-  Ok(record)
+  Ok((record, persisted))
 }
 
 fn fresh_record(
