@@ -51,7 +51,7 @@ function assertOnlyIntactRecords(dir: string) {
   }
 }
 
-const query = { query: 'w5 session3', scope: 'global', pageSize: 50 }
+const query = { query: 'w5 session3', scope: 'global', pageSize: 50 } as const
 
 describe('ENOSPC on a small tmpfs', () => {
   test('index records: reported, sources untouched, the next call after space frees writes them', async (t: TestContext) => {
