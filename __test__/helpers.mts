@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process'
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { chmodSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import type { ExpandedEntry, ExpandPage } from 'pi-fabric-memory'
@@ -40,6 +40,25 @@ export function tempAgent(cwd = '/home/u/proj'): TempAgent {
       rmSync(root, { recursive: true, force: true })
     },
   }
+}
+
+/**
+ * A copy of the built package (dist/, the addon, its loaders, typebox) in a
+ * world-readable temp dir, for children run as an unprivileged uid: the
+ * checkout itself may sit in a 0700 dir (CI's clone). Remove it when done.
+ */
+export function worldReadablePackage(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'pfm-pkg-'))
+  const names = ['dist', 'binding.cjs', 'index.js', 'package.json', ...readdirSync(ROOT).filter((n) => n.endsWith('.node'))]
+  for (const name of names) cpSync(join(ROOT, name), join(dir, name), { recursive: true })
+  cpSync(join(ROOT, 'node_modules/typebox'), join(dir, 'node_modules/typebox'), { recursive: true })
+  const open = (path: string) => {
+    const dirLike = statSync(path).isDirectory()
+    chmodSync(path, dirLike ? 0o755 : 0o644)
+    if (dirLike) for (const name of readdirSync(path)) open(join(path, name))
+  }
+  open(dir)
+  return dir
 }
 
 /** Node ≥ 22.19 for running the real Pi (the machine's `node` may be 20). */

@@ -7,7 +7,7 @@ import { chmodSync, mkdirSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { after, describe, test } from 'node:test'
 import { createMemory } from '../extension/index.mjs'
-import { ROOT, allPages, reassemble, runNode22, tempAgent, type TempAgent } from './helpers.mjs'
+import { allPages, reassemble, runNode22, tempAgent, worldReadablePackage, type TempAgent } from './helpers.mjs'
 
 const header = (id: string) => JSON.stringify({ type: 'session', version: 3, id, timestamp: '2026-01-01T00:00:00.000Z', cwd: '/home/u/proj' })
 const message = (id: string, parentId: string | null, content: unknown, role = 'user') =>
@@ -48,12 +48,10 @@ describe('reading sessions as Pi does', () => {
 })
 
 describe('sources the process cannot read', () => {
-  const isRoot = process.getuid?.() === 0
-  // Root reads any file, so the call runs as uid 65534, which must be able to read this checkout.
-  const entry = join(ROOT, 'dist/extension/index.mjs')
-  const reachable = !isRoot || spawnSync(process.execPath, ['-e', `require('fs').accessSync(${JSON.stringify(entry)})`], { uid: 65534, gid: 65534 }).status === 0
-  test('an unreadable session is counted as source_unavailable, not left out', { skip: reachable ? false : 'the checkout is not readable by uid 65534' }, async () => {
+  test('an unreadable session is counted as source_unavailable, never left out or reported not found', async () => {
     const unreadable = tempAgent()
+    // Root reads any file: the calls run as uid 65534, from a package copy it can read.
+    const pkg = worldReadablePackage()
     try {
       writeFileSync(join(unreadable.projectDir, 'ok.jsonl'), [header('ok'), message('a', null, 'hello')].join('\n') + '\n')
       const secret = join(unreadable.projectDir, 'secret.jsonl')
@@ -62,20 +60,31 @@ describe('sources the process cannot read', () => {
       for (const dir of [unreadable.root, unreadable.agentDir, join(unreadable.agentDir, 'sessions'), unreadable.projectDir]) chmodSync(dir, 0o777)
       mkdirSync(join(unreadable.agentDir, 'fabric'), { mode: 0o777, recursive: true })
       chmodSync(join(unreadable.agentDir, 'fabric'), 0o777)
-      // Root reads any file: run the call as an unprivileged user instead.
       const script = `
-        const { createMemory } = await import(${JSON.stringify(join(ROOT, 'dist/extension/index.mjs'))});
+        const { createMemory } = await import(${JSON.stringify(join(pkg, 'dist/extension/index.mjs'))});
         const memory = createMemory({ agentDir: ${JSON.stringify(unreadable.agentDir)}, cwd: '/home/u/proj' });
-        process.stdout.write(JSON.stringify((await memory.sessions({ scope: 'global' })).coverage));`
-      const run = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8', ...(isRoot ? { uid: 65534, gid: 65534 } : {}) })
+        const scope = 'session:' + ${JSON.stringify(secret)};
+        process.stdout.write(JSON.stringify({
+          global: (await memory.sessions({ scope: 'global' })).coverage,
+          recall: await memory.recall({ query: 'hidden', scope }),
+          expand: await memory.expand({ session: ${JSON.stringify(secret)} }),
+          sessions: await memory.sessions({ scope }),
+        }));`
+      const asNobody = process.getuid?.() === 0 ? { uid: 65534, gid: 65534 } : {}
+      const run = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8', cwd: pkg, ...asNobody })
       assert.equal(run.status, 0, run.stderr)
-      const coverage = JSON.parse(run.stdout)
+      const { global, recall, expand, sessions } = JSON.parse(run.stdout)
       assert.deepEqual(
-        [coverage.complete, coverage.eligibleSessions, coverage.indexedSessions, coverage.staleSessions, coverage.reasons],
-        [false, 2, 1, 1, ['source_unavailable']],
+        [global.complete, global.eligibleSessions, global.indexedSessions, global.staleSessions, global.unavailableSessions, global.reasons],
+        [false, 2, 1, 1, 1, ['source_unavailable']],
       )
+      for (const page of [recall, expand, sessions]) {
+        assert.deepEqual([page.error.code, page.error.reason, page.error.sessionFile], ['source_unavailable', 'permission_denied', secret], JSON.stringify(page))
+      }
+      for (const page of [recall, sessions]) assert.deepEqual([page.coverage.unavailableSessions, page.coverage.reasons], [1, ['source_unavailable']])
     } finally {
       rmSync(unreadable.root, { recursive: true, force: true })
+      rmSync(pkg, { recursive: true, force: true })
     }
   })
 })

@@ -98,6 +98,7 @@ const Coverage = Type.Object(
     eligibleSessions: Type.Integer(),
     staleSessions: Type.Integer(),
     incompleteSessions: Type.Integer(),
+    unavailableSessions: Type.Integer({ description: 'Sessions that could not be read (source_unavailable)' }),
     reasons: Type.Array(Type.String()),
     error: Type.Optional(MemoryError),
   },

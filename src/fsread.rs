@@ -28,7 +28,8 @@ impl ReadError {
   /// The stable reason/code callers report.
   pub fn reason(&self) -> &'static str {
     match self {
-      ReadError::Io(_) => "source_unavailable",
+      ReadError::Io(e) if e.kind() == io::ErrorKind::PermissionDenied => "permission_denied",
+      ReadError::Io(_) => "io_error",
       ReadError::NotRegular => "not_regular_file",
       ReadError::TooLarge { .. } => "file_too_large",
     }

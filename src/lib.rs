@@ -11,6 +11,7 @@ pub mod engine;
 pub mod envelope;
 pub mod error;
 pub mod expand;
+mod fault;
 pub mod fsread;
 pub mod index;
 pub mod jsregex;
@@ -24,6 +25,8 @@ pub mod store;
 mod testing;
 pub mod text;
 pub mod tokenize;
+#[cfg(test)]
+mod write_fault_tests;
 
 #[cfg_attr(test, allow(dead_code))]
 #[path = "napi/mod.rs"]

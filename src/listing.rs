@@ -83,9 +83,7 @@ pub fn sessions(engine: &Engine, request: &SessionsRequest) -> SessionsPage {
   let synced = match index::sync(engine, &request.scope, request.branches) {
     Ok(synced) => synced,
     Err(error) => {
-      page.coverage.reasons = vec![error.code.to_string()];
-      page.coverage.error = Some(error.clone());
-      return SessionsPage { error: Some(error), ..page };
+      return SessionsPage { coverage: Coverage::failed(&error), error: Some(error), ..page };
     }
   };
   let limit = request.limit.unwrap_or(usize::MAX).min(engine.config.max_sessions as usize);

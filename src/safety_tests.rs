@@ -174,3 +174,45 @@ fn errors_echoing_a_long_id_stay_within_the_envelope() {
     assert_eq!(page["error"]["code"], "session_not_found", "{page:.200}");
   }
 }
+
+#[cfg(unix)]
+#[test]
+fn a_named_path_that_is_not_a_regular_file_is_source_unavailable_not_not_found() {
+  use crate::envelope::bounded;
+  use crate::listing::{sessions, SessionsRequest};
+  let fx = AgentDir::new();
+  let engine = fx.engine(json!({}));
+  let fifo = fx.project.join("fifo.jsonl");
+  crate::testing::mkfifo(&fifo);
+  let dir = fx.project.join("dir.jsonl");
+  fs::create_dir(&dir).unwrap();
+  for path in [fifo, dir, PathBuf::from("/dev/null")] {
+    let file = path.to_str().unwrap().to_string();
+    let pages = {
+      let (engine, file) = (engine.clone(), file.clone());
+      within(20, move || {
+        let scope = format!("session:{file}");
+        let listed = sessions(&engine, &SessionsRequest::from_json(Some(&json!({"scope": scope}))).unwrap());
+        [
+          recall_json(&engine, json!({"query": "x", "scope": scope})),
+          expand_json(&engine, json!({"session": file})),
+          bounded(&listed).unwrap(),
+        ]
+      })
+    };
+    for page in &pages {
+      let error = &page["error"];
+      assert_eq!(error["code"], "source_unavailable", "{page}");
+      assert_eq!((error["reason"].as_str(), error["sessionFile"].as_str()), (Some("not_regular_file"), Some(&*file)));
+    }
+    for page in [&pages[0], &pages[2]] {
+      assert_eq!(page["coverage"]["unavailableSessions"], 1, "{page}");
+      assert_eq!(page["coverage"]["reasons"], json!(["source_unavailable"]), "{page}");
+    }
+  }
+  // A readable file that is not a Pi session is still not found.
+  let other = fx.project.join("notes.jsonl");
+  fs::write(&other, "{\"type\":\"note\"}\n").unwrap();
+  let page = expand_json(&engine, json!({"session": other.to_str().unwrap()}));
+  assert_eq!(page["error"]["code"], "session_not_found", "{page}");
+}

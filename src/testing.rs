@@ -46,3 +46,10 @@ pub fn within<T: Send + 'static>(secs: u64, f: impl FnOnce() -> T + Send + 'stat
   });
   receive.recv_timeout(std::time::Duration::from_secs(secs)).expect("blocked: did not finish in time")
 }
+
+/// Property-test cases: `default` (CI-sized) unless `PROPTEST_CASES` asks
+/// for more. (An explicit `with_cases` would ignore the variable.)
+pub fn proptest_config(default: u32) -> proptest::test_runner::Config {
+  let cases = std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(default);
+  proptest::test_runner::Config { cases, failure_persistence: None, ..Default::default() }
+}

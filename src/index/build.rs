@@ -81,6 +81,11 @@ fn live_branch<'e>(engine: &'e Engine, source: &Source, branches: Branches) -> O
   engine.live.as_ref().filter(|l| l.file == source.path && branches == Branches::Active).map(|l| &l.branch)
 }
 
+/// Sources whose build resumed from their previous record: the property
+/// test proves the incremental path ran, not only the full one.
+#[cfg(test)]
+pub static RESUMED: parking_lot::Mutex<Vec<std::path::PathBuf>> = parking_lot::const_mutex(Vec::new());
+
 /// Normalized entries plus what a later append needs.
 struct Built {
   normalized: Normalized,
@@ -172,7 +177,10 @@ fn incremental(stale: &CacheRecord, source: &SourceFile, live: Option<&LiveBranc
   let lineage = lineage::select_nodes(&nodes, stale.branches, live);
   let still_selected: Vec<u32> = old.selected.iter().copied().filter(|&o| lineage.contains(o as usize)).collect();
   let newly_selected_old = (0..old.nodes.len()).filter(|&o| lineage.contains(o)).count();
-  if still_selected.len() != old.selected.len() || newly_selected_old != old.selected.len() {
+  // The old entries must stay first in view order (an appended record can
+  // become an ancestor of an old one: a full parse then).
+  let old_first = lineage.order.iter().take(old.selected.len()).all(|&o| o < old.nodes.len());
+  if still_selected.len() != old.selected.len() || newly_selected_old != old.selected.len() || !old_first {
     return None;
   }
   let mut normalized =
@@ -210,14 +218,18 @@ fn fit_cold(engine: &Engine, record: &mut CacheRecord) -> bool {
   fits
 }
 
-/// Builds (or re-stamps) the record of `source` and persists it.
+/// A built record and whether it was written.
+pub type Persisted = (Arc<CacheRecord>, bool);
+
+/// Builds (or re-stamps) the record of `source` and persists it; `false`
+/// when it could not be written (it still answers this process).
 pub fn build(
   engine: &Engine,
   index: &Index,
   source: &Source,
   tier: Tier,
   branches: Branches,
-) -> Result<Arc<CacheRecord>, &'static str> {
+) -> Result<Persisted, &'static str> {
   let read = read_source(&source.path, engine.config.max_sync_source_bytes).map_err(|e| match e {
     ReadError::Io(e) if e.kind() == std::io::ErrorKind::Interrupted => "source_changed_during_index",
     // Grown past the budget since it was charged (or it lied about its size).
@@ -238,14 +250,18 @@ pub fn build(
   if fs::metadata(&source.path).ok().map(|m| StatStamp::of(&m)) != Some(read.stamp) {
     return Err("source_changed_during_index");
   }
-  // A record that cannot be written (read-only disk, cap) still answers
-  // this process; the next call tries again.
-  if fit_cold(engine, &mut record) {
-    let _ = persist(index, source, branches, tier, &mut record);
+  // A record that cannot be written (full or read-only disk, I/O error)
+  // still answers this process; the next call tries again. One over the
+  // cold cap is not written by design.
+  let persisted = !fit_cold(engine, &mut record) || persist(index, source, branches, tier, &mut record).is_ok();
+  if !persisted {
+    // The stale record on disk goes, so the next call sees this one missing
+    // and writes it once it can.
+    ownership::remove_ours(&index.dir, &record::file_name(&source.path, branches, tier));
   }
   let record = Arc::new(record);
   index.resident.put(&source.path, branches, Slot::new(record.clone(), read.read_ns));
-  Ok(record)
+  Ok((record, persisted))
 }
 
 fn fresh_record(
@@ -266,6 +282,10 @@ fn fresh_record(
     Body::Hot(shard) => Some(shard),
     Body::Cold(_) => None,
   });
+  #[cfg(test)]
+  if resumed.is_some() {
+    RESUMED.lock().push(read.path.clone());
+  }
   let built = match resumed {
     Some(built) => built,
     None => full(read, branches, live, &policy_of)?,

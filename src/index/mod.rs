@@ -53,12 +53,13 @@ pub const REASONS: &[&str] = &[
   "max_files_touched",
   "invalid_utf8_replaced",
   "lone_surrogate_replaced",
+  "index_write_failed",
 ];
 
 /// Reasons a record notes that no recall answer depends on: the digest's
 /// `filesTouched` list is capped, but no query reads it, so the cap never
 /// makes an answer non-authoritative.
-const INFORMATIONAL: &[&str] = &["max_files_touched"];
+const INFORMATIONAL: &[&str] = &["max_files_touched", "index_write_failed"];
 
 fn affects_answers(reason: &str) -> bool {
   !INFORMATIONAL.contains(&reason)
@@ -104,9 +105,25 @@ pub struct Coverage {
   pub eligible_sessions: usize,
   pub stale_sessions: usize,
   pub incomplete_sessions: usize,
+  /// Eligible sessions that could not be read (`source_unavailable`):
+  /// counted, never silently left out.
+  pub unavailable_sessions: usize,
   pub reasons: Vec<String>,
   #[serde(skip_serializing_if = "Option::is_none")]
   pub error: Option<ContractError>,
+}
+
+impl Coverage {
+  /// The coverage of a call that failed with `error` before answering: a
+  /// named source it could not read counts as one unavailable session.
+  pub fn failed(error: &ContractError) -> Coverage {
+    Coverage {
+      reasons: vec![error.code.to_string()],
+      unavailable_sessions: usize::from(error.code == "source_unavailable"),
+      error: Some(error.clone()),
+      ..Coverage::default()
+    }
+  }
 }
 
 /// Where the index lives: `memory.indexDir` or `<agentDir>/fabric/memory-index`.
@@ -139,12 +156,15 @@ pub fn policy(config: &Config, tier: Tier, branches: Branches, fingerprint: &str
 /// (dev, inode): which file a cached header was read from.
 type FileId = (u64, u64);
 
+/// A header as read, with the file's (dev, inode) and size then.
+type ProbedHeader = (FileId, u64, Option<Header>);
+
 /// One process-resident index per index dir, shared by concurrent calls.
 pub struct Index {
   pub dir: PathBuf,
   resident: resident::Residents,
-  /// Headers by path, valid for the (dev, inode) read: appends never change a header.
-  headers: Mutex<HashMap<PathBuf, (FileId, Option<Header>)>>,
+  /// Headers by path, with the (dev, inode) and size they were read at (see `probe`).
+  headers: Mutex<HashMap<PathBuf, ProbedHeader>>,
   /// One synchronization at a time; queries read resident records freely.
   sync_lock: Mutex<()>,
   dirs: listing::DirCache,
@@ -198,17 +218,19 @@ impl Index {
       .clone()
   }
 
-  /// The header of `path` (cached while the file is the same); `Err` when
-  /// it cannot be read at all, which is never cached.
+  /// The header of `path` (cached while the file is the same: appends never
+  /// change a header; "not a session" only while the size is the same too,
+  /// since a file seen before its header line was complete may become one);
+  /// `Err` when it cannot be read at all, which is never cached.
   fn probe(&self, path: &Path, stamp: &StatStamp) -> Result<Option<Header>, ()> {
     let file = (stamp.dev, stamp.ino);
-    if let Some((seen, header)) = self.headers.lock().get(path) {
-      if *seen == file {
+    if let Some((seen, size, header)) = self.headers.lock().get(path) {
+      if *seen == file && (header.is_some() || *size == stamp.size) {
         return Ok(header.clone());
       }
     }
     let header = try_read_header(path).map_err(|_| ())?;
-    self.headers.lock().insert(path.to_path_buf(), (file, header.clone()));
+    self.headers.lock().insert(path.to_path_buf(), (file, stamp.size, header.clone()));
     Ok(header)
   }
 
@@ -374,6 +396,8 @@ pub fn sync(engine: &Engine, scope: &Scope, branches: Branches) -> Result<SyncRe
   // Explicit and current-session scopes may name files outside the listing.
   let reusable = matches!(scope, Scope::Global | Scope::Project)
     && result.sessions.iter().all(|s| s.record.is_some())
+    // A record that could not be written is tried again by the next call.
+    && !result.coverage.reasons.iter().any(|r| r == "index_write_failed")
     && result.coverage.reasons.iter().all(|r| !r.starts_with("max_sync"));
   *index.last.lock() = reusable.then(|| LastSync {
     key,
@@ -437,7 +461,7 @@ fn sync_changed(
     ..Default::default()
   };
   let tracker = progress::Tracker::start(engine.progress.as_ref(), plan);
-  let built: Vec<(usize, Result<Arc<CacheRecord>, &'static str>)> = to_build
+  let built: Vec<(usize, Result<build::Persisted, &'static str>)> = to_build
     .into_par_iter()
     .map(|(slot, source, tier, cost)| {
       let record = build::build(engine, index, &source, tier, branches);
@@ -445,16 +469,24 @@ fn sync_changed(
       (slot, record)
     })
     .collect();
+  let mut unavailable = 0;
   for (slot, result) in built {
     match result {
-      Ok(record) => synced[slot].record = Some(record),
+      Ok((record, persisted)) => {
+        if !persisted {
+          reasons.insert("index_write_failed");
+        }
+        synced[slot].record = Some(record)
+      }
       Err(reason) => {
+        unavailable += usize::from(reason == "source_unavailable");
         reasons.insert(reason);
       }
     }
   }
   cleanup(index, &on_disk, all, &engine.config, &mut reasons);
-  Ok(SyncResult { coverage: coverage(&synced, reasons), sessions: synced })
+  let coverage = Coverage { unavailable_sessions: unavailable, ..coverage(&synced, reasons) };
+  Ok(SyncResult { coverage, sessions: synced })
 }
 
 fn coverage(synced: &[Synced], mut reasons: BTreeSet<&'static str>) -> Coverage {
@@ -471,11 +503,12 @@ fn coverage(synced: &[Synced], mut reasons: BTreeSet<&'static str>) -> Coverage 
   reasons.clear();
   let stale = synced.len() - indexed.len();
   Coverage {
-    complete: record_reasons.is_empty() && stale == 0,
+    complete: record_reasons.iter().all(|r| !affects_answers(r)) && stale == 0,
     indexed_sessions: indexed.len(),
     eligible_sessions: synced.len(),
     stale_sessions: stale,
     incomplete_sessions: incomplete,
+    unavailable_sessions: 0,
     reasons: record_reasons.into_iter().collect(),
     error: None,
   }
@@ -548,3 +581,6 @@ fn is_old(path: &Path) -> bool {
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod proptests;

@@ -134,7 +134,9 @@ fn adopt(dir: &Path) -> io::Result<()> {
     let name = name.to_string_lossy();
     // A writer may rename or remove its temp file meanwhile: gone is fine.
     let gone = || fs::symlink_metadata(dir.join(&*name)).is_err_and(|e| e.kind() == io::ErrorKind::NotFound);
-    if !is_ours(dir, &name) && !gone() {
+    // Another thread or process may have just created and marked it.
+    let marked = || name == MARKER && has_marker(dir);
+    if !is_ours(dir, &name) && !gone() && !marked() {
       return Err(io::Error::new(io::ErrorKind::AlreadyExists, "foreign files"));
     }
   }

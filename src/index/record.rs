@@ -215,6 +215,7 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     }
     let mut file = options.open(&temp)?;
     file.write_all(bytes)?;
+    crate::fault::check_write(&temp)?;
     drop(file);
     fs::rename(&temp, path)
   })();

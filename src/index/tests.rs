@@ -614,3 +614,17 @@ fn random_record_corruptions_are_detected_and_rebuilt_with_identical_answers() {
     assert!(record::CacheRecord::decode(&on_disk).is_some(), "seed {seed} run {run}: record rewritten");
   }
 }
+
+#[test]
+fn a_session_first_seen_before_its_header_line_is_indexed_once_it_lands() {
+  use std::io::Write;
+  let fx = fixture();
+  let path = fx.project.join("s.jsonl");
+  let text = session_text("s", &["hello there"]);
+  let (head, rest) = text.split_at(10);
+  fs::write(&path, head).unwrap();
+  let engine = fx.engine(json!({}));
+  assert_eq!(global(&engine).sessions.len(), 0, "not a session yet");
+  fs::OpenOptions::new().append(true).open(&path).unwrap().write_all(rest.as_bytes()).unwrap();
+  assert_eq!(global(&engine).sessions.len(), 1, "its header landed");
+}

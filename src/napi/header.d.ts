@@ -14,6 +14,7 @@ export interface MemoryError {
     | 'index_out_of_bounds'
     | 'text_offset_out_of_bounds'
     | 'session_not_found'
+    /** A named or eligible source that cannot be read: `sessionFile`, `reason` (`not_regular_file`, `permission_denied`, `io_error`, `file_too_large`). */
     | 'source_unavailable'
     | 'index_dir_refused'
     | (string & {})
@@ -125,6 +126,8 @@ export interface MemoryCoverage {
   eligibleSessions: number
   staleSessions: number
   incompleteSessions: number
+  /** Sessions that could not be read (reason `source_unavailable`): counted, never silently left out. */
+  unavailableSessions: number
   /** Sorted, unique: e.g. `max_entry_chars`, `max_sync_sessions`, `source_unavailable`. */
   reasons: string[]
   error?: MemoryError

@@ -12,3 +12,6 @@ pub use recall::{recall, Hit, RecallPage};
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod proptests;

@@ -218,8 +218,7 @@ pub struct RecallPage {
 
 impl RecallPage {
   fn failed(error: ContractError) -> RecallPage {
-    let coverage =
-      Coverage { reasons: vec![error.code.to_string()], error: Some(error.clone()), ..Coverage::default() };
+    let coverage = Coverage::failed(&error);
     RecallPage { total: 0, hits: Vec::new(), next: None, coverage, error: Some(error) }
   }
 }

@@ -255,8 +255,10 @@ impl Discovery {
   /// across the agent dir. Several files with that id are ambiguous.
   pub fn find(&self, target: &str) -> Result<SessionFile, ContractError> {
     let as_path = resolve_path(target, &self.cwd);
-    if (target.contains('/') || target.contains('\\') || target.ends_with(".jsonl")) && as_path.is_file() {
-      return SessionFile::open(&as_path).ok_or_else(|| not_found(target));
+    if target.contains('/') || target.contains('\\') || target.ends_with(".jsonl") {
+      if let Some(named) = open_named(&as_path, target) {
+        return named;
+      }
     }
     let mut matches: Vec<SessionFile> =
       self.global().into_iter().filter(|s| s.header.id == target || s.stem() == target).collect();
@@ -287,6 +289,23 @@ impl Discovery {
       Scope::Explicit(target) => self.find(target).map(|s| vec![s]),
     }
   }
+}
+
+/// A path that exists: a session, `source_unavailable` when it is not a
+/// regular file or cannot be read (with the path and why), or
+/// `session_not_found` when it is readable but not a Pi session. `None`
+/// when nothing is there, so the target may still be an id.
+fn open_named(path: &Path, target: &str) -> Option<Result<SessionFile, ContractError>> {
+  use crate::fsread::ReadError;
+  let metadata = fs::metadata(path).ok()?;
+  if !metadata.is_file() {
+    return Some(Err(super::read_failed(path, &ReadError::NotRegular)));
+  }
+  Some(match try_read_header(path) {
+    Ok(Some(header)) => Ok(SessionFile { path: path.to_path_buf(), header, stamp: StatStamp::of(&metadata) }),
+    Ok(None) => Err(not_found(target)),
+    Err(error) => Err(super::read_failed(path, &ReadError::Io(error))),
+  })
 }
 
 fn not_found(target: &str) -> ContractError {

@@ -49,6 +49,10 @@ pub struct Lineage {
   pub branches: Branches,
   /// Per record ordinal: is it part of this view?
   pub selected: Vec<bool>,
+  /// The selected ordinals in view order: root first in active mode (as
+  /// Pi's `getBranch()`, which differs from file order when a parent's id
+  /// is written after its child), file order in all mode.
+  pub order: Vec<usize>,
   pub fingerprint: String,
   /// Root-to-leaf ids the fingerprint covers (active mode; empty for all).
   pub path: Vec<String>,
@@ -105,6 +109,7 @@ pub fn all(nodes: &[Node]) -> Lineage {
   Lineage {
     branches: Branches::All,
     selected: vec![true; nodes.len()],
+    order: (0..nodes.len()).collect(),
     fingerprint: fingerprint::<String>(Branches::All, None, &[]),
     path: Vec::new(),
     tip: nodes.iter().rev().find_map(|n| n.id.clone()),
@@ -154,6 +159,7 @@ fn walk_from(nodes: &[Node], leaf: Option<String>) -> Lineage {
   let by_id = last_by_id(nodes);
   let mut selected = vec![false; nodes.len()];
   let mut path = Vec::new();
+  let mut order = Vec::new();
   let mut visited = HashSet::new();
   let mut invalid = false;
   let mut cursor = leaf.as_deref();
@@ -164,15 +170,18 @@ fn walk_from(nodes: &[Node], leaf: Option<String>) -> Lineage {
       break;
     }
     selected[ordinal] = true;
+    order.push(ordinal);
     path.push(id.to_string());
     cursor = nodes[ordinal].parent_id.as_deref();
   }
   path.reverse();
+  order.reverse();
   Lineage {
     branches: Branches::Active,
     fingerprint: fingerprint(Branches::Active, leaf.as_deref(), &path),
     tip: tip(nodes, &selected),
     selected,
+    order,
     path,
     invalid_parent_graph: invalid,
   }
@@ -183,9 +192,12 @@ fn walk_from(nodes: &[Node], leaf: Option<String>) -> Lineage {
 pub fn live_active(nodes: &[Node], live: &LiveBranch) -> Lineage {
   let by_id = last_by_id(nodes);
   let mut selected = vec![false; nodes.len()];
+  let mut order = Vec::new();
   for id in &live.ids {
     if let Some(&ordinal) = by_id.get(id.as_str()) {
-      selected[ordinal] = true;
+      if !std::mem::replace(&mut selected[ordinal], true) {
+        order.push(ordinal);
+      }
     }
   }
   Lineage {
@@ -193,6 +205,7 @@ pub fn live_active(nodes: &[Node], live: &LiveBranch) -> Lineage {
     fingerprint: fingerprint(Branches::Active, live.leaf_id.as_deref(), &live.ids),
     tip: tip(nodes, &selected),
     selected,
+    order,
     path: live.ids.clone(),
     invalid_parent_graph: false,
   }
@@ -261,6 +274,15 @@ mod tests {
     let lineage = persisted_active(&nodes(&parsed.records));
     assert_eq!(lineage.selected, vec![true, false, true]);
     assert_eq!(lineage.fingerprint, fingerprint(Branches::Active, Some("c"), &["a", "c"]));
+  }
+
+  #[test]
+  fn the_active_order_is_root_first_even_when_a_parent_is_written_after_its_child() {
+    // b's parent a is written later (a duplicate id or a hand edit): Pi's
+    // getBranch() gives a, b, c; file order would give b, a, c.
+    let bytes = session(&[&rec("b", Some("a")), &rec("a", None), &rec("c", Some("b"))]);
+    let parsed = parse(&bytes).unwrap();
+    assert_eq!(persisted_active(&nodes(&parsed.records)).order, vec![1, 0, 2]);
   }
 
   #[test]

@@ -13,6 +13,9 @@ pub mod source;
 pub mod time;
 pub mod views;
 
+#[cfg(test)]
+pub(crate) mod proptests;
+
 use crate::error::ContractError;
 use crate::fsread::ReadError;
 use lineage::{Branches, LiveBranch};
@@ -55,8 +58,8 @@ fn unavailable(path: &Path, why: impl std::fmt::Display) -> ContractError {
 }
 
 /// A read failure as `source_unavailable` with its `reason`
-/// (`not_regular_file`, `file_too_large` with `size` and `limit`, or an I/O
-/// error).
+/// (`not_regular_file`, `file_too_large` with `size` and `limit`,
+/// `permission_denied`, or `io_error`).
 fn read_failed(path: &Path, error: &ReadError) -> ContractError {
   let failure = unavailable(path, error).with("reason", error.reason());
   match error {

@@ -500,14 +500,18 @@ pub fn normalize(parsed: &ParsedSession<'_>, lineage: &Lineage, policy: &Policy)
 }
 
 /// Feeds the records `lineage` selects to `normalizer` (fresh, or resumed
-/// after an append) and finishes it.
+/// after an append), in the lineage's order, and finishes it.
 pub fn normalize_selected<'r>(
   mut normalizer: Normalizer,
   records: impl Iterator<Item = &'r Record<'r>>,
   lineage: &Lineage,
 ) -> Normalized {
-  for record in records.filter(|r| lineage.contains(r.ordinal)) {
-    normalizer.push(record);
+  let mut by_ordinal: rustc_hash::FxHashMap<usize, &Record<'_>> =
+    records.filter(|r| lineage.contains(r.ordinal)).map(|r| (r.ordinal, r)).collect();
+  for ordinal in &lineage.order {
+    if let Some(record) = by_ordinal.remove(ordinal) {
+      normalizer.push(record);
+    }
   }
   let mut normalized = normalizer.finish();
   if lineage.invalid_parent_graph {

@@ -95,6 +95,7 @@ pub fn write_atomic(target: &Path, bytes: &[u8]) -> io::Result<()> {
     let mut file = File::options().write(true).create_new(true).open(&temp)?;
     file.write_all(bytes)?;
     file.sync_all()?;
+    crate::fault::check_write(&temp)?;
     fs::rename(&temp, target)
   })();
   if written.is_err() {

@@ -117,8 +117,9 @@ const PATTERNS: &[(&str, &str, Scope)] = &[
   (r"authorized_keys", "ssh_backdoor", Scope::Strict),
   (r"\$HOME/\.ssh|~/\.ssh", "ssh_access", Scope::Strict),
   (r"\$HOME/\.pi/\.env|~/\.pi/\.env", "pi_env", Scope::Strict),
+  // Other agents' instruction files too: Hermes's `.hermes/config.yaml` and `SOUL.md` (its hermes_config_mod).
   (
-    r"(update|modify|edit|write|change|append|add\s+to)\s+.*(?:AGENTS\.md|CLAUDE\.md|\.cursorrules|\.clinerules)",
+    r"(update|modify|edit|write|change|append|add\s+to)\s+.*(?:AGENTS\.md|CLAUDE\.md|\.cursorrules|\.clinerules|\.hermes/(?:config\.yaml|SOUL\.md))",
     "agent_config_mod",
     Scope::Strict,
   ),
@@ -373,3 +374,6 @@ pub mod flags;
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod hermes;
