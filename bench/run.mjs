@@ -7,6 +7,7 @@
 // targets are reported, never asserted in tests.
 //   node bench/run.mjs [--size medium|large|huge] [--dir /tmp/pfm-bench-<size>] [--iterations 200]
 //                      [--spawns 7] [--json out.json] [--answers-out answers.json] [--answers-check answers.json]
+//                      [--config '{"watchSessions":false}']   (memory config merged into every engine's)
 // `--answers-out` writes the canonical answers of a fixed query set on this shape; `--answers-check` compares a
 // later run's answers to such a file byte for byte (a gate), so a speed change is proven not to change answers.
 import { execFileSync } from 'node:child_process'
@@ -33,7 +34,7 @@ const allTargets = JSON.parse(readFileSync(join(here, 'targets.json'), 'utf8'))
 /** Sizes below medium borrow medium's targets. */
 const targets = allTargets[size] ?? allTargets.medium
 const scaled = size === 'large' || size === 'huge'
-const report = { size, machine: machine(), figures: {}, gates: [], baselines: {} }
+const report = { size, config: option('config', '{}'), machine: machine(), figures: {}, gates: [], baselines: {} }
 const gates = report.gates
 
 function machine() {
@@ -129,7 +130,7 @@ if (future) console.warn(`warning: ${future} of ${corpus.sessions.length} sessio
 const agentDir = corpus.agentDir ?? dir
 const cwd = corpus.projects[0].cwd
 const indexDir = join(dir, 'bench-index')
-const config = { indexDir, maxSessions: 100000 }
+const config = { indexDir, maxSessions: 100000, ...JSON.parse(option('config', '{}')) }
 // The CLI reads `memory` from the agent dir's settings, as inside Pi.
 writeFileSync(join(agentDir, 'settings.json'), JSON.stringify({ memory: config }, null, 2))
 
@@ -139,7 +140,7 @@ report.figures.importMs = { root: importMs('pi-fabric-memory'), native: importMs
 
 // --- 1. cold build in a fresh process, called until every session is current --------------------------
 rmSync(indexDir, { recursive: true, force: true })
-const build = worker('build', agentDir, cwd, indexDir)
+const build = worker('build', agentDir, cwd, indexDir, { config })
 report.figures.coldBuild = {
   ms: build.ms,
   calls: build.calls.length,
@@ -157,7 +158,7 @@ await settle([indexDir, ...corpus.sessions.map((s) => s.file)])
 const rare = corpus.needles.rareTerms
 /** @type {import('../index.js').RecallArgs} */
 const rareArgs = { query: rare[0].token, scope: 'global' }
-const firsts = Array.from({ length: spawns }, () => worker('recall', agentDir, cwd, indexDir, { query: rareArgs, repeat: 20 }))
+const firsts = Array.from({ length: spawns }, () => worker('recall', agentDir, cwd, indexDir, { query: rareArgs, repeat: 20, config }))
 report.figures.firstRecallMs = median(firsts.map((w) => w.ms))
 report.figures.warmPeakRssMB = Math.max(...firsts.map((w) => w.maxRssKB)) / 1024
 const cli = join(root, 'dist', 'extension', 'cli.mjs')
