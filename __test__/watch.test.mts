@@ -30,7 +30,9 @@ async function run(watchSessions: boolean): Promise<{ totals: number[]; answers:
     await ask('zulu')
     appendFileSync(a, line('a-2', 'a-1', 'appended yankee'))
     await ask('yankee')
-    agent.write('c.jsonl', session('c', 'charlie new'))
+    // Older than the appended a: tiers do not depend on which write landed in which clock tick.
+    const c = agent.write('c.jsonl', session('c', 'charlie new'))
+    utimesSync(c, new Date(Date.now() - 100_000), new Date(Date.now() - 100_000))
     await ask('charlie')
     renameSync(join(agent.projectDir, 'c.jsonl'), join(agent.projectDir, 'd.jsonl'))
     await ask('charlie')
