@@ -20,6 +20,9 @@
 //! watched (e.g. the per-user watch limit), and single files that a dir
 //! watch cannot see (symlinks, files with more than one hard link), which
 //! [`Source::quiet_since`](super::Source) marks as never quiet.
+//! A known limit: inotify does not report writes through a shared memory
+//! mapping, so such a change is seen only at the next full listing. Pi (and
+//! any JSONL appender) writes with write(2).
 
 use std::path::{Path, PathBuf};
 
