@@ -55,6 +55,8 @@ export const SIZES = {
   small: { sessions: 66, entries: { mean: 140, sigma: 0.8, min: 12, max: 1500 }, approxBytes: 20.1e6 },
   medium: { sessions: 1000, entries: { mean: 145, sigma: 0.8, min: 12, max: 1500 }, approxBytes: 301e6 },
   large: { sessions: 5000, entries: { mean: 198, sigma: 0.8, min: 12, max: 2500 }, approxBytes: 2.0e9 },
+  /** Years of heavy use: 100,000 small sessions (opt-in). */
+  huge: { sessions: 100000, entries: { mean: 16, sigma: 0.4, min: 12, max: 60 }, approxBytes: 3.4e9 },
 }
 
 // ---------------------------------------------------------------------------

@@ -33,6 +33,9 @@ pub struct Config {
   pub regex_max_haystack_terms: u64,
   pub regex_max_haystack_bytes: u64,
   pub regex_timeout_ms: u64,
+  /// Watch the session dirs for changes (Linux inotify) instead of stating
+  /// every session file on every call; off: always stat.
+  pub watch_sessions: bool,
 }
 
 impl Default for Config {
@@ -56,6 +59,7 @@ impl Default for Config {
       regex_max_haystack_terms: 20_000,
       regex_max_haystack_bytes: 2_097_152,
       regex_timeout_ms: 250,
+      watch_sessions: true,
     }
   }
 }
@@ -98,6 +102,7 @@ impl Config {
     boolean(map, "indexToolOutput", &mut config.index_tool_output)?;
     boolean(map, "indexOwnToolResults", &mut config.index_own_tool_results)?;
     boolean(map, "recallCurrentTurn", &mut config.recall_current_turn)?;
+    boolean(map, "watchSessions", &mut config.watch_sessions)?;
     match map.get("indexDir") {
       None | Some(Value::Null) => {}
       Some(Value::String(dir)) if !dir.is_empty() => config.index_dir = Some(dir.clone()),
@@ -138,6 +143,7 @@ impl Config {
       "regexMaxHaystackTerms": self.regex_max_haystack_terms,
       "regexMaxHaystackBytes": self.regex_max_haystack_bytes,
       "regexTimeoutMs": self.regex_timeout_ms,
+      "watchSessions": self.watch_sessions,
     })
   }
 

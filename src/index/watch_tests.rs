@@ -1,0 +1,128 @@
+//! The watched listing against the stat-every-file listing: the same answers
+//! after every kind of change, and no listing at all while nothing changed.
+
+use super::*;
+use crate::query::plan::RecallRequest;
+use crate::query::recall;
+use crate::testing::{AgentDir, CWD};
+use serde_json::{json, Value};
+use std::io::Write;
+use std::time::{Duration, SystemTime};
+
+fn session(id: &str, text: &str) -> String {
+  let header = json!({"type": "session", "version": 3, "id": id, "timestamp": "2026-01-01T00:00:00.000Z", "cwd": CWD});
+  let entry = json!({"type": "message", "id": format!("{id}-0"), "parentId": null, "timestamp": "2026-01-01T00:00:01.000Z",
+    "message": {"role": "user", "content": text}});
+  format!("{header}\n{entry}\n")
+}
+
+fn write(fx: &AgentDir, id: &str, text: &str, age_secs: u64) -> PathBuf {
+  let path = fx.project.join(format!("{id}.jsonl"));
+  fs::write(&path, session(id, text)).unwrap();
+  let when = SystemTime::now() - Duration::from_secs(age_secs);
+  fs::File::options().write(true).open(&path).unwrap().set_modified(when).unwrap();
+  path
+}
+
+/// Appends an entry after `parent` (so it extends the active branch).
+fn append(path: &Path, id: &str, parent: &str, text: &str) {
+  let entry = json!({"type": "message", "id": id, "parentId": parent, "timestamp": "2026-01-01T00:00:02.000Z",
+    "message": {"role": "user", "content": text}});
+  fs::OpenOptions::new().append(true).open(path).unwrap().write_all(format!("{entry}\n").as_bytes()).unwrap();
+}
+
+/// The page for `query`, global, with the fixture's own directory masked.
+fn answer(fx: &AgentDir, engine: &Engine, query: &str) -> String {
+  let page = recall(engine, &RecallRequest::from_json(Some(&json!({"query": query, "scope": "global"}))).unwrap());
+  let text = serde_json::to_value(&page).unwrap().to_string();
+  text.replace(fx.agent.to_str().unwrap(), "<agent>")
+}
+
+fn total(page: &str) -> u64 {
+  serde_json::from_str::<Value>(page).unwrap()["total"].as_u64().unwrap()
+}
+
+/// Every kind of change, each checked by the very next call.
+fn changes(watch: bool) -> Vec<String> {
+  let fx = AgentDir::new();
+  let engine = fx.engine(json!({"watchSessions": watch, "hotSessions": 1}));
+  let a = write(&fx, "a", "alpha words", 300);
+  let b = write(&fx, "b", "bravo words", 200);
+  let mut answers = vec![answer(&fx, &engine, "alpha"), answer(&fx, &engine, "bravo")];
+  append(&a, "a-1", "a-0", "appended zulu");
+  answers.push(answer(&fx, &engine, "zulu"));
+  append(&a, "a-2", "a-1", "appended yankee");
+  answers.push(answer(&fx, &engine, "yankee"));
+  write(&fx, "c", "charlie new", 100);
+  answers.push(answer(&fx, &engine, "charlie"));
+  fs::rename(fx.project.join("c.jsonl"), fx.project.join("d.jsonl")).unwrap();
+  answers.push(answer(&fx, &engine, "charlie"));
+  fs::remove_file(&b).unwrap();
+  answers.push(answer(&fx, &engine, "bravo"));
+  // A same-size rewrite that restores the mtime, right after a call.
+  let before = fs::metadata(&a).unwrap().modified().unwrap();
+  let text = fs::read_to_string(&a).unwrap().replace("zulu", "xray");
+  fs::write(&a, text).unwrap();
+  fs::File::options().write(true).open(&a).unwrap().set_modified(before).unwrap();
+  answers.push(answer(&fx, &engine, "xray"));
+  answers.push(answer(&fx, &engine, "zulu"));
+  answers
+}
+
+#[test]
+fn every_change_is_seen_by_the_next_call_and_answers_match_the_stat_path() {
+  let watched = changes(true);
+  let totals: Vec<u64> = watched.iter().map(|p| total(p)).collect();
+  // alpha, bravo, appended zulu, appended yankee, new file, renamed, deleted, rewritten (xray in, zulu out)
+  assert_eq!(totals, [1, 1, 1, 1, 1, 1, 0, 1, 0]);
+  assert!(watched[5].contains("d.jsonl") && !watched[5].contains("c.jsonl"), "{}", watched[5]);
+  assert_eq!(watched, changes(false), "identical answers with and without the watcher");
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn a_quiet_watch_reuses_the_listing_and_an_overflow_lists_again() {
+  let fx = AgentDir::new();
+  let a = write(&fx, "a", "alpha words", 300);
+  let engine = fx.engine(json!({}));
+  let index = Index::shared(index_dir(&engine));
+  let first = index.sources(&engine);
+  assert!(first.iter().all(|s| s.quiet_since != watch::NEVER_QUIET), "a local dir is watched");
+  assert!(Arc::ptr_eq(&first, &index.sources(&engine)), "nothing changed: no stat, no listing");
+  append(&a, "a-1", "a-0", "appended zulu");
+  let appended = index.sources(&engine);
+  assert!(!Arc::ptr_eq(&first, &appended), "the append is seen");
+  assert_eq!(appended[0].stamp.size, fs::metadata(&a).unwrap().len());
+  // An overflow loses events: everything is listed and stat'ed again.
+  append(&a, "a-2", "a-1", "appended yankee");
+  index.watcher.overflow_next.store(true, std::sync::atomic::Ordering::Relaxed);
+  let relisted = index.sources(&engine);
+  assert_eq!(relisted[0].stamp.size, fs::metadata(&a).unwrap().len());
+  assert!(total(&answer(&fx, &engine, "yankee")) == 1);
+  // Off: every call lists and stats.
+  let off = fx.engine(json!({"watchSessions": false}));
+  assert!(!Arc::ptr_eq(&index.sources(&off), &index.sources(&off)));
+}
+
+/// A dir watch sees writes made through its own dir only: a file with a
+/// second hard link elsewhere, or a symlink, is stat'ed on every call.
+#[cfg(target_os = "linux")]
+#[test]
+fn hard_links_and_symlinks_are_never_vouched_for() {
+  let fx = AgentDir::new();
+  let outside = fx.agent.join("outside");
+  fs::create_dir(&outside).unwrap();
+  let linked = write(&fx, "a", "alpha words", 300);
+  fs::hard_link(&linked, outside.join("a.jsonl")).unwrap();
+  let target = outside.join("b-target.jsonl");
+  fs::write(&target, session("b", "bravo words")).unwrap();
+  std::os::unix::fs::symlink(&target, fx.project.join("b.jsonl")).unwrap();
+  let engine = fx.engine(json!({}));
+  let index = Index::shared(index_dir(&engine));
+  assert_eq!(total(&answer(&fx, &engine, "zulu")), 0);
+  assert!(index.sources(&engine).iter().all(|s| s.quiet_since == watch::NEVER_QUIET));
+  append(&outside.join("a.jsonl"), "a-1", "a-0", "appended zulu");
+  append(&target, "b-1", "b-0", "appended yankee");
+  assert_eq!(total(&answer(&fx, &engine, "zulu")), 1, "written through the other hard link");
+  assert_eq!(total(&answer(&fx, &engine, "yankee")), 1, "written through the symlink's target");
+}
