@@ -247,12 +247,35 @@ export type MemoryFailureCode =
   | 'io_error'
   | 'invalid_operation'
   | 'stale'
+  /** Dreaming's staging only: every candidate of the call was dropped because its evidence did not verify. */
+  | 'unverified'
 
-/** One operation of a batch, shaped like the tools' arguments. */
-export type MemoryOperation =
+/** One cited Pi session entry: `memory_expand({ session, entryIds: [entryId] })` reads it. */
+export interface MemoryCitation {
+  /** The session id. */
+  session: string
+  entryId: string
+}
+
+/** Where an entry came from (the `<FILE>.provenance.json` sidecar, keyed by the entry's exact text). */
+export interface MemoryProvenance {
+  citations: MemoryCitation[]
+  /** Ms since the epoch of the write that recorded it. */
+  recordedAt: number
+  /** The proposal whose approval wrote the entry. */
+  proposal?: number
+}
+
+/**
+ * One operation of a batch, shaped like the tools' arguments. `evidence`
+ * (at most 16 citations) is recorded as the provenance of what it writes;
+ * the store records it as given (dreaming verifies it first).
+ */
+export type MemoryOperation = (
   | { action: 'add'; content: string }
   | { action: 'replace'; oldText: string; newContent: string }
   | { action: 'remove'; oldText: string }
+) & { evidence?: MemoryCitation[] }
 
 export interface MemoryOperationOutcome {
   index: number
@@ -283,6 +306,10 @@ export interface MemoryStoreSuccess {
   proposed?: MemoryProposal[]
   /** `applyForReview`: the additions were written, but staging the rest failed. */
   proposalError?: string
+  /** `read(target, { provenance: true })`: `provenance[i]` for `entries[i]`; `null`: none recorded (written by hand or by the model directly). */
+  provenance?: Array<MemoryProvenance | null>
+  /** The provenance sidecar could not be read, or was reset or not written (the entries were). */
+  provenanceError?: string
 }
 
 /** A change awaiting the user's review in `proposals.json`. */
@@ -298,6 +325,8 @@ export interface MemoryProposal {
   content?: string
   /** Ms since the epoch. */
   createdAt: number
+  /** The evidence dreaming cited; applying the proposal records it as the entry's provenance. */
+  evidence?: MemoryCitation[]
 }
 
 export type MemoryProposalList =
@@ -408,8 +437,11 @@ export declare class MemoryStore {
   loadFromDisk(): Promise<MemoryStoreStatus>
   /** Entry counts and usage per file, read fresh from disk. */
   status(): Promise<MemoryStoreStatus>
-  /** The live, raw entries of one file (re-read from disk). */
-  read(target: MemoryTarget): Promise<MemoryStoreResult>
+  /**
+   * The live, raw entries of one file (re-read from disk); with
+   * `{ provenance: true }`, each entry's recorded evidence too.
+   */
+  read(target: MemoryTarget, options?: MemoryReadOptions | undefined | null): Promise<MemoryStoreResult>
   add(target: MemoryTarget, content: string): Promise<MemoryStoreResult>
   /** Replaces the one entry containing `oldText` with `newContent`. */
   replace(target: MemoryTarget, oldText: string, newContent: string): Promise<MemoryStoreResult>
@@ -486,6 +518,11 @@ export interface MemoryOptions {
    * `<agentDir>/sessions`; relative to `cwd`.
    */
   sessionDir?: string
+}
+
+export interface MemoryReadOptions {
+  /** Include each entry's provenance (`provenance[i]` for `entries[i]`, `null` when none). */
+  provenance?: boolean
 }
 
 export interface MemoryStoreOptions {

@@ -23,6 +23,7 @@ import {
   type DreamOptions,
   type Turn,
 } from '../extension/dreaming.mjs'
+import { distinctiveTerms, holds, verifyEvidence } from '../extension/evidence.mjs'
 import { runMemoryCommand } from '../extension/memory-command.mjs'
 
 let dir: string
@@ -108,7 +109,7 @@ describe('prompts', () => {
   })
 
   test('the user prompt keeps the newest turns within the budget, oldest first', () => {
-    const turns: Turn[] = Array.from({ length: 10 }, (_, i) => ({ sessionId: `s${i}`, user: `u${i} ${'x'.repeat(1500)}`, assistant: `a${i}`, at: 1_700_000_000_000 + i }))
+    const turns: Turn[] = Array.from({ length: 10 }, (_, i) => ({ sessionId: `s${i}`, user: `u${i} ${'x'.repeat(1500)}`, assistant: `a${i}`, entryIds: [`e${i}`], at: 1_700_000_000_000 + i }))
     const prompt = buildUserPrompt(turns)
     assert.ok(prompt.length <= 8000, String(prompt.length))
     assert.ok(prompt.includes('u9') && prompt.includes('u8') && !prompt.includes('u0 '))
@@ -119,9 +120,17 @@ describe('prompts', () => {
   })
 })
 
-/** A stand-in for `createMemory()`'s sessions/walk over fixed entries. */
+/** The one entry {@link fakeMemory}'s `expand` serves: what the tests' writes cite. */
+const EVIDENCE_TEXT = 'We use pnpm now, CI runs on every push, and the staging cluster is kestrel.'
+const CITE = [{ session: 'evidence', entryIds: ['ev1'] }]
+
+/** A stand-in for `createMemory()`'s sessions/walk over fixed entries, and `expand` of the evidence entry. */
 function fakeMemory(sessions: Record<string, Array<{ role: string; text: string; timestamp: number }>>, mtime = Date.now()) {
   return {
+    expand: (async (args: { session?: string; entryIds?: string[] }) =>
+      args.session === 'evidence' && args.entryIds?.includes('ev1')
+        ? { session: '/evidence.jsonl', sessionId: 'evidence', entries: [{ index: 0, entryId: 'ev1', text: EVIDENCE_TEXT }], next: null }
+        : { session: null, sessionId: null, entries: [], next: null, error: { code: 'address_not_found', message: 'no such entry' } }) as never,
     sessions: async () => ({ scope: 'global', branches: 'active', sessions: Object.keys(sessions).map((file) => ({ id: `id-${file}`, file, mtime })), coverage: {} }) as never,
     walk: (async (selector: { session: string }, visitor: (e: unknown) => unknown) => {
       for (const e of sessions[selector.session] ?? []) if ((await visitor(e)) === false) break
@@ -192,7 +201,7 @@ describe('gatherTurns and dream()', () => {
     const done = await dream(options({ consolidate: ok, now: () => Date.parse('2026-05-01T00:00:00Z') }))
     assert.equal(done.status, 'done')
     assert.match(done.message, /reviewed 3 turn\(s\): 1 change\(s\): memory_add memory/)
-    assert.deepEqual(readState(dir), { lastConsolidatedAt: '2026-05-01T00:00:00.000Z', lastTurnCount: 3 })
+    assert.deepEqual(readState(dir), { lastConsolidatedAt: '2026-05-01T00:00:00.000Z', lastTurnCount: 3, lastDropped: 0 })
   })
 
   test('the time gate, the turn gate, the lock, disabled, and force', async () => {
@@ -228,7 +237,7 @@ describe('gatherTurns and dream()', () => {
         store,
         consolidate: editing(async (s) => {
           assert.equal((await s.remove('memory', 'stale')).removedEntry, 'stale fact')
-          await s.add('memory', 'ci runs on push')
+          await s.add('memory', 'ci runs on push', CITE)
           assert.deepEqual((await s.read('memory')).entries, ['uses npm', 'ci runs on push'], 'the agent reads its staged state')
           assert.equal(memoryFile(), 'uses npm\n§\nstale fact', 'nothing written while the agent runs')
         }),
@@ -248,7 +257,7 @@ describe('gatherTurns and dream()', () => {
   test('autoApply lands the whole consolidation as one batch, or none of it', async () => {
     writeFileSync(join(dir, 'MEMORY.md'), 'uses npm\n§\nstale fact')
     const settings = dreamingSettings({ minTurnsSinceLastRun: 2, autoApply: true, model: { provider: 'p', model: 'm' } })
-    const whole = await dream(options({ settings, consolidate: editing(async (s) => (await s.replace('memory', 'npm', 'uses pnpm'), await s.remove('memory', 'stale'))) }))
+    const whole = await dream(options({ settings, consolidate: editing(async (s) => (await s.replace('memory', 'npm', 'uses pnpm', CITE), await s.remove('memory', 'stale'))) }))
     assert.match(whole.message, /applied 2 change\(s\)/)
     assert.equal(memoryFile(), 'uses pnpm')
     rmSync(join(dir, STATE_FILE))
@@ -256,7 +265,7 @@ describe('gatherTurns and dream()', () => {
       options({
         settings,
         consolidate: editing(async (s) => {
-          await s.add('memory', 'new fact')
+          await s.add('memory', 'kestrel is the staging cluster', CITE)
           await s.remove('memory', 'pnpm')
           writeFileSync(join(dir, 'MEMORY.md'), 'uses yarn') // another writer, after staging
         }),
@@ -285,6 +294,77 @@ describe('gatherTurns and dream()', () => {
     const reply = await runMemoryCommand(store, 'dream', dreaming, {} as never)
     assert.deepEqual(reply, { text: 'Dreaming reviewed 3 turn(s): 1 change(s): memory_add memory.\nAdded X.', level: 'info' })
     assert.equal((await runMemoryCommand(store, 'dream')).level, 'warning')
+  })
+
+  describe('evidence and provenance', () => {
+    const expand = fakeMemory({}).expand as never
+
+    test('distinctive terms drop common and memory words; prefixes of 4+ characters match', () => {
+      assert.deepEqual(distinctiveTerms('User prefers pnpm for all builds of the project'), ['pnpm', 'builds'])
+      assert.deepEqual(distinctiveTerms('The user always wants it'), [])
+      const tokens = new Set(['deploy', 'ci', 'kestrel'])
+      assert.ok(holds(tokens, 'deploys') && holds(tokens, 'kestrel'))
+      assert.ok(!holds(new Set(['cis']), 'ci') && !holds(new Set(['dep']), 'deploys'), 'short words match exactly only')
+    })
+
+    test('a claim verifies only against resolvable cited entries holding enough of its terms', async () => {
+      const verified = await verifyEvidence(expand, 'Staging cluster is kestrel', CITE)
+      assert.deepEqual(verified, { ok: true, citations: [{ session: 'evidence', entryId: 'ev1' }] }, 'normalized to the session id and entry id')
+      const reasons = async (claim: string, evidence: unknown) => {
+        const result = await verifyEvidence(expand, claim, evidence)
+        assert.equal(result.ok, false, claim)
+        return (result as { reason: string }).reason
+      }
+      assert.match(await reasons('Staging cluster is kestrel', undefined), /no evidence cited/)
+      assert.match(await reasons('Staging cluster is kestrel', [{ session: 'evidence', entryIds: ['nope'] }]), /cited entry not found \(address_not_found/)
+      assert.match(await reasons('Artifacts are signed with cosign', CITE), /holds none of the entry's distinctive terms \(artifacts, signed, cosign\)/)
+      assert.match(await reasons('kestrel runs signed cosign artifacts builds', CITE), /hold 2 of the entry's 6 distinctive terms, 3 needed/)
+      assert.match(await reasons('The user wants it', CITE), /no distinctive terms/)
+      assert.match(await reasons('kestrel', [{ session: 'evidence' }]), /must name its entries/)
+    })
+
+    test('an unverified candidate is dropped and counted; a verified one lands with provenance that /memory why shows', async () => {
+      writeFileSync(join(dir, 'MEMORY.md'), 'uses npm')
+      const store = new MemoryStore({ dir })
+      const results: unknown[] = []
+      const outcome = await dream(
+        options({
+          store,
+          consolidate: editing(async (s) => {
+            results.push(await s.add('memory', 'Staging cluster is kestrel', CITE))
+            results.push(await s.add('memory', 'Artifacts are signed with cosign', CITE))
+            results.push(await s.apply('memory', [{ action: 'add', content: 'Deploys need two approvals' }, { action: 'add', content: 'CI runs on push', evidence: CITE }]))
+          }),
+        }),
+      )
+      assert.equal(outcome.status, 'done', outcome.message)
+      assert.match(outcome.message, /applied 2 addition\(s\); 2 candidate\(s\) dropped: their evidence did not verify/)
+      assert.equal(outcome.dropped, 2)
+      assert.equal(readState(dir).lastDropped, 2)
+      const [kept, dropped, batch] = results as Array<{ success: boolean; code?: string; message?: string }>
+      assert.ok(kept.success)
+      assert.deepEqual([dropped.success, dropped.code], [false, 'unverified'])
+      assert.match(batch.message!, /Dropped for unverified evidence: operation 0 \(no evidence cited/)
+      assert.equal(memoryFile(), 'uses npm\n§\nStaging cluster is kestrel\n§\nCI runs on push')
+      const read = await store.read('memory', { provenance: true })
+      assert.ok(read.success)
+      assert.deepEqual(read.provenance!.map((p) => p?.citations), [undefined, [{ session: 'evidence', entryId: 'ev1' }], [{ session: 'evidence', entryId: 'ev1' }]])
+      const why = await runMemoryCommand(store, 'why 2')
+      assert.match(why.text, /^memory #2: Staging cluster is kestrel\nProvenance: recorded \S+ by dreaming, from:\n- session evidence, entry ev1 \(memory_expand \{"session":"evidence","entryIds":\["ev1"\]\}\)$/)
+      assert.match((await runMemoryCommand(store, 'why 1')).text, /No provenance: written by hand or by the model directly/)
+      assert.equal((await runMemoryCommand(store, 'why 9')).level, 'warning')
+      assert.equal((await runMemoryCommand(store, 'why x')).level, 'warning')
+    })
+
+    test('a proposal carries its evidence; applying it moves the evidence into the sidecar', async () => {
+      writeFileSync(join(dir, 'MEMORY.md'), 'uses npm')
+      const store = new MemoryStore({ dir })
+      await dream(options({ store, consolidate: editing(async (s) => s.replace('memory', 'npm', 'uses pnpm', CITE)) }))
+      const listed = await runMemoryCommand(store, 'review')
+      assert.match(listed.text, /#1 replace \[memory\]: uses npm -> uses pnpm\n   evidence: session evidence, entry ev1/)
+      await runMemoryCommand(store, 'review apply 1')
+      assert.match((await runMemoryCommand(store, 'why 1')).text, /^memory #1: uses pnpm\nProvenance: recorded \S+ by dreaming, applied from proposal #1, from:\n- session evidence, entry ev1/)
+    })
   })
 })
 

@@ -9,9 +9,14 @@
  * gate → recent turns, read through this package's own session model
  * (`memory.sessions` + `memory.walk`) → turn gate → model from Pi's model
  * registry → a pi-agent-core `Agent` with the memory tools of a store on the
- * same directory and limits, bounded turns, output tokens and reported cost,
- * and the session's abort signal. The agent's writes are staged
- * (`staging.mts`) and land at the end, one batch per file: by default only
+ * same directory and limits (their writes take `evidence`), `memory_recall`
+ * and `memory_expand` over the same sessions, bounded turns, output tokens
+ * and reported cost, and the session's abort signal. Each transcript turn
+ * carries its citation (session id and entry ids, as `memory.walk` read
+ * them); every write must cite evidence, which is verified through
+ * `memory.expand` before it is staged (`evidence.mts`; unverified candidates
+ * are dropped and counted) and lands as the entry's provenance. The agent's
+ * writes are staged (`staging.mts`) and land at the end, one batch per file: by default only
  * additions are written and replacements / removals await `/memory review`;
  * `autoApply` writes everything. The state is written (temp + rename) only
  * after a successful, unaborted run.
@@ -20,7 +25,9 @@ import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, uti
 import { basename, join } from 'node:path'
 import { MemoryStore } from 'pi-fabric-memory/native'
 import type { Memory } from './memory.mjs'
+import { verifyEvidence } from './evidence.mjs'
 import { createMemoryTools, type ToolStore } from './memory-tools.mjs'
+import { recallTools } from './recall-tools.mjs'
 import { describeLanding, land, StagedStore } from './staging.mjs'
 
 export const STATE_FILE = 'dreaming-state.json'
@@ -92,6 +99,8 @@ export interface DreamingState {
   lastConsolidatedAt: string | null
   /** Turns that run reviewed. */
   lastTurnCount: number
+  /** Candidates that run dropped because their evidence did not verify (absent in older files). */
+  lastDropped?: number
 }
 
 const NEVER: DreamingState = { lastConsolidatedAt: null, lastTurnCount: 0 }
@@ -103,7 +112,8 @@ export function readState(memoryDir: string): DreamingState {
     const at = raw?.lastConsolidatedAt
     if (typeof at !== 'string' || Number.isNaN(Date.parse(at))) return { ...NEVER }
     const count = raw.lastTurnCount ?? raw.lastSessionCount
-    return { lastConsolidatedAt: at, lastTurnCount: typeof count === 'number' && count >= 0 ? count : 0 }
+    const dropped = typeof raw.lastDropped === 'number' && raw.lastDropped >= 0 ? { lastDropped: raw.lastDropped } : {}
+    return { lastConsolidatedAt: at, lastTurnCount: typeof count === 'number' && count >= 0 ? count : 0, ...dropped }
   } catch {
     return { ...NEVER }
   }
@@ -208,6 +218,8 @@ export interface Turn {
   sessionId: string
   user: string
   assistant: string
+  /** The Pi entry ids of the turn's user message and assistant messages: its citation. */
+  entryIds: string[]
   /** Ms since the epoch of the turn's last assistant message. */
   at: number
 }
@@ -266,9 +278,10 @@ export async function gatherTurns(memory: Pick<Memory, 'sessions' | 'walk'>, opt
       if (options.signal?.aborted) return false
       if (entry.role === 'user') {
         close()
-        open = { sessionId, user: entry.text, assistant: '', at: entry.timestamp ?? 0 }
+        open = { sessionId, user: entry.text, assistant: '', entryIds: entry.entryId ? [entry.entryId] : [], at: entry.timestamp ?? 0 }
       } else if (entry.role === 'assistant' && open && entry.text.trim()) {
         open.assistant = open.assistant ? `${open.assistant}\n${entry.text}` : entry.text
+        if (entry.entryId) open.entryIds.push(entry.entryId)
         open.at = entry.timestamp ?? open.at
       }
       return undefined
@@ -293,6 +306,8 @@ Phase 2 — Gather recent signal: from the transcripts, collect durable declarat
 
 Phase 3 — Consolidate: replace stale or contradicted entries (memory_replace), add new facts (memory_add), remove entries that are wrong or superseded (memory_remove), and merge near-duplicates into one entry. Write absolute dates (YYYY-MM-DD), never "yesterday" or "last week". Write terse third-person declarative facts ("User prefers pnpm"), not instructions. Never exceed a file's limit: when a write fails for capacity, use the reported usage and entries to shorten or merge existing entries without dropping facts, then retry with changed content; never retry an unchanged failing write, and never delete a valid fact just to make room.
 
+Evidence: every memory_add and memory_replace (and every add or replace operation of memory_apply) must carry "evidence": the cite object of each transcript turn the fact comes from, copied unchanged (or the follow.args of a memory_recall hit; memory_recall with scope "global" and memory_expand search and read older sessions). The cited entries must contain the fact's distinctive words; a change whose evidence does not check out is dropped. A removal may cite the turn that makes an entry obsolete.
+
 Phase 4 — Verify and report: call memory_read for both targets again to confirm the writes, then reply with a short summary of what changed (or that nothing needed to change).`
 
 const PROMPT_HEADER =
@@ -306,7 +321,8 @@ export function buildUserPrompt(turns: Turn[], budget = TRANSCRIPT_BUDGET): stri
   const blocks: string[] = []
   for (let i = turns.length - 1; i >= 0; i--) {
     const t = turns[i]
-    const block = `### Session ${t.sessionId} (${new Date(t.at).toISOString()})\n**User:** ${t.user}\n**Assistant:** ${t.assistant}\n\n`
+    const cite = t.entryIds.length ? `cite: ${JSON.stringify({ session: t.sessionId, entryIds: t.entryIds })}\n` : ''
+    const block = `### Session ${t.sessionId} (${new Date(t.at).toISOString()})\n${cite}**User:** ${t.user}\n**Assistant:** ${t.assistant}\n\n`
     if (used + block.length > budget) break
     used += block.length
     blocks.push(block)
@@ -361,12 +377,16 @@ export async function resolveModel(registry: ModelRegistryLike | undefined, sett
   return { model, apiKey: auth.apiKey, headers: auth.headers }
 }
 
+const WRITE_TOOLS = new Set(['memory_add', 'memory_replace', 'memory_remove', 'memory_apply'])
+
 export async function runConsolidation(options: {
   registry: ModelRegistryLike
   model: any
   apiKey?: string
   headers?: Record<string, string>
   store: ToolStore
+  /** The sessions the transcripts came from: the agent gets memory_recall / memory_expand over them. */
+  memory?: Pick<Memory, 'recall' | 'expand'>
   prompt: string
   signal?: AbortSignal
   maxTurns?: number
@@ -388,7 +408,10 @@ export async function runConsolidation(options: {
     runtime && typeof runtime.streamSimple === 'function'
       ? (model: any, context: any, opts: any) => runtime.streamSimple(model, context, capped(opts))
       : undefined
-  const tools = createMemoryTools(options.store)
+  const recall = options.memory
+    ? recallTools(() => options.memory as Memory).filter((tool) => tool.name === 'memory_recall' || tool.name === 'memory_expand')
+    : []
+  const tools = [...createMemoryTools(options.store, { evidence: true }), ...recall]
   const agent = new core.Agent({
     initialState: { systemPrompt: CONSOLIDATION_SYSTEM_PROMPT, model: options.model, thinkingLevel: 'off', tools },
     ...(streamFn ? { streamFn } : { getApiKey: () => options.apiKey }),
@@ -415,7 +438,7 @@ export async function runConsolidation(options: {
         stopped = `maxTurns (${maxTurns})`
         agent.abort()
       }
-    } else if (event.type === 'tool_execution_end' && event.toolName !== 'memory_read' && !event.isError) {
+    } else if (event.type === 'tool_execution_end' && WRITE_TOOLS.has(event.toolName) && !event.isError) {
       const details = event.result?.details
       if (details?.success === true) writes.push(`${event.toolName} ${details.target ?? ''}`.trim())
     }
@@ -473,13 +496,16 @@ export interface DreamOutcome {
   applied?: number
   /** Changes staged for `/memory review`. */
   proposed?: number
+  /** Candidates dropped because their evidence did not verify. */
+  dropped?: number
   usage?: RunUsage
 }
 
 export interface DreamOptions {
   store: MemoryStore
   settings: DreamingSettings
-  memory: Pick<Memory, 'sessions' | 'walk'>
+  /** Transcripts are read with `sessions`/`walk`; `expand` verifies evidence (without it every write is dropped) and, with `recall`, serves the agent's recall tools. */
+  memory: Pick<Memory, 'sessions' | 'walk'> & Partial<Pick<Memory, 'expand' | 'recall'>>
   registry: ModelRegistryLike | undefined
   /** The session's current model (`ctx.model`): used unless `settings.model` is set. */
   currentModel?: unknown
@@ -521,11 +547,16 @@ export async function dream(options: DreamOptions): Promise<DreamOutcome> {
     if (typeof resolved === 'string') return { status: 'no_model', message: `Dreaming skipped: ${resolved}; it will retry at the next session start.` }
     const agentStore = new MemoryStore({ dir: store.dir, memoryCharLimit: store.memoryCharLimit, userCharLimit: store.userCharLimit })
     await agentStore.loadFromDisk()
-    const staged = new StagedStore(agentStore)
+    const expand = options.memory.expand
+    const staged = new StagedStore(agentStore, (claim, evidence) =>
+      expand ? verifyEvidence(expand, claim, evidence) : Promise.resolve({ ok: false as const, reason: 'evidence cannot be checked here (no memory.expand)' }),
+    )
+    const { recall } = options.memory
     const result = await (options.consolidate ?? runConsolidation)({
       registry: options.registry!,
       ...resolved,
       store: staged,
+      ...(expand && recall ? { memory: { expand, recall } } : {}),
       prompt: buildUserPrompt(turns),
       signal: options.signal,
       maxOutputTokens: settings.maxOutputTokens,
@@ -535,16 +566,18 @@ export async function dream(options: DreamOptions): Promise<DreamOutcome> {
     const spent = result.usage ? `; output ${result.usage.outputTokens} tokens${result.usage.cost !== undefined ? `, cost ${result.usage.cost.toFixed(4)}` : ''}` : ''
     if (result.aborted || options.signal?.aborted) return { status: 'aborted', message: 'Dreaming aborted: the session ended; nothing applied, state unchanged.', writes: result.writes, usage: result.usage }
     if (!result.ok) return { status: 'failed', message: `Dreaming failed: ${result.error ?? 'unknown error'}; nothing applied, state unchanged${spent}.`, writes: result.writes, usage: result.usage }
+    const dropped = staged.dropped.length
     // Spent budget is not spent again at the next session start: the state advances even when a bound stopped the run.
-    writeState(store.dir, { lastConsolidatedAt: new Date(startedAt).toISOString(), lastTurnCount: turns.length })
+    writeState(store.dir, { lastConsolidatedAt: new Date(startedAt).toISOString(), lastTurnCount: turns.length, lastDropped: dropped })
     const changed = result.writes.length ? `${result.writes.length} change(s): ${result.writes.join(', ')}` : 'no changes'
     if (result.stopped) {
-      const message = `Dreaming reviewed ${turns.length} turn(s): ${changed}; stopped at ${result.stopped}, so nothing was applied${spent}.`
-      return { status: 'done', message, turns: turns.length, writes: result.writes, summary: result.summary, applied: 0, proposed: 0, usage: result.usage }
+      const droppedNote = dropped ? `; ${dropped} candidate(s) dropped: their evidence did not verify` : ''
+      const message = `Dreaming reviewed ${turns.length} turn(s): ${changed}; stopped at ${result.stopped}, so nothing was applied${droppedNote}${spent}.`
+      return { status: 'done', message, turns: turns.length, writes: result.writes, summary: result.summary, applied: 0, proposed: 0, dropped, usage: result.usage }
     }
-    const landing = await land(store, staged.staged, settings.autoApply)
+    const landing = await land(store, staged.staged, settings.autoApply, dropped)
     const message = `Dreaming reviewed ${turns.length} turn(s): ${changed}; ${describeLanding(landing, settings.autoApply)}${spent}.`
-    return { status: 'done', message, turns: turns.length, writes: result.writes, summary: result.summary, applied: landing.applied, proposed: landing.proposed, usage: result.usage }
+    return { status: 'done', message, turns: turns.length, writes: result.writes, summary: result.summary, applied: landing.applied, proposed: landing.proposed, dropped, usage: result.usage }
   } finally {
     lock.release()
   }

@@ -1,12 +1,13 @@
 /**
- * `/memory`: `status`, `read [user]`, `add`, `replace`, `remove`, `dream`
- * and `review` (dreaming's proposals: list, `apply <n…>|all`,
- * `reject <n…>|all`) for the user, over the same store as the tools.
+ * `/memory`: `status`, `read [user]`, `add`, `replace`, `remove`, `dream`,
+ * `review` (dreaming's proposals: list, `apply <n…>|all`,
+ * `reject <n…>|all`) and `why [user] <n>` (entry n's provenance) for the
+ * user, over the same store as the tools.
  * Arguments keep their spacing, and `replace` splits at the first `->` only.
  */
 import type { ExtensionAPI, ExtensionContext } from '@earendil-works/pi-coding-agent'
 import type { DreamOutcome } from './dreaming.mjs'
-import type { MemoryProposal, MemoryReviewReport, MemoryStore, MemoryStoreResult, MemoryTarget } from 'pi-fabric-memory/native'
+import type { MemoryCitation, MemoryProposal, MemoryProvenance, MemoryReviewReport, MemoryStore, MemoryStoreResult, MemoryTarget } from 'pi-fabric-memory/native'
 import { guarded } from './errors.mjs'
 
 export interface CommandReply {
@@ -14,7 +15,7 @@ export interface CommandReply {
   level: 'info' | 'warning' | 'error'
 }
 
-const SUBCOMMANDS = ['status', 'read', 'add', 'replace', 'remove', 'dream', 'review']
+const SUBCOMMANDS = ['status', 'read', 'add', 'replace', 'remove', 'dream', 'review', 'why']
 
 /** Dreaming as `/memory status` and `/memory dream` see it. */
 export interface DreamingCommands {
@@ -28,6 +29,7 @@ const USAGE = {
   replace: 'Usage: /memory replace [user|memory] <oldText> -> <newContent>',
   remove: 'Usage: /memory remove [user|memory] <substring>',
   review: 'Usage: /memory review | /memory review apply <n…>|all | /memory review reject <n…>|all',
+  why: 'Usage: /memory why [user|memory] <n> (n as numbered by /memory read)',
 }
 
 /** The first whitespace-separated word and the untouched (trimmed) rest. */
@@ -108,10 +110,41 @@ function writeMessage(verb: WriteVerb, target: MemoryTarget, result: MemoryStore
   return info(`${done} ${target}.`)
 }
 
-/** One proposal as a line of `/memory review`. */
+/** One citation, with the call that reads it. */
+const describeCitation = (c: MemoryCitation) =>
+  `session ${c.session}, entry ${c.entryId} (memory_expand ${JSON.stringify({ session: c.session, entryIds: [c.entryId] })})`
+
+/** One proposal as a line of `/memory review` (its evidence indented below). */
 export function describeProposal(p: MemoryProposal): string {
   const body = p.action === 'add' ? p.content : p.action === 'replace' ? `${p.oldText} -> ${p.newContent}` : p.oldText
-  return `#${p.id} ${p.action} [${p.target}]: ${body}`
+  const evidence = (p.evidence ?? []).map((c) => `\n   evidence: ${describeCitation(c)}`).join('')
+  return `#${p.id} ${p.action} [${p.target}]: ${body}${evidence}`
+}
+
+/** An entry's provenance as `/memory why` shows it. */
+export function describeProvenance(provenance: MemoryProvenance | null | undefined): string {
+  if (!provenance) return 'No provenance: written by hand or by the model directly (only dreaming records evidence).'
+  const via = provenance.proposal !== undefined ? `, applied from proposal #${provenance.proposal}` : ''
+  const lines = provenance.citations.map((c) => `- ${describeCitation(c)}`)
+  return [`Provenance: recorded ${new Date(provenance.recordedAt).toISOString()} by dreaming${via}, from:`, ...lines].join('\n')
+}
+
+/** `/memory why [target] <n>`: entry n (1-based, as `/memory read` numbers it) and its provenance. */
+export async function whyReply(store: MemoryStore, target: MemoryTarget, n: number): Promise<CommandReply> {
+  const result = await guarded(() => store.read(target, { provenance: true }))
+  if (!result.success) return warning(failure('read from', target, result))
+  if (!Number.isInteger(n) || n < 1 || n > result.entries.length) {
+    return warning(`No entry ${n} in ${target} (${entries(result.entries.length)}). ${USAGE.why}`)
+  }
+  const lines = [`${target} #${n}: ${result.entries[n - 1]}`, describeProvenance(result.provenance?.[n - 1])]
+  if (result.provenanceError) lines.push(result.provenanceError)
+  return result.provenanceError ? warning(lines.join('\n')) : info(lines.join('\n'))
+}
+
+async function why(store: MemoryStore, rest: string): Promise<CommandReply> {
+  const [target, text] = targetAndText(rest)
+  if (!/^#?\d+$/.test(text)) return warning(USAGE.why)
+  return whyReply(store, target, Number(text.replace(/^#/, '')))
 }
 
 function describeReport(verb: 'Applied' | 'Rejected', report: MemoryReviewReport): CommandReply {
@@ -157,6 +190,8 @@ export async function runMemoryCommand(
       return dreamNow(dreaming, ctx)
     case 'review':
       return review(store, rest)
+    case 'why':
+      return why(store, rest)
     case 'read':
       return readReply(store, firstWord(rest)[0] === 'user' ? 'user' : 'memory')
     case 'add':
@@ -176,7 +211,7 @@ export function registerMemoryCommand(
   afterCommand?: (ctx: ExtensionContext) => void,
 ): void {
   pi.registerCommand('memory', {
-    description: 'Curated memory: /memory status | read [user] | add|replace|remove [user|memory] … | dream | review [apply|reject <n…>|all]',
+    description: 'Curated memory: /memory status | read [user] | add|replace|remove [user|memory] … | dream | review [apply|reject <n…>|all] | why [user] <n>',
     // Nothing to offer once the subcommand is complete: a menu would make Enter pick it instead of running it.
     getArgumentCompletions: (prefix) => {
       const word = prefix.trimStart()

@@ -10,7 +10,7 @@
  */
 import type { AgentToolResult, ToolDefinition } from '@earendil-works/pi-coding-agent'
 import { type TSchema, Type } from './schema.mjs'
-import type { MemoryStore, MemoryStoreResult, MemoryTarget } from 'pi-fabric-memory/native'
+import type { MemoryOperation, MemoryStoreResult, MemoryTarget } from 'pi-fabric-memory/native'
 import { guarded } from './errors.mjs'
 import { MEMORY_NAMESPACE } from './namespace.mjs'
 
@@ -20,7 +20,7 @@ export const MAX_STRUCTURED_RECORDS = 100
 /** Bound of the readable text; a longer result is shown in its structured (bounded) form. */
 export const MAX_TEXT_CHARS = 30_000
 
-const LISTS = ['entries', 'currentEntries', 'matches', 'operations'] as const
+const LISTS = ['entries', 'provenance', 'currentEntries', 'matches', 'operations'] as const
 
 /** Short rules Pi adds to the system prompt's guidelines while the tools are active. */
 export const MEMORY_GUIDELINES = [
@@ -32,8 +32,17 @@ export const MEMORY_GUIDELINES = [
 /** The same rules as one block, appended to the system prompt once when Pi has not already listed them. */
 export const MEMORY_GUIDANCE = ['# Memory guidance', ...MEMORY_GUIDELINES.map((line) => `- ${line}`)].join('\n')
 
-/** The store calls the tools make (a `MemoryStore`, or dreaming's staging store). */
-export type ToolStore = Pick<MemoryStore, 'add' | 'replace' | 'remove' | 'read' | 'apply'>
+/**
+ * The store calls the tools make: a `MemoryStore`, or dreaming's staging
+ * store, the only one handed `evidence` (tools created with `evidence: true`).
+ */
+export interface ToolStore {
+  add(target: MemoryTarget, content: string, evidence?: unknown): Promise<MemoryStoreResult>
+  replace(target: MemoryTarget, oldText: string, newContent: string, evidence?: unknown): Promise<MemoryStoreResult>
+  remove(target: MemoryTarget, oldText: string, evidence?: unknown): Promise<MemoryStoreResult>
+  read(target: MemoryTarget, options?: { provenance?: boolean }): Promise<MemoryStoreResult>
+  apply(target: MemoryTarget, operations: MemoryOperation[]): Promise<MemoryStoreResult>
+}
 
 export type StoreSource = ToolStore | (() => ToolStore | undefined)
 
@@ -66,6 +75,20 @@ const OutputSchema = Type.Object({
   replacedEntry: Type.Optional(Type.String()),
   removedEntry: Type.Optional(Type.String()),
   operations: Type.Optional(Type.Array(Type.Object({ index: Type.Integer(), action: Type.String(), status: Type.String(), entry: Type.Optional(Type.String()) }))),
+  provenance: Type.Optional(
+    Type.Array(
+      Type.Union([
+        Type.Object({
+          citations: Type.Array(Type.Object({ session: Type.String(), entryId: Type.String() })),
+          recordedAt: Type.Integer(),
+          proposal: Type.Optional(Type.Integer()),
+        }),
+        Type.Null(),
+      ]),
+      { description: 'memory_read with provenance: provenance[i] for entries[i]; null: none recorded (written by hand or by the model directly).' },
+    ),
+  ),
+  provenanceError: Type.Optional(Type.String()),
   failedOperation: Type.Optional(Type.Object({ index: Type.Integer(), action: Type.Optional(Type.String()) })),
   driftBackup: Type.Optional(Type.String()),
   remediation: Type.Optional(Type.String()),
@@ -162,20 +185,55 @@ function memoryTool(
 
 const str = (value: unknown) => String(value ?? '')
 
-/** Flat (no union): every provider's tool-schema dialect accepts it; the store checks which fields an action needs. */
-const Operation = Type.Object({
-  action: Type.Union([Type.Literal('add'), Type.Literal('replace'), Type.Literal('remove')]),
-  content: Type.Optional(Type.String({ description: 'add: the entry content to append.' })),
-  oldText: Type.Optional(Type.String({ description: 'replace/remove: the whole entry, or a short substring matching exactly one entry.' })),
-  newContent: Type.Optional(Type.String({ description: 'replace: the replacement entry content.' })),
-})
+/** Dreaming's citations: addresses from the transcript or from memory_recall / memory_expand results. */
+const Evidence = Type.Array(
+  Type.Object({
+    session: Type.String({ description: 'The session id (or a recall hit follow.args session).' }),
+    entryIds: Type.Optional(Type.Array(Type.String(), { description: 'The cited entry ids.' })),
+    indices: Type.Optional(Type.Array(Type.Integer(), { description: 'Or entry indices, as a recall hit follow.args gives them.' })),
+  }),
+  {
+    minItems: 1,
+    maxItems: 16,
+    description:
+      'The session entries this fact comes from: a cite object from the transcript, or a recall hit follow.args, unchanged. ' +
+      'Each cited entry must contain the fact\'s distinctive words, or the change is dropped.',
+  },
+)
+
+const operationSchema = (evidence: boolean) =>
+  // Flat (no union): every provider's tool-schema dialect accepts it; the store checks which fields an action needs.
+  Type.Object({
+    action: Type.Union([Type.Literal('add'), Type.Literal('replace'), Type.Literal('remove')]),
+    content: Type.Optional(Type.String({ description: 'add: the entry content to append.' })),
+    oldText: Type.Optional(Type.String({ description: 'replace/remove: the whole entry, or a short substring matching exactly one entry.' })),
+    newContent: Type.Optional(Type.String({ description: 'replace: the replacement entry content.' })),
+    ...(evidence ? { evidence: Type.Optional(Evidence) } : {}),
+  })
+
+/** Only dreaming's (verifying) store is handed evidence: a model's own writes record none. */
+const operationsOf = (value: unknown, evidence: boolean) =>
+  (Array.isArray(value) ? value : []).map((op) => {
+    if (evidence || !op || typeof op !== 'object') return op
+    const { evidence: _dropped, ...plain } = op as Record<string, unknown>
+    return plain
+  }) as MemoryOperation[]
+
+export interface MemoryToolOptions {
+  /** Dreaming: writes take an `evidence` parameter, passed to the store (which verifies it). */
+  evidence?: boolean
+}
 
 /**
  * The five tools over `store` (or a getter, for stores created when a Pi
  * session starts), in the order `memory_add`, `memory_replace`,
  * `memory_remove`, `memory_read`, `memory_apply`.
  */
-export function createMemoryTools(store: StoreSource): MemoryToolDefinition[] {
+export function createMemoryTools(store: StoreSource, options: MemoryToolOptions = {}): MemoryToolDefinition[] {
+  const cited = options.evidence === true
+  // Optional: a write without evidence reaches the store, which drops it and counts it.
+  const evidenceParam: Record<string, TSchema> = cited ? { evidence: Type.Optional(Evidence) } : {}
+  const evidenceOf = (p: Record<string, unknown>) => (cited ? [p.evidence] : [])
   return [
     memoryTool(
       'memory_add',
@@ -185,8 +243,8 @@ export function createMemoryTools(store: StoreSource): MemoryToolDefinition[] {
         'Save when the user corrects you or asks you to remember something, and for stable preferences and facts; do not save task progress. ' +
         'After any successful write, call memory_read to verify it. The system prompt keeps the snapshot taken at session start until compaction.',
       'Append durable facts to MEMORY.md or USER.md.',
-      Type.Object({ target: Target, content: Type.String({ description: 'The entry content to append.' }) }),
-      (s, target, p) => s.add(target, str(p.content)),
+      Type.Object({ target: Target, content: Type.String({ description: 'The entry content to append.' }), ...evidenceParam }),
+      (s, target, p) => s.add(target, str(p.content), ...evidenceOf(p)),
       store,
       { promptGuidelines: MEMORY_GUIDELINES },
     ),
@@ -200,8 +258,9 @@ export function createMemoryTools(store: StoreSource): MemoryToolDefinition[] {
         target: Target,
         oldText: OldText('replace'),
         newContent: Type.String({ description: 'The replacement entry content.' }),
+        ...evidenceParam,
       }),
-      (s, target, p) => s.replace(target, str(p.oldText), str(p.newContent)),
+      (s, target, p) => s.replace(target, str(p.oldText), str(p.newContent), ...evidenceOf(p)),
       store,
     ),
     memoryTool(
@@ -209,17 +268,21 @@ export function createMemoryTools(store: StoreSource): MemoryToolDefinition[] {
       'Delete the one entry that contains oldText (a short unique substring). Remove only facts that are wrong, redundant or superseded; ' +
         'being unrelated to the current task is not evidence that a fact is obsolete. If no entry or several match, call memory_read first.',
       'Delete an entry from MEMORY.md or USER.md.',
-      Type.Object({ target: Target, oldText: OldText('remove') }),
-      (s, target, p) => s.remove(target, str(p.oldText)),
+      Type.Object({ target: Target, oldText: OldText('remove'), ...evidenceParam }),
+      (s, target, p) => s.remove(target, str(p.oldText), ...evidenceOf(p)),
       store,
     ),
     memoryTool(
       'memory_read',
       'Return the live entries and usage of MEMORY.md or USER.md, read from disk (including writes made since the session started). ' +
-        'Read before changing memory and after a write to verify it. Use a short unique substring of an entry as oldText.',
+        'Read before changing memory and after a write to verify it. Use a short unique substring of an entry as oldText. ' +
+        'With provenance: true, provenance[i] is the evidence entries[i] was written from (Pi session and entry ids), or null when none was recorded (written by hand or by the model directly).',
       'Read the current contents of MEMORY.md or USER.md.',
-      Type.Object({ target: Target }),
-      (s, target) => s.read(target),
+      Type.Object({
+        target: Target,
+        provenance: Type.Optional(Type.Boolean({ description: 'Include each entry\'s provenance (default false).' })),
+      }),
+      (s, target, p) => (p.provenance === true ? s.read(target, { provenance: true }) : s.read(target)),
       store,
     ),
     memoryTool(
@@ -228,8 +291,8 @@ export function createMemoryTools(store: StoreSource): MemoryToolDefinition[] {
         'the size limit applies to the final result only (so a merge can add the merged entry before removing the parts), and if any operation fails nothing is written and failedOperation names it. ' +
         'Use it to consolidate or merge entries in one step instead of a chain of separate calls.',
       'Apply several memory edits to MEMORY.md or USER.md at once, all or nothing.',
-      Type.Object({ target: Target, operations: Type.Array(Operation, { minItems: 1, maxItems: 100, description: 'The operations, applied in order.' }) }),
-      (s, target, p) => s.apply(target, (Array.isArray(p.operations) ? p.operations : []) as never),
+      Type.Object({ target: Target, operations: Type.Array(operationSchema(cited), { minItems: 1, maxItems: 100, description: 'The operations, applied in order.' }) }),
+      (s, target, p) => s.apply(target, operationsOf(p.operations, cited)),
       store,
     ),
   ]

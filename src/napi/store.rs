@@ -44,6 +44,12 @@ pub fn threat_flags(text: String, options: Option<ThreatFlagsOptions>) -> Result
 }
 
 #[napi(object)]
+pub struct MemoryReadOptions {
+  /// Include each entry's provenance (`provenance[i]` for `entries[i]`, `null` when none).
+  pub provenance: Option<bool>,
+}
+
+#[napi(object)]
 pub struct MemoryApplyOptions {
   /// Check the batch against the file as it is now, without writing.
   pub dry_run: Option<bool>,
@@ -91,7 +97,7 @@ fn caught<T>(work: impl FnOnce() -> T) -> Result<T> {
 enum StoreOp {
   Load,
   Status,
-  Read(Target),
+  Read(Target, bool),
   Add(Target, String),
   Replace(Target, String, String),
   Remove(Target, String),
@@ -136,7 +142,8 @@ impl Task for StoreTask {
     let value = caught(|| match &self.op {
       StoreOp::Load => serde_json::to_value(store.load_from_disk()),
       StoreOp::Status => serde_json::to_value(store.status()),
-      StoreOp::Read(t) => serde_json::to_value(store.read(*t)),
+      StoreOp::Read(t, false) => serde_json::to_value(store.read(*t)),
+      StoreOp::Read(t, true) => serde_json::to_value(store.read_with_provenance(*t)),
       StoreOp::Add(t, content) => serde_json::to_value(store.add(*t, content)),
       StoreOp::Replace(t, old, new) => serde_json::to_value(store.replace(*t, old, new)),
       StoreOp::Remove(t, old) => serde_json::to_value(store.remove(*t, old)),
@@ -201,10 +208,16 @@ impl MemoryStore {
     self.task(StoreOp::Status)
   }
 
-  /// The live, raw entries of one file (re-read from disk).
+  /// The live, raw entries of one file (re-read from disk); with
+  /// `{ provenance: true }`, each entry's recorded evidence too.
   #[napi(ts_return_type = "Promise<MemoryStoreResult>")]
-  pub fn read(&self, #[napi(ts_arg_type = "MemoryTarget")] target: String) -> Result<AsyncTask<StoreTask>> {
-    Ok(self.task(StoreOp::Read(parse_target(&target)?)))
+  pub fn read(
+    &self,
+    #[napi(ts_arg_type = "MemoryTarget")] target: String,
+    options: Option<MemoryReadOptions>,
+  ) -> Result<AsyncTask<StoreTask>> {
+    let provenance = options.and_then(|o| o.provenance).unwrap_or(false);
+    Ok(self.task(StoreOp::Read(parse_target(&target)?, provenance)))
   }
 
   #[napi(ts_return_type = "Promise<MemoryStoreResult>")]

@@ -12,6 +12,7 @@ pub mod entries;
 pub mod file;
 pub mod lock;
 pub mod proposals;
+pub mod provenance;
 pub mod result;
 pub mod snapshot;
 pub mod threat;
@@ -24,6 +25,7 @@ use batch::{NetChange, Op, Step};
 use entries::{group_thousands, joined_len, js_trim};
 use lock::{LockError, LockOptions};
 use parking_lot::Mutex;
+use provenance::{Citation, Records, Stamp};
 use result::{Failure, FailureCode, FileStatus, OperationOutcome, OperationStatus, StoreResult, StoreStatus, Success};
 use std::collections::HashMap;
 use std::fs;
@@ -126,7 +128,7 @@ fn gate(path: &Path) -> Arc<Mutex<()>> {
 }
 
 fn success(target: Target, entries: Vec<String>, limit: usize, message: Option<&'static str>) -> StoreResult {
-  StoreResult::Success(success_record(target, entries, limit, message))
+  StoreResult::Success(Box::new(success_record(target, entries, limit, message)))
 }
 
 fn success_record(target: Target, entries: Vec<String>, limit: usize, message: Option<&'static str>) -> Success {
@@ -143,6 +145,8 @@ fn success_record(target: Target, entries: Vec<String>, limit: usize, message: O
     added: None,
     proposed: None,
     proposal_error: None,
+    provenance: None,
+    provenance_error: None,
   }
 }
 
@@ -168,6 +172,18 @@ fn review_split(working: &batch::Working, limit: usize) -> (Option<Vec<String>>,
     return (None, staged, Vec::new());
   }
   (Some(entries), staged, added)
+}
+
+/// A staged change with the citations of what it writes (or, for a
+/// removal, the citations given for it).
+fn with_evidence(change: NetChange, carried: &provenance::Carried) -> (NetChange, Vec<Citation>) {
+  let citations = match &change {
+    NetChange::Add(text) | NetChange::Replace { new: text, .. } => {
+      carried.records.get(text).map(|p| p.citations.clone())
+    }
+    NetChange::Remove(old) => carried.removals.get(old).cloned(),
+  };
+  (change, citations.unwrap_or_default())
 }
 
 fn outcome(index: usize, op: &Op, step: &Step, show: &dyn Fn(&String) -> String) -> OperationOutcome {
@@ -390,7 +406,14 @@ impl MemoryStore {
   /// once. With `dry_run`, nothing is written and no lock is taken.
   pub fn apply(&self, target: Target, operations: &serde_json::Value, dry_run: bool) -> StoreResult {
     match batch::parse(operations) {
-      Ok(ops) => self.run_ops(target, &ops, if dry_run { Mode::DryRun } else { Mode::Batch }).0,
+      Ok(ops) => {
+        let evidence = match provenance::parse_evidence(operations) {
+          Ok(evidence) => evidence,
+          Err(failure) => return failure.into(),
+        };
+        let mode = if dry_run { Mode::DryRun } else { Mode::Batch };
+        self.run_ops(target, &ops, mode, &evidence, None).0
+      }
       Err(failure) => failure.into(),
     }
   }
@@ -400,11 +423,12 @@ impl MemoryStore {
   /// and removals, and additions that fit only after them, are appended to
   /// the proposals awaiting review (`proposed` in the result).
   pub fn apply_for_review(&self, target: Target, operations: &serde_json::Value) -> StoreResult {
-    let ops = match batch::parse(operations) {
-      Ok(ops) => ops,
+    let parsed = batch::parse(operations).and_then(|ops| Ok((ops, provenance::parse_evidence(operations)?)));
+    let (ops, evidence) = match parsed {
+      Ok(parsed) => parsed,
       Err(failure) => return failure.into(),
     };
-    let (mut result, staged) = self.run_ops(target, &ops, Mode::Review);
+    let (mut result, staged) = self.run_ops(target, &ops, Mode::Review, &evidence, None);
     let StoreResult::Success(success) = &mut result else { return result };
     if staged.is_empty() {
       success.message = Some("Batch applied.");
@@ -434,7 +458,10 @@ impl MemoryStore {
   /// stays listed. Applied ones leave the ledger.
   pub fn apply_proposals(&self, selection: &proposals::Selection) -> proposals::ReviewReport {
     self.review(selection, |proposal| match proposal.op() {
-      Ok(op) => self.run_ops(proposal.target(), std::slice::from_ref(&op), Mode::Single).0,
+      Ok(op) => {
+        let evidence = [proposal.evidence.clone().unwrap_or_default()];
+        self.run_ops(proposal.target(), std::slice::from_ref(&op), Mode::Single, &evidence, Some(proposal.id)).0
+      }
       Err(failure) => failure.into(),
     })
   }
@@ -469,16 +496,26 @@ impl MemoryStore {
 
   fn single(&self, target: Target, op: Result<Op, Failure>) -> StoreResult {
     match op {
-      Ok(op) => self.run_ops(target, std::slice::from_ref(&op), Mode::Single).0,
+      Ok(op) => self.run_ops(target, std::slice::from_ref(&op), Mode::Single, &[], None).0,
       Err(failure) => failure.into(),
     }
   }
 
-  /// Runs validated operations; also returns the batch's net changes.
-  fn run_ops(&self, target: Target, ops: &[Op], mode: Mode) -> (StoreResult, Vec<NetChange>) {
+  /// Runs validated operations, recording `evidence[i]` as the provenance
+  /// of what operation `i` writes; also returns the batch's net changes,
+  /// each with its evidence (what review mode stages).
+  fn run_ops(
+    &self,
+    target: Target,
+    ops: &[Op],
+    mode: Mode,
+    evidence: &[Vec<Citation>],
+    proposal: Option<u64>,
+  ) -> (StoreResult, Vec<(NetChange, Vec<Citation>)>) {
     let limit = self.limit(target);
     let mut done = None;
-    let mut update = |before: Vec<String>| {
+    let stamp = Stamp { now: proposals::now_ms(), proposal };
+    let mut update = |before: Vec<String>, on_disk: &Records| {
       let (working, steps) = batch::run(target, before.clone(), ops, mode != Mode::Single)
         .map_err(|f| with_current(f, target, &before, limit))?;
       let total = batch::total(&working);
@@ -486,23 +523,32 @@ impl MemoryStore {
       if total > limit && total > current {
         return Err(with_current(over_limit(ops, mode, current, total, limit), target, &before, limit));
       }
+      let before_records = provenance::prune(&before, &Records::new(), on_disk);
+      let carried = provenance::carry(&before_records, ops, &steps, evidence, stamp);
       let (write, staged, added) = match mode {
         Mode::Review => review_split(&working, limit),
         _ => (working.changed().then(|| working.entries.clone()), working.net(), Vec::new()),
       };
+      let staged = staged.into_iter().map(|change| with_evidence(change, &carried)).collect();
       done = Some((steps, staged, added));
-      Ok(write)
+      Ok(write.map(|entries| {
+        let records = provenance::prune(&entries, &carried.records, &before_records);
+        (entries, records)
+      }))
     };
     let outcome = match mode {
       Mode::DryRun => self.read_entries(target, &self.path(target), false).and_then(|before| {
         let unchanged = before.clone();
-        update(before).map(|write| write.unwrap_or(unchanged))
+        update(before, &Records::new()).map(|write| (write.map(|(e, _)| e).unwrap_or(unchanged), None))
       }),
       Mode::Single | Mode::Batch | Mode::Review => self.locked_update(target, update),
     };
     match (outcome, done) {
-      (Ok(entries), Some((steps, net, added))) => {
+      (Ok((entries, note)), Some((steps, net, added))) => {
         let mut result = self.report(target, ops, &steps, entries, mode);
+        if let StoreResult::Success(success) = &mut result {
+          success.provenance_error = note;
+        }
         if let (StoreResult::Success(success), Mode::Review) = (&mut result, mode) {
           success.added = Some(added.iter().map(|e| snapshot::sanitize(e, target)).collect());
           success.operations = None;
@@ -529,7 +575,7 @@ impl MemoryStore {
         Step::Removed(old) => success.removed_entry = Some(show(old)),
         _ => {}
       }
-      return StoreResult::Success(success);
+      return StoreResult::Success(Box::new(success));
     }
     success.message = Some(match mode {
       Mode::DryRun => "Dry run: nothing was written.",
@@ -538,17 +584,19 @@ impl MemoryStore {
     });
     success.operations =
       Some(ops.iter().zip(steps).enumerate().map(|(index, (op, step))| outcome(index, op, step, &show)).collect());
-    StoreResult::Success(success)
+    StoreResult::Success(Box::new(success))
   }
 
   /// Read-modify-write of one file under the in-process gate and the file
-  /// lock: `change` gets the current entries and returns the entries to
-  /// write (`None`: nothing changes). Returns the file's entries after.
+  /// lock: `change` gets the current entries and provenance records and
+  /// returns the entries and records to write (`None`: nothing changes).
+  /// The sidecar is written after the file, under the same lock. Returns
+  /// the file's entries after, and why provenance was not kept, if so.
   fn locked_update(
     &self,
     target: Target,
-    change: impl FnOnce(Vec<String>) -> Result<Option<Vec<String>>, Failure>,
-  ) -> Result<Vec<String>, Failure> {
+    change: impl FnOnce(Vec<String>, &Records) -> Result<Option<(Vec<String>, Records)>, Failure>,
+  ) -> Result<(Vec<String>, Option<String>), Failure> {
     if let Err(error) = fs::create_dir_all(&self.options.dir) {
       return Err(io_failure(&self.options.dir, &error));
     }
@@ -558,12 +606,40 @@ impl MemoryStore {
     let held = take_lock(&path, target.file_name(), &self.options.lock)?;
     let entries = self.read_entries(target, &path, true)?;
     self.set_live(target, &entries);
-    let Some(entries) = change(entries.clone())? else {
-      return Ok(entries);
+    let sidecar = provenance::path(&path, target);
+    let (on_disk, mut note) = provenance::read_for_write(&sidecar);
+    let Some((entries, records)) = change(entries.clone(), on_disk.as_ref().unwrap_or(&Records::new()))? else {
+      return Ok((entries, None));
     };
     write_held(&held, &path, entries::serialize(&entries).as_bytes())?;
     self.set_live(target, &entries);
-    Ok(entries)
+    let stale = match &on_disk {
+      Some(old) => note.is_some() || *old != records,
+      None => !records.is_empty(),
+    };
+    if stale {
+      if let Err(failure) = write_held(&held, &sidecar, provenance::serialize(&records).as_bytes()) {
+        note = Some(format!("The entries were written, their provenance was not: {}", failure.error));
+      }
+    }
+    Ok((entries, note))
+  }
+
+  /// `read` with each entry's provenance (`provenance[i]` for `entries[i]`,
+  /// `null` when none was recorded: written by hand or by the model directly).
+  pub fn read_with_provenance(&self, target: Target) -> StoreResult {
+    let mut result = self.read(target);
+    if let StoreResult::Success(success) = &mut result {
+      let records = match provenance::read(&provenance::path(&self.path(target), target)) {
+        Ok(records) => records.unwrap_or_default(),
+        Err(reason) => {
+          success.provenance_error = Some(format!("Provenance unavailable: {reason}."));
+          Records::new()
+        }
+      };
+      success.provenance = Some(provenance::lookup(&success.entries, &records));
+    }
+    result
   }
 
   /// One file's prompt block from the frozen snapshot, bounded on its own.

@@ -6,6 +6,7 @@
 
 use super::batch::{Action, NetChange, Op};
 use super::lock::LockOptions;
+use super::provenance::Citation;
 use super::result::{Failure, FailureCode, StoreResult};
 use super::{file, take_lock, write_held, Target};
 use serde::{Deserialize, Serialize};
@@ -32,6 +33,9 @@ pub struct Proposal {
   pub content: Option<String>,
   /// Ms since the epoch.
   pub created_at: u64,
+  /// The evidence dreaming cited for it; applying it records this as the entry's provenance.
+  #[serde(skip_serializing_if = "Option::is_none", default)]
+  pub evidence: Option<Vec<Citation>>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -149,16 +153,16 @@ fn io(path: &Path, error: std::io::Error) -> Failure {
   Failure::new(FailureCode::IoError, format!("Could not write {} ({error}). Nothing was changed.", path.display()))
 }
 
-fn now_ms() -> u64 {
+pub(super) fn now_ms() -> u64 {
   std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0)
 }
 
 /// Appends one proposal per change, numbered from the ledger's counter.
-pub fn append(ledger: &mut Ledger, target: Target, changes: &[NetChange]) -> Vec<Proposal> {
+pub fn append(ledger: &mut Ledger, target: Target, changes: &[(NetChange, Vec<Citation>)]) -> Vec<Proposal> {
   let created_at = now_ms();
   let added: Vec<Proposal> = changes
     .iter()
-    .map(|change| {
+    .map(|(change, evidence)| {
       let id = ledger.next_id.max(1);
       ledger.next_id = id + 1;
       let mut proposal = Proposal {
@@ -169,6 +173,7 @@ pub fn append(ledger: &mut Ledger, target: Target, changes: &[NetChange]) -> Vec
         new_content: None,
         content: None,
         created_at,
+        evidence: (!evidence.is_empty()).then(|| evidence.clone()),
       };
       match change {
         NetChange::Add(content) => proposal.content = Some(content.clone()),
@@ -266,13 +271,18 @@ impl Selection {
 mod tests {
   use super::*;
 
+  fn plain(changes: &[NetChange]) -> Vec<(NetChange, Vec<Citation>)> {
+    changes.iter().map(|c| (c.clone(), Vec::new())).collect()
+  }
+
   #[test]
   fn ids_are_stable_and_never_reused() {
     let mut ledger = Ledger::default();
-    let first = append(&mut ledger, Target::Memory, &[NetChange::Remove("a".into()), NetChange::Add("b".into())]);
+    let first =
+      append(&mut ledger, Target::Memory, &plain(&[NetChange::Remove("a".into()), NetChange::Add("b".into())]));
     assert_eq!(first.iter().map(|p| p.id).collect::<Vec<_>>(), [1, 2]);
     ledger.proposals.clear();
-    let next = append(&mut ledger, Target::User, &[NetChange::Replace { old: "x".into(), new: "y".into() }]);
+    let next = append(&mut ledger, Target::User, &plain(&[NetChange::Replace { old: "x".into(), new: "y".into() }]));
     assert_eq!(next[0].id, 3);
     assert_eq!(next[0].target(), Target::User);
     assert_eq!(next[0].op().unwrap(), Op::Replace { old: "x".into(), new: "y".into(), exact: true });
@@ -290,7 +300,7 @@ mod tests {
   #[test]
   fn selection_reports_missing_ids() {
     let mut ledger = Ledger::default();
-    append(&mut ledger, Target::Memory, &[NetChange::Remove("a".into()), NetChange::Remove("b".into())]);
+    append(&mut ledger, Target::Memory, &plain(&[NetChange::Remove("a".into()), NetChange::Remove("b".into())]));
     let (picked, missing) = Selection::Ids(vec![2, 9]).pick(&ledger);
     assert_eq!((picked.len(), picked[0].id, missing), (1, 2, vec![9]));
   }

@@ -3,6 +3,7 @@
 
 use super::batch::{Action, FailedOperation};
 use super::proposals::Proposal;
+use super::provenance::Provenance;
 use serde::Serialize;
 
 #[derive(Debug, Clone, Serialize, PartialEq)]
@@ -33,6 +34,12 @@ pub struct Success {
   /// `applyForReview`: the additions were written but staging the rest failed.
   #[serde(skip_serializing_if = "Option::is_none")]
   pub proposal_error: Option<String>,
+  /// `readWithProvenance`: each entry's provenance (`None`: none recorded).
+  #[serde(skip_serializing_if = "Option::is_none")]
+  pub provenance: Option<Vec<Option<Provenance>>>,
+  /// The provenance sidecar could not be read or written (the entries were).
+  #[serde(skip_serializing_if = "Option::is_none")]
+  pub provenance_error: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, Serialize, PartialEq, Eq)]
@@ -118,7 +125,8 @@ impl Failure {
 #[derive(Debug, Clone, Serialize, PartialEq)]
 #[serde(untagged)]
 pub enum StoreResult {
-  Success(Success),
+  /// Boxed: a success carries many optional fields, a failure few.
+  Success(Box<Success>),
   Failure(Failure),
 }
 

@@ -703,3 +703,147 @@ fn additions_that_fit_only_after_staged_removals_are_staged_too() {
   assert!(report.success, "{report:?}");
   assert_eq!(fx.read(M), "fedcba9876543210", "applied in id order: the removal makes room");
 }
+
+mod provenance {
+  use super::*;
+  use crate::store::provenance::{file_name, Citation};
+  use serde_json::json;
+
+  fn cite(session: &str, entry: &str) -> Citation {
+    Citation { session: session.into(), entry_id: entry.into() }
+  }
+
+  fn cited(content: &str, entry: &str) -> serde_json::Value {
+    json!({"action": "add", "content": content, "evidence": [{"session": "s1", "entryId": entry}]})
+  }
+
+  fn provenance_of(store: &MemoryStore, target: Target) -> Vec<Option<Vec<Citation>>> {
+    let read = store.read_with_provenance(target);
+    ok(&read).provenance.clone().unwrap().into_iter().map(|p| p.map(|p| p.citations)).collect()
+  }
+
+  #[test]
+  fn evidence_lands_in_the_sidecar_and_survives_a_reload_while_memory_stays_plain() {
+    let fx = Fixture::new();
+    fx.store().add(M, "by hand");
+    let applied = fx.store().apply(M, &json!([cited("Project builds with pnpm", "e1")]), false);
+    assert!(ok(&applied).provenance_error.is_none());
+    assert_eq!(fx.read(M), "by hand\n§\nProject builds with pnpm", "MEMORY.md stays a plain § list");
+    let fresh = fx.store();
+    fresh.load_from_disk();
+    assert_eq!(provenance_of(&fresh, M), vec![None, Some(vec![cite("s1", "e1")])]);
+    assert_eq!(fx.names(), ["MEMORY.md", file_name(M)]);
+  }
+
+  #[test]
+  fn records_of_gone_entries_are_pruned_on_the_next_write() {
+    let fx = Fixture::new();
+    let store = fx.store();
+    store.apply(M, &json!([cited("alpha fact", "e1"), cited("beta fact", "e2"), cited("gamma fact", "e3")]), false);
+    store.remove(M, "alpha");
+    store.replace(M, "beta", "beta fact, edited by hand");
+    fx.write(M, "gamma fact\n§\nwritten in an editor");
+    let sidecar = || fs::read_to_string(fx.path.join(file_name(M))).unwrap();
+    assert!(sidecar().contains("gamma fact") && !sidecar().contains("alpha fact") && !sidecar().contains("beta fact"));
+    store.add(M, "delta");
+    assert_eq!(provenance_of(&store, M), vec![Some(vec![cite("s1", "e3")]), None, None]);
+    store.remove(M, "gamma");
+    assert!(!sidecar().contains("gamma fact"), "{}", sidecar());
+  }
+
+  #[test]
+  fn a_replace_with_evidence_carries_the_old_citations() {
+    let fx = Fixture::new();
+    let store = fx.store();
+    store.apply(M, &json!([cited("uses pnpm", "e1")]), false);
+    let ops = json!([{"action": "replace", "oldText": "pnpm", "newContent": "uses pnpm 9", "evidence": [{"session": "s2", "entryId": "e9"}]}]);
+    store.apply(M, &ops, false);
+    assert_eq!(provenance_of(&store, M), vec![Some(vec![cite("s2", "e9"), cite("s1", "e1")])]);
+  }
+
+  #[test]
+  fn proposals_carry_evidence_and_applying_one_moves_it_into_the_sidecar() {
+    let fx = Fixture::new();
+    let store = fx.store();
+    store.add(M, "Project uses npm");
+    let ops = json!([
+      {"action": "replace", "oldText": "npm", "newContent": "Project uses Bun", "evidence": [{"session": "s1", "entryId": "e4"}]},
+      cited("Staging host is blue", "e5"),
+    ]);
+    let staged = store.apply_for_review(M, &ops);
+    let proposed = ok(&staged).proposed.clone().unwrap();
+    assert_eq!(proposed[0].evidence, Some(vec![cite("s1", "e4")]));
+    assert_eq!(
+      provenance_of(&store, M),
+      vec![None, Some(vec![cite("s1", "e5")])],
+      "the addition landed with its evidence"
+    );
+    let report = store.apply_proposals(&proposals::Selection::All);
+    assert!(report.success, "{report:?}");
+    let read = store.read_with_provenance(M);
+    assert_eq!(ok(&read).entries, ["Project uses Bun", "Staging host is blue"]);
+    let first = ok(&read).provenance.as_ref().unwrap()[0].clone().unwrap();
+    assert_eq!((first.citations, first.proposal), (vec![cite("s1", "e4")], Some(proposed[0].id)));
+  }
+
+  #[test]
+  fn a_corrupt_sidecar_never_costs_a_memory_entry() {
+    let fx = Fixture::new();
+    let store = fx.store();
+    store.apply(M, &json!([cited("kept fact", "e1")]), false);
+    fs::write(fx.path.join(file_name(M)), "{ not json").unwrap();
+    let read = store.read_with_provenance(M);
+    assert_eq!(ok(&read).entries, ["kept fact"]);
+    assert!(ok(&read).provenance_error.as_deref().unwrap().contains("not a provenance sidecar"));
+    let written = store.apply(M, &json!([cited("new fact", "e2")]), false);
+    let note = ok(&written).provenance_error.clone().unwrap();
+    assert!(note.contains("Provenance reset") && note.contains(".bak."), "{note}");
+    assert_eq!(fx.read(M), "kept fact\n§\nnew fact");
+    assert_eq!(provenance_of(&store, M), vec![None, Some(vec![cite("s1", "e2")])]);
+    let backup = fx.names().into_iter().find(|n| n.starts_with("MEMORY.provenance.json.bak.")).unwrap();
+    assert_eq!(fs::read_to_string(fx.path.join(backup)).unwrap(), "{ not json");
+  }
+
+  #[test]
+  fn a_locked_file_leaves_the_sidecar_untouched() {
+    let fx = Fixture::new();
+    let store = fx.store();
+    store.apply(M, &json!([cited("first", "e1")]), false);
+    let before = fs::read(fx.path.join(file_name(M))).unwrap();
+    let held = lock::acquire(&fs::canonicalize(fx.file(M)).unwrap(), &LockOptions::default()).unwrap();
+    let refused = fx.store().apply(M, &json!([cited("second", "e2")]), false);
+    assert_eq!(failed(&refused).code, FailureCode::Locked);
+    assert_eq!(fs::read(fx.path.join(file_name(M))).unwrap(), before);
+    drop(held);
+  }
+
+  #[test]
+  fn concurrent_writers_with_evidence_lose_no_record() {
+    let fx = Fixture::new();
+    fx.store().add(M, "seed");
+    let handles: Vec<_> = (0..8)
+      .map(|i| {
+        let mut options = StoreOptions::new(&fx.path);
+        options.lock.timeout = Duration::from_secs(20);
+        std::thread::spawn(move || {
+          MemoryStore::new(options)
+            .apply(M, &json!([cited(&format!("fact {i}"), &format!("e{i}"))]), false)
+            .is_success()
+        })
+      })
+      .collect();
+    assert!(handles.into_iter().all(|h| h.join().unwrap()));
+    let store = fx.store();
+    let all = provenance_of(&store, M);
+    assert_eq!(all.len(), 9);
+    assert_eq!(all.iter().filter(|p| p.is_some()).count(), 8, "{all:?}");
+  }
+
+  #[test]
+  fn a_dry_run_records_nothing() {
+    let fx = Fixture::new();
+    fx.store().add(M, "seed");
+    fx.store().apply(M, &json!([cited("maybe", "e1")]), true);
+    assert!(!fx.path.join(file_name(M)).exists());
+  }
+}
