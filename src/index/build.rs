@@ -175,6 +175,11 @@ fn incremental(stale: &CacheRecord, source: &SourceFile, live: Option<&LiveBranc
   let mut nodes = old.nodes.clone();
   nodes.extend(lineage::nodes(&tail.records));
   let lineage = lineage::select_nodes(&nodes, stale.branches, live);
+  // Duplicate ids or a broken parent graph: an append can change which
+  // record an id names, so only a full parse answers as a rebuild would.
+  if lineage.invalid_parent_graph || has_duplicate_ids(&nodes) {
+    return None;
+  }
   let still_selected: Vec<u32> = old.selected.iter().copied().filter(|&o| lineage.contains(o as usize)).collect();
   let newly_selected_old = (0..old.nodes.len()).filter(|&o| lineage.contains(o)).count();
   // The old entries must stay first in view order (an appended record can
@@ -189,6 +194,11 @@ fn incremental(stale: &CacheRecord, source: &SourceFile, live: Option<&LiveBranc
   let mut state = resume_state(&tail, nodes, &lineage, &source.bytes, true);
   state.header = old.header.clone();
   Some(Built { normalized, resume: state, fingerprint: lineage.fingerprint, branches: stale.branches })
+}
+
+fn has_duplicate_ids(nodes: &[Node]) -> bool {
+  let mut seen = HashSet::with_capacity(nodes.len());
+  nodes.iter().filter_map(|n| n.id.as_deref()).any(|id| !seen.insert(id))
 }
 
 fn body(engine: &Engine, tier: Tier, built: Built, previous: Option<&HotShard>) -> Body {

@@ -75,8 +75,9 @@ fn incremental_index_over_random_appends_equals_a_full_rebuild() {
       Ok(())
     })
     .unwrap();
-  // Not vacuous: most appends took the incremental path.
+  // Not vacuous: many appends took the incremental path (files with duplicate
+  // ids or a broken parent graph, common here, are parsed in full).
   let (resumed, appends) = (resumed.get(), appends.get());
   eprintln!("{resumed} of {appends} appends resumed incrementally");
-  assert!(resumed * 3 >= appends, "only {resumed} of {appends} appends resumed");
+  assert!(resumed * 5 >= appends, "only {resumed} of {appends} appends resumed");
 }
