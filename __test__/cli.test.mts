@@ -6,6 +6,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync }
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { test } from 'node:test'
+import { MemoryStore } from 'pi-fabric-memory'
 import { progressLine } from '../extension/cli-index.mjs'
 import { ROOT } from './helpers.mjs'
 
@@ -164,6 +165,36 @@ test('memory: add, read, a refused injection with its reason, replace, remove �
   assert.deepEqual(JSON.parse(mem('read', 'user', '--json').stdout).entries, [])
   assert.equal(mem('replace', 'user', 'only-one-text').status, 2)
   assert.equal(mem('frob').status, 2)
+})
+
+test('memory review and why: dreaming\'s proposals listed, applied and rejected from the shell', async () => {
+  const agentDir = join(mkdtempSync(join(tmpdir(), 'pfm-cli-review-')), 'agent')
+  const dir = join(agentDir, 'memories')
+  mkdirSync(dir, { recursive: true })
+  writeFileSync(join(dir, 'MEMORY.md'), 'alpha\n§\nbeta\n§\ngamma')
+  await new MemoryStore({ dir }).applyForReview('memory', [
+    { action: 'remove', oldText: 'alpha' },
+    { action: 'replace', oldText: 'beta', newContent: 'beta two' },
+    { action: 'remove', oldText: 'gamma' },
+  ])
+  const mem = (...args: string[]) => run(['memory', ...args, '--agent-dir', agentDir])
+  const listed = mem('review')
+  assert.equal(listed.status, 0, listed.stderr)
+  assert.match(listed.stdout, /^Proposals awaiting review \(3\):\n#1 remove \[memory\]: alpha\n#2 remove \[memory\]: gamma\n#3 replace \[memory\]: beta -> beta two\nApply: /)
+  assert.deepEqual(JSON.parse(mem('review', '--json').stdout).proposals.map((p: { id: number }) => p.id), [1, 2, 3])
+  assert.equal(mem('review', 'apply', '#3').stdout, 'Applied #3.\n2 proposal(s) awaiting review.\n')
+  assert.equal(readFileSync(join(dir, 'MEMORY.md'), 'utf8'), 'alpha\n§\nbeta two\n§\ngamma')
+  const rejected = JSON.parse(mem('review', 'reject', 'all', '--json').stdout)
+  assert.deepEqual([rejected.settled.map((p: { id: number }) => p.id), rejected.remaining], [[1, 2], 0])
+  assert.equal(readFileSync(join(dir, 'MEMORY.md'), 'utf8'), 'alpha\n§\nbeta two\n§\ngamma', 'rejecting never touches memory')
+  const missing = mem('review', 'apply', '9')
+  assert.equal(missing.status, 1)
+  assert.match(missing.stderr, /No such proposal: #9\./)
+  for (const bad of [['frob'], ['apply'], ['apply', 'x'], ['reject', '0']]) assert.equal(mem('review', ...bad).status, 2, bad.join(' '))
+  assert.match(mem('why', '2').stdout, /^memory #2: beta two\nNo provenance: written by hand or by the model directly/)
+  assert.deepEqual(JSON.parse(mem('why', '1', '--json').stdout), { target: 'memory', n: 1, entry: 'alpha', provenance: null })
+  assert.equal(mem('why', '7').status, 1)
+  assert.equal(mem('why', 'user').status, 2)
 })
 
 test('doctor: where it looks, sessions per project, coverage without building, settings with their source', () => {

@@ -1,5 +1,5 @@
 /**
- * `memory status|read|add|replace|remove`: curated memory from the shell,
+ * `memory status|read|add|replace|remove|review|why`: curated memory from the shell,
  * through the same store (lock, threat scanner, limits), settings and reply
  * texts as the memory tools and `/memory`.
  */
@@ -10,10 +10,10 @@ import { openStore, type Context } from './cli-context.mjs'
 import { curatedSettings } from './curated-settings.mjs'
 import { dreamingSettings, dreamingStatus } from './dreaming.mjs'
 import { guarded } from './errors.mjs'
-import { readReply, statusReply, writeReply, type CommandReply, type WriteVerb } from './memory-command.mjs'
+import { readReply, reviewReply, statusReply, whyReply, writeReply, type CommandReply, type WriteVerb } from './memory-command.mjs'
 import { EXIT, printJson } from './cli-output.mjs'
 
-const SUBCOMMANDS = ['status', 'read', 'add', 'replace', 'remove'] as const
+const SUBCOMMANDS = ['status', 'read', 'add', 'replace', 'remove', 'review', 'why'] as const
 const isTarget = (word: string | undefined): word is MemoryTarget => word === 'memory' || word === 'user'
 
 /** A leading `memory`/`user` argument is the target, as in `/memory` (quote text that starts with one). */
@@ -67,6 +67,48 @@ async function write(ctx: Context, store: MemoryStore, verb: WriteVerb, words: s
   if (!result.success) process.exitCode = EXIT.failure
 }
 
+const REVIEW_USAGE = 'usage: pi-fabric-memory memory review [apply|reject <n…>|all]'
+
+/** The proposals `apply`/`reject` name: ids (`3`, `#3`) or `all`. */
+function selection(words: string[]): number[] | 'all' {
+  if (words.length === 1 && words[0] === 'all') return 'all'
+  const ids = words.map((w) => Number(w.replace(/^#/, '')))
+  if (ids.length === 0 || !ids.every((id) => Number.isInteger(id) && id > 0)) throw new UsageError(REVIEW_USAGE, 'memory')
+  return ids
+}
+
+async function review(ctx: Context, store: MemoryStore, words: string[]): Promise<void> {
+  const [verb, ...rest] = words
+  if (verb !== undefined && verb !== 'apply' && verb !== 'reject') throw new UsageError(REVIEW_USAGE, 'memory')
+  const chosen = verb === undefined ? undefined : selection(rest)
+  if (!ctx.json) return finish(await reviewReply(store, words.join(' ')))
+  if (chosen === undefined) {
+    const listed = await guarded(() => store.proposals())
+    printJson(listed)
+    if (!listed.success) process.exitCode = EXIT.failure
+    return
+  }
+  const report = await guarded(() => (verb === 'apply' ? store.applyProposals(chosen) : store.rejectProposals(chosen)))
+  printJson(report)
+  if (report.error || report.refused.length || report.missing.length) process.exitCode = EXIT.failure
+}
+
+async function why(ctx: Context, store: MemoryStore, words: string[]): Promise<void> {
+  const [target, rest] = targetAndTexts(words)
+  const n = rest.length === 1 && /^#?\d+$/.test(rest[0]) ? Number(rest[0].replace(/^#/, '')) : NaN
+  if (Number.isNaN(n)) throw new UsageError('usage: pi-fabric-memory memory why [memory|user] <n>', 'memory')
+  if (!ctx.json) return finish(await whyReply(store, target, n))
+  const result = await guarded(() => store.read(target, { provenance: true }))
+  if (!result.success) {
+    printJson({ ...result, target })
+    process.exitCode = EXIT.failure
+    return
+  }
+  const found = n >= 1 && n <= result.entries.length
+  printJson({ target, n, entry: found ? result.entries[n - 1] : null, provenance: found ? (result.provenance?.[n - 1] ?? null) : null, ...(result.provenanceError ? { provenanceError: result.provenanceError } : {}) })
+  if (!found || result.provenanceError) process.exitCode = EXIT.failure
+}
+
 async function memory(ctx: Context): Promise<void> {
   const [sub = 'status', ...words] = ctx.parsed.positional
   if (!(SUBCOMMANDS as readonly string[]).includes(sub)) {
@@ -78,13 +120,15 @@ async function memory(ctx: Context): Promise<void> {
     return status(ctx, store)
   }
   if (sub === 'read') return read(ctx, store, words)
+  if (sub === 'review') return review(ctx, store, words)
+  if (sub === 'why') return why(ctx, store, words)
   return write(ctx, store, sub as WriteVerb, words)
 }
 
 export const MEMORY_COMMAND: Command = {
   name: 'memory',
-  summary: 'curated memory (MEMORY.md, USER.md): status, read, add, replace, remove',
-  usage: 'memory <status|read|add|replace|remove> [memory|user] [text…] [options]',
+  summary: 'curated memory (MEMORY.md, USER.md): status, read, add, replace, remove, review, why',
+  usage: 'memory <status|read|add|replace|remove|review|why> [memory|user] [text…] [options]',
   details: [
     'Subcommands (target "memory" = MEMORY.md, the agent\'s notes; "user" = USER.md; default memory):',
     '  status                                   entry counts and usage of both files (the default)',
@@ -92,6 +136,8 @@ export const MEMORY_COMMAND: Command = {
     '  add [memory|user] <content…>             append one entry (an exact duplicate is a no-op)',
     '  replace [memory|user] <oldText> <new>    replace the one entry containing oldText',
     '  remove [memory|user] <oldText…>          remove the one entry containing oldText',
+    '  review [apply|reject <n…>|all]           dreaming\'s staged replacements/removals: list, apply or reject',
+    '  why [memory|user] <n>                    entry n and the evidence dreaming recorded for it',
     'Writes take the same lock and threat scan as the memory tools; a refused write exits 1 with its reason.',
     'The directory is pi-memory.dataDir from Pi\'s settings, else <agentDir>/memories.',
   ].join('\n'),
@@ -102,6 +148,10 @@ export const MEMORY_COMMAND: Command = {
     'memory read user --json',
     'memory replace user "tabs over spaces" "Prefers 2-space indentation"',
     'memory remove "2-space"',
+    'memory review',
+    'memory review apply 1 3',
+    'memory review reject all --json',
+    'memory why user 1',
   ],
   run: memory,
 }

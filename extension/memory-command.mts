@@ -157,7 +157,8 @@ function describeReport(verb: 'Applied' | 'Rejected', report: MemoryReviewReport
   return { text: lines.join('\n'), level: report.refused.length || report.missing.length ? 'warning' : 'info' }
 }
 
-async function review(store: MemoryStore, rest: string): Promise<CommandReply> {
+/** `/memory review [apply|reject <n…>|all]` (the CLI's `memory review` too). */
+export async function reviewReply(store: MemoryStore, rest: string): Promise<CommandReply> {
   const [verb, args] = firstWord(rest)
   if (!verb) {
     const listed = await guarded(() => store.proposals())
@@ -189,7 +190,7 @@ export async function runMemoryCommand(
     case 'dream':
       return dreamNow(dreaming, ctx)
     case 'review':
-      return review(store, rest)
+      return reviewReply(store, rest)
     case 'why':
       return why(store, rest)
     case 'read':
