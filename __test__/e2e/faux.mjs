@@ -4,14 +4,28 @@ import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 
-export async function fauxModel(sdk, ai) {
+/**
+ * `costPerCall`: the cost every response reports (the faux provider always
+ * reports 0; a real provider reports what the call cost).
+ */
+export async function fauxModel(sdk, ai, { costPerCall } = {}) {
   const faux = ai.fauxProvider({ provider: 'faux', models: [{ id: 'faux-1' }], tokensPerSecond: 0 })
+  const priced = (stream) => {
+    if (!costPerCall) return stream
+    // The faux provider pushes its events in a microtask, after this returns.
+    const push = stream.push.bind(stream)
+    stream.push = (event) => {
+      if (event.type === 'done') event.message.usage.cost = { ...event.message.usage.cost, total: costPerCall }
+      push(event)
+    }
+    return stream
+  }
   const modelRuntime = await sdk.ModelRuntime.create({ credentials: new ai.InMemoryCredentialStore(), modelsPath: null, allowModelNetwork: false })
   modelRuntime.registerProvider('faux', {
     api: faux.api,
     baseUrl: 'http://localhost:0',
     apiKey: 'faux',
-    streamSimple: (m, c, o) => faux.provider.streamSimple(m, c, o),
+    streamSimple: (m, c, o) => priced(faux.provider.streamSimple(m, c, o)),
     models: faux.models.map(({ id, name, api, reasoning, input, cost, contextWindow, maxTokens }) => ({ id, name, api, reasoning, input, cost, contextWindow, maxTokens })),
   })
   return { faux, modelRuntime, model: modelRuntime.getModel('faux', 'faux-1') }
