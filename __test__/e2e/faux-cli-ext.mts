@@ -3,11 +3,26 @@
  * `faux` (model `faux-1`) whose replies follow the JSON script in
  * `PFM_FAUX_SCRIPT`: `{call, args}` is a tool call, `{say}` a final text;
  * `{say, echo: true}` appends every tool result of the run, so a test can read
- * them from `pi -p`'s stdout.
+ * them from `pi -p`'s stdout; `{call, args, cite: needle}` adds the `cite:`
+ * object of the dreaming transcript turn holding `needle` as `evidence`.
  */
 import { fauxAssistantMessage, fauxProvider, fauxText, fauxToolCall } from '@earendil-works/pi-ai'
 
-type Step = { call: string; args: Record<string, unknown> } | { say: string; echo?: boolean }
+type Step = { call: string; args: Record<string, unknown>; cite?: string } | { say: string; echo?: boolean }
+
+const userText = (ctx: any): string =>
+  (ctx.messages ?? [])
+    .filter((m: any) => m.role === 'user')
+    .map((m: any) => (typeof m.content === 'string' ? m.content : m.content.map((c: any) => c.text ?? '').join('')))
+    .join('\n')
+
+/** The `cite:` object of the transcript turn holding `needle`, as a model copies it into a write. */
+function citeOf(ctx: any, needle: string): unknown {
+  const block = userText(ctx).split('### Session ').find((b) => b.includes(needle))
+  const cite = block && /^cite: (\{.*\})$/m.exec(block)
+  if (!cite) throw new Error(`no transcript turn holds ${needle}`)
+  return JSON.parse(cite[1])
+}
 
 const textOf = (message: any): string =>
   (Array.isArray(message?.content) ? message.content : []).filter((b: any) => b?.type === 'text').map((b: any) => b.text).join('')
@@ -17,7 +32,10 @@ export default function fauxCli(pi: any): void {
   const faux = fauxProvider({ provider: 'faux', models: [{ id: 'faux-1' }], tokensPerSecond: 0 })
   faux.setResponses(
     steps.map((step, i) => (ctx: any) => {
-      if ('call' in step) return fauxAssistantMessage(fauxToolCall(step.call, step.args, { id: `call_${i}` }), { stopReason: 'toolUse' })
+      if ('call' in step) {
+        const args = step.cite ? { ...step.args, evidence: [citeOf(ctx, step.cite)] } : step.args
+        return fauxAssistantMessage(fauxToolCall(step.call, args, { id: `call_${i}` }), { stopReason: 'toolUse' })
+      }
       const results = (ctx.messages ?? []).filter((m: any) => m.role === 'toolResult').map((m: any) => `${m.toolName}: ${textOf(m)}`)
       return fauxAssistantMessage(fauxText([step.say, ...(step.echo ? results : [])].join('\n')))
     }),

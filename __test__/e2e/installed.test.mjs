@@ -92,12 +92,13 @@ for (const line of LINES) {
 
       // Dreaming over the session just written, with the session's own (faux) model.
       const dreamed = w.prompt('/memory dream', [
-        { call: 'memory_add', args: { target: 'user', content: 'Dreamed: the user tests packages as installed.' } },
+        // Dreaming verifies its evidence: the write cites the turn that holds its terms.
+        { call: 'memory_add', args: { target: 'user', content: 'The user checks that the installed package works in real Pi.' }, cite: 'What do you remember?' },
         { say: 'Consolidated.' },
       ])
       const userFile = join(w.env.PI_CODING_AGENT_DIR, 'memories', 'USER.md')
       assert.ok(existsSync(userFile), `dreaming wrote USER.md (output: ${dreamed})`)
-      assert.equal(readFileSync(userFile, 'utf8'), 'Dreamed: the user tests packages as installed.')
+      assert.equal(readFileSync(userFile, 'utf8'), 'The user checks that the installed package works in real Pi.')
       const state = JSON.parse(readFileSync(join(w.env.PI_CODING_AGENT_DIR, 'memories', 'dreaming-state.json'), 'utf8'))
       assert.ok(state.lastConsolidatedAt, 'a successful run records its state')
     })
