@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
 import { describe, test } from 'node:test'
 import { fileURLToPath } from 'node:url'
-import { fauxModel, teardown } from './faux.mjs'
+import { citeOf, fauxModel, teardown, userText } from './faux.mjs'
 
 const PACKAGE_DIR = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..')
 const LINES = [
@@ -91,17 +91,6 @@ async function world(line, dreaming, { costPerCall } = {}) {
   return { sdk, ai, faux, agentDir, memories, plant, open, state, file, settings, close }
 }
 
-const userText = (ctx) =>
-  ctx.messages
-    .filter((m) => m.role === 'user')
-    .map((m) => (typeof m.content === 'string' ? m.content : m.content.map((c) => c.text ?? '').join('')))
-    .join('\n')
-/** The `cite:` object of the transcript turn holding `needle`: the evidence a model copies into a write. */
-const citeOf = (ctx, needle) => {
-  const block = userText(ctx).split('### Session ').find((b) => b.includes(needle))
-  assert.ok(block, `no transcript turn holds ${needle}`)
-  return JSON.parse(/^cite: (\{.*\})$/m.exec(block)[1])
-}
 const systemPromptOf = (ai, ctx) => (typeof ctx.systemPrompt === 'string' ? ctx.systemPrompt : ai.getCurrentSystemPrompt(ctx.messages))
 
 for (const line of LINES) {

@@ -7,22 +7,9 @@
  * object of the dreaming transcript turn holding `needle` as `evidence`.
  */
 import { fauxAssistantMessage, fauxProvider, fauxText, fauxToolCall } from '@earendil-works/pi-ai'
+import { citeOf } from './faux.mjs'
 
 type Step = { call: string; args: Record<string, unknown>; cite?: string } | { say: string; echo?: boolean }
-
-const userText = (ctx: any): string =>
-  (ctx.messages ?? [])
-    .filter((m: any) => m.role === 'user')
-    .map((m: any) => (typeof m.content === 'string' ? m.content : m.content.map((c: any) => c.text ?? '').join('')))
-    .join('\n')
-
-/** The `cite:` object of the transcript turn holding `needle`, as a model copies it into a write. */
-function citeOf(ctx: any, needle: string): unknown {
-  const block = userText(ctx).split('### Session ').find((b) => b.includes(needle))
-  const cite = block && /^cite: (\{.*\})$/m.exec(block)
-  if (!cite) throw new Error(`no transcript turn holds ${needle}`)
-  return JSON.parse(cite[1])
-}
 
 const textOf = (message: any): string =>
   (Array.isArray(message?.content) ? message.content : []).filter((b: any) => b?.type === 'text').map((b: any) => b.text).join('')

@@ -1,5 +1,6 @@
 // The pi-ai faux model in a real Pi ModelRuntime, registered through the
 // config form that works on both Pi lines (reference/pi-e2e.md).
+import assert from 'node:assert/strict'
 import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -86,4 +87,18 @@ export function tempPiHome(prefix, extraEnv = []) {
   const savedEnv = Object.fromEntries(['PI_CODING_AGENT_DIR', 'PI_OFFLINE', 'PI_TELEMETRY', ...extraEnv].map((key) => [key, process.env[key]]))
   Object.assign(process.env, { PI_CODING_AGENT_DIR: agentDir, PI_OFFLINE: '1', PI_TELEMETRY: '0' })
   return { root, agentDir, cwd, savedEnv }
+}
+
+/** The text of every user message of a model call's context (dreaming's transcript prompt). */
+export const userText = (ctx) =>
+  ctx.messages
+    .filter((m) => m.role === 'user')
+    .map((m) => (typeof m.content === 'string' ? m.content : m.content.map((c) => c.text ?? '').join('')))
+    .join('\n')
+
+/** The `cite:` object of the transcript turn holding `needle`: the evidence a model copies into a write. */
+export const citeOf = (ctx, needle) => {
+  const block = userText(ctx).split('### Session ').find((b) => b.includes(needle))
+  assert.ok(block, `no transcript turn holds ${needle}`)
+  return JSON.parse(/^cite: (\{.*\})$/m.exec(block)[1])
 }
