@@ -23,7 +23,7 @@
  */
 import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs'
 import { basename, join } from 'node:path'
-import { MemoryStore } from 'pi-fabric-memory/native'
+import { MemoryStore } from './native.mjs'
 import type { Memory } from './memory.mjs'
 import { verifyEvidence } from './evidence.mjs'
 import { createMemoryTools, type ToolStore } from './memory-tools.mjs'
