@@ -6,8 +6,8 @@
 
 use crate::args::Args;
 use crate::error::{CoreError, CoreResult};
-use crate::expand::parse_branches;
-use crate::listing::parse_scope;
+use crate::ops::expand::parse_branches;
+use crate::ops::sessions::parse_scope;
 use crate::session::binding::Binding;
 use crate::session::discover::Scope;
 use crate::session::lineage::Branches;

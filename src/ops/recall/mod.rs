@@ -1,14 +1,18 @@
-use super::plan::{Query, RecallRequest};
-use super::regex::BoundedRegex;
-use super::score::{bm25, idf, provenance_weight};
-use super::snippet::snippet;
+//! `memory.recall`: synchronize the index for the scope, collect the
+//! filter-passing candidates, score and rank them, and page the hits.
+
 use crate::engine::Engine;
 use crate::error::ContractError;
-use crate::expand::{Call, EditFields, MAX_ENVELOPE_CHARS};
 use crate::index::cold::ColdDigest;
 use crate::index::hot::HotShard;
 use crate::index::record::{Body, CacheRecord, Tier};
 use crate::index::{self, Coverage};
+use crate::ops::expand::{Call, EditFields, MAX_ENVELOPE_CHARS};
+use crate::query::plan::Query;
+pub use crate::query::plan::RecallRequest;
+use crate::query::regex::BoundedRegex;
+use crate::query::score::{bm25, idf, provenance_weight};
+use crate::query::snippet::snippet;
 use crate::session::binding::{record_id, Issuer};
 use crate::session::discover::Scope;
 use crate::session::lineage::{self, Branches, LiveBranch};
@@ -697,3 +701,9 @@ pub fn recall(engine: &Engine, request: &RecallRequest) -> RecallPage {
   coverage.reasons = reasons.into_iter().collect();
   search.page(&items, coverage)
 }
+
+#[cfg(test)]
+mod tests;
+
+#[cfg(test)]
+mod proptests;

@@ -4,8 +4,8 @@
 use crate::args::Args;
 use crate::engine::Engine;
 use crate::error::{ContractError, CoreError, CoreResult};
-use crate::expand::parse_branches;
 use crate::index::{self, Coverage};
+use crate::ops::expand::parse_branches;
 use crate::session::discover::Scope;
 use crate::session::lineage::Branches;
 use serde::Serialize;
