@@ -155,8 +155,8 @@ mod decoding_as_pi {
 
 #[test]
 fn errors_echoing_a_long_id_stay_within_the_envelope() {
+  use crate::ops::contract::MAX_ENVELOPE_CHARS;
   use crate::ops::envelope::bounded;
-  use crate::ops::expand::MAX_ENVELOPE_CHARS;
   use crate::ops::sessions::{sessions, SessionsRequest};
   use crate::text::json_len;
   let fx = AgentDir::new();

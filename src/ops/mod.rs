@@ -1,8 +1,9 @@
 //! The three operations of the recall contract, siblings over one shared
 //! contract: `memory.recall` ([`recall`]), `memory.expand` ([`expand`]) and
 //! `memory.sessions` ([`sessions`]). Each turns validated arguments into one
-//! page; [`envelope`] bounds whatever leaves the crate.
+//! page under the [`contract`]; [`envelope`] bounds whatever leaves the crate.
 
+pub mod contract;
 pub mod envelope;
 pub mod expand;
 pub mod recall;

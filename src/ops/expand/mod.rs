@@ -9,6 +9,7 @@
 use crate::args::Args;
 use crate::engine::Engine;
 use crate::error::{ContractError, CoreError, CoreResult};
+use crate::ops::contract::{parse_branches, Call, EditFields, MAX_ENVELOPE_CHARS};
 use crate::session::binding::{self, Binding, SourceCheck};
 use crate::session::lineage::Branches;
 use crate::session::normalize::Entry;
@@ -18,7 +19,6 @@ use serde::Serialize;
 use serde_json::{json, Map, Value};
 use std::sync::Arc;
 
-pub const MAX_ENVELOPE_CHARS: usize = 30_000;
 pub const DEFAULT_MAX_CHARS: i64 = 20_000;
 const MIN_MAX_CHARS: i64 = 256;
 const MAX_MAX_CHARS: i64 = 24_000;
@@ -77,15 +77,6 @@ pub struct ExpandRequest {
   pub binding: Binding,
   pub entry_offset: usize,
   pub text_offset: usize,
-}
-
-pub fn parse_branches(args: &Args<'_>) -> CoreResult<Branches> {
-  match args.string("branches")? {
-    None => Ok(Branches::Active),
-    Some(text) => Branches::parse(&text).ok_or_else(|| {
-      CoreError::invalid(format!("{}: branches must be \"active\" or \"all\", got \"{text}\"", args.call))
-    }),
-  }
 }
 
 fn parse_range(args: &Args<'_>) -> CoreResult<Option<(i64, i64)>> {
@@ -166,75 +157,12 @@ impl ExpandRequest {
   }
 }
 
-/// A `{ref, tool, args}` call token. `tool` is the Pi tool that serves `ref`
-/// (`memory.expand` → `memory_expand`), so a guest dispatches it without
-/// guessing names; it is derived, never stored.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Call {
-  pub reference: &'static str,
-  pub args: Value,
-}
-
-impl Call {
-  /// The Pi tool name for this call's `ref`.
-  pub fn tool(&self) -> String {
-    self.reference.replace('.', "_")
-  }
-}
-
-impl Serialize for Call {
-  fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-    use serde::ser::SerializeStruct;
-    let mut call = serializer.serialize_struct("Call", 3)?;
-    call.serialize_field("ref", self.reference)?;
-    call.serialize_field("tool", &self.tool())?;
-    call.serialize_field("args", &self.args)?;
-    call.end()
-  }
-}
-
-#[cfg(test)]
-mod call_tests {
-  use super::Call;
-  use serde_json::json;
-
-  #[test]
-  fn a_call_names_the_pi_tool_that_serves_it() {
-    let call = Call { reference: "memory.expand", args: json!({"indices": [3]}) };
-    let text = serde_json::to_string(&call).unwrap();
-    assert_eq!(text, r#"{"ref":"memory.expand","tool":"memory_expand","args":{"indices":[3]}}"#);
-    assert_eq!(Call { reference: "memory.recall", args: json!({}) }.tool(), "memory_recall");
-  }
-}
-
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct TextRange {
   pub start: usize,
   pub end: usize,
   pub total: usize,
   pub complete: bool,
-}
-
-/// Context-edit facts of an entry (Pi ≥ 0.87), present only when set.
-#[derive(Debug, Clone, Default, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct EditFields {
-  #[serde(skip_serializing_if = "Option::is_none")]
-  pub target_id: Option<String>,
-  #[serde(skip_serializing_if = "Option::is_none")]
-  pub context_edit: Option<&'static str>,
-  #[serde(skip_serializing_if = "Option::is_none")]
-  pub context_edit_id: Option<String>,
-}
-
-impl EditFields {
-  pub fn of(entry: &Entry) -> EditFields {
-    EditFields {
-      target_id: meta(&entry.target_id),
-      context_edit: entry.context_edit.map(|edit| edit.as_str()),
-      context_edit_id: meta(&entry.context_edit_id),
-    }
-  }
 }
 
 /// One entry (or one chunk of its text) in an expansion page.

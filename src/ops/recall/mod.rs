@@ -7,7 +7,7 @@ use crate::index::cold::ColdDigest;
 use crate::index::hot::HotShard;
 use crate::index::record::{Body, CacheRecord, Tier};
 use crate::index::{self, Coverage};
-use crate::ops::expand::{Call, EditFields, MAX_ENVELOPE_CHARS};
+use crate::ops::contract::{Call, EditFields, MAX_ENVELOPE_CHARS};
 use crate::query::plan::Query;
 pub use crate::query::plan::RecallRequest;
 use crate::query::regex::BoundedRegex;

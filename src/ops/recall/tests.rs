@@ -1,6 +1,7 @@
 use super::*;
 use crate::engine::Engine;
-use crate::ops::expand::{expand, ExpandRequest, MAX_ENVELOPE_CHARS};
+use crate::ops::contract::MAX_ENVELOPE_CHARS;
+use crate::ops::expand::{expand, ExpandRequest};
 use crate::query::plan::RecallRequest;
 use crate::testing::{AgentDir, CWD};
 use crate::text::json_len;
