@@ -97,7 +97,8 @@ impl IndexCoverage {
   }
 }
 
-/// Call-level coverage, as the seed defines it.
+/// Call-level coverage (README "Coverage"): what the call could search and
+/// why not all of it.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Coverage {
