@@ -6,10 +6,9 @@ import type { ExpandedEntry, ExpandPage } from 'pi-fabric-memory'
 
 export const ROOT = resolve(import.meta.dirname, '..')
 
-/** Pi's session directory name for a cwd. */
-export function encodeCwd(cwd: string): string {
-  return `--${cwd.replace(/^[/\\]/, '').replace(/[/\\:]/g, '-')}--`
-}
+import { encodeCwd } from '../extension/pi-paths.mjs'
+
+export { encodeCwd }
 
 export interface TempAgent {
   root: string

@@ -29,6 +29,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, uti
 import path from 'node:path'
 import { pathToFileURL } from 'node:url'
 import zlib from 'node:zlib'
+import { encodeCwd } from '../dist/extension/pi-paths.mjs'
 
 export const GENERATOR_VERSION = 2
 /** 2026-06-01T00:00:00.000Z: the first session starts here; sessions follow one another. */
@@ -273,10 +274,6 @@ const EXT = { ts: ['ts', 'ts', 'tsx', 'json', 'md'], rust: ['rs', 'rs', 'rs', 't
 const VERBS = ['get', 'set', 'load', 'parse', 'build', 'create', 'update', 'resolve', 'render', 'fetch', 'handle', 'apply', 'merge', 'read', 'write', 'emit', 'format', 'validate', 'normalize', 'compute', 'find', 'init', 'reset', 'flush', 'sync', 'open', 'close', 'start', 'stop', 'ensure', 'collect', 'index', 'scan', 'match', 'encode', 'decode', 'register', 'dispatch']
 const TYPE_SUFFIX = ['', '', 'Config', 'State', 'Error', 'Options', 'Handler', 'Store', 'Client', 'Result', 'Entry', 'Record', 'Builder', 'Service']
 
-/** Encodes a cwd the way Pi names its per-cwd session dir. */
-export function encodeCwd(cwd) {
-  return `--${cwd.replace(/^[/\\]/, '').replace(/[/\\:]/g, '-')}--`
-}
 
 class Project {
   /** @type {string} */ cwd

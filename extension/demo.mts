@@ -5,6 +5,7 @@
  */
 import { mkdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
+import { encodeCwd } from './pi-paths.mjs'
 
 export const DEMO_CWD = '/home/demo/webshop'
 
@@ -124,7 +125,7 @@ function releaseSession(start: number): SessionWriter {
 
 /** Writes the demo agent dir and returns the session files, newest last. */
 export function writeDemoAgentDir(agentDir: string): string[] {
-  const dir = join(agentDir, 'sessions', `--${DEMO_CWD.replace(/^[/\\]/, '').replace(/[/\\:]/g, '-')}--`)
+  const dir = join(agentDir, 'sessions', encodeCwd(DEMO_CWD))
   mkdirSync(dir, { recursive: true })
   const day = 86_400_000
   const base = Date.UTC(2026, 10, 20, 9, 0, 0)

@@ -20,6 +20,7 @@ import path from 'node:path'
 import { after, before, describe, test } from 'node:test'
 
 import { generateCorpus, isValidFabricTrace } from '../../bench/corpus.mjs'
+import { encodeCwd } from '../../dist/extension/pi-paths.mjs'
 
 const [major, minor] = process.versions.node.split('.').map(Number)
 const NODE_OK = major > 22 || (major === 22 && minor >= 19)
@@ -96,7 +97,7 @@ describe('benchmark corpus generator', { skip: SKIP }, () => {
       assert.deepEqual(Object.keys(header), ['type', 'version', 'id', 'timestamp', 'cwd'])
       assert.equal(header.id, s.id)
       assert.equal(header.cwd, s.cwd)
-      const encoded = `--${s.cwd.replace(/^[/\\]/, '').replace(/[/\\:]/g, '-')}--`
+      const encoded = encodeCwd(s.cwd)
       assert.equal(path.basename(path.dirname(s.file)), encoded)
       assert.equal(path.basename(s.file), `${header.timestamp.replace(/[:.]/g, '-')}_${header.id}.jsonl`)
       const [first, second] = corpus.get(s.file).slice(1, 3).map((l) => JSON.parse(l))

@@ -14,6 +14,7 @@ import { basename, dirname, join, relative, resolve } from 'node:path'
 import { describe, test } from 'node:test'
 import { fileURLToPath } from 'node:url'
 import { fauxModel } from './faux.mjs'
+import { encodeCwd } from '../../dist/extension/pi-paths.mjs'
 
 const PACKAGE_DIR = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..')
 const TEST_TIMEOUT_MS = 60_000
@@ -24,7 +25,7 @@ const LINES = [
 ]
 
 /** Pi's session-dir encoding of a cwd (SessionManager's getDefaultSessionDir). */
-const encodeCwd = (cwd) => `--${cwd.replace(/^[/\\]/, '').replace(/[/\\:]/g, '-')}--`
+
 
 const textOf = (message) =>
   (Array.isArray(message?.content) ? message.content : [])

@@ -14,8 +14,9 @@ export const PI_LINES = [
   { label: '1.6.0', sdk: 'pi-coding-agent-1x', ai: 'pi-ai-1x' },
 ]
 
-/** Pi's session-dir encoding of a cwd (SessionManager's getDefaultSessionDir). */
-export const encodeCwd = (cwd) => `--${cwd.replace(/^[/\\]/, '').replace(/[/\\:]/g, '-')}--`
+import { encodeCwd } from '../../dist/extension/pi-paths.mjs'
+
+export { encodeCwd }
 
 export const textOf = (message) =>
   (Array.isArray(message?.content) ? message.content : [])
