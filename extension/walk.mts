@@ -21,7 +21,7 @@ function hasSelection(selector: WalkSelector): boolean {
   return SELECTION_KEYS.some((key) => selector[key] !== undefined && selector[key] !== null)
 }
 
-function walkError(code: string, message: string): MemoryError {
+function walkError(code: Extract<MemoryError['code'], `walk_${string}`>, message: string): MemoryError {
   return { code, message }
 }
 

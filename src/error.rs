@@ -50,16 +50,75 @@ impl std::error::Error for CoreError {}
 
 pub type CoreResult<T> = Result<T, CoreError>;
 
+/// The contract's error codes: a closed set, the `code` of a result's
+/// `error`. `src/napi/header.d.ts` declares the same union (a test holds it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ErrorCode {
+  /// A follow call's binding no longer holds: the session changed under it.
+  StalePointer,
+  AddressNotFound,
+  AmbiguousAddress,
+  AmbiguousSession,
+  IndexOutOfBounds,
+  TextOffsetOutOfBounds,
+  SessionNotFound,
+  /// A named or eligible source that cannot be read.
+  SourceUnavailable,
+  IndexDirRefused,
+  InvalidRegex,
+  RegexPatternTooLarge,
+}
+
+impl ErrorCode {
+  pub const ALL: [ErrorCode; 11] = [
+    ErrorCode::StalePointer,
+    ErrorCode::AddressNotFound,
+    ErrorCode::AmbiguousAddress,
+    ErrorCode::AmbiguousSession,
+    ErrorCode::IndexOutOfBounds,
+    ErrorCode::TextOffsetOutOfBounds,
+    ErrorCode::SessionNotFound,
+    ErrorCode::SourceUnavailable,
+    ErrorCode::IndexDirRefused,
+    ErrorCode::InvalidRegex,
+    ErrorCode::RegexPatternTooLarge,
+  ];
+
+  /// The wire spelling.
+  pub fn as_str(self) -> &'static str {
+    match self {
+      ErrorCode::StalePointer => "stale_pointer",
+      ErrorCode::AddressNotFound => "address_not_found",
+      ErrorCode::AmbiguousAddress => "ambiguous_address",
+      ErrorCode::AmbiguousSession => "ambiguous_session",
+      ErrorCode::IndexOutOfBounds => "index_out_of_bounds",
+      ErrorCode::TextOffsetOutOfBounds => "text_offset_out_of_bounds",
+      ErrorCode::SessionNotFound => "session_not_found",
+      ErrorCode::SourceUnavailable => "source_unavailable",
+      ErrorCode::IndexDirRefused => "index_dir_refused",
+      ErrorCode::InvalidRegex => "invalid_regex",
+      ErrorCode::RegexPatternTooLarge => "regex_pattern_too_large",
+    }
+  }
+}
+
+/// Tests and callers compare with the wire spelling.
+impl PartialEq<&str> for ErrorCode {
+  fn eq(&self, other: &&str) -> bool {
+    self.as_str() == *other
+  }
+}
+
 /// A contract error, serialized as `{code, message, ...details}`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ContractError {
-  pub code: &'static str,
+  pub code: ErrorCode,
   pub message: String,
   pub details: Map<String, Value>,
 }
 
 impl ContractError {
-  pub fn new(code: &'static str, message: impl Into<String>) -> Self {
+  pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
     ContractError { code, message: message.into(), details: Map::new() }
   }
 
@@ -72,11 +131,31 @@ impl ContractError {
 impl Serialize for ContractError {
   fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
     let mut map = Map::new();
-    map.insert("code".into(), Value::from(self.code));
+    map.insert("code".into(), Value::from(self.code.as_str()));
     map.insert("message".into(), Value::from(self.message.clone()));
     for (key, value) in &self.details {
       map.insert(key.clone(), value.clone());
     }
     map.serialize(serializer)
+  }
+}
+
+#[cfg(test)]
+mod tests {
+  use super::ErrorCode;
+
+  /// The quoted members of `MemoryError['code']` in the TypeScript header.
+  fn declared_codes() -> Vec<String> {
+    let header = include_str!("napi/header.d.ts");
+    let start = header.find("export interface MemoryError {").expect("MemoryError is declared");
+    let union = &header[start..][..header[start..].find("message:").expect("then its message")];
+    union.lines().filter_map(|line| line.trim().strip_prefix("| '")?.strip_suffix('\'').map(str::to_string)).collect()
+  }
+
+  #[test]
+  fn the_typescript_union_is_the_rust_set_plus_the_walk_codes() {
+    let mut rust: Vec<String> = ErrorCode::ALL.iter().map(|code| code.as_str().to_string()).collect();
+    rust.extend(["walk_discontinuity".to_string(), "walk_incomplete".to_string()]);
+    assert_eq!(declared_codes(), rust, "src/napi/header.d.ts MemoryError['code'] in ErrorCode::ALL order");
   }
 }

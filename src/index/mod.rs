@@ -21,7 +21,7 @@ pub mod watch;
 
 use crate::config::Config;
 use crate::engine::Engine;
-use crate::error::ContractError;
+use crate::error::{ContractError, ErrorCode};
 use crate::session::discover::{resolve_path, try_read_header, Scope};
 use crate::session::lineage::Branches;
 use crate::session::parse::Header;
@@ -120,8 +120,8 @@ impl Coverage {
   /// named source it could not read counts as one unavailable session.
   pub fn failed(error: &ContractError) -> Coverage {
     Coverage {
-      reasons: vec![error.code.to_string()],
-      unavailable_sessions: usize::from(error.code == "source_unavailable"),
+      reasons: vec![error.code.as_str().to_string()],
+      unavailable_sessions: usize::from(error.code == ErrorCode::SourceUnavailable),
       error: Some(error.clone()),
       ..Coverage::default()
     }

@@ -17,7 +17,7 @@
 
 use super::record;
 use crate::engine::Engine;
-use crate::error::ContractError;
+use crate::error::{ContractError, ErrorCode};
 use crate::fsread::{self, Links};
 use crate::session::discover::home_dir;
 use std::fs;
@@ -55,7 +55,7 @@ impl Refusal {
 
   pub fn error(self, dir: &Path) -> ContractError {
     ContractError::new(
-      "index_dir_refused",
+      ErrorCode::IndexDirRefused,
       format!(
         "memory.indexDir {} is refused ({}): the index only uses a directory it owns; nothing was changed.",
         dir.display(),

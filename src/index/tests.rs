@@ -359,7 +359,7 @@ fn an_index_dir_with_foreign_files_is_refused_and_left_untouched() {
   let engine = fx.engine(json!({"indexDir": project.to_str().unwrap()}));
   let error = sync(&engine, &Scope::Global, Branches::Active).unwrap_err();
   assert_eq!(
-    (error.code, error.details["reason"].as_str()),
+    (error.code.as_str(), error.details["reason"].as_str()),
     ("index_dir_refused", Some("foreign_files_without_marker"))
   );
   assert_eq!(snapshot(&project), before);
@@ -387,7 +387,7 @@ fn the_agent_dir_sessions_dir_home_and_root_are_refused() {
   for (dir, reason) in cases {
     let engine = fx.engine(json!({"indexDir": dir.to_str().unwrap()}));
     let error = sync(&engine, &Scope::Global, Branches::Active).unwrap_err();
-    assert_eq!((error.code, error.details["reason"].as_str()), ("index_dir_refused", Some(reason)), "{dir:?}");
+    assert_eq!((error.code.as_str(), error.details["reason"].as_str()), ("index_dir_refused", Some(reason)), "{dir:?}");
   }
   let home = fx.engine(json!({"indexDir": "~"}));
   let error = sync(&home, &Scope::Global, Branches::Active).unwrap_err();

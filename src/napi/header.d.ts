@@ -4,7 +4,7 @@
 /** `"active"` (the default): only the active parent-linked path; `"all"`: every branch. */
 export type Branches = 'active' | 'all'
 
-/** A contract error, returned as data in a result's `error` field. */
+/** A contract error, returned as data in a result's `error` field (the codes: `ErrorCode` in src/error.rs, plus the walk's). */
 export interface MemoryError {
   code:
     | 'stale_pointer'
@@ -17,7 +17,12 @@ export interface MemoryError {
     /** A named or eligible source that cannot be read: `sessionFile`, `reason` (`not_regular_file`, `permission_denied`, `io_error`, `file_too_large`). */
     | 'source_unavailable'
     | 'index_dir_refused'
-    | (string & {})
+    /** A `regex` query that does not compile (`invalid_regex`) or exceeds the compiled-size bound. */
+    | 'invalid_regex'
+    | 'regex_pattern_too_large'
+    /** The shim's `memory.walk`: expanded chunks that do not join into whole entries. */
+    | 'walk_discontinuity'
+    | 'walk_incomplete'
   message: string
   [detail: string]: unknown
 }

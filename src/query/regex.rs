@@ -7,7 +7,7 @@
 //! JavaScript's class semantics (`\w`, `\d`, `\b` ASCII; see `jsregex`).
 
 use crate::config::Config;
-use crate::error::ContractError;
+use crate::error::{ContractError, ErrorCode};
 use regex::{Regex, RegexBuilder};
 use std::time::{Duration, Instant};
 
@@ -23,14 +23,14 @@ pub struct BoundedRegex {
 pub type Stop = &'static str;
 
 fn invalid(message: String) -> ContractError {
-  ContractError::new("invalid_regex", message)
+  ContractError::new(ErrorCode::InvalidRegex, message)
 }
 
 impl BoundedRegex {
   pub fn compile(pattern: &str, config: &Config) -> Result<BoundedRegex, ContractError> {
     if pattern.len() as u64 > config.regex_max_pattern_bytes {
       return Err(ContractError::new(
-        "regex_pattern_too_large",
+        ErrorCode::RegexPatternTooLarge,
         format!("The pattern has {} UTF-8 bytes; the limit is {}.", pattern.len(), config.regex_max_pattern_bytes),
       ));
     }

@@ -15,7 +15,7 @@ use super::lineage::{tip_fingerprint, Branches};
 use super::source::{read_source, sha256_hex};
 use super::SessionView;
 use crate::args::Args;
-use crate::error::{ContractError, CoreError, CoreResult};
+use crate::error::{ContractError, CoreError, CoreResult, ErrorCode};
 use crate::session::normalize::Entry;
 use serde_json::{json, Map, Value};
 
@@ -149,7 +149,7 @@ pub fn record_id(entry: &Entry) -> Option<&str> {
 }
 
 fn stale(view: &SessionView, binding: &Binding, message: &str) -> ContractError {
-  ContractError::new("stale_pointer", message)
+  ContractError::new(ErrorCode::StalePointer, message)
     .with("sessionFile", view.file())
     .with("expectedSourceHash", binding.source_hash.clone())
     .with("actualSourceHash", view.source_hash.clone())

@@ -6,7 +6,7 @@
 
 use super::parse::{parse_header_prefix, Header};
 use super::source::StatStamp;
-use crate::error::ContractError;
+use crate::error::{ContractError, ErrorCode};
 use rayon::prelude::*;
 use std::fs;
 use std::io::Read;
@@ -273,9 +273,12 @@ impl Discovery {
       _ => {
         let candidates: Vec<String> = matches.iter().map(|m| m.path.to_string_lossy().into_owned()).collect();
         Err(
-          ContractError::new("ambiguous_session", format!("Session \"{target}\" matches {} files.", candidates.len()))
-            .with("session", target)
-            .with("candidates", candidates),
+          ContractError::new(
+            ErrorCode::AmbiguousSession,
+            format!("Session \"{target}\" matches {} files.", candidates.len()),
+          )
+          .with("session", target)
+          .with("candidates", candidates),
         )
       }
     }
@@ -309,7 +312,7 @@ fn open_named(path: &Path, target: &str) -> Option<Result<SessionFile, ContractE
 }
 
 fn not_found(target: &str) -> ContractError {
-  ContractError::new("session_not_found", format!("No Pi session matches \"{target}\".")).with("session", target)
+  ContractError::new(ErrorCode::SessionNotFound, format!("No Pi session matches \"{target}\".")).with("session", target)
 }
 
 #[cfg(test)]

@@ -16,7 +16,7 @@ pub mod views;
 #[cfg(test)]
 pub(crate) mod proptests;
 
-use crate::error::ContractError;
+use crate::error::{ContractError, ErrorCode};
 use crate::fsread::ReadError;
 use lineage::{Branches, LiveBranch};
 use normalize::{Normalized, Policy};
@@ -53,7 +53,7 @@ impl SessionView {
 }
 
 fn unavailable(path: &Path, why: impl std::fmt::Display) -> ContractError {
-  ContractError::new("source_unavailable", format!("Session source {} is unavailable: {why}", path.display()))
+  ContractError::new(ErrorCode::SourceUnavailable, format!("Session source {} is unavailable: {why}", path.display()))
     .with("sessionFile", path.to_string_lossy().into_owned())
 }
 
@@ -171,7 +171,7 @@ fn pinned(
   let expected = bound.source_hash.as_deref();
   let prefix = prefix.filter(|(_, hash)| expected.is_none_or(|h| h == hash));
   let stale = || {
-    ContractError::new("stale_pointer", "Session source changed after the pointer was issued.")
+    ContractError::new(ErrorCode::StalePointer, "Session source changed after the pointer was issued.")
       .with("sessionFile", current.file())
       .with("expectedSourceBytes", bound.source_bytes)
   };

@@ -11,7 +11,7 @@ mod request;
 mod select;
 
 use crate::engine::Engine;
-use crate::error::ContractError;
+use crate::error::{ContractError, ErrorCode};
 use crate::session::binding;
 
 use page::{fill_page, fit_envelope, next_call};
@@ -24,7 +24,7 @@ pub fn expand(engine: &Engine, request: &ExpandRequest) -> ExpandPage {
   let session = match request.session.as_deref() {
     Some(target) => engine.discovery().find(target),
     None => engine.discovery().current().ok_or_else(|| {
-      ContractError::new("session_not_found", "There is no current session and the cwd has no sessions.")
+      ContractError::new(ErrorCode::SessionNotFound, "There is no current session and the cwd has no sessions.")
     }),
   };
   let session = match session {
@@ -46,7 +46,7 @@ pub fn expand(engine: &Engine, request: &ExpandRequest) -> ExpandPage {
   });
   let (resolved, anchor) = match resolved {
     Ok(resolved) => resolved,
-    Err(error) if error.code == "stale_pointer" => return fail(error),
+    Err(error) if error.code == ErrorCode::StalePointer => return fail(error),
     Err(error) => return ExpandPage { error: Some(error), ..page },
   };
   let (chunks, mut cursor) = match fill_page(request, &view, &resolved, anchor) {

@@ -3,7 +3,7 @@
 
 use super::request::ExpandRequest;
 use super::select::out_of_bounds;
-use crate::error::ContractError;
+use crate::error::{ContractError, ErrorCode};
 use crate::ops::contract::{Call, EditFields, MAX_ENVELOPE_CHARS};
 use crate::session::binding::{self};
 use crate::session::lineage::Branches;
@@ -216,7 +216,7 @@ pub(super) fn fill_page(
     let total = utf16_len(&entry.text);
     if start > total || (start == total && start > 0) {
       return Err(
-        ContractError::new("text_offset_out_of_bounds", format!("textOffset {start} is past the entry's text."))
+        ContractError::new(ErrorCode::TextOffsetOutOfBounds, format!("textOffset {start} is past the entry's text."))
           .with("textOffset", start)
           .with("textLength", total),
       );

@@ -2,7 +2,7 @@
 
 use super::request::{ExpandRequest, Selection};
 use crate::engine::Engine;
-use crate::error::ContractError;
+use crate::error::{ContractError, ErrorCode};
 use crate::session::binding::{self, SourceCheck};
 use crate::session::normalize::Entry;
 use crate::session::SessionView;
@@ -29,13 +29,13 @@ pub(super) fn bound_view(
     }
   }
   Err(
-    ContractError::new("source_unavailable", "Session source kept changing while the pointer was checked.")
+    ContractError::new(ErrorCode::SourceUnavailable, "Session source kept changing while the pointer was checked.")
       .with("sessionFile", path.to_string_lossy().into_owned()),
   )
 }
 
 pub(super) fn out_of_bounds(count: usize, what: String) -> ContractError {
-  ContractError::new("index_out_of_bounds", format!("{what} is outside the session's {count} entries."))
+  ContractError::new(ErrorCode::IndexOutOfBounds, format!("{what} is outside the session's {count} entries."))
     .with("entryCount", count)
 }
 
@@ -57,9 +57,9 @@ fn resolve_address(
     [one] => Ok(*one),
     _ => {
       let (code, message) = if matches.is_empty() {
-        ("address_not_found", format!("No entry has {address_type} \"{address}\" in this view."))
+        (ErrorCode::AddressNotFound, format!("No entry has {address_type} \"{address}\" in this view."))
       } else {
-        ("ambiguous_address", format!("{} entries have {address_type} \"{address}\".", matches.len()))
+        (ErrorCode::AmbiguousAddress, format!("{} entries have {address_type} \"{address}\".", matches.len()))
       };
       Err(
         ContractError::new(code, message)

@@ -211,7 +211,7 @@ fn address_errors_are_data() {
   let all = fx.expand(json!({"session": "s1", "entryIds": ["b"], "branches": "all"}));
   assert_eq!(all.entries[0].text, "two");
   let negative = fx.expand(json!({"session": "s1", "indices": [-1]})).error.unwrap();
-  assert_eq!((negative.code, negative.details["entryCount"].clone()), ("index_out_of_bounds", json!(2)));
+  assert_eq!((negative.code.as_str(), negative.details["entryCount"].clone()), ("index_out_of_bounds", json!(2)));
   let range = fx.expand(json!({"session": "s1", "entryRange": {"first": 1, "last": 2}})).error.unwrap();
   assert_eq!(range.code, "index_out_of_bounds");
   let offset = fx.expand(json!({"session": "s1", "indices": [0], "textOffset": 99})).error.unwrap();

@@ -2,7 +2,7 @@
 //! `session:` scope the source itself, with the binding each hit issues.
 
 use crate::engine::Engine;
-use crate::error::ContractError;
+use crate::error::{ContractError, ErrorCode};
 use crate::index::cold::ColdDigest;
 use crate::index::hot::HotShard;
 use crate::index::record::{Body, CacheRecord, Tier};
@@ -124,8 +124,11 @@ impl Searched {
 }
 
 fn out_of_bounds(first: i64, last: i64, count: usize) -> ContractError {
-  ContractError::new("index_out_of_bounds", format!("Range {first}..{last} is outside the session's {count} entries."))
-    .with("entryCount", count)
+  ContractError::new(
+    ErrorCode::IndexOutOfBounds,
+    format!("Range {first}..{last} is outside the session's {count} entries."),
+  )
+  .with("entryCount", count)
 }
 
 /// Loads the sessions to search: index records, or for an explicit

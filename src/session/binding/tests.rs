@@ -127,7 +127,7 @@ fn navigating_away_is_stale_under_active_and_readable_under_all() {
   let page = expand_of(&navigated, &active);
   let error = page.error.unwrap();
   assert_eq!(
-    (error.code, error.message.as_str()),
+    (error.code.as_str(), error.message.as_str()),
     ("stale_pointer", "The pointer's entry is no longer on the active branch.")
   );
   assert!(page.entries.is_empty());
