@@ -11,6 +11,7 @@
 
 pub mod build;
 pub mod cold;
+pub mod dictionary;
 pub mod hot;
 pub mod listing;
 pub mod ownership;

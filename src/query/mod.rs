@@ -8,7 +8,7 @@ pub mod snippet;
 
 mod recall;
 
-pub use recall::{recall, Hit, RecallPage};
+pub use recall::{recall, Hit, RecallPage, MAX_DIGEST_CANDIDATES};
 
 #[cfg(test)]
 mod tests;

@@ -6,6 +6,7 @@ use crate::engine::Engine;
 use crate::error::ContractError;
 use crate::expand::{Call, EditFields, MAX_ENVELOPE_CHARS};
 use crate::index::cold::ColdDigest;
+use crate::index::dictionary;
 use crate::index::hot::HotShard;
 use crate::index::record::{Body, CacheRecord, Tier};
 use crate::index::{self, Coverage};
@@ -22,7 +23,7 @@ use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
 
 const MAX_ENTRY_CANDIDATES: usize = 50_000;
-const MAX_DIGEST_CANDIDATES: usize = 10_000;
+pub const MAX_DIGEST_CANDIDATES: usize = 10_000;
 const MAX_ITEM_CANDIDATES: usize = 10_000;
 const CWD_CHARS: usize = 2048;
 const MATCHED_TERMS_SHOWN: usize = 50;
@@ -237,6 +238,11 @@ struct Search<'r> {
   hot: Vec<Vec<usize>>,
   /// Cold sessions passing the filters, with their matching address count.
   cold: Vec<(usize, usize)>,
+  /// Cold candidates past the digest budget: searched only when the cold
+  /// term dictionary serves the query.
+  cold_beyond: Vec<(usize, usize)>,
+  cold_terms: Option<dictionary::Served>,
+  index_dir: std::path::PathBuf,
   reasons: BTreeSet<&'static str>,
 }
 
@@ -248,6 +254,9 @@ impl<'r> Search<'r> {
       live: engine.live.as_ref(),
       hot: vec![Vec::new(); sessions.len()],
       cold: Vec::new(),
+      cold_beyond: Vec::new(),
+      cold_terms: None,
+      index_dir: index::index_dir(engine),
       sessions,
       reasons: BTreeSet::new(),
     };
@@ -296,7 +305,7 @@ impl<'r> Search<'r> {
         };
         if filters.is_empty() || structural > 0 {
           if self.cold.len() == MAX_DIGEST_CANDIDATES {
-            self.reasons.insert("candidate_digest_budget");
+            self.cold_beyond.push((slot, structural));
             continue;
           }
           self.cold.push((slot, structural));
@@ -338,6 +347,24 @@ impl<'r> Search<'r> {
     self.sessions[slot].digest().is_some_and(|d| d.contains(term))
   }
 
+  /// Lexical queries over many cold digests are served by the cold term
+  /// dictionary: then every cold candidate is searched, past the digest
+  /// budget too (the budget bounds matched sessions instead).
+  fn serve_cold_terms(&mut self) {
+    if matches!(self.request.query, Query::Literal { .. } | Query::Phrase { .. }) {
+      let candidates: Vec<dictionary::Candidate<'_>> = (self.cold.iter().chain(&self.cold_beyond))
+        .map(|&(slot, _)| (slot, self.sessions[slot].file.as_str(), self.sessions[slot].digest().expect("cold")))
+        .collect();
+      let (dir, max_record) = (&self.index_dir, self.config.max_cold_cache_bytes);
+      self.cold_terms = dictionary::serve(dir, self.request.branches, &candidates, max_record);
+    }
+    if self.cold_terms.is_some() {
+      self.cold.append(&mut self.cold_beyond);
+    } else if !self.cold_beyond.is_empty() {
+      self.reasons.insert("candidate_digest_budget");
+    }
+  }
+
   /// BM25 over hot candidates and IDF sums over cold ones, on one scale.
   fn lexical(&mut self, terms: &[String], all: bool, cold_needs_all: bool) -> Vec<Item> {
     let documents = self.documents();
@@ -354,8 +381,10 @@ impl<'r> Search<'r> {
     let mut idfs = HashMap::new();
     for term in terms {
       let postings = self.hot_postings(term);
-      let cold_hits: Vec<usize> =
-        self.cold.iter().map(|&(slot, _)| slot).filter(|&slot| self.cold_has(slot, term)).collect();
+      let cold_hits: Vec<usize> = match &self.cold_terms {
+        Some(served) => served.holding(term, |slot| self.cold_has(slot, term)),
+        None => self.cold.iter().map(|&(slot, _)| slot).filter(|&slot| self.cold_has(slot, term)).collect(),
+      };
       let weight = idf(documents, postings.len() + cold_hits.len());
       idfs.insert(term.clone(), weight);
       for (slot, doc, tf) in postings {
@@ -374,11 +403,17 @@ impl<'r> Search<'r> {
       .map(|((slot, doc), (score, _))| Item::Entry { session: slot, doc, score: score * self.weight(slot, doc) })
       .collect();
     let needs_all = all || cold_needs_all;
+    let mut cold_items = 0;
     for &(slot, structural) in &self.cold {
       let Some(matched) = cold.remove(&slot) else { continue };
       if needs_all && matched.len() < terms.len() {
         continue;
       }
+      if cold_items == MAX_DIGEST_CANDIDATES {
+        self.reasons.insert("candidate_digest_budget");
+        break;
+      }
+      cold_items += 1;
       let score = matched.iter().map(|t| idfs[t]).sum();
       items.push(Item::Session { session: slot, score, matched_terms: matched, structural });
     }
@@ -462,6 +497,7 @@ impl<'r> Search<'r> {
 
   fn run(&mut self) -> Result<Vec<Item>, ContractError> {
     let request = self.request;
+    self.serve_cold_terms();
     let items = match &request.query {
       Query::Browse => self.browse(),
       Query::Literal { terms, all } => self.lexical(terms, *all, false),
