@@ -24,6 +24,7 @@ use super::record;
 use crate::session::lineage::Branches;
 use fst::{Map, MapBuilder};
 use parking_lot::Mutex;
+use rustc_hash::FxHashMap;
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
 use std::path::{Path, PathBuf};
@@ -54,7 +55,7 @@ struct Member {
 
 pub struct Dictionary {
   members: Vec<Member>,
-  by_file: HashMap<String, u32>,
+  by_file: FxHashMap<String, u32>,
   terms: Map<Vec<u8>>,
   postings: Vec<u8>,
 }
