@@ -1,6 +1,7 @@
 // The addon through the shim's createMemory, over hand-made and reference files.
 import assert from 'node:assert/strict'
 import { appendFileSync, copyFileSync, readFileSync, writeFileSync } from 'node:fs'
+import { createRequire } from 'node:module'
 import { join } from 'node:path'
 import { after, before, describe, test } from 'node:test'
 import { MemoryEngine, version } from 'pi-fabric-memory'
@@ -16,6 +17,17 @@ describe('the native addon', () => {
   test('loads and reports its version', () => {
     assert.match(version(), /^\d+\.\d+\.\d+/)
     assert.equal(typeof MemoryEngine, 'function')
+  })
+
+  test('ES modules get every export of the CommonJS addon, the same objects (without its export lexer)', async () => {
+    const commonJs = createRequire(import.meta.url)('pi-fabric-memory/native')
+    const internal = new Set(['OperationTask', 'StoreTask']) // napi's task classes, not declared in index.d.ts
+    const root: Record<string, unknown> = await import('pi-fabric-memory')
+    const native: Record<string, unknown> = await import('pi-fabric-memory/native')
+    for (const name of Object.keys(commonJs).filter((n) => !internal.has(n))) {
+      assert.equal(root[name], commonJs[name], `pi-fabric-memory exports ${name}`)
+      assert.equal(native[name], commonJs[name], `pi-fabric-memory/native (import) exports ${name}`)
+    }
   })
 
   test('rejects bad configuration with a clear error', () => {

@@ -22,7 +22,7 @@ import {
   writeState,
   type DreamOptions,
   type Turn,
-} from '../extension/dreaming.mjs'
+} from '../extension/dreaming/index.mjs'
 import { distinctiveTerms, holds, verifyEvidence } from '../extension/evidence.mjs'
 import { runMemoryCommand } from '../extension/memory-command.mjs'
 

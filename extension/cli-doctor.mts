@@ -13,7 +13,7 @@ import { headerCwd, isDir, memoryConfig, openMemory, openStore, safeReaddir, ses
 import { coverageText } from './cli-history.mjs'
 import { bold, bytes, dim, EXIT, green, printJson, red, yellow } from './cli-output.mjs'
 import { curatedLayers, curatedSettings } from './curated-settings.mjs'
-import { dreamingSettings } from './dreaming.mjs'
+import { dreamingSettings } from './dreaming/index.mjs'
 import { guarded } from './errors.mjs'
 import { memoryLayers, type SettingsLayer } from './settings.mjs'
 

@@ -11,7 +11,7 @@
  */
 import { homedir } from 'node:os'
 import { join, resolve } from 'node:path'
-import { MemoryStore } from 'pi-fabric-memory/native'
+import { MemoryStore } from './native.mjs'
 import { agentDir, mergeLayers, settingsKey, type SettingsLayer } from './settings.mjs'
 
 export const CURATED_SETTINGS_KEY = 'pi-memory'

@@ -13,9 +13,9 @@
  */
 import { resolve } from 'node:path'
 import type { ExtensionAPI, ExtensionContext } from '@earendil-works/pi-coding-agent'
-import { MemoryStore } from 'pi-fabric-memory/native'
+import { MemoryStore } from './native.mjs'
 import { curatedSettings, storeOf, type CuratedSettings } from './curated-settings.mjs'
-import { dream, dreamingSettings, dreamingStatus, type DreamingSettings, type DreamOutcome } from './dreaming.mjs'
+import { dream, dreamingSettings, dreamingStatus, type DreamingSettings, type DreamOutcome } from './dreaming/index.mjs'
 import { createMemory } from './memory.mjs'
 import { agentDir, liveSessionDir, memorySettings } from './settings.mjs'
 import { guarded } from './errors.mjs'

@@ -6,7 +6,7 @@
  * Arguments keep their spacing, and `replace` splits at the first `->` only.
  */
 import type { ExtensionAPI, ExtensionContext } from '@earendil-works/pi-coding-agent'
-import type { DreamOutcome } from './dreaming.mjs'
+import type { DreamOutcome } from './dreaming/index.mjs'
 import type { MemoryCitation, MemoryProposal, MemoryProvenance, MemoryReviewReport, MemoryStore, MemoryStoreResult, MemoryTarget } from 'pi-fabric-memory/native'
 import { guarded } from './errors.mjs'
 

@@ -1,7 +1,7 @@
 //! The `memory` configuration: defaults, bounds and validation.
 //!
-//! Keys and defaults are the seed's Configuration section; bounds are the
-//! reference's (reference/pi-fabric-memory.md Appendix A). A value of the
+//! Keys and defaults are README's "Configuration" section; the bounds are
+//! the `integer` rows of `from_json`. A value of the
 //! wrong type or out of bounds is an `invalid_argument` error naming the key,
 //! never a silent clamp. Unknown keys are ignored so newer settings files
 //! keep working with this version.
@@ -176,7 +176,7 @@ mod tests {
   use serde_json::json;
 
   #[test]
-  fn defaults_match_the_seed() {
+  fn defaults_match_the_documented_table() {
     let config = Config::from_json(None).unwrap();
     assert_eq!(config.hot_sessions, 50);
     assert_eq!(config.max_entry_chars, 2000);

@@ -8,14 +8,12 @@
 pub mod args;
 pub mod config;
 pub mod engine;
-pub mod envelope;
 pub mod error;
-pub mod expand;
 mod fault;
 pub mod fsread;
 pub mod index;
 pub mod jsregex;
-pub mod listing;
+pub mod ops;
 pub mod query;
 #[cfg(test)]
 mod safety_tests;

@@ -2,9 +2,9 @@
 //! sessions, and bounds on what any call reads or returns.
 
 use crate::engine::Engine;
-use crate::expand::{expand, ExpandRequest};
+use crate::ops::expand::{expand, ExpandRequest};
+use crate::ops::recall::recall;
 use crate::query::plan::RecallRequest;
-use crate::query::recall;
 use crate::testing::{within, AgentDir, CWD};
 use serde_json::{json, Value};
 use std::fs;
@@ -155,9 +155,9 @@ mod decoding_as_pi {
 
 #[test]
 fn errors_echoing_a_long_id_stay_within_the_envelope() {
-  use crate::envelope::bounded;
-  use crate::expand::MAX_ENVELOPE_CHARS;
-  use crate::listing::{sessions, SessionsRequest};
+  use crate::ops::contract::MAX_ENVELOPE_CHARS;
+  use crate::ops::envelope::bounded;
+  use crate::ops::sessions::{sessions, SessionsRequest};
   use crate::text::json_len;
   let fx = AgentDir::new();
   let engine = fx.engine(json!({}));
@@ -178,8 +178,8 @@ fn errors_echoing_a_long_id_stay_within_the_envelope() {
 #[cfg(unix)]
 #[test]
 fn a_named_path_that_is_not_a_regular_file_is_source_unavailable_not_not_found() {
-  use crate::envelope::bounded;
-  use crate::listing::{sessions, SessionsRequest};
+  use crate::ops::envelope::bounded;
+  use crate::ops::sessions::{sessions, SessionsRequest};
   let fx = AgentDir::new();
   let engine = fx.engine(json!({}));
   let fifo = fx.project.join("fifo.jsonl");

@@ -6,8 +6,8 @@
 use libfuzzer_sys::fuzz_target;
 use pi_fabric_memory::engine::Live;
 use pi_fabric_memory::error::CoreError;
-use pi_fabric_memory::expand::ExpandRequest;
-use pi_fabric_memory::listing::SessionsRequest;
+use pi_fabric_memory::ops::expand::ExpandRequest;
+use pi_fabric_memory::ops::sessions::SessionsRequest;
 use pi_fabric_memory::query::plan::RecallRequest;
 use serde_json::Value;
 

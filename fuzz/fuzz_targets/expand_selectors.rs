@@ -7,8 +7,9 @@
 use libfuzzer_sys::fuzz_target;
 use pi_fabric_memory::config::Config;
 use pi_fabric_memory::engine::Engine;
-use pi_fabric_memory::envelope::bounded;
-use pi_fabric_memory::expand::{expand, ExpandRequest, MAX_ENVELOPE_CHARS};
+use pi_fabric_memory::ops::envelope::bounded;
+use pi_fabric_memory::ops::contract::MAX_ENVELOPE_CHARS;
+use pi_fabric_memory::ops::expand::{expand, ExpandRequest};
 use pi_fabric_memory::text::json_len;
 use serde_json::{json, Value};
 use std::sync::OnceLock;

@@ -12,8 +12,8 @@
 pub mod build;
 pub mod cold;
 pub mod dictionary;
+pub mod dir_cache;
 pub mod hot;
-pub mod listing;
 pub mod ownership;
 pub mod progress;
 pub mod record;
@@ -98,7 +98,8 @@ impl IndexCoverage {
   }
 }
 
-/// Call-level coverage, as the seed defines it.
+/// Call-level coverage (README "Coverage"): what the call could search and
+/// why not all of it.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Coverage {
@@ -169,7 +170,7 @@ pub struct Index {
   headers: Mutex<HashMap<PathBuf, ProbedHeader>>,
   /// One synchronization at a time; queries read resident records freely.
   sync_lock: Mutex<()>,
-  dirs: listing::DirCache,
+  dirs: dir_cache::DirCache,
   /// `sha256(path)[..16]` of every source seen: record-name owners.
   owners: Mutex<HashMap<PathBuf, String>>,
   /// Records found to belong to live sessions outside this engine's roots
@@ -303,7 +304,7 @@ fn newest_first(sources: &mut [Source]) {
 /// watches each dir before it is listed, so no change after the listing
 /// goes unseen.
 pub fn list_sources(
-  dirs: &listing::DirCache,
+  dirs: &dir_cache::DirCache,
   roots: &watch::Roots,
   mut arming: Option<&mut watch::Arming<'_>>,
 ) -> Vec<Source> {

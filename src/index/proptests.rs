@@ -6,8 +6,8 @@
 
 use super::build::RESUMED;
 use super::*;
+use crate::ops::recall::recall;
 use crate::query::plan::RecallRequest;
-use crate::query::recall;
 use crate::session::proptests::{file, lines, step};
 use crate::testing::{proptest_config, AgentDir};
 use proptest::prelude::*;

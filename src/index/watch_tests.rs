@@ -2,8 +2,8 @@
 //! after every kind of change, and no listing at all while nothing changed.
 
 use super::*;
+use crate::ops::recall::recall;
 use crate::query::plan::RecallRequest;
-use crate::query::recall;
 use crate::testing::{AgentDir, CWD};
 use serde_json::{json, Value};
 use std::io::Write;

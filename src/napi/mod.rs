@@ -5,13 +5,12 @@
 
 use crate::config::Config;
 use crate::engine::{Engine, Live};
-use crate::envelope::bounded;
 use crate::error::CoreError;
-use crate::expand::{expand, ExpandRequest};
 use crate::index::progress::{ProgressSink, SyncProgress};
-use crate::listing::{sessions, SessionsRequest};
-use crate::query::plan::RecallRequest;
-use crate::query::recall;
+use crate::ops::envelope::bounded;
+use crate::ops::expand::{expand, ExpandRequest};
+use crate::ops::recall::{recall, RecallRequest};
+use crate::ops::sessions::{sessions, SessionsRequest};
 use napi::bindgen_prelude::*;
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi_derive::napi;

@@ -1,17 +1,8 @@
-//! `memory.recall`: structural filters, literal / phrase / regex queries over
-//! hot postings and cold digests, one ranked stream, bounded pages.
+//! The query language of `memory.recall`: arguments to a plan (structural
+//! filters, literal / phrase / regex queries), BM25 scoring, the bounded
+//! regex and snippets. The operation itself is `ops::recall`.
 
 pub mod plan;
 pub mod regex;
 pub mod score;
 pub mod snippet;
-
-mod recall;
-
-pub use recall::{recall, Hit, RecallPage, MAX_DIGEST_CANDIDATES};
-
-#[cfg(test)]
-mod tests;
-
-#[cfg(test)]
-mod proptests;

@@ -6,8 +6,7 @@
 
 use crate::args::Args;
 use crate::error::{CoreError, CoreResult};
-use crate::expand::parse_branches;
-use crate::listing::parse_scope;
+use crate::ops::contract::{parse_branches, parse_scope};
 use crate::session::binding::Binding;
 use crate::session::discover::Scope;
 use crate::session::lineage::Branches;

@@ -1,7 +1,7 @@
 //! Which records a session view contains: the active branch or all of them.
 //!
-//! Active mode follows Pi 0.80's persisted semantics (reference/pi-format.md
-//! §5): the leaf is the last record with an id (a harness `leaf` record moves
+//! Active mode follows Pi 0.80's persisted semantics (its session manager's
+//! `_buildIndex` + `getBranch()`): the leaf is the last record with an id (a harness `leaf` record moves
 //! it explicitly), duplicate ids resolve to the last record, and the path is
 //! the `parentId` walk from the leaf to a root. Pi has no cycle guard; this
 //! walk keeps a visited set and reports `invalid_parent_graph`. For the live

@@ -1,6 +1,6 @@
 //! Parsing a session file into its header and records.
 //!
-//! Follows Pi's own loader (reference/pi-format.md §5): lines split on `\n`
+//! Follows Pi's own session loader: lines split on `\n`
 //! with no length limit, a trailing `\r` tolerated, blank and malformed lines
 //! skipped and counted, and the file accepted only when the first parsed JSON
 //! value is a `{type:"session", id:string}` header. Records are parsed into

@@ -1,5 +1,5 @@
 //! Random Pi session trees against a plain reference walk of Pi's rules
-//! (reference/pi-format.md §5, Pi's `_buildIndex` + `getBranch()`): the
+//! (Pi's session manager, `_buildIndex` + `getBranch()`): the
 //! leaf is the last line's id (a harness `leaf` line moves it to its
 //! `targetId`), `byId` keeps the last line of an id, and the active branch
 //! is the `parentId` walk from the leaf, root first, stopping at `null`, an

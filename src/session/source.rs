@@ -1,7 +1,7 @@
 //! Reading one session source: its bytes, its stat stamp and its SHA-256.
 //!
 //! The whole file is read at once (session files are append-only JSONL of a
-//! few MB; one `read` beats line-buffered I/O, see reference/napi.md §5),
+//! few MB; one `read` beats line-buffered I/O),
 //! bounded and non-blocking (`crate::fsread`). The
 //! file is stat'ed before and after the read so a write racing the read is
 //! detected instead of producing a hash that matches neither version.

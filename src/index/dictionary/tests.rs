@@ -1,7 +1,7 @@
 use super::*;
 use crate::engine::Engine;
+use crate::ops::recall::{recall, Hit, RecallPage, MAX_DIGEST_CANDIDATES};
 use crate::query::plan::RecallRequest;
-use crate::query::{recall, Hit, RecallPage, MAX_DIGEST_CANDIDATES};
 use crate::session::normalize::{Entry, Normalized};
 use crate::testing::{AgentDir, CWD};
 use proptest::collection::vec;

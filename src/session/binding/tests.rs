@@ -2,9 +2,9 @@
 //! branch changes.
 
 use crate::engine::{Engine, Live};
-use crate::expand::{expand, ExpandPage, ExpandRequest};
+use crate::ops::expand::{expand, ExpandPage, ExpandRequest};
+use crate::ops::recall::{recall, Hit, RecallPage};
 use crate::query::plan::RecallRequest;
-use crate::query::{recall, Hit, RecallPage};
 use crate::session::lineage::LiveBranch;
 use crate::testing::{AgentDir, CWD};
 use serde_json::{json, Value};

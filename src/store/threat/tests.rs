@@ -234,3 +234,64 @@ fn hidden_carriers_homoglyphs_and_secrets_are_blocked_and_real_text_is_not() {
     assert_eq!(ids(text, Scope::Strict), Vec::<String>::new(), "{text:?} should be clean");
   }
 }
+
+mod folding {
+  use super::*;
+  use proptest::prelude::*;
+  use unicode_normalization::UnicodeNormalization;
+
+  /// The definition: NFKC of the whole text, then the drop and the confusables.
+  fn whole(text: &str) -> String {
+    text.nfkc().filter(|&c| !may_hide(c)).map(|c| confusable(c).unwrap_or(c)).collect()
+  }
+
+  /// Characters where segment boundaries matter: combining marks (which
+  /// reorder and compose), Hangul jamo (which compose across starters),
+  /// compatibility forms, confusables, hidden carriers.
+  fn tricky() -> impl Strategy<Value = char> {
+    prop_oneof![
+      Just('e'),
+      Just('a'),
+      Just('.'),
+      Just(' '),
+      Just('\u{0301}'),
+      Just('\u{0323}'),
+      Just('\u{0308}'),
+      Just('\u{0345}'),
+      Just('\u{1100}'),
+      Just('\u{1161}'),
+      Just('\u{11A8}'),
+      Just('\u{AC00}'),
+      Just('\u{2026}'),
+      Just('\u{FF49}'),
+      Just('\u{FB01}'),
+      Just('\u{2460}'),
+      Just('\u{00E9}'),
+      Just('\u{212B}'),
+      Just('\u{043E}'),
+      Just('\u{03BF}'),
+      Just('\u{200D}'),
+      Just('\u{FE0F}'),
+      Just('\u{E0041}'),
+      Just('\u{1F600}'),
+      any::<char>(),
+    ]
+  }
+
+  proptest! {
+    #[test]
+    fn segment_folding_equals_whole_text_folding(chars in proptest::collection::vec(tricky(), 0..24)) {
+      let text: String = chars.into_iter().collect();
+      let (segmented, defined) = (folded(&text).into_owned(), whole(&text));
+      prop_assert_eq!(segmented, defined, "{:?}", text);
+    }
+  }
+
+  #[test]
+  fn text_that_folds_to_itself_is_borrowed() {
+    for text in ["plain ascii", "café 日本語 ✓", ""] {
+      assert!(matches!(folded(text), std::borrow::Cow::Borrowed(_)), "{text:?}");
+    }
+    assert_eq!(folded("wait\u{2026} ign\u{043E}re"), "wait... ignore");
+  }
+}

@@ -1,7 +1,8 @@
-use super::plan::RecallRequest;
 use super::*;
 use crate::engine::Engine;
-use crate::expand::{expand, ExpandRequest, MAX_ENVELOPE_CHARS};
+use crate::ops::contract::MAX_ENVELOPE_CHARS;
+use crate::ops::expand::{expand, ExpandRequest};
+use crate::query::plan::RecallRequest;
 use crate::testing::{AgentDir, CWD};
 use crate::text::json_len;
 use serde_json::{json, Value};

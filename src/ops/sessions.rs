@@ -3,9 +3,9 @@
 
 use crate::args::Args;
 use crate::engine::Engine;
-use crate::error::{ContractError, CoreError, CoreResult};
-use crate::expand::parse_branches;
+use crate::error::{ContractError, CoreResult};
 use crate::index::{self, Coverage};
+use crate::ops::contract::{parse_branches, parse_scope};
 use crate::session::discover::Scope;
 use crate::session::lineage::Branches;
 use serde::Serialize;
@@ -18,18 +18,6 @@ pub struct SessionsRequest {
   pub scope: Scope,
   pub branches: Branches,
   pub limit: Option<usize>,
-}
-
-pub fn parse_scope(args: &Args<'_>, default: Scope) -> CoreResult<Scope> {
-  match args.string("scope")? {
-    None => Ok(default),
-    Some(text) => Scope::parse(&text).ok_or_else(|| {
-      CoreError::invalid(format!(
-        "{}: scope must be \"session\", \"project\", \"global\" or \"session:<id-or-path>\", got \"{text}\"",
-        args.call
-      ))
-    }),
-  }
 }
 
 impl SessionsRequest {

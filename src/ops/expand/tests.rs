@@ -1,5 +1,7 @@
 use super::*;
 use crate::config::Config;
+use crate::ops::contract::MAX_ENVELOPE_CHARS;
+use crate::text::{json_len, utf16_len};
 use serde_json::json;
 use std::fs;
 use std::path::PathBuf;

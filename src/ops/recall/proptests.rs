@@ -3,8 +3,8 @@
 //! several page sizes (ties in score and mtime included; cold sessions give
 //! session hits).
 
-use super::plan::RecallRequest;
 use super::recall;
+use crate::query::plan::RecallRequest;
 use crate::testing::{proptest_config, AgentDir, CWD};
 use proptest::prelude::*;
 use serde_json::{json, Value};

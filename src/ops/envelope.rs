@@ -6,7 +6,7 @@
 //! serializes any result and, only when it is still over the envelope, cuts
 //! its longest strings (ending each with `…`) until it fits.
 
-use crate::expand::MAX_ENVELOPE_CHARS;
+use crate::ops::contract::MAX_ENVELOPE_CHARS;
 use crate::text::{cap_with_ellipsis, json_len, utf16_len};
 use serde::Serialize;
 use serde_json::Value;

@@ -1,0 +1,113 @@
+/** One dream: lock, state, gates, transcripts, model, run, landing. */
+
+import { MemoryStore } from '../native.mjs'
+import type { Memory } from '../memory.mjs'
+import { verifyEvidence } from '../evidence.mjs'
+import { describeLanding, land, StagedStore } from '../staging.mjs'
+import { acquireLock } from './lock.mjs'
+import type { ModelRegistryLike } from './model.mjs'
+import { resolveModel } from './model.mjs'
+import { buildUserPrompt } from './prompt.mjs'
+import { gatherTurns } from './gather.mjs'
+import { runConsolidation, type RunUsage } from './run.mjs'
+import type { DreamingSettings } from './settings.mjs'
+import { readState, timeGate, writeState } from './state.mjs'
+
+export type DreamStatus = 'disabled' | 'locked' | 'not_due' | 'aborted' | 'no_model' | 'failed' | 'done'
+
+export interface DreamOutcome {
+  status: DreamStatus
+  message: string
+  turns?: number
+  writes?: string[]
+  summary?: string
+  /** Changes written by this run. */
+  applied?: number
+  /** Changes staged for `/memory review`. */
+  proposed?: number
+  /** Candidates dropped because their evidence did not verify. */
+  dropped?: number
+  usage?: RunUsage
+}
+
+export interface DreamOptions {
+  store: MemoryStore
+  settings: DreamingSettings
+  /** Transcripts are read with `sessions`/`walk`; `expand` verifies evidence (without it every write is dropped) and, with `recall`, serves the agent's recall tools. */
+  memory: Pick<Memory, 'sessions' | 'walk'> & Partial<Pick<Memory, 'expand' | 'recall'>>
+  registry: ModelRegistryLike | undefined
+  /** The session's current model (`ctx.model`): used unless `settings.model` is set. */
+  currentModel?: unknown
+  /** Pi's own pi-agent-core module, see {@link runConsolidation}. */
+  agentCore?: unknown
+  includeGlobal: boolean
+  sessionDir?: string
+  signal?: AbortSignal
+  /** `/memory dream`: ignore the time gate (the lock and the turn gate's minimum of one turn still apply). */
+  force?: boolean
+  now?: () => number
+  /** Test seam: replaces {@link runConsolidation}. */
+  consolidate?: typeof runConsolidation
+}
+
+/** Runs the gates and, when due, one consolidation. Never throws for expected outcomes. */
+export async function dream(options: DreamOptions): Promise<DreamOutcome> {
+  const now = options.now ?? Date.now
+  const { settings, store } = options
+  if (!settings.enabled && !options.force) return { status: 'disabled', message: 'Dreaming is disabled (pi-memory.dreaming.enabled).' }
+  if (options.signal?.aborted) return { status: 'aborted', message: 'Dreaming aborted: the session ended.' }
+  const lock = acquireLock(store.dir)
+  if (!lock) return { status: 'locked', message: 'Another Pi host is dreaming; skipped.' }
+  try {
+    const startedAt = now()
+    const state = readState(store.dir)
+    const gate = timeGate(state, settings, startedAt)
+    if (!gate.open && !options.force) {
+      return { status: 'not_due', message: `Not due: next run after ${new Date(gate.nextAt!).toISOString()}.` }
+    }
+    const since = state.lastConsolidatedAt ? Date.parse(state.lastConsolidatedAt) : undefined
+    const turns = await gatherTurns(options.memory, { includeGlobal: options.includeGlobal, sessionDir: options.sessionDir, since, signal: options.signal })
+    if (options.signal?.aborted) return { status: 'aborted', message: 'Dreaming aborted: the session ended.' }
+    const needed = options.force ? 1 : settings.minTurnsSinceLastRun
+    if (turns.length < needed) {
+      return { status: 'not_due', message: `Not due: ${turns.length} new turn(s) since the last run, ${needed} needed.`, turns: turns.length }
+    }
+    const resolved = await resolveModel(options.registry, settings, options.currentModel)
+    if (typeof resolved === 'string') return { status: 'no_model', message: `Dreaming skipped: ${resolved}; it will retry at the next session start.` }
+    const agentStore = new MemoryStore({ dir: store.dir, memoryCharLimit: store.memoryCharLimit, userCharLimit: store.userCharLimit })
+    await agentStore.loadFromDisk()
+    const expand = options.memory.expand
+    const staged = new StagedStore(agentStore, (claim, evidence) =>
+      expand ? verifyEvidence(expand, claim, evidence) : Promise.resolve({ ok: false as const, reason: 'evidence cannot be checked here (no memory.expand)' }),
+    )
+    const { recall } = options.memory
+    const result = await (options.consolidate ?? runConsolidation)({
+      registry: options.registry!,
+      ...resolved,
+      store: staged,
+      ...(expand && recall ? { memory: { expand, recall } } : {}),
+      prompt: buildUserPrompt(turns),
+      signal: options.signal,
+      maxOutputTokens: settings.maxOutputTokens,
+      maxCost: settings.maxCost,
+      agentCore: options.agentCore,
+    })
+    const spent = result.usage ? `; output ${result.usage.outputTokens} tokens${result.usage.cost !== undefined ? `, cost ${result.usage.cost.toFixed(4)}` : ''}` : ''
+    if (result.aborted || options.signal?.aborted) return { status: 'aborted', message: 'Dreaming aborted: the session ended; nothing applied, state unchanged.', writes: result.writes, usage: result.usage }
+    if (!result.ok) return { status: 'failed', message: `Dreaming failed: ${result.error ?? 'unknown error'}; nothing applied, state unchanged${spent}.`, writes: result.writes, usage: result.usage }
+    const dropped = staged.dropped.length
+    // Spent budget is not spent again at the next session start: the state advances even when a bound stopped the run.
+    writeState(store.dir, { lastConsolidatedAt: new Date(startedAt).toISOString(), lastTurnCount: turns.length, lastDropped: dropped })
+    const changed = result.writes.length ? `${result.writes.length} change(s): ${result.writes.join(', ')}` : 'no changes'
+    if (result.stopped) {
+      const droppedNote = dropped ? `; ${dropped} candidate(s) dropped: their evidence did not verify` : ''
+      const message = `Dreaming reviewed ${turns.length} turn(s): ${changed}; stopped at ${result.stopped}, so nothing was applied${droppedNote}${spent}.`
+      return { status: 'done', message, turns: turns.length, writes: result.writes, summary: result.summary, applied: 0, proposed: 0, dropped, usage: result.usage }
+    }
+    const landing = await land(store, staged.staged, settings.autoApply, dropped)
+    const message = `Dreaming reviewed ${turns.length} turn(s): ${changed}; ${describeLanding(landing, settings.autoApply)}${spent}.`
+    return { status: 'done', message, turns: turns.length, writes: result.writes, summary: result.summary, applied: landing.applied, proposed: landing.proposed, dropped, usage: result.usage }
+  } finally {
+    lock.release()
+  }
+}

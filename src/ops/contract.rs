@@ -1,0 +1,101 @@
+//! What the three operations share: the `{ref, tool, args}` call tokens a
+//! page hands back (`follow`, `next`), the 30,000-character JSON envelope
+//! every result fits, the `branches` and `scope` arguments, and the
+//! context-edit facts both hits and chunks print. A token's binding to the
+//! bytes and lineage it was cut from is `session::binding`.
+
+use crate::args::Args;
+use crate::error::{CoreError, CoreResult};
+use crate::session::discover::Scope;
+use crate::session::lineage::Branches;
+use crate::session::normalize::Entry;
+use crate::text::meta;
+use serde::Serialize;
+use serde_json::Value;
+
+/// The most JSON characters (UTF-16 units) any result may take.
+pub const MAX_ENVELOPE_CHARS: usize = 30_000;
+
+pub fn parse_branches(args: &Args<'_>) -> CoreResult<Branches> {
+  match args.string("branches")? {
+    None => Ok(Branches::Active),
+    Some(text) => Branches::parse(&text).ok_or_else(|| {
+      CoreError::invalid(format!("{}: branches must be \"active\" or \"all\", got \"{text}\"", args.call))
+    }),
+  }
+}
+
+pub fn parse_scope(args: &Args<'_>, default: Scope) -> CoreResult<Scope> {
+  match args.string("scope")? {
+    None => Ok(default),
+    Some(text) => Scope::parse(&text).ok_or_else(|| {
+      CoreError::invalid(format!(
+        "{}: scope must be \"session\", \"project\", \"global\" or \"session:<id-or-path>\", got \"{text}\"",
+        args.call
+      ))
+    }),
+  }
+}
+
+/// A `{ref, tool, args}` call token. `tool` is the Pi tool that serves `ref`
+/// (`memory.expand` → `memory_expand`), so a guest dispatches it without
+/// guessing names; it is derived, never stored.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Call {
+  pub reference: &'static str,
+  pub args: Value,
+}
+
+impl Call {
+  /// The Pi tool name for this call's `ref`.
+  pub fn tool(&self) -> String {
+    self.reference.replace('.', "_")
+  }
+}
+
+impl Serialize for Call {
+  fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+    use serde::ser::SerializeStruct;
+    let mut call = serializer.serialize_struct("Call", 3)?;
+    call.serialize_field("ref", self.reference)?;
+    call.serialize_field("tool", &self.tool())?;
+    call.serialize_field("args", &self.args)?;
+    call.end()
+  }
+}
+
+/// Context-edit facts of an entry (Pi ≥ 0.87), present only when set.
+#[derive(Debug, Clone, Default, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct EditFields {
+  #[serde(skip_serializing_if = "Option::is_none")]
+  pub target_id: Option<String>,
+  #[serde(skip_serializing_if = "Option::is_none")]
+  pub context_edit: Option<&'static str>,
+  #[serde(skip_serializing_if = "Option::is_none")]
+  pub context_edit_id: Option<String>,
+}
+
+impl EditFields {
+  pub fn of(entry: &Entry) -> EditFields {
+    EditFields {
+      target_id: meta(&entry.target_id),
+      context_edit: entry.context_edit.map(|edit| edit.as_str()),
+      context_edit_id: meta(&entry.context_edit_id),
+    }
+  }
+}
+
+#[cfg(test)]
+mod tests {
+  use super::Call;
+  use serde_json::json;
+
+  #[test]
+  fn a_call_names_the_pi_tool_that_serves_it() {
+    let call = Call { reference: "memory.expand", args: json!({"indices": [3]}) };
+    let text = serde_json::to_string(&call).unwrap();
+    assert_eq!(text, r#"{"ref":"memory.expand","tool":"memory_expand","args":{"indices":[3]}}"#);
+    assert_eq!(Call { reference: "memory.recall", args: json!({}) }.tool(), "memory_recall");
+  }
+}

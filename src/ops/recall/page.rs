@@ -1,0 +1,209 @@
+//! The page: hits built only for the page's items, each with its follow
+//! call, dropped from the end until the JSON fits the envelope.
+
+use super::search::{Item, Search};
+use super::searched::Searched;
+use crate::error::ContractError;
+use crate::index::Coverage;
+use crate::ops::contract::{Call, EditFields, MAX_ENVELOPE_CHARS};
+use crate::query::snippet::snippet;
+use crate::session::binding::record_id;
+use crate::session::lineage::LiveBranch;
+use crate::session::normalize::Entry;
+use crate::text::{cap_with_ellipsis, json_len, meta, META_CHARS};
+use serde::Serialize;
+use serde_json::{json, Map, Value};
+
+const CWD_CHARS: usize = 2048;
+const MATCHED_TERMS_SHOWN: usize = 50;
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct EntryHit {
+  pub kind: &'static str,
+  pub session_id: String,
+  pub tier: &'static str,
+  pub index: usize,
+  pub entry_id: Option<String>,
+  pub parent_id: Option<String>,
+  pub operation_address: Option<String>,
+  #[serde(rename = "type")]
+  pub kind_of_entry: String,
+  pub role: Option<String>,
+  pub tool: Option<String>,
+  #[serde(rename = "ref")]
+  pub reference: Option<String>,
+  pub provider: Option<String>,
+  pub action: Option<String>,
+  pub outcome: Option<&'static str>,
+  pub timestamp: Option<i64>,
+  pub is_error: bool,
+  pub score: f64,
+  pub snippet: String,
+  pub truncated: bool,
+  #[serde(flatten)]
+  pub edit: EditFields,
+  /// Threat-pattern ids the entry's text matches (untrusted evidence; text unchanged).
+  #[serde(skip_serializing_if = "Option::is_none")]
+  pub threats: Option<Vec<String>>,
+  pub follow: Call,
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionHit {
+  pub kind: &'static str,
+  pub session_id: String,
+  pub tier: &'static str,
+  pub cwd: String,
+  pub last_timestamp: Option<i64>,
+  pub score: f64,
+  pub matched_terms: Vec<String>,
+  pub matched_structural_entries: usize,
+  pub follow: Call,
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(untagged)]
+pub enum Hit {
+  Entry(Box<EntryHit>),
+  Session(Box<SessionHit>),
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct RecallPage {
+  pub total: usize,
+  pub hits: Vec<Hit>,
+  pub next: Option<Call>,
+  pub coverage: Coverage,
+  #[serde(skip_serializing_if = "Option::is_none")]
+  pub error: Option<ContractError>,
+}
+
+impl RecallPage {
+  pub(super) fn failed(error: ContractError) -> RecallPage {
+    let coverage = Coverage::failed(&error);
+    RecallPage { total: 0, hits: Vec::new(), next: None, coverage, error: Some(error) }
+  }
+}
+
+fn rounded(score: f64) -> f64 {
+  (score * 1e6).round() / 1e6
+}
+
+impl Search<'_> {
+  fn entry_hit(&self, slot: usize, doc: usize, score: f64) -> Hit {
+    let session = &self.sessions[slot];
+    let entry = self.entry(slot, doc);
+    let (snippet, cut) = snippet(&entry.text, self.request.query.terms(), self.request.snippet_chars);
+    Hit::Entry(Box::new(EntryHit {
+      kind: "entry",
+      session_id: session.session_id.clone(),
+      tier: session.tier.as_str(),
+      index: entry.index,
+      entry_id: meta(&entry.entry_id),
+      parent_id: meta(&entry.parent_id),
+      operation_address: meta(&entry.operation_address),
+      kind_of_entry: cap_with_ellipsis(&entry.kind, META_CHARS),
+      role: meta(&entry.role),
+      tool: meta(&entry.tool),
+      reference: meta(&entry.reference),
+      provider: meta(&entry.provider),
+      action: meta(&entry.action),
+      outcome: entry.outcome.map(|o| o.as_str()),
+      timestamp: entry.timestamp,
+      is_error: entry.is_error,
+      score: rounded(score),
+      snippet,
+      truncated: cut || entry.truncated,
+      edit: EditFields::of(entry),
+      threats: crate::store::threat::flags::field(&entry.text),
+      follow: self.follow(session, entry),
+    }))
+  }
+
+  /// Pi's live branch, when `session` is the live session.
+  pub(super) fn live_branch(&self, session: &Searched) -> Option<&LiveBranch> {
+    self.live.filter(|live| live.file.as_os_str() == session.file.as_str()).map(|live| &live.branch)
+  }
+
+  /// `memory.expand` of one entry, bound to the prefix and lineage it came from.
+  fn follow(&self, session: &Searched, entry: &Entry) -> Call {
+    let mut args = Map::new();
+    args.insert("session".into(), json!(session.file));
+    let issuer = session.issuer(self.request.branches, self.live_branch(session));
+    issuer.bind(record_id(entry)).insert_into(&mut args);
+    args.insert("branches".into(), json!(self.request.branches.as_str()));
+    args.insert("indices".into(), json!([entry.index]));
+    Call { reference: "memory.expand", args: Value::Object(args) }
+  }
+
+  fn session_hit(&self, slot: usize, score: f64, matched: &[String], structural: usize) -> Hit {
+    let session = &self.sessions[slot];
+    let digest = session.digest().expect("cold session");
+    Hit::Session(Box::new(SessionHit {
+      kind: "session",
+      session_id: session.session_id.clone(),
+      tier: "cold",
+      cwd: cap_with_ellipsis(&session.cwd, CWD_CHARS),
+      last_timestamp: digest.last_ts,
+      score: rounded(score),
+      matched_terms: matched.iter().take(MATCHED_TERMS_SHOWN).cloned().collect(),
+      matched_structural_entries: structural,
+      follow: Call { reference: "memory.recall", args: Value::Object(self.bound_args(session, true)) },
+    }))
+  }
+
+  /// The request's arguments pinned to one session as it is now: its
+  /// source prefix and its lineage up to the last record on disk.
+  fn bound_args(&self, session: &Searched, fresh_start: bool) -> Map<String, Value> {
+    let mut args = self.request.args.clone();
+    if fresh_start {
+      args.remove("offset");
+      args.remove("entryRange");
+    }
+    args.insert("scope".into(), json!(format!("session:{}", session.file)));
+    args.insert("branches".into(), json!(self.request.branches.as_str()));
+    let live = self.live_branch(session);
+    let tip = session.lineage(live).1.clone();
+    session.issuer(self.request.branches, live).bind(tip.as_deref()).insert_into(&mut args);
+    args
+  }
+
+  fn hit(&self, item: &Item) -> Hit {
+    match item {
+      Item::Entry { session, doc, score } => self.entry_hit(*session, *doc, *score),
+      Item::Session { session, score, matched_terms, structural } => {
+        self.session_hit(*session, *score, matched_terms, *structural)
+      }
+    }
+  }
+
+  fn next_call(&self, offset: usize) -> Call {
+    let mut args = match self.sessions.as_slice() {
+      // A single-session continuation is bound to that session's bytes.
+      [only] => self.bound_args(only, false),
+      _ => self.request.args.clone(),
+    };
+    args.insert("offset".into(), json!(offset));
+    Call { reference: "memory.recall", args: Value::Object(args) }
+  }
+
+  /// The page at the request's offset, shrunk until its JSON fits.
+  pub(super) fn page(&self, items: &[Item], coverage: Coverage) -> RecallPage {
+    let start = self.request.offset.min(items.len());
+    let end = (start + self.request.page_size).min(items.len());
+    let mut page = RecallPage {
+      total: items.len(),
+      hits: items[start..end].iter().map(|item| self.hit(item)).collect(),
+      next: (end < items.len()).then(|| self.next_call(end)),
+      coverage,
+      error: None,
+    };
+    while page.hits.len() > 1 && json_len(&page) > MAX_ENVELOPE_CHARS {
+      page.hits.pop();
+      page.next = Some(self.next_call(start + page.hits.len()));
+    }
+    page
+  }
+}

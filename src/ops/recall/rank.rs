@@ -1,0 +1,45 @@
+//! The deterministic ranking of the item stream.
+
+use super::search::{Item, Search};
+
+/// (score, session mtime, entry 0 / session 1, index, session slot).
+type RankKey = (f64, f64, u8, usize, usize);
+
+impl Search<'_> {
+  /// Orders `items` by score desc, session mtime desc, entries before
+  /// sessions, index, file (identical calls give identical bytes), keeping
+  /// the best `keep`; only the first `exact` need their exact order, so the
+  /// rest is partitioned, not sorted.
+  pub(super) fn rank(&self, items: Vec<Item>, keep: usize, exact: usize) -> Vec<Item> {
+    let mut keyed: Vec<(RankKey, Item)> = items
+      .into_iter()
+      .map(|item| {
+        let key = match &item {
+          Item::Entry { session, doc, score } => {
+            (*score, self.sessions[*session].mtime, 0, self.entry(*session, *doc).index, *session)
+          }
+          Item::Session { session, score, .. } => (*score, self.sessions[*session].mtime, 1, 0, *session),
+        };
+        (key, item)
+      })
+      .collect();
+    let order = |a: &(RankKey, Item), b: &(RankKey, Item)| {
+      let ((sa, ma, ka, ia, fa), (sb, mb, kb, ib, fb)) = (&a.0, &b.0);
+      sb.total_cmp(sa)
+        .then(mb.total_cmp(ma))
+        .then(ka.cmp(kb))
+        .then(ia.cmp(ib))
+        .then_with(|| self.sessions[*fa].file.cmp(&self.sessions[*fb].file))
+    };
+    if keyed.len() > keep {
+      keyed.select_nth_unstable_by(keep, order);
+      keyed.truncate(keep);
+    }
+    let exact = exact.min(keyed.len());
+    if exact < keyed.len() {
+      keyed.select_nth_unstable_by(exact, order);
+    }
+    keyed[..exact].sort_unstable_by(order);
+    keyed.into_iter().map(|(_, item)| item).collect()
+  }
+}

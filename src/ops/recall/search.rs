@@ -1,0 +1,337 @@
+//! Candidates and scoring: the filter-passing entries and cold digests
+//! within the candidate budgets, scored by BM25, phrase, bounded regex or
+//! browse into one stream of items.
+
+use super::searched::Searched;
+use crate::engine::Engine;
+use crate::error::ContractError;
+use crate::index::{self, dictionary};
+use crate::query::plan::Query;
+pub use crate::query::plan::RecallRequest;
+use crate::query::regex::BoundedRegex;
+use crate::query::score::{bm25, idf, provenance_weight};
+use crate::session::lineage::LiveBranch;
+use crate::session::normalize::Entry;
+use crate::tokenize::nfkc;
+use std::collections::{BTreeSet, HashMap};
+
+const MAX_ENTRY_CANDIDATES: usize = 50_000;
+pub const MAX_DIGEST_CANDIDATES: usize = 10_000;
+const MAX_ITEM_CANDIDATES: usize = 10_000;
+
+/// The index of the last user message on Pi's live branch: where the turn
+/// that is asking begins.
+fn turn_start(entries: &[Entry], live: &LiveBranch) -> Option<usize> {
+  let on_branch = |id: &str| live.ids.iter().rev().any(|live_id| live_id == id);
+  entries.iter().rposition(|e| e.role.as_deref() == Some("user") && e.entry_id.as_deref().is_some_and(on_branch))
+}
+
+/// One ranked candidate.
+#[derive(Debug, Clone)]
+pub(super) enum Item {
+  Entry { session: usize, doc: usize, score: f64 },
+  Session { session: usize, score: f64, matched_terms: Vec<String>, structural: usize },
+}
+
+/// Query state shared by the scoring passes.
+pub(super) struct Search<'r> {
+  pub(super) request: &'r RecallRequest,
+  config: &'r crate::config::Config,
+  pub(super) live: Option<&'r crate::engine::Live>,
+  pub(super) sessions: Vec<Searched>,
+  /// Filter-passing entry indices per hot session.
+  hot: Vec<Vec<usize>>,
+  /// Cold sessions passing the filters, with their matching address count.
+  cold: Vec<(usize, usize)>,
+  /// Cold candidates past the digest budget: searched only when the cold
+  /// term dictionary serves the query.
+  cold_beyond: Vec<(usize, usize)>,
+  cold_terms: Option<dictionary::Served>,
+  index_dir: std::path::PathBuf,
+  pub(super) reasons: BTreeSet<&'static str>,
+}
+
+impl<'r> Search<'r> {
+  pub(super) fn new(request: &'r RecallRequest, engine: &'r Engine, sessions: Vec<Searched>) -> Search<'r> {
+    let mut search = Search {
+      request,
+      config: &engine.config,
+      live: engine.live.as_ref(),
+      hot: vec![Vec::new(); sessions.len()],
+      cold: Vec::new(),
+      cold_beyond: Vec::new(),
+      cold_terms: None,
+      index_dir: index::index_dir(engine),
+      sessions,
+      reasons: BTreeSet::new(),
+    };
+    search.collect_candidates();
+    search
+  }
+
+  fn in_range(&self, index: usize) -> bool {
+    self.request.entry_range.is_none_or(|(first, last)| index as i64 >= first && index as i64 <= last)
+  }
+
+  /// Per session, where the entries recall may see end: the live session
+  /// stops before the turn in progress, which is not evidence about the past.
+  fn visible_ends(&self) -> Vec<usize> {
+    let live = |session: &Searched| self.live_branch(session).filter(|_| !self.config.recall_current_turn);
+    let end = |session: &Searched| {
+      let shard = session.shard()?;
+      turn_start(&shard.entries, live(session)?)
+    };
+    self.sessions.iter().map(|session| end(session).unwrap_or(usize::MAX)).collect()
+  }
+
+  fn collect_candidates(&mut self) {
+    let filters = &self.request.filters;
+    let mut budget = MAX_ENTRY_CANDIDATES;
+    let ends = self.visible_ends();
+    for (slot, session) in self.sessions.iter().enumerate() {
+      if let Some(shard) = session.shard() {
+        for entry in &shard.entries[..ends[slot].min(shard.entries.len())] {
+          if filters.matches(entry) && self.in_range(entry.index) {
+            if budget == 0 {
+              self.reasons.insert("candidate_entry_budget");
+              break;
+            }
+            budget -= 1;
+            self.hot[slot].push(entry.index);
+          }
+        }
+      } else if let Some(digest) = session.digest() {
+        let structural = if filters.is_empty() {
+          0
+        } else if filters.since.is_none() && filters.until.is_none() {
+          digest.kinds().iter().filter(|(kind, _)| filters.matches(kind)).map(|(_, count)| count).sum()
+        } else {
+          digest.addresses.iter().filter(|a| filters.matches(*a)).count()
+        };
+        if filters.is_empty() || structural > 0 {
+          if self.cold.len() == MAX_DIGEST_CANDIDATES {
+            self.cold_beyond.push((slot, structural));
+            continue;
+          }
+          self.cold.push((slot, structural));
+        }
+      }
+    }
+  }
+
+  pub(super) fn entry(&self, slot: usize, doc: usize) -> &Entry {
+    &self.sessions[slot].shard().expect("hot session").entries[doc]
+  }
+
+  fn weight(&self, slot: usize, doc: usize) -> f64 {
+    provenance_weight(self.entry(slot, doc), &self.request.filters)
+  }
+
+  fn documents(&self) -> usize {
+    self.hot.iter().map(Vec::len).sum::<usize>() + self.cold.len()
+  }
+
+  /// Hot postings of `term` restricted to the candidates: (slot, doc, tf).
+  fn hot_postings(&self, term: &str) -> Vec<(usize, usize, u32)> {
+    let mut out = Vec::new();
+    for (slot, docs) in self.hot.iter().enumerate() {
+      let Some(shard) = self.sessions[slot].shard() else { continue };
+      let list = shard.postings.get(term);
+      let mut candidates = docs.iter().peekable();
+      for &(doc, tf) in list {
+        while candidates.next_if(|&&c| c < doc as usize).is_some() {}
+        if candidates.peek() == Some(&&(doc as usize)) {
+          out.push((slot, doc as usize, tf));
+        }
+      }
+    }
+    out
+  }
+
+  fn cold_has(&self, slot: usize, term: &str) -> bool {
+    self.sessions[slot].digest().is_some_and(|d| d.contains(term))
+  }
+
+  /// Lexical queries over many cold digests are served by the cold term
+  /// dictionary: then every cold candidate is searched, past the digest
+  /// budget too (the budget bounds matched sessions instead).
+  fn serve_cold_terms(&mut self) {
+    if matches!(self.request.query, Query::Literal { .. } | Query::Phrase { .. }) {
+      let candidates: Vec<dictionary::Candidate<'_>> = (self.cold.iter().chain(&self.cold_beyond))
+        .map(|&(slot, _)| (slot, self.sessions[slot].file.as_str(), self.sessions[slot].digest().expect("cold")))
+        .collect();
+      let (dir, max_record) = (&self.index_dir, self.config.max_cold_cache_bytes);
+      self.cold_terms = dictionary::serve(dir, self.request.branches, &candidates, max_record);
+    }
+    if self.cold_terms.is_some() {
+      self.cold.append(&mut self.cold_beyond);
+    } else if !self.cold_beyond.is_empty() {
+      self.reasons.insert("candidate_digest_budget");
+    }
+  }
+
+  /// BM25 over hot candidates and IDF sums over cold ones, on one scale.
+  fn lexical(&mut self, terms: &[String], all: bool, cold_needs_all: bool) -> Vec<Item> {
+    let documents = self.documents();
+    let lengths: Vec<f64> = self
+      .hot
+      .iter()
+      .enumerate()
+      .flat_map(|(slot, docs)| docs.iter().map(move |&d| (slot, d)))
+      .map(|(slot, doc)| self.sessions[slot].shard().expect("hot").postings.doc_lengths[doc] as f64)
+      .collect();
+    let average = if lengths.is_empty() { 1.0 } else { lengths.iter().sum::<f64>() / lengths.len() as f64 };
+    let mut hot: HashMap<(usize, usize), (f64, usize)> = HashMap::new();
+    let mut cold: HashMap<usize, Vec<String>> = HashMap::new();
+    let mut idfs = HashMap::new();
+    for term in terms {
+      let postings = self.hot_postings(term);
+      let cold_hits: Vec<usize> = match &self.cold_terms {
+        Some(served) => served.holding(term, |slot| self.cold_has(slot, term)),
+        None => self.cold.iter().map(|&(slot, _)| slot).filter(|&slot| self.cold_has(slot, term)).collect(),
+      };
+      let weight = idf(documents, postings.len() + cold_hits.len());
+      idfs.insert(term.clone(), weight);
+      for (slot, doc, tf) in postings {
+        let length = self.sessions[slot].shard().expect("hot").postings.doc_lengths[doc];
+        let score = hot.entry((slot, doc)).or_default();
+        score.0 += bm25(weight, tf, length, average);
+        score.1 += 1;
+      }
+      for slot in cold_hits {
+        cold.entry(slot).or_default().push(term.clone());
+      }
+    }
+    let mut items: Vec<Item> = hot
+      .into_iter()
+      .filter(|(_, (_, matched))| !all || *matched == terms.len())
+      .map(|((slot, doc), (score, _))| Item::Entry { session: slot, doc, score: score * self.weight(slot, doc) })
+      .collect();
+    let needs_all = all || cold_needs_all;
+    let mut cold_items = 0;
+    for &(slot, structural) in &self.cold {
+      let Some(matched) = cold.remove(&slot) else { continue };
+      if needs_all && matched.len() < terms.len() {
+        continue;
+      }
+      if cold_items == MAX_DIGEST_CANDIDATES {
+        self.reasons.insert("candidate_digest_budget");
+        break;
+      }
+      cold_items += 1;
+      let score = matched.iter().map(|t| idfs[t]).sum();
+      items.push(Item::Session { session: slot, score, matched_terms: matched, structural });
+    }
+    items
+  }
+
+  fn phrase(&mut self, phrase: &str, terms: &[String]) -> Vec<Item> {
+    let mut items = self.lexical(terms, !terms.is_empty(), true);
+    items.retain_mut(|item| match item {
+      Item::Entry { session, doc, score } => {
+        let entry = self.entry(*session, *doc);
+        *score = provenance_weight(entry, &self.request.filters);
+        nfkc(&entry.text).to_lowercase().contains(phrase)
+      }
+      Item::Session { .. } => true,
+    });
+    if terms.is_empty() {
+      // Punctuation-only phrases have no terms to prefilter by.
+      for (slot, docs) in self.hot.iter().enumerate() {
+        for &doc in docs {
+          let entry = self.entry(slot, doc);
+          if nfkc(&entry.text).to_lowercase().contains(phrase) {
+            items.push(Item::Entry { session: slot, doc, score: provenance_weight(entry, &self.request.filters) });
+          }
+        }
+      }
+    }
+    items
+  }
+
+  fn regex(&mut self, regex: &mut BoundedRegex) -> Vec<Item> {
+    let mut items = Vec::new();
+    for (slot, docs) in self.hot.iter().enumerate() {
+      for &doc in docs {
+        let entry = self.entry(slot, doc);
+        match regex.test(&entry.text) {
+          Ok(true) => {
+            items.push(Item::Entry { session: slot, doc, score: provenance_weight(entry, &self.request.filters) })
+          }
+          Ok(false) => {}
+          Err(stop) => {
+            self.reasons.insert(stop);
+            return items;
+          }
+        }
+      }
+    }
+    for &(slot, structural) in &self.cold {
+      let mut matched = Vec::new();
+      for term in self.sessions[slot].digest().expect("cold").vocabulary.iter() {
+        match regex.test(term) {
+          Ok(true) => matched.push(term.to_string()),
+          Ok(false) => {}
+          Err(stop) => {
+            self.reasons.insert(stop);
+            return items;
+          }
+        }
+      }
+      if !matched.is_empty() {
+        items.push(Item::Session { session: slot, score: 1.0, matched_terms: matched, structural });
+      }
+    }
+    items
+  }
+
+  fn browse(&self) -> Vec<Item> {
+    let entries = self
+      .hot
+      .iter()
+      .enumerate()
+      .flat_map(|(slot, docs)| docs.iter().map(move |&doc| Item::Entry { session: slot, doc, score: 0.0 }));
+    let sessions = self.cold.iter().map(|&(slot, structural)| Item::Session {
+      session: slot,
+      score: 0.0,
+      matched_terms: Vec::new(),
+      structural,
+    });
+    entries.chain(sessions).collect()
+  }
+
+  pub(super) fn run(&mut self) -> Result<Vec<Item>, ContractError> {
+    let request = self.request;
+    self.serve_cold_terms();
+    let items = match &request.query {
+      Query::Browse => self.browse(),
+      Query::Literal { terms, all } => self.lexical(terms, *all, false),
+      Query::Phrase { phrase, terms } => self.phrase(phrase, terms),
+      Query::Regex { pattern } => {
+        let mut regex = BoundedRegex::compile(pattern, self.config)?;
+        self.regex(&mut regex)
+      }
+    };
+    let cold_hit = items.iter().any(|i| matches!(i, Item::Session { .. }));
+    if cold_hit {
+      match &request.query {
+        Query::Literal { terms, all: true } if terms.len() > 1 => {
+          self.reasons.insert("cold_all_terms_requires_hydration");
+        }
+        Query::Phrase { .. } => {
+          self.reasons.insert("cold_phrase_requires_hydration");
+        }
+        _ => {}
+      }
+      if !request.filters.is_empty() && request.query != Query::Browse {
+        self.reasons.insert("cold_structural_filter_requires_hydration");
+      }
+    }
+    if items.len() > MAX_ITEM_CANDIDATES {
+      self.reasons.insert("candidate_item_budget");
+    }
+    let need = (request.offset + request.page_size).min(MAX_ITEM_CANDIDATES);
+    let items = self.rank(items, MAX_ITEM_CANDIDATES, need);
+    Ok(items)
+  }
+}

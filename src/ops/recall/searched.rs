@@ -1,0 +1,156 @@
+//! The sessions one recall reads: index records, or for an explicit
+//! `session:` scope the source itself, with the binding each hit issues.
+
+use crate::engine::Engine;
+use crate::error::ContractError;
+use crate::index::cold::ColdDigest;
+use crate::index::hot::HotShard;
+use crate::index::record::{Body, CacheRecord, Tier};
+use crate::index::{self, Coverage};
+pub use crate::query::plan::RecallRequest;
+use crate::session::binding::Issuer;
+use crate::session::discover::Scope;
+use crate::session::lineage::{self, Branches, LiveBranch};
+use crate::session::SessionView;
+use std::sync::Arc;
+
+/// What the query reads of one session.
+enum Content {
+  Hot(Arc<CacheRecord>),
+  /// An explicitly scoped session, re-read from source (never persisted).
+  Hydrated(Box<HotShard>),
+  Cold(Arc<CacheRecord>),
+}
+
+pub(super) struct Searched {
+  pub(super) file: String,
+  pub(super) session_id: String,
+  pub(super) cwd: String,
+  pub(super) mtime: f64,
+  pub(super) tier: Tier,
+  source_len: u64,
+  source_hash: String,
+  lineage_fingerprint: String,
+  /// The active lineage's root-to-leaf ids and last on-disk record, worked
+  /// out only for sessions with a hit on the page.
+  pub(super) lineage: std::cell::OnceCell<(Option<Vec<String>>, Option<String>)>,
+  content: Content,
+}
+
+impl Searched {
+  pub(super) fn shard(&self) -> Option<&HotShard> {
+    match &self.content {
+      Content::Hot(record) => match &record.body {
+        Body::Hot(shard) => Some(shard),
+        Body::Cold(_) => None,
+      },
+      Content::Hydrated(shard) => Some(shard),
+      Content::Cold(_) => None,
+    }
+  }
+
+  pub(super) fn digest(&self) -> Option<&ColdDigest> {
+    match &self.content {
+      Content::Cold(record) => match &record.body {
+        Body::Cold(digest) => Some(digest),
+        Body::Hot(_) => None,
+      },
+      _ => None,
+    }
+  }
+
+  fn from_record(tier: Tier, record: Arc<CacheRecord>) -> Searched {
+    Searched {
+      file: record.file.clone(),
+      session_id: record.session_id.clone(),
+      cwd: record.cwd.clone(),
+      mtime: record.mtime,
+      tier,
+      source_len: record.size,
+      source_hash: record.source_hash.clone(),
+      lineage_fingerprint: record.lineage_fingerprint.clone(),
+      lineage: std::cell::OnceCell::new(),
+      content: if tier == Tier::Hot { Content::Hot(record.clone()) } else { Content::Cold(record) },
+    }
+  }
+
+  fn hydrated(tier: Tier, view: &SessionView) -> Searched {
+    Searched {
+      file: view.file(),
+      session_id: view.header.id.clone(),
+      cwd: view.header.cwd.clone(),
+      mtime: view.stamp.mtime_ms(),
+      tier,
+      source_len: view.source_len,
+      source_hash: view.source_hash.clone(),
+      lineage_fingerprint: view.lineage_fingerprint.clone(),
+      lineage: std::cell::OnceCell::from((Some(view.lineage_path.clone()), view.lineage_tip.clone())),
+      content: Content::Hydrated(Box::new(HotShard::build(view.normalized.clone(), None))),
+    }
+  }
+}
+
+impl Searched {
+  /// The active lineage (root-to-leaf ids, last on-disk record) of a hot
+  /// session: Pi's live branch, or the record's selection when it is one
+  /// parent chain.
+  pub(super) fn lineage(&self, live: Option<&LiveBranch>) -> &(Option<Vec<String>>, Option<String>) {
+    self.lineage.get_or_init(|| {
+      let Some(resume) = self.shard().and_then(|shard| shard.resume.as_ref()) else {
+        return (None, self.digest().and_then(|d| d.tip.as_ref()).map(|tip| tip.id.clone()));
+      };
+      let tip = resume.selected.last().and_then(|&o| resume.nodes.get(o as usize)).and_then(|n| n.id.clone());
+      let path = match live {
+        Some(live) => Some(live.ids.clone()),
+        None => lineage::chain(&resume.nodes, &resume.selected),
+      };
+      (path, tip)
+    })
+  }
+
+  pub(super) fn issuer(&self, branches: Branches, live: Option<&LiveBranch>) -> Issuer<'_, String> {
+    Issuer {
+      source_len: self.source_len,
+      source_hash: &self.source_hash,
+      branches,
+      fingerprint: &self.lineage_fingerprint,
+      path: match branches {
+        Branches::Active => self.lineage(live).0.as_deref(),
+        Branches::All => None,
+      },
+      tip: self.digest().and_then(|d| d.tip.as_ref()),
+    }
+  }
+}
+
+fn out_of_bounds(first: i64, last: i64, count: usize) -> ContractError {
+  ContractError::new("index_out_of_bounds", format!("Range {first}..{last} is outside the session's {count} entries."))
+    .with("entryCount", count)
+}
+
+/// Loads the sessions to search: index records, or for an explicit
+/// `session:` scope the source itself (hydration, never promoted).
+pub(super) fn searched(engine: &Engine, request: &RecallRequest) -> Result<(Vec<Searched>, Coverage), ContractError> {
+  let synced = index::sync(engine, &request.scope, request.branches)?;
+  let mut coverage = synced.coverage;
+  if let Scope::Explicit(_) = request.scope {
+    let Some(session) = synced.sessions.first() else { return Ok((Vec::new(), coverage)) };
+    let view = engine.load_bound(&session.path, request.branches, &engine.config.index_policy(), &request.binding)?;
+    if let Some((first, last)) = request.entry_range {
+      let count = view.normalized.entries.len();
+      if first < 0 || last < first || last as usize >= count {
+        return Err(out_of_bounds(first, last, count));
+      }
+    }
+    if session.record.is_none() {
+      // Hydration read the source even though the index could not keep it.
+      coverage.indexed_sessions += 1;
+      coverage.stale_sessions -= 1;
+      coverage.complete = coverage.reasons.is_empty() && coverage.stale_sessions == 0;
+    }
+    return Ok((vec![Searched::hydrated(session.tier, &view)], coverage));
+  }
+  let sessions =
+    synced.sessions.into_iter().filter_map(|s| s.record.map(|record| Searched::from_record(s.tier, record))).collect();
+  Ok((sessions, coverage))
+}
