@@ -1315,7 +1315,14 @@ class SessionBuilder {
     const branchAt = this.features.branch ? Math.floor(this.target * (0.45 + 0.3 * r.next())) : Infinity
     let turns = 0
     let turnsAfterBranch = 0
-    while (this.entries.length < this.target || (this.features.branch && (!this.branched || turnsAfterBranch < 1))) {
+    // A session hosting fabric plants goes on until its active path has a carrier for each (short `huge` sessions
+    // may end first; longer sizes always had them by then, so their output is unchanged).
+    const carriersShort = () => {
+      if (!this.features.plantCarriers) return false
+      const active = activePath(this.entries)
+      return this.fabricCarriers.filter((id) => active.has(id)).length < this.features.plantCarriers
+    }
+    while (this.entries.length < this.target || (this.features.branch && (!this.branched || turnsAfterBranch < 1)) || carriersShort()) {
       if (turns > 0) {
         if (r.chance(this.features.bashExecutionRate)) this.bashExecution()
         if (r.chance(0.05)) this.custom()
@@ -1508,6 +1515,7 @@ function sessionFeatures(ctx, i, plants) {
     branch: i % 10 === 1 || plants.some((p) => p.category === 'abandoned'),
     fabric: needsFabric > 0 || r.chance(0.35) || i % 5 === 0,
     minFabric: needsFabric ? needsFabric + 1 : i % 5 === 0 ? 1 : 0,
+    plantCarriers: needsFabric,
     imageTurn: r.chance(0.03) || i === Math.floor(n / 2),
     thinking: r.chance(0.6) && !plants.some((p) => p.slot === 'toolCallArg'),
     compactHeavy: i % 7 === 3 || plants.some((p) => p.slot === 'compaction'),

@@ -197,8 +197,10 @@ for (const [kind, args] of Object.entries(kinds)) {
 const coldRare = rare.find((r) => !r.hot)
 const coldFollow = await timed(async () => {
   const page = await memory.recall({ query: coldRare.token, scope: 'global' })
-  // A cold session hit's follow is a recall scoped to that session (hydration from source).
-  return /** @type {Promise<import('../index.js').RecallPage>} */ (memory.tools.call(page.hits[0].follow))
+  // A cold session hit's follow is a recall scoped to that session (hydration from source). The first cold
+  // needle is the oldest session's at huge, which a build that misses it does not find: its gate says so.
+  const follow = page.hits[0]?.follow
+  return follow ? /** @type {Promise<import('../index.js').RecallPage>} */ (memory.tools.call(follow)) : { hits: [] }
 }, 50)
 report.figures.warm.coldHitAndFollow = { p50: coldFollow.p50, p95: coldFollow.p95, p99: coldFollow.p99, hits: coldFollow.last.hits.length }
 gate('a cold hit followed hydrates to its entry', coldFollow.last.hits.some((h) => h.kind === 'entry' && h.entryId === coldRare.entryId))
@@ -243,7 +245,7 @@ async function answers() {
   for (const [name, args] of queries) out[name] = await memory.recall(args)
   out[`pages ${JSON.stringify(broad)}`] = await allPages(broad)
   const page = await memory.recall({ query: coldRare.token, scope: 'global' })
-  out[`follow ${coldRare.token}`] = await memory.tools.call(page.hits[0].follow)
+  out[`follow ${coldRare.token}`] = page.hits[0] ? await memory.tools.call(page.hits[0].follow) : null
   // Paths name this run's directory: canonical answers do not.
   return JSON.stringify(out, null, 1).split(JSON.stringify(dir).slice(1, -1)).join('<dir>') + '\n'
 }

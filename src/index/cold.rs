@@ -172,6 +172,10 @@ pub struct ColdDigest {
   /// instead of every address.
   #[serde(skip)]
   pub kinds: LazyKinds,
+  /// xxh3-128 of the vocabulary, computed on first use, never persisted:
+  /// what the cold term dictionary checks a digest against.
+  #[serde(skip)]
+  pub fingerprint: Lazy<u128>,
   pub addresses: Vec<Address>,
   pub index_coverage: IndexCoverage,
   /// Where the active path ends on disk (active mode): follow calls bind to
@@ -293,6 +297,11 @@ impl ColdDigest {
     })
   }
 
+  /// The vocabulary's fingerprint (see [`ColdDigest::fingerprint`]).
+  pub fn vocabulary_fingerprint(&self) -> u128 {
+    *self.fingerprint.0.get_or_init(|| xxhash_rust::xxh3::xxh3_128(self.vocabulary.text.as_bytes()))
+  }
+
   /// Exact vocabulary membership, checking the Bloom filter first.
   pub fn contains(&self, term: &str) -> bool {
     self.filter.0.get_or_init(|| TermFilter::build(self.vocabulary.iter())).may_contain(term)
@@ -340,6 +349,7 @@ impl ColdDigest {
       vocabulary: Vocabulary::from_sorted(&vocabulary),
       filter: Default::default(),
       kinds: Default::default(),
+      fingerprint: Default::default(),
       addresses: entries.iter().map(Address::from).collect(),
       index_coverage: IndexCoverage::from_reasons(&reasons.into_iter().collect(), Some(vocabulary_bytes as u64)),
       tip: None,
@@ -352,6 +362,7 @@ impl ColdDigest {
   pub fn fit(&mut self, fits: impl Fn(&ColdDigest) -> bool) -> bool {
     self.filter = Lazy::default();
     self.kinds = Lazy::default();
+    self.fingerprint = Lazy::default();
     if fits(self) {
       return true;
     }

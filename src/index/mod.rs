@@ -11,6 +11,7 @@
 
 pub mod build;
 pub mod cold;
+pub mod dictionary;
 pub mod dir_cache;
 pub mod hot;
 pub mod ownership;

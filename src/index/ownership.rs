@@ -11,8 +11,8 @@
 //!   dir and `/`, by their real paths (a symlinked indexDir is resolved).
 //! - Only a directory the index created is chmod'ed (0700).
 //! - A file is the index's only when it is a regular file (never a symlink:
-//!   `lstat`, `O_NOFOLLOW`), named like a record or a record writer's temp
-//!   file, and starts with the record magic. Nothing else is ever removed,
+//!   `lstat`, `O_NOFOLLOW`), named like a record, the cold term dictionary
+//!   or a temp file of either, and starts with the record magic. Nothing else is ever removed,
 //!   even inside an owned directory.
 
 use super::record;
@@ -189,7 +189,7 @@ fn index_name(name: &str) -> bool {
     }
     None => name,
   };
-  record::name_hash(base).is_some()
+  record::name_hash(base).is_some() || super::dictionary::is_file_name(base)
 }
 
 /// Did the index write `dir/name`? Regular file (not followed), index name,
@@ -226,6 +226,7 @@ mod tests {
     assert!(index_name("0123456789abcdef-a.jsonl.active.hot"));
     assert!(index_name("0123456789abcdef-a.jsonl.all.cold.tmp.12.3"));
     assert!(index_name(".pi-fabric-memory-index.tmp.12.3"));
+    assert!(index_name("cold-terms.active.dict") && index_name("cold-terms.all.dict.tmp.12.3"));
     for foreign in [".env", "auth.json", "a.tmp.1.2", "0123456789abcdef-a.jsonl.active.hot.tmp.x.2", MARKER] {
       assert!(!index_name(foreign), "{foreign}");
     }

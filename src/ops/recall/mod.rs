@@ -12,6 +12,7 @@ use std::collections::BTreeSet;
 
 pub use page::{EntryHit, Hit, RecallPage, SessionHit};
 use search::Search;
+pub use search::MAX_DIGEST_CANDIDATES;
 use searched::searched;
 
 pub fn recall(engine: &Engine, request: &RecallRequest) -> RecallPage {

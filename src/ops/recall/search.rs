@@ -5,6 +5,7 @@
 use super::searched::Searched;
 use crate::engine::Engine;
 use crate::error::ContractError;
+use crate::index::{self, dictionary};
 use crate::query::plan::Query;
 pub use crate::query::plan::RecallRequest;
 use crate::query::regex::BoundedRegex;
@@ -15,7 +16,7 @@ use crate::tokenize::nfkc;
 use std::collections::{BTreeSet, HashMap};
 
 const MAX_ENTRY_CANDIDATES: usize = 50_000;
-const MAX_DIGEST_CANDIDATES: usize = 10_000;
+pub const MAX_DIGEST_CANDIDATES: usize = 10_000;
 const MAX_ITEM_CANDIDATES: usize = 10_000;
 
 /// The index of the last user message on Pi's live branch: where the turn
@@ -42,6 +43,11 @@ pub(super) struct Search<'r> {
   hot: Vec<Vec<usize>>,
   /// Cold sessions passing the filters, with their matching address count.
   cold: Vec<(usize, usize)>,
+  /// Cold candidates past the digest budget: searched only when the cold
+  /// term dictionary serves the query.
+  cold_beyond: Vec<(usize, usize)>,
+  cold_terms: Option<dictionary::Served>,
+  index_dir: std::path::PathBuf,
   pub(super) reasons: BTreeSet<&'static str>,
 }
 
@@ -53,6 +59,9 @@ impl<'r> Search<'r> {
       live: engine.live.as_ref(),
       hot: vec![Vec::new(); sessions.len()],
       cold: Vec::new(),
+      cold_beyond: Vec::new(),
+      cold_terms: None,
+      index_dir: index::index_dir(engine),
       sessions,
       reasons: BTreeSet::new(),
     };
@@ -101,7 +110,7 @@ impl<'r> Search<'r> {
         };
         if filters.is_empty() || structural > 0 {
           if self.cold.len() == MAX_DIGEST_CANDIDATES {
-            self.reasons.insert("candidate_digest_budget");
+            self.cold_beyond.push((slot, structural));
             continue;
           }
           self.cold.push((slot, structural));
@@ -143,6 +152,24 @@ impl<'r> Search<'r> {
     self.sessions[slot].digest().is_some_and(|d| d.contains(term))
   }
 
+  /// Lexical queries over many cold digests are served by the cold term
+  /// dictionary: then every cold candidate is searched, past the digest
+  /// budget too (the budget bounds matched sessions instead).
+  fn serve_cold_terms(&mut self) {
+    if matches!(self.request.query, Query::Literal { .. } | Query::Phrase { .. }) {
+      let candidates: Vec<dictionary::Candidate<'_>> = (self.cold.iter().chain(&self.cold_beyond))
+        .map(|&(slot, _)| (slot, self.sessions[slot].file.as_str(), self.sessions[slot].digest().expect("cold")))
+        .collect();
+      let (dir, max_record) = (&self.index_dir, self.config.max_cold_cache_bytes);
+      self.cold_terms = dictionary::serve(dir, self.request.branches, &candidates, max_record);
+    }
+    if self.cold_terms.is_some() {
+      self.cold.append(&mut self.cold_beyond);
+    } else if !self.cold_beyond.is_empty() {
+      self.reasons.insert("candidate_digest_budget");
+    }
+  }
+
   /// BM25 over hot candidates and IDF sums over cold ones, on one scale.
   fn lexical(&mut self, terms: &[String], all: bool, cold_needs_all: bool) -> Vec<Item> {
     let documents = self.documents();
@@ -159,8 +186,10 @@ impl<'r> Search<'r> {
     let mut idfs = HashMap::new();
     for term in terms {
       let postings = self.hot_postings(term);
-      let cold_hits: Vec<usize> =
-        self.cold.iter().map(|&(slot, _)| slot).filter(|&slot| self.cold_has(slot, term)).collect();
+      let cold_hits: Vec<usize> = match &self.cold_terms {
+        Some(served) => served.holding(term, |slot| self.cold_has(slot, term)),
+        None => self.cold.iter().map(|&(slot, _)| slot).filter(|&slot| self.cold_has(slot, term)).collect(),
+      };
       let weight = idf(documents, postings.len() + cold_hits.len());
       idfs.insert(term.clone(), weight);
       for (slot, doc, tf) in postings {
@@ -179,11 +208,17 @@ impl<'r> Search<'r> {
       .map(|((slot, doc), (score, _))| Item::Entry { session: slot, doc, score: score * self.weight(slot, doc) })
       .collect();
     let needs_all = all || cold_needs_all;
+    let mut cold_items = 0;
     for &(slot, structural) in &self.cold {
       let Some(matched) = cold.remove(&slot) else { continue };
       if needs_all && matched.len() < terms.len() {
         continue;
       }
+      if cold_items == MAX_DIGEST_CANDIDATES {
+        self.reasons.insert("candidate_digest_budget");
+        break;
+      }
+      cold_items += 1;
       let score = matched.iter().map(|t| idfs[t]).sum();
       items.push(Item::Session { session: slot, score, matched_terms: matched, structural });
     }
@@ -267,6 +302,7 @@ impl<'r> Search<'r> {
 
   pub(super) fn run(&mut self) -> Result<Vec<Item>, ContractError> {
     let request = self.request;
+    self.serve_cold_terms();
     let items = match &request.query {
       Query::Browse => self.browse(),
       Query::Literal { terms, all } => self.lexical(terms, *all, false),

@@ -1,0 +1,186 @@
+use super::*;
+use crate::engine::Engine;
+use crate::ops::recall::{recall, Hit, RecallPage, MAX_DIGEST_CANDIDATES};
+use crate::query::plan::RecallRequest;
+use crate::session::normalize::{Entry, Normalized};
+use crate::testing::{AgentDir, CWD};
+use proptest::collection::vec;
+use proptest::prelude::*;
+use serde_json::{json, Value};
+use std::fs;
+use std::time::{Duration, SystemTime};
+
+fn digest(text: &str) -> ColdDigest {
+  let entry = Entry { text: text.into(), entry_id: Some("e0".into()), ..Entry::default() };
+  ColdDigest::build(&Normalized { entries: vec![entry], reasons: Default::default() }, 1 << 20)
+}
+
+fn files(count: usize) -> Vec<String> {
+  (0..count).map(|i| format!("/s/{i}.jsonl")).collect()
+}
+
+/// Slots whose digest holds `term`, by probing every digest.
+fn scan(digests: &[ColdDigest], term: &str) -> Vec<usize> {
+  (0..digests.len()).filter(|&slot| digests[slot].contains(term)).collect()
+}
+
+proptest! {
+  #![proptest_config(crate::testing::proptest_config(64))]
+
+  /// Built from some digests, persisted and read back, then matched to
+  /// candidates of which some changed since: every term answers exactly what
+  /// probing the current digests answers.
+  #[test]
+  fn the_dictionary_agrees_with_a_digest_scan(
+    built in vec(vec("[a-f]{1,3}", 0..25), 1..40),
+    changed in vec(proptest::option::of(vec("[a-g]{1,3}", 0..25)), 1..40),
+    probes in vec("[a-g]{1,4}", 0..10),
+  ) {
+    let old: Vec<ColdDigest> = built.iter().map(|words| digest(&words.join(" "))).collect();
+    let names = files(old.len());
+    let pairs: Vec<(&str, &ColdDigest)> = names.iter().map(String::as_str).zip(&old).collect();
+    let dictionary = Dictionary::decode(&Dictionary::build(&pairs).encode()).expect("round trip");
+    for term in old.iter().flat_map(|d| d.vocabulary.iter()).chain(probes.iter().map(String::as_str)) {
+      prop_assert_eq!(dictionary.holding(term).map(|m| m as usize).collect::<Vec<_>>(), scan(&old, term));
+    }
+    // Now: some digests changed, the rest are as built (same file, same vocabulary).
+    let now: Vec<ColdDigest> = old
+      .iter()
+      .zip(changed.iter().chain(std::iter::repeat(&None)))
+      .map(|(d, change)| change.as_ref().map_or_else(|| d.clone(), |words| digest(&words.join(" "))))
+      .collect();
+    let candidates: Vec<Candidate<'_>> = (0..now.len()).map(|slot| (slot, names[slot].as_str(), &now[slot])).collect();
+    let served = Served::new(Arc::new(dictionary), &candidates);
+    for (slot, digest) in now.iter().enumerate() {
+      let vouched = !served.stragglers.contains(&slot);
+      prop_assert!(!vouched || digest.vocabulary == old[slot].vocabulary, "a changed digest is never vouched for");
+    }
+    for term in now.iter().flat_map(|d| d.vocabulary.iter()).chain(probes.iter().map(String::as_str)) {
+      let mut found = served.holding(term, |slot| now[slot].contains(term));
+      found.sort_unstable();
+      prop_assert_eq!(found, scan(&now, term));
+    }
+  }
+}
+
+#[test]
+fn a_digest_whose_vocabulary_is_not_sorted_is_a_straggler() {
+  let mut unsorted = digest("alpha beta");
+  unsorted.vocabulary = crate::index::cold::Vocabulary::from_sorted(&["beta".into(), "alpha".into()]);
+  let sorted = digest("gamma");
+  let dictionary = Dictionary::build(&[("/a", &unsorted), ("/b", &sorted)]);
+  assert_eq!(dictionary.members.len(), 1);
+  let served = Served::new(Arc::new(dictionary), &[(0, "/a", &unsorted), (1, "/b", &sorted)]);
+  assert_eq!(served.stragglers, [0]);
+  assert_eq!(served.holding("alpha", |slot| slot == 0), [0]);
+  assert_eq!(served.holding("gamma", |_| false), [1]);
+}
+
+#[test]
+fn a_torn_or_edited_dictionary_file_is_not_read() {
+  let (a, b) = (digest("alpha beta"), digest("beta gamma"));
+  let bytes = Dictionary::build(&[("/a", &a), ("/b", &b)]).encode();
+  let back = Dictionary::decode(&bytes).expect("intact");
+  assert_eq!(back.holding("beta").collect::<Vec<_>>(), [0, 1]);
+  assert_eq!(back.len(), 3);
+  assert!(Dictionary::decode(&bytes[..bytes.len() - 1]).is_none(), "torn");
+  for at in [0, 9, HEADER_BYTES + 3, bytes.len() - 1] {
+    let mut flipped = bytes.clone();
+    flipped[at] ^= 0x10;
+    assert!(Dictionary::decode(&flipped).is_none(), "byte {at}");
+  }
+}
+
+// --- through recall -------------------------------------------------------------------------------
+
+/// `count` one-message sessions, session `i` dated `i` minutes before a
+/// fixed past instant (so `0` is the newest); `text(i)` is its message.
+fn sessions(fx: &AgentDir, count: usize, text: impl Fn(usize) -> String) -> Vec<std::path::PathBuf> {
+  let base = SystemTime::UNIX_EPOCH + Duration::from_secs(1_780_000_000);
+  (0..count)
+    .map(|i| {
+      let path = fx.project.join(format!("s{i:05}.jsonl"));
+      write_session(&path, i, &text(i));
+      fs::File::options()
+        .write(true)
+        .open(&path)
+        .unwrap()
+        .set_modified(base - Duration::from_secs(60 * i as u64))
+        .unwrap();
+      path
+    })
+    .collect()
+}
+
+fn write_session(path: &std::path::Path, i: usize, text: &str) {
+  let header = json!({"type": "session", "version": 3, "id": format!("id{i}"), "cwd": CWD});
+  let message = json!({"type": "message", "id": "e0", "parentId": null, "timestamp": "2026-01-01T00:00:01.000Z",
+    "message": {"role": "user", "content": text}});
+  fs::write(path, format!("{header}\n{message}\n")).unwrap();
+}
+
+fn run(engine: &Engine, args: Value) -> RecallPage {
+  recall(engine, &RecallRequest::from_json(Some(&args)).unwrap())
+}
+
+fn session_ids(page: &RecallPage) -> Vec<String> {
+  page
+    .hits
+    .iter()
+    .map(|hit| match hit {
+      Hit::Session(session) => session.session_id.clone(),
+      Hit::Entry(entry) => panic!("every session is cold: {}", entry.session_id),
+    })
+    .collect()
+}
+
+fn all_cold(fx: &AgentDir) -> Engine {
+  fx.engine(json!({"hotSessions": 0, "maxSyncSessions": 1_000_000}))
+}
+
+#[test]
+fn a_rare_term_in_the_oldest_of_more_cold_sessions_than_the_digest_budget_is_found() {
+  let fx = AgentDir::new();
+  let count = MAX_DIGEST_CANDIDATES + 40;
+  sessions(&fx, count, |i| if i == count - 1 { "the oldest holds qzarvinthe".into() } else { format!("routine {i}") });
+  let engine = all_cold(&fx);
+  let page = run(&engine, json!({"query": "qzarvinthe", "scope": "global"}));
+  assert!(page.coverage.complete, "{:?}", page.coverage);
+  assert_eq!(page.coverage.indexed_sessions, count);
+  assert_eq!(session_ids(&page), [format!("id{}", count - 1)]);
+  // A term every session holds still meets the budget, on matched sessions.
+  let common = run(&engine, json!({"query": "routine", "scope": "global"}));
+  assert_eq!(common.coverage.reasons, ["candidate_digest_budget"]);
+  assert_eq!(common.total, MAX_DIGEST_CANDIDATES);
+  // A fresh process answers from the persisted dictionary the same way.
+  forget();
+  assert!(fx.agent.join("fabric/memory-index").join(file_name(Branches::Active)).is_file());
+  let again = run(&engine, json!({"query": "qzarvinthe", "scope": "global"}));
+  assert_eq!((session_ids(&again), again.coverage.complete), (session_ids(&page), true));
+}
+
+#[test]
+fn a_changed_cold_session_is_never_answered_from_a_stale_dictionary() {
+  let fx = AgentDir::new();
+  let paths = sessions(&fx, MIN_COLD + 10, |i| format!("routine {i} vrenqalith{}", i % 3));
+  let engine = all_cold(&fx);
+  let before = run(&engine, json!({"query": "vrenqalith0", "scope": "global"}));
+  assert_eq!(before.total, (MIN_COLD + 10).div_ceil(3));
+  let dictionary = fx.agent.join("fabric/memory-index").join(file_name(Branches::Active));
+  let built = fs::read(&dictionary).unwrap();
+  // Session 0 loses vrenqalith0 and gains oqmendrive; the dictionary still names the old vocabulary.
+  let mtime = fs::metadata(&paths[0]).unwrap().modified().unwrap();
+  write_session(&paths[0], 0, "rewritten oqmendrive");
+  fs::File::options().write(true).open(&paths[0]).unwrap().set_modified(mtime).unwrap();
+  for fresh_process in [false, true] {
+    if fresh_process {
+      forget();
+    }
+    let gone = run(&engine, json!({"query": "vrenqalith0", "scope": "global"}));
+    assert_eq!(gone.total, before.total - 1);
+    assert!(!session_ids(&gone).contains(&"id0".to_string()));
+    let gained = run(&engine, json!({"query": "oqmendrive", "scope": "global"}));
+    assert_eq!((session_ids(&gained), gained.coverage.complete), (vec!["id0".to_string()], true));
+  }
+  assert_eq!(fs::read(&dictionary).unwrap(), built, "one straggler does not rebuild it");
+}
