@@ -33,6 +33,13 @@ use std::sync::{Arc, OnceLock};
 /// Below this many cold candidates every digest is probed directly: its
 /// Bloom filter costs less than loading a dictionary.
 pub const MIN_COLD: usize = 256;
+
+/// Above this many cold candidates no dictionary is served: it is built
+/// inside the query that needs it, by a k-way merge of every vocabulary, and
+/// at 100,000 cold sessions that took 413 s (2 shared cores). Past the bound
+/// recall probes the newest digests as before and says so in its coverage
+/// (`candidate_digest_budget`), rather than stall a call for minutes.
+pub const MAX_COLD: usize = 20_000;
 const MAGIC: &[u8; 8] = b"PFMIDXD1";
 const HEADER_BYTES: usize = MAGIC.len() + 8;
 const NONE: u32 = u32::MAX;
@@ -265,10 +272,11 @@ fn load(dir: &Path, branches: Branches, limit: u64) -> Option<Dictionary> {
 
 /// The dictionary for `candidates` (the cold digests a query may search),
 /// from memory, from disk, or built now (and persisted, best effort) when
-/// the one at hand vouches for too few of them. `None` below [`MIN_COLD`].
+/// the one at hand vouches for too few of them. `None` below [`MIN_COLD`]
+/// and above [`MAX_COLD`].
 /// `max_record_bytes` bounds each candidate's share of the file read.
 pub fn serve(dir: &Path, branches: Branches, candidates: &[Candidate<'_>], max_record_bytes: u64) -> Option<Served> {
-  if candidates.len() < MIN_COLD {
+  if !(MIN_COLD..=MAX_COLD).contains(&candidates.len()) {
     return None;
   }
   let key = (dir.to_path_buf(), branches);

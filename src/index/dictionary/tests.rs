@@ -184,3 +184,14 @@ fn a_changed_cold_session_is_never_answered_from_a_stale_dictionary() {
   }
   assert_eq!(fs::read(&dictionary).unwrap(), built, "one straggler does not rebuild it");
 }
+
+#[test]
+fn no_dictionary_is_built_or_read_past_the_cold_bound() {
+  // Building one inside a query over 100,000 cold sessions took minutes.
+  let dir = tempfile::tempdir().unwrap();
+  let one = digest("alpha beta");
+  let names = files(MAX_COLD + 1);
+  let candidates: Vec<Candidate<'_>> = names.iter().enumerate().map(|(at, file)| (at, file.as_str(), &one)).collect();
+  assert!(serve(dir.path(), Branches::Active, &candidates[..MAX_COLD + 1], 1 << 20).is_none());
+  assert!(serve(dir.path(), Branches::Active, &candidates[..MAX_COLD], 1 << 20).is_some());
+}
