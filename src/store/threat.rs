@@ -274,6 +274,9 @@ fn may_hide(c: char) -> bool {
 fn folded(text: &str) -> std::borrow::Cow<'_, str> {
   use unicode_normalization::char::canonical_combining_class;
   use unicode_normalization::{is_nfkc_quick, IsNormalized, UnicodeNormalization};
+  if text.is_ascii() {
+    return std::borrow::Cow::Borrowed(text);
+  }
   let stable = |c: char| is_nfkc_quick(std::iter::once(c)) == IsNormalized::Yes;
   let mut out: Option<String> = None;
   let mut flush = |segment: std::ops::Range<usize>, touched: bool| match (&mut out, touched) {
@@ -296,14 +299,11 @@ fn folded(text: &str) -> std::borrow::Cow<'_, str> {
   out.map_or(std::borrow::Cow::Borrowed(text), std::borrow::Cow::Owned)
 }
 
-fn sources() -> impl Iterator<Item = String> {
-  PATTERNS.iter().map(|(js, _, _)| crate::jsregex::translate(js))
-}
-
 fn compiled() -> &'static RegexSet {
   static SET: OnceLock<RegexSet> = OnceLock::new();
   SET.get_or_init(|| {
-    RegexSetBuilder::new(sources())
+    let sources: Vec<String> = PATTERNS.iter().map(|(js, _, _)| crate::jsregex::translate(js)).collect();
+    RegexSetBuilder::new(sources)
       .case_insensitive(true)
       .size_limit(64 << 20)
       .dfa_size_limit(64 << 20)
@@ -317,8 +317,7 @@ fn compiled() -> &'static RegexSet {
 fn alone(index: usize) -> &'static Regex {
   static EACH: OnceLock<Vec<OnceLock<Regex>>> = OnceLock::new();
   EACH.get_or_init(|| PATTERNS.iter().map(|_| OnceLock::new()).collect())[index].get_or_init(|| {
-    let source = sources().nth(index).expect("a pattern index");
-    RegexBuilder::new(&source)
+    RegexBuilder::new(&crate::jsregex::translate(PATTERNS[index].0))
       .case_insensitive(true)
       .size_limit(64 << 20)
       .dfa_size_limit(64 << 20)
@@ -394,12 +393,6 @@ impl Finding {
 /// then every matching pattern of `scope` in table order (on the content or
 /// its folded spelling).
 pub fn scan(content: &str, scope: Scope) -> Vec<Finding> {
-  scan_among(content, scope, Among::All)
-}
-
-/// [`scan`] trying only the patterns `among` names (the others must be
-/// known not to match).
-pub fn scan_among(content: &str, scope: Scope, among: Among) -> Vec<Finding> {
   if content.is_empty() {
     return Vec::new();
   }
@@ -407,6 +400,21 @@ pub fn scan_among(content: &str, scope: Scope, among: Among) -> Vec<Finding> {
   if units > MAX_SCAN_UNITS {
     return vec![Finding::Oversized(units)];
   }
+  scan_among(content, changed(folded(content)).as_deref(), scope, Among::All)
+}
+
+/// The folded spelling when it differs from the text it was folded from.
+pub(super) fn changed(spelling: std::borrow::Cow<'_, str>) -> Option<String> {
+  match spelling {
+    std::borrow::Cow::Owned(folded) => Some(folded),
+    std::borrow::Cow::Borrowed(_) => None,
+  }
+}
+
+/// [`scan`] of non-empty content within [`MAX_SCAN_UNITS`] whose folded
+/// spelling (when it differs) the caller already has, trying only the
+/// patterns `among` names (the others must be known not to match).
+pub fn scan_among(content: &str, folded: Option<&str>, scope: Scope, among: Among) -> Vec<Finding> {
   let mut findings: Vec<Finding> = Vec::new();
   let mut matched = among.matching(&ascii_fold_guard(content));
   // ASCII holds no invisible code point and is its own folded spelling:
@@ -419,8 +427,8 @@ pub fn scan_among(content: &str, scope: Scope, among: Among) -> Vec<Finding> {
         findings.push(Finding::Invisible(ch));
       }
     }
-    if let std::borrow::Cow::Owned(folded) = folded(content) {
-      matched.extend(among.matching(&folded));
+    if let Some(folded) = folded {
+      matched.extend(among.matching(folded));
       matched.sort_unstable();
       matched.dedup();
     }

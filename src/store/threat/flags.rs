@@ -11,12 +11,11 @@
 //! scanner may report as hidden. Sound: a pattern without literal parts
 //! turns the prefilter off.
 
-use super::{folded, may_hide, scan_among, Among, Finding, Scope, MAX_SCAN_UNITS, PATTERNS};
+use super::{changed, folded, may_hide, scan_among, Among, Scope, MAX_SCAN_UNITS, PATTERNS};
 use crate::text::{byte_offset_of_utf16, utf16_len};
 use aho_corasick::{AhoCorasick, AhoCorasickKind};
 use regex_syntax::hir::literal::{ExtractKind, Extractor};
 use regex_syntax::hir::{Hir, HirKind};
-use std::borrow::Cow;
 use std::sync::OnceLock;
 
 /// The scope of recalled evidence: the context set (injection, role play,
@@ -127,12 +126,12 @@ impl Prefilter {
 /// `None` when there is no prefilter (every pattern must be tried). The
 /// scanner also matches the folded spelling (NFKC, confusables), so
 /// non-ASCII text is looked at in both.
-fn candidates(text: &str) -> Option<Vec<usize>> {
+fn candidates(text: &str, folded: Option<&str>) -> Option<Vec<usize>> {
   let filter = prefilter()?;
   let mut possible = vec![false; filter.rest.len()];
   filter.mark(text, &mut possible);
-  if let Cow::Owned(spelling) = folded(text) {
-    filter.mark(&spelling, &mut possible);
+  if let Some(spelling) = folded {
+    filter.mark(spelling, &mut possible);
   }
   Some(filter.table.iter().zip(possible).filter(|(_, possible)| *possible).map(|(&index, _)| index).collect())
 }
@@ -144,7 +143,7 @@ fn may_hide_any(text: &str) -> bool {
 
 /// Could `text` match a pattern of [`SCOPE`]? False only when it certainly cannot.
 pub fn may_match(text: &str) -> bool {
-  may_hide_any(text) || candidates(text).is_none_or(|patterns| !patterns.is_empty())
+  may_hide_any(text) || candidates(text, changed(folded(text)).as_deref()).is_none_or(|patterns| !patterns.is_empty())
 }
 
 /// The ids of the patterns (and invisible code points) `text` matches, in
@@ -160,13 +159,20 @@ pub fn flags_with(text: &str, prefilter: bool) -> Vec<String> {
   let mut ids: Vec<String> = Vec::new();
   for window in windows(text) {
     // Per window: folding a window is not always a piece of folding the text.
-    let candidates = if prefilter { candidates(window) } else { None };
-    if window.is_empty() || (candidates.as_ref().is_some_and(Vec::is_empty) && !may_hide_any(window)) {
+    if window.is_empty() {
       continue;
     }
-    for finding in scan_among(window, SCOPE, candidates.as_deref().map_or(Among::All, Among::Only)) {
+    // Folded once per window (a window's folding is not always a piece of
+    // the text's): the prefilter and the scan both read it.
+    let spelling = changed(folded(window));
+    let candidates = if prefilter { candidates(window, spelling.as_deref()) } else { None };
+    if candidates.as_ref().is_some_and(Vec::is_empty) && !may_hide_any(window) {
+      continue;
+    }
+    for finding in scan_among(window, spelling.as_deref(), SCOPE, candidates.as_deref().map_or(Among::All, Among::Only))
+    {
       let id = finding.id();
-      if !matches!(finding, Finding::Oversized(_)) && !ids.contains(&id) {
+      if !ids.contains(&id) {
         ids.push(id);
       }
     }
