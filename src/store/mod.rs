@@ -11,17 +11,17 @@
 //! snapshot here, operations in `run` (their input checks in `input`),
 //! review and proposals in `review`, the gate / lock / atomic write in `write`.
 
-pub mod batch;
+pub(crate) mod batch;
 pub mod entries;
 pub mod file;
 mod input;
-pub mod lock;
-pub mod proposals;
-pub mod provenance;
-pub mod result;
+pub(crate) mod lock;
+pub(crate) mod proposals;
+pub(crate) mod provenance;
+pub(crate) mod result;
 mod review;
 mod run;
-pub mod snapshot;
+pub(crate) mod snapshot;
 mod target;
 pub mod threat;
 mod write;
@@ -29,7 +29,7 @@ mod write;
 #[cfg(test)]
 mod tests;
 
-pub use target::Target;
+pub(crate) use target::Target;
 
 use crate::text::utf16_len;
 use entries::joined_len;
@@ -42,11 +42,11 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use write::{drift_failure, gate};
 
-pub const DEFAULT_MEMORY_CHAR_LIMIT: usize = 2_200;
-pub const DEFAULT_USER_CHAR_LIMIT: usize = 1_375;
+pub(crate) const DEFAULT_MEMORY_CHAR_LIMIT: usize = 2_200;
+pub(crate) const DEFAULT_USER_CHAR_LIMIT: usize = 1_375;
 
 #[derive(Debug, Clone)]
-pub struct StoreOptions {
+pub(crate) struct StoreOptions {
   pub dir: PathBuf,
   pub memory_char_limit: usize,
   pub user_char_limit: usize,
@@ -73,7 +73,7 @@ struct State {
   loaded: bool,
 }
 
-pub struct MemoryStore {
+pub(crate) struct MemoryStore {
   options: StoreOptions,
   state: Mutex<State>,
 }

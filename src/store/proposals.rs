@@ -4,7 +4,7 @@
 //! and written atomically. A proposal names the exact entry it was made for;
 //! applying it after that entry changed is refused as stale.
 
-use super::batch::{Action, NetChange, Op};
+use super::batch::{NetChange, Op};
 use super::lock::LockOptions;
 use super::provenance::Citation;
 use super::result::{Failure, FailureCode, StoreResult};
@@ -85,14 +85,6 @@ impl Proposal {
         Op::Remove { old, .. } => Ok(Op::Remove { old, exact: true }),
         other => Ok(other),
       },
-    }
-  }
-
-  pub fn action(&self) -> Action {
-    match self.action {
-      ProposalAction::Add => Action::Add,
-      ProposalAction::Replace => Action::Replace,
-      ProposalAction::Remove => Action::Remove,
     }
   }
 }
