@@ -14,7 +14,7 @@ pub mod fsread;
 pub mod index;
 pub mod jsregex;
 pub mod ops;
-pub mod pi_path;
+mod pi_path;
 pub mod query;
 #[cfg(test)]
 mod safety_tests;
