@@ -487,6 +487,13 @@ export declare class MemoryStore {
 }
 
 /**
+ * A user-given path as Pi's `normalizePath` reads it (`~`, `~/…`, a
+ * `file://` URL; anything else as given): the one copy of the rule, which
+ * the shim uses for every agent and session dir.
+ */
+export declare function expandPiPath(path: string): string
+
+/**
  * Indexing progress of one call: the sessions and source bytes it plans to
  * index (current records cost nothing) and how much of that is done.
  */
@@ -542,6 +549,12 @@ export interface MemoryStoreOptions {
   /** Age after which a lock is abandoned (2,000–600,000 ms; default 30,000, as proper-lockfile). */
   lockStaleMs?: number
 }
+
+/**
+ * Pi's `getAgentDir()` for a `PI_CODING_AGENT_DIR` value: unset or empty
+ * is `~/.pi/agent`, anything else as [`expand_pi_path`].
+ */
+export declare function piAgentDir(fromEnv?: string | undefined | null): string
 
 /**
  * The threat-pattern ids recalled evidence with this text is flagged with

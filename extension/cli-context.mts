@@ -3,12 +3,12 @@
  * the project, the settings Pi would use, and the session files on disk.
  */
 import { readdirSync, readSync, openSync, closeSync, statSync } from 'node:fs'
-import { homedir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { option, type Parsed } from './cli-args.mjs'
 import { CliError, EXIT } from './cli-output.mjs'
 import { curatedSettings, storeOf } from './curated-settings.mjs'
 import { createMemory, type Memory } from './memory.mjs'
+import { expandPiPath } from './native.mjs'
 import { agentDir, memorySettings, sessionDirSetting } from './settings.mjs'
 import type { MemoryStore } from 'pi-fabric-memory/native'
 
@@ -27,8 +27,6 @@ export interface Context {
   sessionDir?: string
 }
 
-const expandHome = (dir: string) => dir.replace(/^~(?=$|\/)/, homedir())
-
 /**
  * Resolves the agent dir once and exports it as `PI_CODING_AGENT_DIR`, so
  * the settings readers and the native defaults (memory dir, index dir)
@@ -37,7 +35,7 @@ const expandHome = (dir: string) => dir.replace(/^~(?=$|\/)/, homedir())
 export function createContext(parsed: Parsed): Context {
   const flag = option(parsed, 'agent-dir')
   const origin: Origin = flag !== undefined ? 'flag' : process.env.PI_CODING_AGENT_DIR ? 'env' : 'default'
-  if (flag !== undefined) process.env.PI_CODING_AGENT_DIR = resolve(expandHome(flag))
+  if (flag !== undefined) process.env.PI_CODING_AGENT_DIR = resolve(expandPiPath(flag))
   const cwd = resolve(option(parsed, 'cwd') ?? process.cwd())
   const trusted = parsed.options.has('trust-project')
   const sessionDirFlag = option(parsed, 'session-dir')
@@ -50,7 +48,7 @@ export function createContext(parsed: Parsed): Context {
     cwd,
     trusted,
     // The flag is relative to the shell's directory, as Pi's; a setting to the project's (the engine resolves it).
-    sessionDir: sessionDirFlag ? resolve(expandHome(sessionDirFlag)) : sessionDirSetting(agentDir(), cwd, trusted),
+    sessionDir: sessionDirFlag ? resolve(expandPiPath(sessionDirFlag)) : sessionDirSetting(agentDir(), cwd, trusted),
   }
 }
 

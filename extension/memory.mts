@@ -55,7 +55,8 @@ export interface Memory {
   readonly config: Record<string, unknown>
 }
 
-function liveBranch(source: CreateMemoryOptions['live']): LiveBranchArg | undefined {
+/** What the addon gets as `live` on every call (exported for the argument-parity test). */
+export function liveBranch(source: CreateMemoryOptions['live']): LiveBranchArg | undefined {
   const manager = typeof source === 'function' ? source() : source
   const sessionFile = manager?.getSessionFile()
   if (!manager || !sessionFile) return undefined

@@ -17,4 +17,6 @@ export type MemoryStore = Native.MemoryStore
 export const inspectCacheRecord: typeof Native.inspectCacheRecord = native.inspectCacheRecord
 export const threatFlags: typeof Native.threatFlags = native.threatFlags
 export const version: typeof Native.version = native.version
+export const expandPiPath: typeof Native.expandPiPath = native.expandPiPath
+export const piAgentDir: typeof Native.piAgentDir = native.piAgentDir
 export const __napiBindingTarget: typeof Native.__napiBindingTarget = native.__napiBindingTarget

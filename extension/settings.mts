@@ -1,12 +1,10 @@
 import { readFileSync } from 'node:fs'
-import { homedir } from 'node:os'
 import { join } from 'node:path'
+import { expandPiPath, piAgentDir } from './native.mjs'
 
-/** Pi's agent dir, as Pi's `getAgentDir()` computes it. */
+/** Pi's agent dir, as Pi's `getAgentDir()` computes it (the addon's rule, shared with its own default). */
 export function agentDir(): string {
-  const fromEnv = process.env.PI_CODING_AGENT_DIR
-  if (fromEnv) return fromEnv === '~' ? homedir() : fromEnv.replace(/^~(?=\/)/, homedir())
-  return join(homedir(), '.pi', 'agent')
+  return piAgentDir(process.env.PI_CODING_AGENT_DIR)
 }
 
 /** One top-level object of a settings file; `{}` when missing, unparsable or not an object (as Pi does). */
@@ -40,9 +38,6 @@ export function memorySettings(dir: string, cwd: string, projectTrusted: boolean
   return mergeLayers(memoryLayers(dir, cwd, projectTrusted))
 }
 
-/** `~` and `~/…` as Pi's `expandTildePath`. */
-const expandTilde = (path: string) => (path === '~' ? homedir() : path.replace(/^~(?=\/)/, homedir()))
-
 /**
  * Pi's custom session dir as Pi resolves it when no `--session-dir` is given:
  * `PI_CODING_AGENT_SESSION_DIR`, else `sessionDir` of the project's
@@ -52,11 +47,11 @@ const expandTilde = (path: string) => (path === '~' ? homedir() : path.replace(/
  */
 export function sessionDirSetting(dir: string, cwd: string, projectTrusted: boolean, env: NodeJS.ProcessEnv = process.env): string | undefined {
   const fromEnv = env.PI_CODING_AGENT_SESSION_DIR
-  if (fromEnv) return expandTilde(fromEnv)
+  if (fromEnv) return expandPiPath(fromEnv)
   const read = (file: string) => {
     try {
       const value = (JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown> | null)?.sessionDir
-      return typeof value === 'string' && value.trim() ? expandTilde(value.trim()) : undefined
+      return typeof value === 'string' && value.trim() ? expandPiPath(value.trim()) : undefined
     } catch {
       return undefined
     }

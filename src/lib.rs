@@ -14,6 +14,7 @@ pub mod fsread;
 pub mod index;
 pub mod jsregex;
 pub mod ops;
+mod pi_path;
 pub mod query;
 #[cfg(test)]
 mod safety_tests;

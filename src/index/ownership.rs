@@ -19,7 +19,7 @@ use super::record;
 use crate::engine::Engine;
 use crate::error::{ContractError, ErrorCode};
 use crate::fsread::{self, Links};
-use crate::session::discover::home_dir;
+use crate::pi_path::home_dir;
 use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};

@@ -232,6 +232,21 @@ pub fn version() -> String {
   env!("CARGO_PKG_VERSION").to_string()
 }
 
+/// A user-given path as Pi's `normalizePath` reads it (`~`, `~/…`, a
+/// `file://` URL; anything else as given): the one copy of the rule, which
+/// the shim uses for every agent and session dir.
+#[napi]
+pub fn expand_pi_path(path: String) -> String {
+  crate::pi_path::expand_home(&path).to_string_lossy().into_owned()
+}
+
+/// Pi's `getAgentDir()` for a `PI_CODING_AGENT_DIR` value: unset or empty
+/// is `~/.pi/agent`, anything else as [`expand_pi_path`].
+#[napi]
+pub fn pi_agent_dir(from_env: Option<String>) -> String {
+  crate::pi_path::agent_dir_from(from_env.as_deref()).to_string_lossy().into_owned()
+}
+
 /// Decodes one index record (`<indexDir>/*.hot|*.cold`) as JSON, for
 /// diagnostics and tests; `null` when the file is not an intact V7 record.
 #[napi(ts_return_type = "Record<string, unknown> | null")]

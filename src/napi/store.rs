@@ -5,7 +5,7 @@
 
 use super::{to_napi, Json};
 use crate::error::CoreError;
-use crate::session::discover::{default_agent_dir, expand_home};
+use crate::pi_path::{default_agent_dir, expand_home};
 use crate::store::proposals::Selection;
 use crate::store::{snapshot, MemoryStore as Core, StoreOptions, Target};
 use napi::bindgen_prelude::*;

@@ -7,55 +7,15 @@
 use super::parse::{parse_header_prefix, Header};
 use super::source::StatStamp;
 use crate::error::{ContractError, ErrorCode};
+// Re-exported: the index resolves named sources with it too.
+pub use crate::pi_path::resolve_path;
 use rayon::prelude::*;
 use std::fs;
 use std::io::Read;
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 
 /// How much of a file is read to find its header line.
 const HEADER_PREFIX_BYTES: u64 = 1024 * 1024;
-
-/// `PI_CODING_AGENT_DIR` (with `~` expanded) or `~/.pi/agent`, as Pi's
-/// `getAgentDir()`.
-pub fn default_agent_dir() -> PathBuf {
-  match std::env::var("PI_CODING_AGENT_DIR") {
-    Ok(dir) if !dir.is_empty() => expand_home(&dir),
-    _ => home_dir().join(".pi").join("agent"),
-  }
-}
-
-pub fn home_dir() -> PathBuf {
-  std::env::var_os("HOME").map(PathBuf::from).unwrap_or_else(|| PathBuf::from("/"))
-}
-
-pub fn expand_home(path: &str) -> PathBuf {
-  let path = path.strip_prefix("file://").unwrap_or(path);
-  if path == "~" {
-    return home_dir();
-  }
-  match path.strip_prefix("~/") {
-    Some(rest) => home_dir().join(rest),
-    None => PathBuf::from(path),
-  }
-}
-
-/// `path.resolve(cwd)` without touching the filesystem (no symlink
-/// resolution, as Pi).
-pub fn resolve_path(path: &str, base: &Path) -> PathBuf {
-  let expanded = expand_home(path);
-  let joined = if expanded.is_absolute() { expanded } else { base.join(expanded) };
-  let mut out = PathBuf::new();
-  for component in joined.components() {
-    match component {
-      Component::ParentDir => {
-        out.pop();
-      }
-      Component::CurDir => {}
-      other => out.push(other.as_os_str()),
-    }
-  }
-  out
-}
 
 /// Pi's session directory name for a cwd: drop one leading separator,
 /// replace every `/`, `\` and `:` with `-`, wrap in `--…--`.
@@ -324,12 +284,6 @@ mod tests {
     assert_eq!(encode_cwd("/Users/badlogic/workspaces/pi-mono"), "--Users-badlogic-workspaces-pi-mono--");
     assert_eq!(encode_cwd("C:\\Users\\me\\proj"), "--C--Users-me-proj--");
     assert_eq!(encode_cwd("/a b/c.d"), "--a b-c.d--");
-  }
-
-  #[test]
-  fn resolves_paths_without_the_filesystem() {
-    assert_eq!(resolve_path("../x/./y", Path::new("/a/b")), PathBuf::from("/a/x/y"));
-    assert_eq!(resolve_path("/abs/", Path::new("/a")), PathBuf::from("/abs"));
   }
 
   #[test]

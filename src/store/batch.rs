@@ -5,8 +5,9 @@
 //! entry remembers which original entry it descends from, so a batch can be
 //! reduced to its net changes (what dreaming stages for review).
 
+use super::input::{find_unique, needle, prepare};
 use super::result::{Failure, FailureCode};
-use super::{entries, find_unique, needle, prepare, Target};
+use super::{entries, Target};
 use serde::Serialize;
 use serde_json::Value;
 

@@ -6,11 +6,11 @@
 
 use crate::text::{byte_offset_of_utf16, utf16_len};
 
-pub const DELIMITER: &str = "\n§\n";
+pub(crate) const DELIMITER: &str = "\n§\n";
 
 /// JavaScript's WhiteSpace + LineTerminator set: Rust's `White_Space` without
 /// U+0085 (NEL), plus U+FEFF (BOM), which `trim()` strips in JavaScript.
-pub fn is_js_space(c: char) -> bool {
+pub(crate) fn is_js_space(c: char) -> bool {
   c == '\u{FEFF}' || (c.is_whitespace() && c != '\u{85}')
 }
 
@@ -20,7 +20,7 @@ pub fn js_trim(text: &str) -> &str {
 
 /// CRLF line endings read as LF: a file saved by a Windows editor keeps its
 /// entries instead of collapsing into one. A lone CR is content.
-pub fn normalize_newlines(text: &str) -> std::borrow::Cow<'_, str> {
+pub(crate) fn normalize_newlines(text: &str) -> std::borrow::Cow<'_, str> {
   if text.contains("\r\n") {
     std::borrow::Cow::Owned(text.replace("\r\n", "\n"))
   } else {
@@ -37,7 +37,7 @@ pub fn parse(text: &str) -> Vec<String> {
 }
 
 /// Keeps the first occurrence of each entry, in order.
-pub fn dedupe(entries: Vec<String>) -> Vec<String> {
+pub(crate) fn dedupe(entries: Vec<String>) -> Vec<String> {
   let mut seen = std::collections::HashSet::new();
   entries.into_iter().filter(|e| seen.insert(e.clone())).collect()
 }
@@ -47,7 +47,7 @@ pub fn serialize(entries: &[String]) -> String {
 }
 
 /// UTF-16 length of the joined entries, without building the string.
-pub fn joined_len(entries: &[String]) -> usize {
+pub(crate) fn joined_len(entries: &[String]) -> usize {
   let text: usize = entries.iter().map(|e| utf16_len(e)).sum();
   text + entries.len().saturating_sub(1) * utf16_len(DELIMITER)
 }
@@ -60,7 +60,7 @@ pub fn is_storable(entry: &str) -> bool {
 }
 
 /// `1234567` → `"1,234,567"`, independent of the machine's locale.
-pub fn group_thousands(n: usize) -> String {
+pub(crate) fn group_thousands(n: usize) -> String {
   let digits = n.to_string();
   let mut out = String::with_capacity(digits.len() + digits.len() / 3);
   for (i, ch) in digits.chars().enumerate() {
@@ -74,7 +74,7 @@ pub fn group_thousands(n: usize) -> String {
 
 /// The percentage as JavaScript computes it: `min(100, floor(cur / lim * 100))`
 /// in doubles, so rounding agrees with the TypeScript original.
-pub fn percent(current: usize, limit: usize) -> usize {
+pub(crate) fn percent(current: usize, limit: usize) -> usize {
   if limit == 0 {
     return 0;
   }
@@ -82,13 +82,13 @@ pub fn percent(current: usize, limit: usize) -> usize {
 }
 
 /// `"56% — 1,234/2,200 chars"`.
-pub fn usage(current: usize, limit: usize) -> String {
+pub(crate) fn usage(current: usize, limit: usize) -> String {
   format!("{}% — {}/{} chars", percent(current, limit), group_thousands(current), group_thousands(limit))
 }
 
 /// A match preview: the first 80 UTF-16 units plus `...` when longer (never
 /// splitting a surrogate pair).
-pub fn preview(entry: &str) -> String {
+pub(crate) fn preview(entry: &str) -> String {
   const MAX: usize = 80;
   if utf16_len(entry) <= MAX {
     return entry.to_string();

@@ -16,7 +16,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 /// A memory file as read: its exact bytes (for backups) and its text with a
 /// leading BOM removed and CRLF read as LF (for parsing).
-pub struct OnDisk {
+pub(crate) struct OnDisk {
   pub bytes: Vec<u8>,
   pub text: String,
 }
@@ -25,14 +25,14 @@ pub struct OnDisk {
 /// is read up to: 4 bytes per unit (a UTF-8 scalar is at most 3 bytes per
 /// unit) times 8, for files over their limit that must still be shown, plus
 /// a fixed allowance for tiny limits.
-pub fn read_bound(char_limit: usize) -> u64 {
+pub(crate) fn read_bound(char_limit: usize) -> u64 {
   (char_limit as u64).saturating_mul(32).saturating_add(64 * 1024)
 }
 
 /// `Ok(None)` when the file does not exist; invalid UTF-8 is `InvalidData`.
 /// Opened non-blocking; a FIFO, device or directory is `InvalidInput`, a
 /// file over `max_bytes` is `FileTooLarge`, and neither is read.
-pub fn read(path: &Path, max_bytes: u64) -> io::Result<Option<OnDisk>> {
+pub(crate) fn read(path: &Path, max_bytes: u64) -> io::Result<Option<OnDisk>> {
   let bytes = match fsread::read_regular(path, max_bytes, Links::Follow) {
     Ok((bytes, _)) => bytes,
     Err(error) if error.is_not_found() => return Ok(None),
@@ -75,7 +75,7 @@ fn temp_path(target: &Path) -> PathBuf {
 /// Removes temp files of `target` left by a writer that died between
 /// creating and renaming them. Call only while holding the file lock: only
 /// a lock holder creates them, so any that exist then are orphans.
-pub fn remove_orphan_temps(target: &Path) {
+pub(crate) fn remove_orphan_temps(target: &Path) {
   let prefix = format!(".{}.", file_name(target));
   let Some(Ok(listing)) = target.parent().map(fs::read_dir) else { return };
   for entry in listing.filter_map(Result::ok) {
@@ -89,7 +89,7 @@ pub fn remove_orphan_temps(target: &Path) {
 /// Writes `bytes` to `target` so a crash at any point leaves either the old
 /// or the new file: temp file in the same directory, fsync, rename over the
 /// target, fsync the directory so the rename itself is durable.
-pub fn write_atomic(target: &Path, bytes: &[u8]) -> io::Result<()> {
+pub(crate) fn write_atomic(target: &Path, bytes: &[u8]) -> io::Result<()> {
   let temp = temp_path(target);
   let written = (|| {
     let mut file = File::options().write(true).create_new(true).open(&temp)?;
@@ -119,7 +119,7 @@ fn sync_dir(_dir: &Path) -> io::Result<()> {
 /// backup with identical content is reused, so repeated refusals of the same
 /// drifted file do not pile up copies; an existing different backup is never
 /// overwritten.
-pub fn backup(file: &Path, bytes: &[u8]) -> Result<PathBuf, (PathBuf, io::Error)> {
+pub(crate) fn backup(file: &Path, bytes: &[u8]) -> Result<PathBuf, (PathBuf, io::Error)> {
   let prefix = format!("{}.bak.", file_name(file));
   let secs = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
   let fresh = file.with_file_name(format!("{prefix}{secs}"));

@@ -4,11 +4,12 @@
 //! and written atomically. A proposal names the exact entry it was made for;
 //! applying it after that entry changed is refused as stale.
 
-use super::batch::{Action, NetChange, Op};
+use super::batch::{NetChange, Op};
 use super::lock::LockOptions;
 use super::provenance::Citation;
 use super::result::{Failure, FailureCode, StoreResult};
-use super::{file, take_lock, write_held, Target};
+use super::write::{take_lock, write_held};
+use super::{file, Target};
 use serde::{Deserialize, Serialize};
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -84,14 +85,6 @@ impl Proposal {
         Op::Remove { old, .. } => Ok(Op::Remove { old, exact: true }),
         other => Ok(other),
       },
-    }
-  }
-
-  pub fn action(&self) -> Action {
-    match self.action {
-      ProposalAction::Add => Action::Add,
-      ProposalAction::Replace => Action::Replace,
-      ProposalAction::Remove => Action::Remove,
     }
   }
 }

@@ -2,7 +2,9 @@
 //! defects of the original that this port fixes.
 
 use super::result::{FailureCode, StoreResult};
+use super::write::DRIFT_REMEDIATION;
 use super::*;
+use std::sync::Arc;
 use std::time::Duration;
 
 struct Fixture {

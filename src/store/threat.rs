@@ -25,7 +25,7 @@ use regex::{Regex, RegexBuilder, RegexSet, RegexSetBuilder};
 use std::sync::OnceLock;
 
 /// Longest content scanned (UTF-16 units); longer content is blocked unread.
-pub const MAX_SCAN_UNITS: usize = 65_536;
+pub(crate) const MAX_SCAN_UNITS: usize = 65_536;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Scope {
@@ -139,7 +139,7 @@ const PATTERNS: &[(&str, &str, Scope)] = &[
 /// Zero-width, bidirectional-control and other invisible code points used to
 /// hide payloads; always findings. (ZWNJ/ZWJ, TAG characters and variation
 /// selectors are judged in context: [`hidden_carrier`].)
-pub const INVISIBLE: [char; 20] = [
+pub(crate) const INVISIBLE: [char; 20] = [
   '\u{200B}', '\u{2060}', '\u{2061}', '\u{2062}', '\u{2063}', '\u{2064}', '\u{FEFF}', '\u{202A}', '\u{202B}',
   '\u{202C}', '\u{202D}', '\u{202E}', '\u{2066}', '\u{2067}', '\u{2068}', '\u{2069}', '\u{200E}', '\u{200F}',
   '\u{061C}', '\u{00AD}',
@@ -329,7 +329,7 @@ fn alone(index: usize) -> &'static Regex {
 /// The patterns a scan tries: every one (one pass of the set), or only the
 /// table indices a prefilter left, each alone.
 #[derive(Debug, Clone, Copy)]
-pub enum Among<'a> {
+pub(crate) enum Among<'a> {
   All,
   Only(&'a [usize]),
 }
@@ -414,7 +414,7 @@ pub(super) fn changed(spelling: std::borrow::Cow<'_, str>) -> Option<String> {
 /// [`scan`] of non-empty content within [`MAX_SCAN_UNITS`] whose folded
 /// spelling (when it differs) the caller already has, trying only the
 /// patterns `among` names (the others must be known not to match).
-pub fn scan_among(content: &str, folded: Option<&str>, scope: Scope, among: Among) -> Vec<Finding> {
+pub(crate) fn scan_among(content: &str, folded: Option<&str>, scope: Scope, among: Among) -> Vec<Finding> {
   let mut findings: Vec<Finding> = Vec::new();
   let mut matched = among.matching(&ascii_fold_guard(content));
   // ASCII holds no invisible code point and is its own folded spelling:
@@ -443,11 +443,11 @@ pub fn scan_among(content: &str, folded: Option<&str>, scope: Scope, among: Amon
 }
 
 /// The message for the first strict-scope finding, or `None` for clean content.
-pub fn first_threat_message(content: &str) -> Option<String> {
+pub(crate) fn first_threat_message(content: &str) -> Option<String> {
   scan(content, Scope::Strict).first().map(Finding::message)
 }
 
-pub mod flags;
+pub(crate) mod flags;
 
 #[cfg(test)]
 mod tests;

@@ -141,8 +141,11 @@ fn may_hide_any(text: &str) -> bool {
   !text.is_ascii() && text.chars().any(may_hide)
 }
 
-/// Could `text` match a pattern of [`SCOPE`]? False only when it certainly cannot.
-pub fn may_match(text: &str) -> bool {
+/// Could `text` match a pattern of [`SCOPE`]? False only when it certainly
+/// cannot. The prefilter's contract, checked by the tests; `flags_with` runs
+/// its parts window by window.
+#[cfg(test)]
+fn may_match(text: &str) -> bool {
   may_hide_any(text) || candidates(text, changed(folded(text)).as_deref()).is_none_or(|patterns| !patterns.is_empty())
 }
 

@@ -1,0 +1,189 @@
+//! The inotify side of the watcher: one instance per process, its watches
+//! shared by every index, events filed per watcher until it drains them.
+
+use super::Drained;
+use crate::session::source::now_ns;
+use inotify::{EventMask, Inotify, WatchDescriptor, WatchMask};
+use parking_lot::Mutex;
+use std::collections::HashMap;
+use std::ffi::OsStr;
+use std::io;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, OnceLock};
+
+/// More changed files than this pending for one watcher (one that stopped
+/// draining): it is told Unknown instead.
+const MAX_PENDING: usize = 10_000;
+
+/// The process's inotify instance: each watch's owners, and what each
+/// watcher has not drained yet.
+pub struct Hub {
+  inotify: Inotify,
+  /// A dir watched by several indexes has one descriptor: (watcher, dir as
+  /// that watcher named it, is it the sessions dir).
+  owners: HashMap<WatchDescriptor, Vec<(u64, PathBuf, bool)>>,
+  pending: HashMap<u64, Pending>,
+  buffer: Vec<u8>,
+}
+
+#[derive(Default)]
+struct Pending {
+  changed: Vec<PathBuf>,
+  unknown: bool,
+}
+
+/// Contents, metadata, and the dir's own entries; the watched dir itself
+/// going away is reported as IN_DELETE_SELF / IN_MOVE_SELF / IN_IGNORED.
+fn mask() -> WatchMask {
+  WatchMask::MODIFY
+    | WatchMask::ATTRIB
+    | WatchMask::CLOSE_WRITE
+    | WatchMask::CREATE
+    | WatchMask::DELETE
+    | WatchMask::MOVED_FROM
+    | WatchMask::MOVED_TO
+    | WatchMask::DELETE_SELF
+    | WatchMask::MOVE_SELF
+    | WatchMask::ONLYDIR
+}
+
+fn is_local(dir: &Path) -> bool {
+  use std::os::unix::ffi::OsStrExt;
+  let Ok(path) = std::ffi::CString::new(dir.as_os_str().as_bytes()) else { return false };
+  // SAFETY: statfs is plain old data; all-zero is a valid value.
+  let mut stat: libc::statfs = unsafe { std::mem::zeroed() };
+  // SAFETY: a NUL-terminated path and an out-parameter of the right type.
+  let ok = unsafe { libc::statfs(path.as_ptr(), &mut stat) } == 0;
+  ok && local_fs(stat.f_type as i64)
+}
+
+/// Filesystems whose every change goes through this kernel, so inotify sees
+/// it (statfs magic numbers, linux/magic.h). Network and FUSE filesystems
+/// are not here: their files change without this kernel knowing.
+fn local_fs(magic: i64) -> bool {
+  const LOCAL: &[i64] = &[
+    0xEF53,              // ext2/3/4
+    0x5846_5342,         // xfs
+    0x9123_683E,         // btrfs
+    0x0102_1994,         // tmpfs
+    0x794C_7630,         // overlayfs
+    0x2FC1_2FC1,         // zfs
+    0xF2F5_2010u32 as _, // f2fs
+    0xCA45_1A4E,         // bcachefs
+    0x3153_464A,         // jfs
+    0x5265_4973,         // reiserfs
+  ];
+  LOCAL.contains(&magic)
+}
+
+impl Hub {
+  pub fn new() -> Option<Arc<Mutex<Hub>>> {
+    let inotify = Inotify::init().ok()?;
+    let hub = Hub { inotify, owners: HashMap::new(), pending: HashMap::new(), buffer: vec![0; 64 * 1024] };
+    Some(Arc::new(Mutex::new(hub)))
+  }
+
+  pub fn shared() -> Option<Arc<Mutex<Hub>>> {
+    static HUB: OnceLock<Option<Arc<Mutex<Hub>>>> = OnceLock::new();
+    HUB.get_or_init(Hub::new).clone()
+  }
+
+  pub fn watch(&mut self, id: u64, dir: &Path, root: bool) -> bool {
+    if !is_local(dir) {
+      return false;
+    }
+    match self.inotify.watches().add(dir, mask()) {
+      Ok(wd) => {
+        self.owners.entry(wd).or_default().push((id, dir.to_path_buf(), root));
+        self.pending.entry(id).or_default();
+        true
+      }
+      Err(_) => false,
+    }
+  }
+
+  /// Drops `id`'s watches (a descriptor no one else owns is removed) and
+  /// whatever it had not drained.
+  pub fn release(&mut self, id: u64) {
+    let mut unused = Vec::new();
+    for (wd, owners) in self.owners.iter_mut() {
+      owners.retain(|(owner, _, _)| *owner != id);
+      if owners.is_empty() {
+        unused.push(wd.clone());
+      }
+    }
+    for wd in unused {
+      self.owners.remove(&wd);
+      let _ = self.inotify.watches().remove(wd);
+    }
+    self.pending.remove(&id);
+  }
+
+  /// Reads the queue dry, files every event with its watchers, and hands
+  /// `id` what it has not drained yet.
+  pub fn drain(&mut self, id: u64) -> Drained {
+    loop {
+      let events = match self.inotify.read_events(&mut self.buffer) {
+        Ok(events) => events,
+        Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+        Err(_) => {
+          self.pending.values_mut().for_each(|p| p.unknown = true);
+          break;
+        }
+      };
+      for event in events {
+        if event.mask.contains(EventMask::Q_OVERFLOW) {
+          self.pending.values_mut().for_each(|p| p.unknown = true);
+          continue;
+        }
+        // Events of a removed watch (IN_IGNORED after release) have no owner left.
+        for (owner, dir, root) in self.owners.get(&event.wd).into_iter().flatten() {
+          let pending = self.pending.entry(*owner).or_default();
+          match classify(dir, *root, event.mask, event.name) {
+            Change::None => {}
+            Change::File(path) if pending.changed.last() == Some(&path) => {}
+            Change::File(path) if pending.changed.len() < MAX_PENDING => pending.changed.push(path),
+            Change::File(_) | Change::Unknown => pending.unknown = true,
+          }
+        }
+      }
+    }
+    let at_ns = now_ns();
+    let Some(pending) = self.pending.get_mut(&id) else { return Drained::Unknown };
+    let Pending { mut changed, unknown } = std::mem::take(pending);
+    if unknown {
+      return Drained::Unknown;
+    }
+    changed.sort();
+    changed.dedup();
+    Drained::Files { changed, at_ns }
+  }
+}
+
+enum Change {
+  None,
+  File(PathBuf),
+  Unknown,
+}
+
+fn classify(dir: &Path, root: bool, mask: EventMask, name: Option<&OsStr>) -> Change {
+  let gone = EventMask::DELETE_SELF | EventMask::MOVE_SELF | EventMask::IGNORED | EventMask::UNMOUNT;
+  if mask.intersects(gone) {
+    return Change::Unknown;
+  }
+  let entries = EventMask::CREATE | EventMask::DELETE | EventMask::MOVED_FROM | EventMask::MOVED_TO;
+  // The sessions dir lists project dirs (or links to them): any entry change re-lists.
+  if root {
+    return if mask.intersects(entries) { Change::Unknown } else { Change::None };
+  }
+  let Some(name) = name.filter(|n| Path::new(n).extension() == Some(OsStr::new("jsonl"))) else {
+    return Change::None;
+  };
+  if mask.contains(EventMask::ISDIR) {
+    Change::None
+  } else if mask.intersects(entries) {
+    Change::Unknown
+  } else {
+    Change::File(dir.join(name))
+  }
+}
