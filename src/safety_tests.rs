@@ -97,7 +97,7 @@ mod decoding_as_pi {
     let view = crate::session::load(path, Branches::Active, None, &policy, 1 << 20).unwrap();
     let entries =
       view.normalized.entries.iter().map(|e| (e.entry_id.clone().unwrap_or_default(), e.text.clone())).collect();
-    (entries, view.normalized.reasons.iter().copied().collect())
+    (entries, view.normalized.reasons.iter().map(|r| r.as_str()).collect())
   }
 
   fn message(id: &str, parent: Option<&str>, content: &str) -> Vec<u8> {

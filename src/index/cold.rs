@@ -6,6 +6,7 @@
 //! `maxColdVocabularyBytes` while it is built, the whole persisted record by
 //! `maxColdCacheBytes` (then only exact prefixes persist, never "complete").
 
+use crate::coverage::Reason;
 use super::IndexCoverage;
 use crate::session::binding::BoundTip;
 use crate::session::normalize::{Entry, Normalized, Outcome};
@@ -331,13 +332,13 @@ impl ColdDigest {
       }
     }
     let timestamps = entries.iter().filter_map(|e| e.timestamp);
-    let mut reasons: Vec<&'static str> =
-      normalized.reasons.iter().copied().filter(|r| *r != "max_entry_chars").collect();
+    let mut reasons: Vec<Reason> =
+      normalized.reasons.iter().copied().filter(|r| *r != Reason::MaxEntryChars).collect();
     if capped {
-      reasons.push("max_cold_vocabulary_bytes");
+      reasons.push(Reason::MaxColdVocabularyBytes);
     }
     if files_capped {
-      reasons.push("max_files_touched");
+      reasons.push(Reason::MaxFilesTouched);
     }
     ColdDigest {
       first_ts: timestamps.clone().min(),
@@ -366,7 +367,7 @@ impl ColdDigest {
     if fits(self) {
       return true;
     }
-    self.index_coverage.add_reason("max_cold_cache_bytes");
+    self.index_coverage.add_reason(Reason::MaxColdCacheBytes);
     let addresses = std::mem::take(&mut self.addresses);
     let vocabulary = std::mem::take(&mut self.vocabulary);
     self.vocabulary = vocabulary.clone();

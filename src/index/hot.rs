@@ -1,6 +1,7 @@
 //! Hot shards: bounded entry text and metadata plus a posting index, so a
 //! query scores entries without re-tokenizing stored text.
 
+use crate::coverage::Reason;
 use super::IndexCoverage;
 use crate::session::lineage::Node;
 use crate::session::normalize::{Entry, Normalized};
@@ -118,8 +119,7 @@ impl HotShard {
 
   /// The shard's entries and reasons, to continue normalization after an append.
   pub fn normalized(&self) -> Normalized {
-    let reasons: BTreeSet<&'static str> =
-      self.index_coverage.reasons.iter().filter_map(|r| super::static_reason(r)).collect();
+    let reasons: BTreeSet<Reason> = self.index_coverage.reasons.iter().copied().collect();
     Normalized { entries: self.entries.clone(), reasons }
   }
 }

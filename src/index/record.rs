@@ -27,7 +27,10 @@ const HEADER_BYTES: usize = MAGIC.len() + 8;
 /// What every version's magic starts with: a file without it was never a record.
 pub const MAGIC_PREFIX: &[u8; 6] = b"PFMIDX";
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+/// Serialized by variant index in records (postcard), by name in results.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, strum::IntoStaticStr)]
+#[serde(rename_all = "lowercase")]
+#[strum(serialize_all = "lowercase")]
 pub enum Tier {
   Hot,
   Cold,
@@ -35,10 +38,7 @@ pub enum Tier {
 
 impl Tier {
   pub fn as_str(self) -> &'static str {
-    match self {
-      Tier::Hot => "hot",
-      Tier::Cold => "cold",
-    }
+    self.into()
   }
 }
 

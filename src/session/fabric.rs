@@ -5,6 +5,7 @@
 //! typed values, size bounds); anything else stays non-semantic. They are
 //! placed right after their carrier entry and never reconstructed from prose.
 
+use crate::coverage::Reason;
 use super::json;
 use super::normalize::{argument_paths, Entry, Outcome, Policy};
 use serde_json::value::RawValue;
@@ -298,7 +299,7 @@ pub fn valid_branch_details(details: &Value) -> bool {
 #[derive(Default)]
 pub struct Carriers {
   seen: HashSet<String>,
-  pub reasons: BTreeSet<&'static str>,
+  pub reasons: BTreeSet<Reason>,
 }
 
 impl Carriers {
@@ -324,9 +325,9 @@ impl Carriers {
     for fact in &facts {
       let address = fact["address"].as_str().unwrap_or_default();
       if !addresses.insert(address) {
-        self.reasons.insert("duplicate_branch_fact_address");
+        self.reasons.insert(Reason::DuplicateBranchFactAddress);
         if fact["kind"] == "operation" || fact["kind"] == "fabricRun" {
-          self.reasons.insert("duplicate_operation_address");
+          self.reasons.insert(Reason::DuplicateOperationAddress);
         }
         return;
       }

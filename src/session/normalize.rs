@@ -8,6 +8,7 @@
 //! is the same for recall and for expansion; the policy only shapes `text`.
 //! Every field comes from typed session fields: nothing is inferred from prose.
 
+use crate::coverage::Reason;
 use super::fabric;
 use super::json;
 use super::lineage::Lineage;
@@ -122,7 +123,7 @@ pub struct Entry {
 pub struct Normalized {
   pub entries: Vec<Entry>,
   /// Coverage reasons found while normalizing (sorted, unique).
-  pub reasons: BTreeSet<&'static str>,
+  pub reasons: BTreeSet<Reason>,
 }
 
 /// Pi's built-in tools: their calls and results carry `provider: "pi"`.
@@ -415,7 +416,7 @@ pub struct Normalizer {
   policy: Policy,
   entries: Vec<Entry>,
   carriers: fabric::Carriers,
-  reasons: BTreeSet<&'static str>,
+  reasons: BTreeSet<Reason>,
 }
 
 impl Normalizer {
@@ -453,14 +454,14 @@ impl Normalizer {
         }
       }
       if entry.truncated {
-        reasons.insert("max_entry_chars");
+        reasons.insert(Reason::MaxEntryChars);
       }
     }
     if has_duplicates(entries.iter().filter_map(|e| e.entry_id.as_deref())) {
-      reasons.insert("duplicate_entry_id");
+      reasons.insert(Reason::DuplicateEntryId);
     }
     if has_duplicates(entries.iter().filter_map(|e| e.operation_address.as_deref())) {
-      reasons.insert("duplicate_operation_address");
+      reasons.insert(Reason::DuplicateOperationAddress);
     }
     Normalized { entries, reasons }
   }
@@ -515,7 +516,7 @@ pub fn normalize_selected<'r>(
   }
   let mut normalized = normalizer.finish();
   if lineage.invalid_parent_graph {
-    normalized.reasons.insert("invalid_parent_graph");
+    normalized.reasons.insert(Reason::InvalidParentGraph);
   }
   normalized
 }

@@ -4,6 +4,7 @@
 use super::search::{Item, Search};
 use super::searched::Searched;
 use crate::error::ContractError;
+use crate::index::record::Tier;
 use crate::index::Coverage;
 use crate::ops::contract::{Call, EditFields, MAX_ENVELOPE_CHARS};
 use crate::query::snippet::snippet;
@@ -20,9 +21,8 @@ const MATCHED_TERMS_SHOWN: usize = 50;
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct EntryHit {
-  pub kind: &'static str,
   pub session_id: String,
-  pub tier: &'static str,
+  pub tier: Tier,
   pub index: usize,
   pub entry_id: Option<String>,
   pub parent_id: Option<String>,
@@ -52,9 +52,8 @@ pub struct EntryHit {
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SessionHit {
-  pub kind: &'static str,
   pub session_id: String,
-  pub tier: &'static str,
+  pub tier: Tier,
   pub cwd: String,
   pub last_timestamp: Option<i64>,
   pub score: f64,
@@ -63,8 +62,10 @@ pub struct SessionHit {
   pub follow: Call,
 }
 
+/// A hit's `kind` is its variant: an entry of a hot (or hydrated) session,
+/// or a cold session as a whole.
 #[derive(Debug, Clone, Serialize)]
-#[serde(untagged)]
+#[serde(tag = "kind", rename_all = "lowercase")]
 pub enum Hit {
   Entry(Box<EntryHit>),
   Session(Box<SessionHit>),
@@ -97,9 +98,8 @@ impl Search<'_> {
     let entry = self.entry(slot, doc);
     let (snippet, cut) = snippet(&entry.text, self.request.query.terms(), self.request.snippet_chars);
     Hit::Entry(Box::new(EntryHit {
-      kind: "entry",
       session_id: session.session_id.clone(),
-      tier: session.tier.as_str(),
+      tier: session.tier,
       index: entry.index,
       entry_id: meta(&entry.entry_id),
       parent_id: meta(&entry.parent_id),
@@ -142,9 +142,8 @@ impl Search<'_> {
     let session = &self.sessions[slot];
     let digest = session.digest().expect("cold session");
     Hit::Session(Box::new(SessionHit {
-      kind: "session",
       session_id: session.session_id.clone(),
-      tier: "cold",
+      tier: Tier::Cold,
       cwd: cap_with_ellipsis(&session.cwd, CWD_CHARS),
       last_timestamp: digest.last_ts,
       score: rounded(score),

@@ -2,6 +2,7 @@
 //! within the candidate budgets, scored by BM25, phrase, bounded regex or
 //! browse into one stream of items.
 
+use crate::coverage::Reason;
 use super::searched::Searched;
 use crate::engine::Engine;
 use crate::error::ContractError;
@@ -48,7 +49,7 @@ pub(super) struct Search<'r> {
   cold_beyond: Vec<(usize, usize)>,
   cold_terms: Option<dictionary::Served>,
   index_dir: std::path::PathBuf,
-  pub(super) reasons: BTreeSet<&'static str>,
+  pub(super) reasons: BTreeSet<Reason>,
 }
 
 impl<'r> Search<'r> {
@@ -93,7 +94,7 @@ impl<'r> Search<'r> {
         for entry in &shard.entries[..ends[slot].min(shard.entries.len())] {
           if filters.matches(entry) && self.in_range(entry.index) {
             if budget == 0 {
-              self.reasons.insert("candidate_entry_budget");
+              self.reasons.insert(Reason::CandidateEntryBudget);
               break;
             }
             budget -= 1;
@@ -166,7 +167,7 @@ impl<'r> Search<'r> {
     if self.cold_terms.is_some() {
       self.cold.append(&mut self.cold_beyond);
     } else if !self.cold_beyond.is_empty() {
-      self.reasons.insert("candidate_digest_budget");
+      self.reasons.insert(Reason::CandidateDigestBudget);
     }
   }
 
@@ -215,7 +216,7 @@ impl<'r> Search<'r> {
         continue;
       }
       if cold_items == MAX_DIGEST_CANDIDATES {
-        self.reasons.insert("candidate_digest_budget");
+        self.reasons.insert(Reason::CandidateDigestBudget);
         break;
       }
       cold_items += 1;
@@ -316,19 +317,19 @@ impl<'r> Search<'r> {
     if cold_hit {
       match &request.query {
         Query::Literal { terms, all: true } if terms.len() > 1 => {
-          self.reasons.insert("cold_all_terms_requires_hydration");
+          self.reasons.insert(Reason::ColdAllTermsRequiresHydration);
         }
         Query::Phrase { .. } => {
-          self.reasons.insert("cold_phrase_requires_hydration");
+          self.reasons.insert(Reason::ColdPhraseRequiresHydration);
         }
         _ => {}
       }
       if !request.filters.is_empty() && request.query != Query::Browse {
-        self.reasons.insert("cold_structural_filter_requires_hydration");
+        self.reasons.insert(Reason::ColdStructuralFilterRequiresHydration);
       }
     }
     if items.len() > MAX_ITEM_CANDIDATES {
-      self.reasons.insert("candidate_item_budget");
+      self.reasons.insert(Reason::CandidateItemBudget);
     }
     let need = (request.offset + request.page_size).min(MAX_ITEM_CANDIDATES);
     let items = self.rank(items, MAX_ITEM_CANDIDATES, need);

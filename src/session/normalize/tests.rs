@@ -1,3 +1,4 @@
+use crate::coverage::Reason;
 use super::*;
 use crate::session::lineage::{self, Branches};
 use crate::session::parse::parse;
@@ -77,7 +78,7 @@ fn truncation_counts_scalars_and_reports_the_reason() {
   let out = run(&text, Branches::Active, &bounded);
   assert_eq!(out.entries[0].text, "a😀");
   assert!(out.entries[0].truncated);
-  assert!(out.reasons.contains("max_entry_chars"));
+  assert!(out.reasons.contains(&Reason::MaxEntryChars));
 }
 
 fn session(lines: &[&str]) -> String {
@@ -163,7 +164,7 @@ fn duplicate_ids_are_reported_in_all_mode() {
     r#"{"type":"message","id":"a","parentId":null,"message":{"role":"user","content":"one"}}"#,
     r#"{"type":"message","id":"a","parentId":null,"message":{"role":"user","content":"two"}}"#,
   ]);
-  assert!(run(&text, Branches::All, &policy()).reasons.contains("duplicate_entry_id"));
+  assert!(run(&text, Branches::All, &policy()).reasons.contains(&Reason::DuplicateEntryId));
   let active = run(&text, Branches::Active, &policy());
   assert_eq!(active.entries.len(), 1);
   assert_eq!(active.entries[0].text, "two");
@@ -176,7 +177,7 @@ fn cycles_mark_invalid_parent_graph() {
     r#"{"type":"message","id":"b","parentId":"a","message":{"role":"user","content":"two"}}"#,
   ]);
   let out = run(&text, Branches::Active, &policy());
-  assert!(out.reasons.contains("invalid_parent_graph"));
+  assert!(out.reasons.contains(&Reason::InvalidParentGraph));
   assert_eq!(out.entries.len(), 2);
 }
 
@@ -309,8 +310,8 @@ fn duplicate_fact_addresses_drop_the_envelope() {
   );
   let out = run(&summary_session(&branch_details(&dup), false), Branches::Active, &policy());
   assert_eq!(out.entries.len(), 2);
-  assert!(out.reasons.contains("duplicate_branch_fact_address"));
-  assert!(out.reasons.contains("duplicate_operation_address"));
+  assert!(out.reasons.contains(&Reason::DuplicateBranchFactAddress));
+  assert!(out.reasons.contains(&Reason::DuplicateOperationAddress));
 }
 
 #[test]
