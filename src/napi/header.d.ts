@@ -45,11 +45,12 @@ export interface TextRange {
 
 export type Outcome = 'succeeded' | 'failed' | 'aborted' | 'timed_out'
 
-/** One normalized entry (or one chunk of its text) in an expansion page. */
-export interface ExpandedEntry {
+/** What a recall hit and an expansion chunk both say about their entry (`EntryMeta` in src/ops/contract.rs). */
+export interface EntryMeta {
   index: number
   entryId: string | null
   parentId: string | null
+  operationAddress: string | null
   type: string
   role: string | null
   tool: string | null
@@ -57,10 +58,18 @@ export interface ExpandedEntry {
   provider: string | null
   action: string | null
   outcome: Outcome | null
-  operationAddress: string | null
   /** Milliseconds since the epoch. */
   timestamp: number | null
   isError: boolean
+  /** On a `context_edit` entry: the entry it edits (Pi ≥ 0.87). */
+  targetId?: string
+  /** On a `context_edit` entry, what it does; on another entry, what the latest edit of it did, and that edit's id. */
+  contextEdit?: 'omitted' | 'replaced'
+  contextEditId?: string
+}
+
+/** One normalized entry (or one chunk of its text) in an expansion page. */
+export interface ExpandedEntry extends EntryMeta {
   text: string
   textRange: TextRange
   /** Threat-pattern ids the entry's text matches: untrusted evidence, text unchanged. */
@@ -215,23 +224,10 @@ export interface RecallArgs {
   expectedLineageLeafId?: string
 }
 
-export interface EntryHit {
+export interface EntryHit extends EntryMeta {
   kind: 'entry'
   sessionId: string
   tier: 'hot' | 'cold'
-  index: number
-  entryId: string | null
-  parentId: string | null
-  operationAddress: string | null
-  type: string
-  role: string | null
-  tool: string | null
-  ref: string | null
-  provider: string | null
-  action: string | null
-  outcome: Outcome | null
-  timestamp: number | null
-  isError: boolean
   score: number
   snippet: string
   truncated: boolean

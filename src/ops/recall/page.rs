@@ -6,12 +6,12 @@ use super::searched::Searched;
 use crate::error::ContractError;
 use crate::index::record::Tier;
 use crate::index::Coverage;
-use crate::ops::contract::{Call, EditFields, MAX_ENVELOPE_CHARS};
+use crate::ops::contract::{Call, EditFields, EntryMeta, MAX_ENVELOPE_CHARS};
 use crate::query::snippet::snippet;
 use crate::session::binding::record_id;
 use crate::session::lineage::LiveBranch;
 use crate::session::normalize::Entry;
-use crate::text::{cap_with_ellipsis, json_len, meta, META_CHARS};
+use crate::text::{cap_with_ellipsis, json_len};
 use serde::Serialize;
 use serde_json::{json, Map, Value};
 
@@ -23,21 +23,8 @@ const MATCHED_TERMS_SHOWN: usize = 50;
 pub struct EntryHit {
   pub session_id: String,
   pub tier: Tier,
-  pub index: usize,
-  pub entry_id: Option<String>,
-  pub parent_id: Option<String>,
-  pub operation_address: Option<String>,
-  #[serde(rename = "type")]
-  pub kind_of_entry: String,
-  pub role: Option<String>,
-  pub tool: Option<String>,
-  #[serde(rename = "ref")]
-  pub reference: Option<String>,
-  pub provider: Option<String>,
-  pub action: Option<String>,
-  pub outcome: Option<&'static str>,
-  pub timestamp: Option<i64>,
-  pub is_error: bool,
+  #[serde(flatten)]
+  pub meta: EntryMeta,
   pub score: f64,
   pub snippet: String,
   pub truncated: bool,
@@ -100,19 +87,7 @@ impl Search<'_> {
     Hit::Entry(Box::new(EntryHit {
       session_id: session.session_id.clone(),
       tier: session.tier,
-      index: entry.index,
-      entry_id: meta(&entry.entry_id),
-      parent_id: meta(&entry.parent_id),
-      operation_address: meta(&entry.operation_address),
-      kind_of_entry: cap_with_ellipsis(&entry.kind, META_CHARS),
-      role: meta(&entry.role),
-      tool: meta(&entry.tool),
-      reference: meta(&entry.reference),
-      provider: meta(&entry.provider),
-      action: meta(&entry.action),
-      outcome: entry.outcome.map(|o| o.as_str()),
-      timestamp: entry.timestamp,
-      is_error: entry.is_error,
+      meta: EntryMeta::of(entry),
       score: rounded(score),
       snippet,
       truncated: cut || entry.truncated,

@@ -153,7 +153,7 @@ fn broad_queries_page_completely_within_the_envelope() {
     assert!(json_len(&page) <= MAX_ENVELOPE_CHARS);
     for hit in &page.hits {
       let Hit::Entry(entry) = hit else { panic!("hot entries only") };
-      assert!(seen.insert(entry.index), "hit {} repeated", entry.index);
+      assert!(seen.insert(entry.meta.index), "hit {} repeated", entry.meta.index);
     }
     let Some(next) = page.next.clone() else { break };
     page = recall(&engine, &RecallRequest::from_json(Some(&next.args)).unwrap());
@@ -175,7 +175,7 @@ fn broad_queries_page_completely_within_the_envelope() {
       .hits
       .iter()
       .map(|h| match h {
-        Hit::Entry(e) => e.index,
+        Hit::Entry(e) => e.meta.index,
         _ => usize::MAX,
       })
       .collect::<Vec<_>>()
