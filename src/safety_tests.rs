@@ -74,8 +74,8 @@ mod decoding_as_pi {
   use super::*;
   use crate::index::sync;
   use crate::session::discover::Scope;
+  use crate::session::entry::Policy;
   use crate::session::lineage::Branches;
-  use crate::session::normalize::Policy;
 
   const HEADER: &str = "{\"type\":\"session\",\"version\":3,\"id\":\"s\",\"cwd\":\"/home/u/proj\"}\n";
 

@@ -1,18 +1,19 @@
 //! Loading, validating and building one session's record.
 
-use crate::coverage::Reason;
 use super::cold::ColdDigest;
 use super::hot::{HotShard, ResumeState};
 use super::ownership;
 use super::record::{self, Body, CacheRecord, Tier, CACHE_VERSION};
 use super::resident::{PolicyCheck, Slot};
 use super::{is_fresh, policy, Index, Source};
+use crate::coverage::Reason;
 use crate::engine::Engine;
 use crate::fsread::ReadError;
 use crate::session::binding::BoundTip;
 use crate::session::decode::decode;
+use crate::session::entry::{Normalized, Policy};
 use crate::session::lineage::{self, Branches, Lineage, LiveBranch, Node};
-use crate::session::normalize::{normalize_selected, Normalized, Normalizer, Policy};
+use crate::session::normalize::{normalize_selected, Normalizer};
 use crate::session::parse::{self, ParsedSession, Resume};
 use crate::session::source::{now_ns, read_source, sha256_hex, SourceFile, StatStamp};
 use std::borrow::Cow;
@@ -126,12 +127,7 @@ fn resume_state(
   }
 }
 
-fn full(
-  source: &SourceFile,
-  branches: Branches,
-  live: Option<&LiveBranch>,
-  policy: &Policy,
-) -> Result<Built, Reason> {
+fn full(source: &SourceFile, branches: Branches, live: Option<&LiveBranch>, policy: &Policy) -> Result<Built, Reason> {
   let decoded = decode(&source.bytes);
   let parsed = parse::parse(&decoded.bytes).map_err(|_| Reason::SourceUnavailable)?;
   let nodes = lineage::nodes(&parsed.records);

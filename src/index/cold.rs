@@ -6,10 +6,10 @@
 //! `maxColdVocabularyBytes` while it is built, the whole persisted record by
 //! `maxColdCacheBytes` (then only exact prefixes persist, never "complete").
 
-use crate::coverage::Reason;
 use super::IndexCoverage;
+use crate::coverage::Reason;
 use crate::session::binding::BoundTip;
-use crate::session::normalize::{Entry, Normalized, Outcome};
+use crate::session::entry::{Entry, Normalized, Outcome};
 use crate::tokenize::for_each_token;
 use rustc_hash::FxHashSet;
 use serde::{Deserialize, Serialize};
@@ -332,8 +332,7 @@ impl ColdDigest {
       }
     }
     let timestamps = entries.iter().filter_map(|e| e.timestamp);
-    let mut reasons: Vec<Reason> =
-      normalized.reasons.iter().copied().filter(|r| *r != Reason::MaxEntryChars).collect();
+    let mut reasons: Vec<Reason> = normalized.reasons.iter().copied().filter(|r| *r != Reason::MaxEntryChars).collect();
     if capped {
       reasons.push(Reason::MaxColdVocabularyBytes);
     }

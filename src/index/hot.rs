@@ -1,10 +1,10 @@
 //! Hot shards: bounded entry text and metadata plus a posting index, so a
 //! query scores entries without re-tokenizing stored text.
 
-use crate::coverage::Reason;
 use super::IndexCoverage;
+use crate::coverage::Reason;
+use crate::session::entry::{Entry, Normalized};
 use crate::session::lineage::Node;
-use crate::session::normalize::{Entry, Normalized};
 use crate::session::parse::Header;
 use crate::tokenize::for_each_token;
 use rustc_hash::FxHashMap;

@@ -21,9 +21,9 @@ pub mod resident;
 pub mod watch;
 
 use crate::config::Config;
-use crate::engine::Engine;
-pub use crate::coverage::{Coverage, IndexCoverage};
 use crate::coverage::Reason;
+pub use crate::coverage::{Coverage, IndexCoverage};
+use crate::engine::Engine;
 use crate::error::ContractError;
 use crate::session::discover::{resolve_path, try_read_header, Scope};
 use crate::session::lineage::Branches;
@@ -548,13 +548,7 @@ fn coverage(synced: &[Synced], mut record_reasons: BTreeSet<Reason>) -> Coverage
 /// sources and temp files left by crashed writers. Names decide what is an
 /// orphan; [`ownership::remove_ours`] decides what may be removed (regular
 /// file, index name, record magic), so a foreign file is never touched.
-fn cleanup(
-  index: &Index,
-  names: &HashSet<String>,
-  all: &[Source],
-  config: &Config,
-  reasons: &mut BTreeSet<Reason>,
-) {
+fn cleanup(index: &Index, names: &HashSet<String>, all: &[Source], config: &Config, reasons: &mut BTreeSet<Reason>) {
   let owners: HashSet<String> = {
     let mut known = index.owners.lock();
     let mut owners = HashSet::with_capacity(all.len());

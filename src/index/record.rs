@@ -243,7 +243,7 @@ pub fn is_temp(name: &str) -> bool {
 mod tests {
   use super::*;
   use crate::index::IndexCoverage;
-  use crate::session::normalize::Normalized;
+  use crate::session::entry::Normalized;
 
   fn record() -> CacheRecord {
     CacheRecord {

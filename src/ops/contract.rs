@@ -7,8 +7,8 @@
 use crate::args::Args;
 use crate::error::{CoreError, CoreResult};
 use crate::session::discover::Scope;
+use crate::session::entry::{ContextEdit, Entry, Outcome};
 use crate::session::lineage::Branches;
-use crate::session::normalize::{ContextEdit, Entry, Outcome};
 use crate::text::{cap_with_ellipsis, meta, META_CHARS};
 use serde::Serialize;
 use serde_json::Value;

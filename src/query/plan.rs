@@ -9,8 +9,8 @@ use crate::error::{CoreError, CoreResult};
 use crate::ops::contract::{parse_branches, parse_scope};
 use crate::session::binding::Binding;
 use crate::session::discover::Scope;
+use crate::session::entry::Outcome;
 use crate::session::lineage::Branches;
-use crate::session::normalize::Outcome;
 use crate::session::time::parse_iso_ms;
 use crate::tokenize::{nfkc, tokenize};
 use serde_json::{Map, Value};
@@ -154,7 +154,7 @@ macro_rules! typed {
   };
 }
 
-typed!(crate::session::normalize::Entry);
+typed!(crate::session::entry::Entry);
 typed!(crate::index::cold::Address);
 
 #[derive(Debug, Clone, PartialEq)]
@@ -324,7 +324,7 @@ mod tests {
 
   #[test]
   fn time_filters_are_inclusive_and_need_a_timestamp() {
-    use crate::session::normalize::Entry;
+    use crate::session::entry::Entry;
     let filters = Filters { since: Some(10), until: Some(20), ..Filters::default() };
     let at = |timestamp| Entry { timestamp, ..Entry::default() };
     assert!(filters.matches(&at(Some(10))));

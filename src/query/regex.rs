@@ -6,8 +6,8 @@
 //! work bounded. Matching is case-insensitive and Unicode-aware, with
 //! JavaScript's class semantics (`\w`, `\d`, `\b` ASCII; see `jsregex`).
 
-use crate::coverage::Reason;
 use crate::config::Config;
+use crate::coverage::Reason;
 use crate::error::{ContractError, ErrorCode};
 use regex::{Regex, RegexBuilder};
 use std::time::{Duration, Instant};

@@ -11,7 +11,7 @@
 //! them.
 
 use super::plan::Filters;
-use crate::session::normalize::Entry;
+use crate::session::entry::Entry;
 
 pub const K1: f64 = 1.2;
 pub const B: f64 = 0.75;

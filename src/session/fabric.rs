@@ -5,9 +5,10 @@
 //! typed values, size bounds); anything else stays non-semantic. They are
 //! placed right after their carrier entry and never reconstructed from prose.
 
-use crate::coverage::Reason;
+use super::entry::{Entry, Outcome, Policy};
 use super::json;
-use super::normalize::{argument_paths, Entry, Outcome, Policy};
+use super::normalize::argument_paths;
+use crate::coverage::Reason;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 use std::collections::{BTreeSet, HashSet};

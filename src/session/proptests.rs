@@ -7,8 +7,9 @@
 //! `__test__/safety.test.mts` checks the same rules against real Pi's
 //! `getBranch()` on random trees without cycles.
 
+use super::entry::Policy;
 use super::lineage::{select, Branches};
-use super::normalize::{normalize, Policy};
+use super::normalize::normalize;
 use super::parse::parse;
 use crate::testing::proptest_config;
 use proptest::prelude::*;

@@ -2,8 +2,8 @@
 //! within the candidate budgets, scored by BM25, phrase, bounded regex or
 //! browse into one stream of items.
 
-use crate::coverage::Reason;
 use super::searched::Searched;
+use crate::coverage::Reason;
 use crate::engine::Engine;
 use crate::error::ContractError;
 use crate::index::{self, dictionary};
@@ -11,8 +11,8 @@ use crate::query::plan::Query;
 pub use crate::query::plan::RecallRequest;
 use crate::query::regex::BoundedRegex;
 use crate::query::score::{bm25, idf, provenance_weight};
+use crate::session::entry::Entry;
 use crate::session::lineage::LiveBranch;
-use crate::session::normalize::Entry;
 use crate::tokenize::nfkc;
 use std::collections::{BTreeSet, HashMap};
 

@@ -1,7 +1,7 @@
-use crate::index::record::Tier;
-use crate::coverage::Reason;
 use super::*;
+use crate::coverage::Reason;
 use crate::engine::Engine;
+use crate::index::record::Tier;
 use crate::ops::contract::MAX_ENVELOPE_CHARS;
 use crate::ops::expand::{expand, ExpandRequest};
 use crate::query::plan::RecallRequest;

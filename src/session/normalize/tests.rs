@@ -1,5 +1,5 @@
-use crate::coverage::Reason;
 use super::*;
+use crate::coverage::Reason;
 use crate::session::lineage::{self, Branches};
 use crate::session::parse::parse;
 
