@@ -67,6 +67,21 @@ impl ContextEdit {
   }
 }
 
+/// The typed fields structural filters test (`role`, `tool`, `ref`,
+/// `provider`, `action`, `outcome`, the time window): an entry and a cold
+/// digest's address tuple both carry them.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Typed {
+  pub role: Option<String>,
+  pub tool: Option<String>,
+  pub reference: Option<String>,
+  pub provider: Option<String>,
+  pub action: Option<String>,
+  pub outcome: Option<Outcome>,
+  /// Milliseconds since the epoch.
+  pub timestamp: Option<i64>,
+}
+
 /// One normalized record. Serialized into hot shards without the
 /// structured payloads, which only expansion (from source) returns.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -75,19 +90,13 @@ pub struct Entry {
   pub entry_id: Option<String>,
   pub parent_id: Option<String>,
   pub kind: String,
-  pub role: Option<String>,
-  pub tool: Option<String>,
+  pub typed: Typed,
   pub text: String,
-  pub timestamp: Option<i64>,
   pub is_error: bool,
   pub truncated: bool,
   pub files_touched: Vec<String>,
   pub parent_entry_id: Option<String>,
   pub operation_address: Option<String>,
-  pub reference: Option<String>,
-  pub provider: Option<String>,
-  pub action: Option<String>,
-  pub outcome: Option<Outcome>,
   #[serde(skip)]
   pub operation: Option<Value>,
   #[serde(skip)]

@@ -8,7 +8,7 @@
 //! is the same for recall and for expansion; the policy only shapes `text`.
 //! Every field comes from typed session fields: nothing is inferred from prose.
 
-use super::entry::{ContextEdit, Entry, Normalized, Outcome, Policy, MEMORY_TOOLS, PI_TOOLS};
+use super::entry::{ContextEdit, Entry, Normalized, Outcome, Policy, Typed, MEMORY_TOOLS, PI_TOOLS};
 use super::fabric;
 use super::json;
 use super::lineage::Lineage;
@@ -124,15 +124,15 @@ pub fn argument_paths(value: &Value, out: &mut Vec<String>) {
 
 /// Sets `provider/action/ref` for Pi's built-in tools and this package's.
 fn mark_pi_tool(entry: &mut Entry) {
-  let Some(tool) = entry.tool.as_deref() else { return };
+  let Some(tool) = entry.typed.tool.as_deref() else { return };
   let (provider, action) = match MEMORY_TOOLS.iter().find(|(name, _)| *name == tool) {
     Some((_, action)) => ("memory", *action),
     None if PI_TOOLS.contains(&tool) => ("pi", tool),
     None => return,
   };
-  entry.reference = Some(format!("{provider}.{action}"));
-  entry.provider = Some(provider.into());
-  entry.action = Some(action.to_string());
+  entry.typed.reference = Some(format!("{provider}.{action}"));
+  entry.typed.provider = Some(provider.into());
+  entry.typed.action = Some(action.to_string());
 }
 
 fn is_memory_tool(tool: &str) -> bool {
@@ -154,8 +154,8 @@ fn assistant(message: &Message<'_>, ctx: &Context<'_>, entry: &mut Entry) {
       Some("thinking") if ctx.policy.index_thinking => lines.extend(json::string(block.thinking)),
       Some("toolCall") => {
         let name = json::string(block.name).unwrap_or_default();
-        if entry.tool.is_none() {
-          entry.tool = Some(name.clone());
+        if entry.typed.tool.is_none() {
+          entry.typed.tool = Some(name.clone());
         }
         lines.push(tool_call_text(&name, block.arguments));
         if let Some(args) = json::value(block.arguments) {
@@ -179,9 +179,9 @@ fn tool_result(message: &Message<'_>, ctx: &Context<'_>, entry: &mut Entry) {
   let body = plain_text(message.content);
   let indexed = ctx.policy.index_tool_output && (ctx.policy.index_own_results || !is_memory_tool(&tool));
   entry.text = if indexed && !body.is_empty() { format!("{prefix}: {body}") } else { prefix };
-  entry.tool = Some(tool);
+  entry.typed.tool = Some(tool);
   entry.is_error = is_error;
-  entry.outcome = Some(if is_error { Outcome::Failed } else { Outcome::Succeeded });
+  entry.typed.outcome = Some(if is_error { Outcome::Failed } else { Outcome::Succeeded });
   mark_pi_tool(entry);
 }
 
@@ -199,14 +199,14 @@ fn bash_execution(message: &Message<'_>, ctx: &Context<'_>, entry: &mut Entry) {
     text.push_str(&output);
   }
   entry.text = text;
-  entry.tool = Some("bash".into());
-  entry.outcome = match (cancelled, exit) {
+  entry.typed.tool = Some("bash".into());
+  entry.typed.outcome = match (cancelled, exit) {
     (true, _) => Some(Outcome::Aborted),
     (false, Some(0)) => Some(Outcome::Succeeded),
     (false, Some(_)) => Some(Outcome::Failed),
     (false, None) => None,
   };
-  entry.is_error = entry.outcome == Some(Outcome::Failed);
+  entry.is_error = entry.typed.outcome == Some(Outcome::Failed);
   mark_pi_tool(entry);
 }
 
@@ -221,9 +221,9 @@ fn message_entry(record: &Record<'_>, ctx: &Context<'_>, out: &mut Vec<Entry>, c
     record.fields.message.and_then(|raw| serde_json::from_str(raw.get()).ok()).unwrap_or_default();
   let role = message.role.as_deref().map(|r| if r == "hookMessage" { "custom" } else { r });
   let mut entry = ctx.entry_base.clone();
-  entry.role = role.map(str::to_string);
-  if entry.timestamp.is_none() {
-    entry.timestamp = raw_timestamp_ms(message.timestamp);
+  entry.typed.role = role.map(str::to_string);
+  if entry.typed.timestamp.is_none() {
+    entry.typed.timestamp = raw_timestamp_ms(message.timestamp);
   }
   match role {
     Some("system") => return,
@@ -239,7 +239,7 @@ fn message_entry(record: &Record<'_>, ctx: &Context<'_>, out: &mut Vec<Entry>, c
     // Unknown roles (and role-less messages) stay addressable entries.
     _ => entry.text = plain_text(message.content),
   }
-  let is_fabric_exec = role == Some("toolResult") && entry.tool.as_deref() == Some("fabric_exec");
+  let is_fabric_exec = role == Some("toolResult") && entry.typed.tool.as_deref() == Some("fabric_exec");
   out.push(entry);
   let carrier = out.last().expect("just pushed").clone();
   if is_fabric_exec {
@@ -255,7 +255,7 @@ fn record_entries(record: &Record<'_>, policy: &Policy, out: &mut Vec<Entry>, ca
     entry_id: record.id.clone(),
     parent_id: record.parent_id.clone(),
     kind: record.kind.to_string(),
-    timestamp: raw_timestamp_ms(record.fields.timestamp),
+    typed: Typed { timestamp: raw_timestamp_ms(record.fields.timestamp), ..Typed::default() },
     ..Entry::default()
   };
   let ctx = Context { policy, entry_base: base };
@@ -263,11 +263,11 @@ fn record_entries(record: &Record<'_>, policy: &Policy, out: &mut Vec<Entry>, ca
   match record.kind.as_ref() {
     "message" => return message_entry(record, &ctx, out, carriers),
     "compaction" => {
-      entry.role = Some("compaction".into());
+      entry.typed.role = Some("compaction".into());
       entry.text = format!("compaction: {}", json::string(record.fields.summary).unwrap_or_default());
     }
     "branch_summary" => {
-      entry.role = Some("branchSummary".into());
+      entry.typed.role = Some("branchSummary".into());
       out.push(entry);
       let carrier = out.last().expect("just pushed").clone();
       let from = json::string(record.fields.from_id);
@@ -275,12 +275,12 @@ fn record_entries(record: &Record<'_>, policy: &Policy, out: &mut Vec<Entry>, ca
       return;
     }
     "custom_message" => {
-      entry.role = Some("custom".into());
+      entry.typed.role = Some("custom".into());
       entry.text = custom_text(record.fields.custom_type, record.fields.content);
     }
     // Pi ≥ 0.87: an entry of its own, so a replacement's text is findable.
     "context_edit" => {
-      entry.role = Some("contextEdit".into());
+      entry.typed.role = Some("contextEdit".into());
       entry.target_id = json::string(record.fields.target_id);
       entry.context_edit =
         Some(if record.fields.replacement.is_some() { ContextEdit::Replaced } else { ContextEdit::Omitted });
@@ -363,7 +363,7 @@ fn replacement_content(raw: Option<&RawValue>) -> Option<&RawValue> {
 /// branch does not count. Re-run on the whole list after an append.
 fn mark_context_edits(entries: &mut [Entry]) {
   let mut latest: HashMap<String, (ContextEdit, Option<String>)> = HashMap::new();
-  for entry in entries.iter().filter(|e| e.role.as_deref() == Some("contextEdit") && e.kind == "context_edit") {
+  for entry in entries.iter().filter(|e| e.typed.role.as_deref() == Some("contextEdit") && e.kind == "context_edit") {
     if let (Some(target), Some(edit)) = (&entry.target_id, entry.context_edit) {
       latest.insert(target.clone(), (edit, entry.entry_id.clone()));
     }

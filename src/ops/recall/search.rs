@@ -24,7 +24,7 @@ const MAX_ITEM_CANDIDATES: usize = 10_000;
 /// that is asking begins.
 fn turn_start(entries: &[Entry], live: &LiveBranch) -> Option<usize> {
   let on_branch = |id: &str| live.ids.iter().rev().any(|live_id| live_id == id);
-  entries.iter().rposition(|e| e.role.as_deref() == Some("user") && e.entry_id.as_deref().is_some_and(on_branch))
+  entries.iter().rposition(|e| e.typed.role.as_deref() == Some("user") && e.entry_id.as_deref().is_some_and(on_branch))
 }
 
 /// One ranked candidate.
@@ -92,7 +92,7 @@ impl<'r> Search<'r> {
     for (slot, session) in self.sessions.iter().enumerate() {
       if let Some(shard) = session.shard() {
         for entry in &shard.entries[..ends[slot].min(shard.entries.len())] {
-          if filters.matches(entry) && self.in_range(entry.index) {
+          if filters.matches(&entry.typed) && self.in_range(entry.index) {
             if budget == 0 {
               self.reasons.insert(Reason::CandidateEntryBudget);
               break;
@@ -105,9 +105,9 @@ impl<'r> Search<'r> {
         let structural = if filters.is_empty() {
           0
         } else if filters.since.is_none() && filters.until.is_none() {
-          digest.kinds().iter().filter(|(kind, _)| filters.matches(kind)).map(|(_, count)| count).sum()
+          digest.kinds().iter().filter(|(kind, _)| filters.matches(&kind.typed)).map(|(_, count)| count).sum()
         } else {
-          digest.addresses.iter().filter(|a| filters.matches(*a)).count()
+          digest.addresses.iter().filter(|a| filters.matches(&a.typed)).count()
         };
         if filters.is_empty() || structural > 0 {
           if self.cold.len() == MAX_DIGEST_CANDIDATES {
