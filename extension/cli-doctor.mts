@@ -97,9 +97,7 @@ async function recallSide(ctx: Context, report: DoctorReport): Promise<void> {
     report.warnings.push({ code: 'not_indexed', message: `${coverage.staleSessions} sessions not indexed yet: run "pi-fabric-memory index" (recall would index them first)` })
   }
   if (!writable(memory.indexDir)) report.problems.push({ code: 'index_unwritable', message: `the index dir ${memory.indexDir} cannot be written: every call re-reads the sessions` })
-  if (reasons.includes('index_error')) report.problems.push({ code: 'index_error', message: `indexing failed in ${memory.indexDir}` })
-  const incomplete = reasons.filter((r) => r !== 'index_error')
-  if (incomplete.length) report.warnings.push({ code: 'coverage_incomplete', message: `answers are not authoritative: ${incomplete.join(', ')} (README, Coverage)` })
+  if (reasons.length) report.warnings.push({ code: 'coverage_incomplete', message: `answers are not authoritative: ${reasons.join(', ')} (README, Coverage)` })
 }
 
 /** Curated memory's side: the store the pi-memory settings describe and both files' status. */

@@ -7,7 +7,7 @@
 //! keep working with this version.
 
 use crate::error::{CoreError, CoreResult};
-use crate::session::normalize::Policy;
+use crate::session::entry::Policy;
 use serde_json::{Map, Value};
 
 #[derive(Debug, Clone, PartialEq)]

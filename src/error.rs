@@ -52,7 +52,8 @@ pub type CoreResult<T> = Result<T, CoreError>;
 
 /// The contract's error codes: a closed set, the `code` of a result's
 /// `error`. `src/napi/header.d.ts` declares the same union (a test holds it).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, strum::IntoStaticStr, strum::VariantArray)]
+#[strum(serialize_all = "snake_case")]
 pub enum ErrorCode {
   /// A follow call's binding no longer holds: the session changed under it.
   StalePointer,
@@ -70,35 +71,9 @@ pub enum ErrorCode {
 }
 
 impl ErrorCode {
-  pub const ALL: [ErrorCode; 11] = [
-    ErrorCode::StalePointer,
-    ErrorCode::AddressNotFound,
-    ErrorCode::AmbiguousAddress,
-    ErrorCode::AmbiguousSession,
-    ErrorCode::IndexOutOfBounds,
-    ErrorCode::TextOffsetOutOfBounds,
-    ErrorCode::SessionNotFound,
-    ErrorCode::SourceUnavailable,
-    ErrorCode::IndexDirRefused,
-    ErrorCode::InvalidRegex,
-    ErrorCode::RegexPatternTooLarge,
-  ];
-
   /// The wire spelling.
   pub fn as_str(self) -> &'static str {
-    match self {
-      ErrorCode::StalePointer => "stale_pointer",
-      ErrorCode::AddressNotFound => "address_not_found",
-      ErrorCode::AmbiguousAddress => "ambiguous_address",
-      ErrorCode::AmbiguousSession => "ambiguous_session",
-      ErrorCode::IndexOutOfBounds => "index_out_of_bounds",
-      ErrorCode::TextOffsetOutOfBounds => "text_offset_out_of_bounds",
-      ErrorCode::SessionNotFound => "session_not_found",
-      ErrorCode::SourceUnavailable => "source_unavailable",
-      ErrorCode::IndexDirRefused => "index_dir_refused",
-      ErrorCode::InvalidRegex => "invalid_regex",
-      ErrorCode::RegexPatternTooLarge => "regex_pattern_too_large",
-    }
+    self.into()
   }
 }
 
@@ -143,6 +118,7 @@ impl Serialize for ContractError {
 #[cfg(test)]
 mod tests {
   use super::ErrorCode;
+  use strum::VariantArray;
 
   /// The quoted members of `MemoryError['code']` in the TypeScript header.
   fn declared_codes() -> Vec<String> {
@@ -154,8 +130,8 @@ mod tests {
 
   #[test]
   fn the_typescript_union_is_the_rust_set_plus_the_walk_codes() {
-    let mut rust: Vec<String> = ErrorCode::ALL.iter().map(|code| code.as_str().to_string()).collect();
+    let mut rust: Vec<String> = ErrorCode::VARIANTS.iter().map(|code| code.as_str().to_string()).collect();
     rust.extend(["walk_discontinuity".to_string(), "walk_incomplete".to_string()]);
-    assert_eq!(declared_codes(), rust, "src/napi/header.d.ts MemoryError['code'] in ErrorCode::ALL order");
+    assert_eq!(declared_codes(), rust, "src/napi/header.d.ts MemoryError['code'] in ErrorCode's variant order");
   }
 }

@@ -7,6 +7,7 @@
 
 pub mod args;
 pub mod config;
+pub mod coverage;
 pub mod engine;
 pub mod error;
 mod fault;

@@ -74,8 +74,8 @@ mod decoding_as_pi {
   use super::*;
   use crate::index::sync;
   use crate::session::discover::Scope;
+  use crate::session::entry::Policy;
   use crate::session::lineage::Branches;
-  use crate::session::normalize::Policy;
 
   const HEADER: &str = "{\"type\":\"session\",\"version\":3,\"id\":\"s\",\"cwd\":\"/home/u/proj\"}\n";
 
@@ -97,7 +97,7 @@ mod decoding_as_pi {
     let view = crate::session::load(path, Branches::Active, None, &policy, 1 << 20).unwrap();
     let entries =
       view.normalized.entries.iter().map(|e| (e.entry_id.clone().unwrap_or_default(), e.text.clone())).collect();
-    (entries, view.normalized.reasons.iter().copied().collect())
+    (entries, view.normalized.reasons.iter().map(|r| r.as_str()).collect())
   }
 
   fn message(id: &str, parent: Option<&str>, content: &str) -> Vec<u8> {

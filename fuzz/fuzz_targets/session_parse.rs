@@ -3,7 +3,8 @@
 #![no_main]
 use libfuzzer_sys::fuzz_target;
 use pi_fabric_memory::session::lineage::{select, Branches};
-use pi_fabric_memory::session::normalize::{normalize, Policy};
+use pi_fabric_memory::session::entry::Policy;
+use pi_fabric_memory::session::normalize::normalize;
 use pi_fabric_memory::session::{decode::decode, parse::parse};
 
 fuzz_target!(|data: &[u8]| {

@@ -6,12 +6,14 @@ use super::ownership;
 use super::record::{self, Body, CacheRecord, Tier, CACHE_VERSION};
 use super::resident::{PolicyCheck, Slot};
 use super::{is_fresh, policy, Index, Source};
+use crate::coverage::Reason;
 use crate::engine::Engine;
 use crate::fsread::ReadError;
 use crate::session::binding::BoundTip;
 use crate::session::decode::decode;
+use crate::session::entry::{Normalized, Policy};
 use crate::session::lineage::{self, Branches, Lineage, LiveBranch, Node};
-use crate::session::normalize::{normalize_selected, Normalized, Normalizer, Policy};
+use crate::session::normalize::{normalize_selected, Normalizer};
 use crate::session::parse::{self, ParsedSession, Resume};
 use crate::session::source::{now_ns, read_source, sha256_hex, SourceFile, StatStamp};
 use std::borrow::Cow;
@@ -125,14 +127,9 @@ fn resume_state(
   }
 }
 
-fn full(
-  source: &SourceFile,
-  branches: Branches,
-  live: Option<&LiveBranch>,
-  policy: &Policy,
-) -> Result<Built, &'static str> {
+fn full(source: &SourceFile, branches: Branches, live: Option<&LiveBranch>, policy: &Policy) -> Result<Built, Reason> {
   let decoded = decode(&source.bytes);
-  let parsed = parse::parse(&decoded.bytes).map_err(|_| "source_unavailable")?;
+  let parsed = parse::parse(&decoded.bytes).map_err(|_| Reason::SourceUnavailable)?;
   let nodes = lineage::nodes(&parsed.records);
   let lineage = lineage::select_nodes(&nodes, branches, live);
   let mut normalized = normalize_selected(Normalizer::new(policy), parsed.records.iter(), &lineage);
@@ -239,12 +236,12 @@ pub fn build(
   source: &Source,
   tier: Tier,
   branches: Branches,
-) -> Result<Persisted, &'static str> {
+) -> Result<Persisted, Reason> {
   let read = read_source(&source.path, engine.config.max_sync_source_bytes).map_err(|e| match e {
-    ReadError::Io(e) if e.kind() == std::io::ErrorKind::Interrupted => "source_changed_during_index",
+    ReadError::Io(e) if e.kind() == std::io::ErrorKind::Interrupted => Reason::SourceChangedDuringIndex,
     // Grown past the budget since it was charged (or it lied about its size).
-    ReadError::TooLarge { .. } => "max_sync_source_bytes",
-    _ => "source_unavailable",
+    ReadError::TooLarge { .. } => Reason::MaxSyncSourceBytes,
+    _ => Reason::SourceUnavailable,
   })?;
   let live = live_branch(engine, source, branches);
   let stale = index.resident.get(&source.path, branches).map(|r| r.record.clone());
@@ -258,7 +255,7 @@ pub fn build(
     None => fresh_record(engine, &read, tier, branches, live, stale.as_deref())?,
   };
   if fs::metadata(&source.path).ok().map(|m| StatStamp::of(&m)) != Some(read.stamp) {
-    return Err("source_changed_during_index");
+    return Err(Reason::SourceChangedDuringIndex);
   }
   // A record that cannot be written (full or read-only disk, I/O error)
   // still answers this process; the next call tries again. One over the
@@ -281,7 +278,7 @@ fn fresh_record(
   branches: Branches,
   live: Option<&LiveBranch>,
   stale: Option<&CacheRecord>,
-) -> Result<CacheRecord, &'static str> {
+) -> Result<CacheRecord, Reason> {
   let policy_of = match tier {
     Tier::Hot => engine.config.index_policy(),
     // The digest folds untruncated text.

@@ -7,8 +7,9 @@
 //! `maxColdCacheBytes` (then only exact prefixes persist, never "complete").
 
 use super::IndexCoverage;
+use crate::coverage::Reason;
 use crate::session::binding::BoundTip;
-use crate::session::normalize::{Entry, Normalized, Outcome};
+use crate::session::entry::{Entry, Normalized, Typed};
 use crate::tokenize::for_each_token;
 use rustc_hash::FxHashSet;
 use serde::{Deserialize, Serialize};
@@ -17,21 +18,14 @@ use std::collections::BTreeMap;
 /// At most this many touched files are kept per session.
 pub const FILES_TOUCHED_LIMIT: usize = 50;
 
-/// `[index, entryId, operationAddress, role, tool, timestamp, ref, provider,
-/// action, outcome]` of one entry.
+/// `[index, entryId, operationAddress, typed fields]` of one entry.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Address {
   pub index: u32,
   pub entry_id: Option<String>,
   pub operation_address: Option<String>,
-  pub role: Option<String>,
-  pub tool: Option<String>,
-  pub timestamp: Option<i64>,
-  pub reference: Option<String>,
-  pub provider: Option<String>,
-  pub action: Option<String>,
-  pub outcome: Option<Outcome>,
+  pub typed: Typed,
 }
 
 impl From<&Entry> for Address {
@@ -40,13 +34,7 @@ impl From<&Entry> for Address {
       index: e.index as u32,
       entry_id: e.entry_id.clone(),
       operation_address: e.operation_address.clone(),
-      role: e.role.clone(),
-      tool: e.tool.clone(),
-      timestamp: e.timestamp,
-      reference: e.reference.clone(),
-      provider: e.provider.clone(),
-      action: e.action.clone(),
-      outcome: e.outcome,
+      typed: e.typed.clone(),
     }
   }
 }
@@ -289,7 +277,8 @@ impl ColdDigest {
     self.kinds.0.get_or_init(|| {
       let mut counts: std::collections::HashMap<Address, usize> = std::collections::HashMap::new();
       for address in &self.addresses {
-        let kind = Address { index: 0, entry_id: None, operation_address: None, timestamp: None, ..address.clone() };
+        let typed = Typed { timestamp: None, ..address.typed.clone() };
+        let kind = Address { index: 0, entry_id: None, operation_address: None, typed };
         *counts.entry(kind).or_default() += 1;
       }
       // Only sums are read from it, so its order does not matter.
@@ -326,18 +315,17 @@ impl ColdDigest {
           files_touched.push(file.clone());
         }
       }
-      if let Some(tool) = &entry.tool {
+      if let Some(tool) = &entry.typed.tool {
         *tool_histogram.entry(tool.clone()).or_insert(0) += 1;
       }
     }
-    let timestamps = entries.iter().filter_map(|e| e.timestamp);
-    let mut reasons: Vec<&'static str> =
-      normalized.reasons.iter().copied().filter(|r| *r != "max_entry_chars").collect();
+    let timestamps = entries.iter().filter_map(|e| e.typed.timestamp);
+    let mut reasons: Vec<Reason> = normalized.reasons.iter().copied().filter(|r| *r != Reason::MaxEntryChars).collect();
     if capped {
-      reasons.push("max_cold_vocabulary_bytes");
+      reasons.push(Reason::MaxColdVocabularyBytes);
     }
     if files_capped {
-      reasons.push("max_files_touched");
+      reasons.push(Reason::MaxFilesTouched);
     }
     ColdDigest {
       first_ts: timestamps.clone().min(),
@@ -366,7 +354,7 @@ impl ColdDigest {
     if fits(self) {
       return true;
     }
-    self.index_coverage.add_reason("max_cold_cache_bytes");
+    self.index_coverage.add_reason(Reason::MaxColdCacheBytes);
     let addresses = std::mem::take(&mut self.addresses);
     let vocabulary = std::mem::take(&mut self.vocabulary);
     self.vocabulary = vocabulary.clone();
@@ -413,7 +401,7 @@ mod tests {
     Entry {
       index,
       text: text.into(),
-      tool: tool.map(str::to_string),
+      typed: Typed { tool: tool.map(str::to_string), ..Typed::default() },
       is_error,
       entry_id: Some(format!("e{index}")),
       ..Entry::default()
@@ -428,9 +416,9 @@ mod tests {
   fn folds_counts_terms_and_addresses() {
     let mut read = entry(1, "Tool: read(src/auth.ts)", Some("read"), false);
     read.files_touched = vec!["src/auth.ts".into()];
-    read.timestamp = Some(20);
+    read.typed.timestamp = Some(20);
     let mut user = entry(0, "Fix the Auth bug", None, false);
-    user.timestamp = Some(10);
+    user.typed.timestamp = Some(10);
     let digest = ColdDigest::build(
       &normalized(vec![user, read, entry(2, "boom", Some("bash"), true), entry(3, "x", Some("read"), false)]),
       1 << 20,

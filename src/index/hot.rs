@@ -2,8 +2,9 @@
 //! query scores entries without re-tokenizing stored text.
 
 use super::IndexCoverage;
+use crate::coverage::Reason;
+use crate::session::entry::{Entry, Normalized};
 use crate::session::lineage::Node;
-use crate::session::normalize::{Entry, Normalized};
 use crate::session::parse::Header;
 use crate::tokenize::for_each_token;
 use rustc_hash::FxHashMap;
@@ -118,8 +119,7 @@ impl HotShard {
 
   /// The shard's entries and reasons, to continue normalization after an append.
   pub fn normalized(&self) -> Normalized {
-    let reasons: BTreeSet<&'static str> =
-      self.index_coverage.reasons.iter().filter_map(|r| super::static_reason(r)).collect();
+    let reasons: BTreeSet<Reason> = self.index_coverage.reasons.iter().copied().collect();
     Normalized { entries: self.entries.clone(), reasons }
   }
 }

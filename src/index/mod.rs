@@ -21,8 +21,10 @@ pub mod resident;
 pub mod watch;
 
 use crate::config::Config;
+use crate::coverage::Reason;
+pub use crate::coverage::{Coverage, IndexCoverage};
 use crate::engine::Engine;
-use crate::error::{ContractError, ErrorCode};
+use crate::error::ContractError;
 use crate::session::discover::{resolve_path, try_read_header, Scope};
 use crate::session::lineage::Branches;
 use crate::session::parse::Header;
@@ -30,104 +32,11 @@ use crate::session::source::{now_ns, same_content, StatStamp};
 use parking_lot::Mutex;
 use rayon::prelude::*;
 use record::{CacheRecord, Tier};
-use serde::{Deserialize, Serialize};
+
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
-
-/// Every coverage reason this crate emits, so reasons can travel as
-/// `&'static str` and stay a closed, documented set.
-pub const REASONS: &[&str] = &[
-  "source_unavailable",
-  "source_changed_during_index",
-  "max_sync_sessions",
-  "max_sync_source_bytes",
-  "cache_cleanup_budget",
-  "index_error",
-  "max_entry_chars",
-  "duplicate_entry_id",
-  "duplicate_operation_address",
-  "duplicate_branch_fact_address",
-  "invalid_parent_graph",
-  "max_cold_vocabulary_bytes",
-  "max_cold_cache_bytes",
-  "max_files_touched",
-  "invalid_utf8_replaced",
-  "lone_surrogate_replaced",
-  "index_write_failed",
-];
-
-/// Reasons a record notes that no recall answer depends on: the digest's
-/// `filesTouched` list is capped, but no query reads it, so the cap never
-/// makes an answer non-authoritative.
-const INFORMATIONAL: &[&str] = &["max_files_touched", "index_write_failed"];
-
-fn affects_answers(reason: &str) -> bool {
-  !INFORMATIONAL.contains(&reason)
-}
-
-pub fn static_reason(reason: &str) -> Option<&'static str> {
-  REASONS.iter().copied().find(|r| *r == reason)
-}
-
-/// A record's own completeness: `complete` only when `reasons` is empty.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct IndexCoverage {
-  pub complete: bool,
-  pub reasons: Vec<String>,
-  pub vocabulary_bytes: Option<u64>,
-}
-
-impl IndexCoverage {
-  pub fn from_reasons(reasons: &BTreeSet<&'static str>, vocabulary_bytes: Option<u64>) -> IndexCoverage {
-    IndexCoverage {
-      complete: reasons.is_empty(),
-      reasons: reasons.iter().map(|r| r.to_string()).collect(),
-      vocabulary_bytes,
-    }
-  }
-
-  pub fn add_reason(&mut self, reason: &'static str) {
-    if !self.reasons.iter().any(|r| r == reason) {
-      self.reasons.push(reason.to_string());
-      self.reasons.sort();
-    }
-    self.complete &= !affects_answers(reason);
-  }
-}
-
-/// Call-level coverage (README "Coverage"): what the call could search and
-/// why not all of it.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Coverage {
-  pub complete: bool,
-  pub indexed_sessions: usize,
-  pub eligible_sessions: usize,
-  pub stale_sessions: usize,
-  pub incomplete_sessions: usize,
-  /// Eligible sessions that could not be read (`source_unavailable`):
-  /// counted, never silently left out.
-  pub unavailable_sessions: usize,
-  pub reasons: Vec<String>,
-  #[serde(skip_serializing_if = "Option::is_none")]
-  pub error: Option<ContractError>,
-}
-
-impl Coverage {
-  /// The coverage of a call that failed with `error` before answering: a
-  /// named source it could not read counts as one unavailable session.
-  pub fn failed(error: &ContractError) -> Coverage {
-    Coverage {
-      reasons: vec![error.code.as_str().to_string()],
-      unavailable_sessions: usize::from(error.code == ErrorCode::SourceUnavailable),
-      error: Some(error.clone()),
-      ..Coverage::default()
-    }
-  }
-}
 
 /// Where the index lives: `memory.indexDir` or `<agentDir>/fabric/memory-index`.
 pub fn index_dir(engine: &Engine) -> PathBuf {
@@ -475,12 +384,12 @@ struct Budget {
 
 impl Budget {
   /// Charges one build of `bytes`; `Err(reason)` once a budget is spent.
-  fn charge(&mut self, config: &Config, bytes: u64) -> Result<(), &'static str> {
+  fn charge(&mut self, config: &Config, bytes: u64) -> Result<(), Reason> {
     if self.sessions + 1 > config.max_sync_sessions {
-      return Err("max_sync_sessions");
+      return Err(Reason::MaxSyncSessions);
     }
     if self.bytes + bytes > config.max_sync_source_bytes {
-      return Err("max_sync_source_bytes");
+      return Err(Reason::MaxSyncSourceBytes);
     }
     self.sessions += 1;
     self.bytes += bytes;
@@ -519,8 +428,8 @@ pub fn sync(engine: &Engine, scope: &Scope, branches: Branches) -> Result<SyncRe
   let reusable = matches!(scope, Scope::Global | Scope::Project)
     && result.sessions.iter().all(|s| s.record.is_some())
     // A record that could not be written is tried again by the next call.
-    && !result.coverage.reasons.iter().any(|r| r == "index_write_failed")
-    && result.coverage.reasons.iter().all(|r| !r.starts_with("max_sync"));
+    && !result.coverage.reasons.contains(&Reason::IndexWriteFailed)
+    && !result.coverage.reasons.iter().any(|r| r.is_sync_budget());
   *index.last.lock() = reusable.then(|| LastSync {
     key,
     sources: all,
@@ -547,7 +456,7 @@ fn sync_changed(
   let hot: HashSet<&Path> = all.iter().take(engine.config.hot_sessions as usize).map(|s| s.path.as_path()).collect();
   let eligible = eligible(engine, index, all, scope)?;
   let on_disk: HashSet<String> = names.iter().cloned().collect();
-  let mut reasons: BTreeSet<&'static str> = BTreeSet::new();
+  let mut reasons: BTreeSet<Reason> = BTreeSet::new();
   let mut budget = Budget { sessions: 0, bytes: 0 };
   let mut synced = Vec::with_capacity(eligible.len());
   let mut to_build = Vec::new();
@@ -584,7 +493,7 @@ fn sync_changed(
     ..Default::default()
   };
   let tracker = progress::Tracker::start(engine.progress.as_ref(), plan);
-  let built: Vec<(usize, Result<build::Persisted, &'static str>)> = to_build
+  let built: Vec<(usize, Result<build::Persisted, Reason>)> = to_build
     .into_par_iter()
     .map(|(slot, source, tier, cost)| {
       let record = build::build(engine, index, &source, tier, branches);
@@ -597,12 +506,12 @@ fn sync_changed(
     match result {
       Ok((record, persisted)) => {
         if !persisted {
-          reasons.insert("index_write_failed");
+          reasons.insert(Reason::IndexWriteFailed);
         }
         synced[slot].record = Some(record)
       }
       Err(reason) => {
-        unavailable += usize::from(reason == "source_unavailable");
+        unavailable += usize::from(reason == Reason::SourceUnavailable);
         reasons.insert(reason);
       }
     }
@@ -612,21 +521,19 @@ fn sync_changed(
   Ok(SyncResult { coverage, sessions: synced })
 }
 
-fn coverage(synced: &[Synced], mut reasons: BTreeSet<&'static str>) -> Coverage {
+fn coverage(synced: &[Synced], mut record_reasons: BTreeSet<Reason>) -> Coverage {
   let indexed: Vec<&CacheRecord> = synced.iter().filter_map(|s| s.record.as_deref()).collect();
-  let mut record_reasons: BTreeSet<String> = reasons.iter().map(|r| r.to_string()).collect();
   let mut incomplete = 0;
   for record in &indexed {
     let coverage = record.coverage();
     if !coverage.complete {
       incomplete += 1;
-      record_reasons.extend(coverage.reasons.iter().filter(|r| affects_answers(r)).cloned());
+      record_reasons.extend(coverage.reasons.iter().copied().filter(|r| r.affects_answers()));
     }
   }
-  reasons.clear();
   let stale = synced.len() - indexed.len();
   Coverage {
-    complete: record_reasons.iter().all(|r| !affects_answers(r)) && stale == 0,
+    complete: record_reasons.iter().all(|r| !r.affects_answers()) && stale == 0,
     indexed_sessions: indexed.len(),
     eligible_sessions: synced.len(),
     stale_sessions: stale,
@@ -641,13 +548,7 @@ fn coverage(synced: &[Synced], mut reasons: BTreeSet<&'static str>) -> Coverage 
 /// sources and temp files left by crashed writers. Names decide what is an
 /// orphan; [`ownership::remove_ours`] decides what may be removed (regular
 /// file, index name, record magic), so a foreign file is never touched.
-fn cleanup(
-  index: &Index,
-  names: &HashSet<String>,
-  all: &[Source],
-  config: &Config,
-  reasons: &mut BTreeSet<&'static str>,
-) {
+fn cleanup(index: &Index, names: &HashSet<String>, all: &[Source], config: &Config, reasons: &mut BTreeSet<Reason>) {
   let owners: HashSet<String> = {
     let mut known = index.owners.lock();
     let mut owners = HashSet::with_capacity(all.len());
@@ -675,7 +576,7 @@ fn cleanup(
       continue;
     }
     if removed >= config.max_cache_cleanup_files {
-      reasons.insert("cache_cleanup_budget");
+      reasons.insert(Reason::CacheCleanupBudget);
       return;
     }
     if ownership::remove_ours(&index.dir, name) {

@@ -1,6 +1,6 @@
-//! Cache V8 records on disk: naming, encoding, validation, atomic writes.
+//! Cache V9 records on disk: naming, encoding, validation, atomic writes.
 //!
-//! A record is `PFMIDX8C`, the xxh3-64 (little-endian) of the payload, and
+//! A record is `PFMIDX9C`, the xxh3-64 (little-endian) of the payload, and
 //! the payload: a postcard-encoded [`CacheRecord`] (compact,
 //! allocation-light to decode, no text escaping). The checksum turns any
 //! in-place change (a bit flip, a same-length edit) into a torn record,
@@ -18,16 +18,19 @@ use std::fs;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-pub const CACHE_VERSION: u32 = 8;
-/// `8C`: cacheVersion 8 (cold digests keep their lineage tip), checksummed;
-/// records of earlier versions (`PFMIDX06`, `PFMIDX6C`, `PFMIDX07`,
-/// `PFMIDX7C`) are rebuilt.
-const MAGIC: &[u8; 8] = b"PFMIDX8C";
+pub const CACHE_VERSION: u32 = 9;
+/// `9C`: cacheVersion 9 (entries and addresses nest their typed fields),
+/// checksummed; records of earlier versions (`PFMIDX06`, `PFMIDX6C`,
+/// `PFMIDX07`, `PFMIDX7C`, `PFMIDX8C`) are rebuilt.
+const MAGIC: &[u8; 8] = b"PFMIDX9C";
 const HEADER_BYTES: usize = MAGIC.len() + 8;
 /// What every version's magic starts with: a file without it was never a record.
 pub const MAGIC_PREFIX: &[u8; 6] = b"PFMIDX";
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+/// Serialized by variant index in records (postcard), by name in results.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, strum::IntoStaticStr)]
+#[serde(rename_all = "lowercase")]
+#[strum(serialize_all = "lowercase")]
 pub enum Tier {
   Hot,
   Cold,
@@ -35,10 +38,7 @@ pub enum Tier {
 
 impl Tier {
   pub fn as_str(self) -> &'static str {
-    match self {
-      Tier::Hot => "hot",
-      Tier::Cold => "cold",
-    }
+    self.into()
   }
 }
 
@@ -243,7 +243,7 @@ pub fn is_temp(name: &str) -> bool {
 mod tests {
   use super::*;
   use crate::index::IndexCoverage;
-  use crate::session::normalize::Normalized;
+  use crate::session::entry::Normalized;
 
   fn record() -> CacheRecord {
     CacheRecord {

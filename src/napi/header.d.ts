@@ -45,11 +45,12 @@ export interface TextRange {
 
 export type Outcome = 'succeeded' | 'failed' | 'aborted' | 'timed_out'
 
-/** One normalized entry (or one chunk of its text) in an expansion page. */
-export interface ExpandedEntry {
+/** What a recall hit and an expansion chunk both say about their entry (`EntryMeta` in src/ops/contract.rs). */
+export interface EntryMeta {
   index: number
   entryId: string | null
   parentId: string | null
+  operationAddress: string | null
   type: string
   role: string | null
   tool: string | null
@@ -57,10 +58,18 @@ export interface ExpandedEntry {
   provider: string | null
   action: string | null
   outcome: Outcome | null
-  operationAddress: string | null
   /** Milliseconds since the epoch. */
   timestamp: number | null
   isError: boolean
+  /** On a `context_edit` entry: the entry it edits (Pi ≥ 0.87). */
+  targetId?: string
+  /** On a `context_edit` entry, what it does; on another entry, what the latest edit of it did, and that edit's id. */
+  contextEdit?: 'omitted' | 'replaced'
+  contextEditId?: string
+}
+
+/** One normalized entry (or one chunk of its text) in an expansion page. */
+export interface ExpandedEntry extends EntryMeta {
   text: string
   textRange: TextRange
   /** Threat-pattern ids the entry's text matches: untrusted evidence, text unchanged. */
@@ -124,6 +133,34 @@ export interface SessionRow {
   lineageFingerprint: string
 }
 
+/** Why a record or a call is not complete (README "Coverage"; `Reason` in src/coverage.rs, a test holds them equal). */
+export type CoverageReason =
+  | 'source_unavailable'
+  | 'source_changed_during_index'
+  | 'max_entry_chars'
+  | 'duplicate_entry_id'
+  | 'duplicate_operation_address'
+  | 'duplicate_branch_fact_address'
+  | 'invalid_parent_graph'
+  | 'invalid_utf8_replaced'
+  | 'lone_surrogate_replaced'
+  | 'max_cold_vocabulary_bytes'
+  | 'max_cold_cache_bytes'
+  | 'max_files_touched'
+  | 'max_sync_sessions'
+  | 'max_sync_source_bytes'
+  | 'cache_cleanup_budget'
+  | 'index_write_failed'
+  | 'candidate_entry_budget'
+  | 'candidate_digest_budget'
+  | 'candidate_item_budget'
+  | 'cold_all_terms_requires_hydration'
+  | 'cold_phrase_requires_hydration'
+  | 'cold_structural_filter_requires_hydration'
+  | 'regex_max_haystack_terms'
+  | 'regex_max_haystack_bytes'
+  | 'regex_timeout'
+
 /** Whether an answer is authoritative: an empty result is, only when `complete`. */
 export interface MemoryCoverage {
   complete: boolean
@@ -133,8 +170,8 @@ export interface MemoryCoverage {
   incompleteSessions: number
   /** Sessions that could not be read (reason `source_unavailable`): counted, never silently left out. */
   unavailableSessions: number
-  /** Sorted, unique: e.g. `max_entry_chars`, `max_sync_sessions`, `source_unavailable`. */
-  reasons: string[]
+  /** Sorted, unique. A call that failed before answering has its error's code as its one reason. */
+  reasons: Array<CoverageReason | MemoryError['code']>
   error?: MemoryError
 }
 
@@ -187,23 +224,10 @@ export interface RecallArgs {
   expectedLineageLeafId?: string
 }
 
-export interface EntryHit {
+export interface EntryHit extends EntryMeta {
   kind: 'entry'
   sessionId: string
   tier: 'hot' | 'cold'
-  index: number
-  entryId: string | null
-  parentId: string | null
-  operationAddress: string | null
-  type: string
-  role: string | null
-  tool: string | null
-  ref: string | null
-  provider: string | null
-  action: string | null
-  outcome: Outcome | null
-  timestamp: number | null
-  isError: boolean
   score: number
   snippet: string
   truncated: boolean

@@ -7,9 +7,9 @@
 use crate::args::Args;
 use crate::error::{CoreError, CoreResult};
 use crate::session::discover::Scope;
+use crate::session::entry::{ContextEdit, Entry, Outcome};
 use crate::session::lineage::Branches;
-use crate::session::normalize::Entry;
-use crate::text::meta;
+use crate::text::{cap_with_ellipsis, meta, META_CHARS};
 use serde::Serialize;
 use serde_json::Value;
 
@@ -65,13 +65,56 @@ impl Serialize for Call {
 }
 
 /// Context-edit facts of an entry (Pi ≥ 0.87), present only when set.
+/// What a recall hit and an expansion chunk both say about their entry:
+/// identity, type and the typed fields, each string capped at
+/// [`META_CHARS`]. Flattened into both JSON shapes.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct EntryMeta {
+  pub index: usize,
+  pub entry_id: Option<String>,
+  pub parent_id: Option<String>,
+  pub operation_address: Option<String>,
+  #[serde(rename = "type")]
+  pub kind: String,
+  pub role: Option<String>,
+  pub tool: Option<String>,
+  #[serde(rename = "ref")]
+  pub reference: Option<String>,
+  pub provider: Option<String>,
+  pub action: Option<String>,
+  pub outcome: Option<Outcome>,
+  pub timestamp: Option<i64>,
+  pub is_error: bool,
+}
+
+impl EntryMeta {
+  pub fn of(entry: &Entry) -> EntryMeta {
+    EntryMeta {
+      index: entry.index,
+      entry_id: meta(&entry.entry_id),
+      parent_id: meta(&entry.parent_id),
+      operation_address: meta(&entry.operation_address),
+      kind: cap_with_ellipsis(&entry.kind, META_CHARS),
+      role: meta(&entry.typed.role),
+      tool: meta(&entry.typed.tool),
+      reference: meta(&entry.typed.reference),
+      provider: meta(&entry.typed.provider),
+      action: meta(&entry.typed.action),
+      outcome: entry.typed.outcome,
+      timestamp: entry.typed.timestamp,
+      is_error: entry.is_error,
+    }
+  }
+}
+
 #[derive(Debug, Clone, Default, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct EditFields {
   #[serde(skip_serializing_if = "Option::is_none")]
   pub target_id: Option<String>,
   #[serde(skip_serializing_if = "Option::is_none")]
-  pub context_edit: Option<&'static str>,
+  pub context_edit: Option<ContextEdit>,
   #[serde(skip_serializing_if = "Option::is_none")]
   pub context_edit_id: Option<String>,
 }
@@ -80,7 +123,7 @@ impl EditFields {
   pub fn of(entry: &Entry) -> EditFields {
     EditFields {
       target_id: meta(&entry.target_id),
-      context_edit: entry.context_edit.map(|edit| edit.as_str()),
+      context_edit: entry.context_edit,
       context_edit_id: meta(&entry.context_edit_id),
     }
   }

@@ -4,6 +4,7 @@
 use crate::args::Args;
 use crate::engine::Engine;
 use crate::error::{ContractError, CoreResult};
+use crate::index::record::Tier;
 use crate::index::{self, Coverage};
 use crate::ops::contract::{parse_branches, parse_scope};
 use crate::session::discover::Scope;
@@ -43,7 +44,7 @@ pub struct SessionRow {
   pub cwd: String,
   pub mtime: f64,
   pub entry_count: usize,
-  pub tier: &'static str,
+  pub tier: Tier,
   pub branches: Branches,
   pub lineage_fingerprint: String,
 }
@@ -86,7 +87,7 @@ pub fn sessions(engine: &Engine, request: &SessionsRequest) -> SessionsPage {
       cwd: record.cwd.clone(),
       mtime: record.mtime,
       entry_count: record.entry_count(),
-      tier: tier.as_str(),
+      tier,
       branches: record.branches,
       lineage_fingerprint: record.lineage_fingerprint.clone(),
     })

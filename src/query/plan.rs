@@ -9,8 +9,8 @@ use crate::error::{CoreError, CoreResult};
 use crate::ops::contract::{parse_branches, parse_scope};
 use crate::session::binding::Binding;
 use crate::session::discover::Scope;
+use crate::session::entry::{Outcome, Typed};
 use crate::session::lineage::Branches;
-use crate::session::normalize::Outcome;
 use crate::session::time::parse_iso_ms;
 use crate::tokenize::{nfkc, tokenize};
 use serde_json::{Map, Value};
@@ -100,62 +100,19 @@ impl Filters {
 
   /// Typed fields alone decide. An entry without a timestamp cannot be
   /// proven inside a time window, so it fails one.
-  pub fn matches(&self, item: &impl Typed) -> bool {
-    let exact = |want: &Option<String>, have: Option<&str>| want.as_deref().is_none_or(|w| Some(w) == have);
-    let timestamp = item.timestamp();
-    exact(&self.role, item.role())
-      && exact(&self.tool, item.tool())
-      && exact(&self.reference, item.reference())
-      && exact(&self.provider, item.provider())
-      && exact(&self.action, item.action())
-      && self.outcome.is_none_or(|o| Some(o) == item.outcome())
+  pub fn matches(&self, item: &Typed) -> bool {
+    let exact = |want: &Option<String>, have: &Option<String>| want.is_none() || want == have;
+    let timestamp = item.timestamp;
+    exact(&self.role, &item.role)
+      && exact(&self.tool, &item.tool)
+      && exact(&self.reference, &item.reference)
+      && exact(&self.provider, &item.provider)
+      && exact(&self.action, &item.action)
+      && self.outcome.is_none_or(|o| Some(o) == item.outcome)
       && self.since.is_none_or(|since| timestamp.is_some_and(|t| t >= since))
       && self.until.is_none_or(|until| timestamp.is_some_and(|t| t <= until))
   }
 }
-
-/// The typed fields structural filters look at: hot entries and cold
-/// address tuples both have them.
-pub trait Typed {
-  fn role(&self) -> Option<&str>;
-  fn tool(&self) -> Option<&str>;
-  fn reference(&self) -> Option<&str>;
-  fn provider(&self) -> Option<&str>;
-  fn action(&self) -> Option<&str>;
-  fn outcome(&self) -> Option<Outcome>;
-  fn timestamp(&self) -> Option<i64>;
-}
-
-macro_rules! typed {
-  ($type:ty) => {
-    impl Typed for $type {
-      fn role(&self) -> Option<&str> {
-        self.role.as_deref()
-      }
-      fn tool(&self) -> Option<&str> {
-        self.tool.as_deref()
-      }
-      fn reference(&self) -> Option<&str> {
-        self.reference.as_deref()
-      }
-      fn provider(&self) -> Option<&str> {
-        self.provider.as_deref()
-      }
-      fn action(&self) -> Option<&str> {
-        self.action.as_deref()
-      }
-      fn outcome(&self) -> Option<Outcome> {
-        self.outcome
-      }
-      fn timestamp(&self) -> Option<i64> {
-        self.timestamp
-      }
-    }
-  };
-}
-
-typed!(crate::session::normalize::Entry);
-typed!(crate::index::cold::Address);
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct RecallRequest {
@@ -324,9 +281,8 @@ mod tests {
 
   #[test]
   fn time_filters_are_inclusive_and_need_a_timestamp() {
-    use crate::session::normalize::Entry;
     let filters = Filters { since: Some(10), until: Some(20), ..Filters::default() };
-    let at = |timestamp| Entry { timestamp, ..Entry::default() };
+    let at = |timestamp| Typed { timestamp, ..Typed::default() };
     assert!(filters.matches(&at(Some(10))));
     assert!(filters.matches(&at(Some(20))));
     assert!(!filters.matches(&at(Some(21))));

@@ -7,6 +7,7 @@
 //! JavaScript's class semantics (`\w`, `\d`, `\b` ASCII; see `jsregex`).
 
 use crate::config::Config;
+use crate::coverage::Reason;
 use crate::error::{ContractError, ErrorCode};
 use regex::{Regex, RegexBuilder};
 use std::time::{Duration, Instant};
@@ -20,7 +21,7 @@ pub struct BoundedRegex {
 }
 
 /// Why a scan stopped before every haystack was tested.
-pub type Stop = &'static str;
+pub type Stop = Reason;
 
 fn invalid(message: String) -> ContractError {
   ContractError::new(ErrorCode::InvalidRegex, message)
@@ -61,13 +62,13 @@ impl BoundedRegex {
   /// Tests one haystack, charging it to the budget first.
   pub fn test(&mut self, haystack: &str) -> Result<bool, Stop> {
     if self.items_left == 0 {
-      return Err("regex_max_haystack_terms");
+      return Err(Reason::RegexMaxHaystackTerms);
     }
     if (haystack.len() as u64) > self.bytes_left {
-      return Err("regex_max_haystack_bytes");
+      return Err(Reason::RegexMaxHaystackBytes);
     }
     if Instant::now() >= self.deadline {
-      return Err("regex_timeout");
+      return Err(Reason::RegexTimeout);
     }
     self.items_left -= 1;
     self.bytes_left -= haystack.len() as u64;
@@ -107,10 +108,10 @@ mod tests {
     let one = Config { regex_max_haystack_terms: 1, ..config() };
     let mut regex = BoundedRegex::compile("a", &one).unwrap();
     assert_eq!(regex.test("a"), Ok(true));
-    assert_eq!(regex.test("a"), Err("regex_max_haystack_terms"));
+    assert_eq!(regex.test("a"), Err(Reason::RegexMaxHaystackTerms));
     let bytes = Config { regex_max_haystack_bytes: 1024, ..config() };
     let mut regex = BoundedRegex::compile("a", &bytes).unwrap();
-    assert_eq!(regex.test(&"b".repeat(2000)), Err("regex_max_haystack_bytes"));
+    assert_eq!(regex.test(&"b".repeat(2000)), Err(Reason::RegexMaxHaystackBytes));
   }
 
   #[test]

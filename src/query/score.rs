@@ -11,7 +11,7 @@
 //! them.
 
 use super::plan::Filters;
-use crate::session::normalize::Entry;
+use crate::session::entry::Entry;
 
 pub const K1: f64 = 1.2;
 pub const B: f64 = 0.75;
@@ -33,7 +33,7 @@ pub fn provenance_weight(entry: &Entry, filters: &Filters) -> f64 {
   if filters.asks_for_operations() {
     return 1.0;
   }
-  match (entry.tool.is_none(), entry.role.as_deref()) {
+  match (entry.typed.tool.is_none(), entry.typed.role.as_deref()) {
     (true, Some("assistant")) => 2.5,
     (true, Some("user")) => 2.25,
     (true, Some("compactionSummary" | "custom")) => 1.5,
@@ -46,6 +46,7 @@ pub fn provenance_weight(entry: &Entry, filters: &Filters) -> f64 {
 #[cfg(test)]
 mod tests {
   use super::*;
+  use crate::session::entry::Typed;
 
   #[test]
   fn bm25_saturates_and_normalizes_length() {
@@ -59,9 +60,14 @@ mod tests {
   #[test]
   fn human_decisions_outweigh_plumbing() {
     let none = Filters::default();
-    let prose = Entry { role: Some("assistant".into()), ..Entry::default() };
-    let call = Entry { role: Some("assistant".into()), tool: Some("bash".into()), ..Entry::default() };
-    let result = Entry { role: Some("toolResult".into()), tool: Some("bash".into()), ..Entry::default() };
+    let typed = |role: &str, tool: Option<&str>| Typed {
+      role: Some(role.into()),
+      tool: tool.map(Into::into),
+      ..Typed::default()
+    };
+    let prose = Entry { typed: typed("assistant", None), ..Entry::default() };
+    let call = Entry { typed: typed("assistant", Some("bash")), ..Entry::default() };
+    let result = Entry { typed: typed("toolResult", Some("bash")), ..Entry::default() };
     assert!(provenance_weight(&prose, &none) > provenance_weight(&result, &none));
     assert!(provenance_weight(&result, &none) > provenance_weight(&call, &none));
     let ops = Filters { tool: Some("bash".into()), ..Filters::default() };

@@ -16,7 +16,7 @@ use super::source::{read_source, sha256_hex};
 use super::SessionView;
 use crate::args::Args;
 use crate::error::{ContractError, CoreError, CoreResult, ErrorCode};
-use crate::session::normalize::Entry;
+use crate::session::entry::Entry;
 use serde_json::{json, Map, Value};
 
 /// Argument names a bound call may carry.

@@ -11,6 +11,7 @@
 //! are deserialized (`json::last_wins!`). Every replacement is named in
 //! coverage.
 
+use crate::coverage::Reason;
 use std::borrow::Cow;
 
 /// The decoded bytes and what was replaced.
@@ -29,9 +30,9 @@ impl Decoded<'_> {
   }
 
   /// Coverage reasons for the replacements made.
-  pub fn reasons(&self) -> impl Iterator<Item = &'static str> {
-    let utf8 = (self.invalid_utf8 > 0).then_some("invalid_utf8_replaced");
-    let surrogates = (self.lone_surrogates > 0).then_some("lone_surrogate_replaced");
+  pub fn reasons(&self) -> impl Iterator<Item = Reason> {
+    let utf8 = (self.invalid_utf8 > 0).then_some(Reason::InvalidUtf8Replaced);
+    let surrogates = (self.lone_surrogates > 0).then_some(Reason::LoneSurrogateReplaced);
     utf8.into_iter().chain(surrogates)
   }
 }

@@ -5,8 +5,10 @@
 //! typed values, size bounds); anything else stays non-semantic. They are
 //! placed right after their carrier entry and never reconstructed from prose.
 
+use super::entry::{Entry, Outcome, Policy, Typed};
 use super::json;
-use super::normalize::{argument_paths, Entry, Outcome, Policy};
+use super::normalize::argument_paths;
+use crate::coverage::Reason;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 use std::collections::{BTreeSet, HashSet};
@@ -152,7 +154,7 @@ fn child_of(carrier: &Entry, kind: &str) -> Entry {
     parent_id: carrier.parent_id.clone(),
     parent_entry_id: carrier.entry_id.clone(),
     kind: kind.to_string(),
-    timestamp: carrier.timestamp,
+    typed: Typed { timestamp: carrier.typed.timestamp, ..Typed::default() },
     ..Entry::default()
   }
 }
@@ -178,19 +180,19 @@ pub fn trace_children(carrier: &Entry, details: Option<&RawValue>, policy: &Poli
     let mut child = child_of(carrier, "fabric_operation");
     child.entry_id = Some(address.clone());
     child.operation_address = Some(address);
-    child.role = Some("fabricOperation".into());
+    child.typed.role = Some("fabricOperation".into());
     child.text = format!("Fabric operation {reference}\n{}", operation);
     if PI_PATH_REFS.contains(&reference.as_str()) && reference == format!("pi.{tool}") {
       let args = &op["args"];
       let path = ["path", "file", "dir"].iter().find_map(|key| args.get(*key).and_then(Value::as_str));
       child.files_touched.extend(path.map(str::to_string));
     }
-    child.tool = Some(tool);
-    child.reference = Some(reference);
-    child.provider = provider;
-    child.action = action;
+    child.typed.tool = Some(tool);
+    child.typed.reference = Some(reference);
+    child.typed.provider = provider;
+    child.typed.action = action;
     child.is_error = outcome != Some(Outcome::Succeeded);
-    child.outcome = outcome;
+    child.typed.outcome = outcome;
     child.operation = Some(operation);
     out.push(child);
   }
@@ -298,7 +300,7 @@ pub fn valid_branch_details(details: &Value) -> bool {
 #[derive(Default)]
 pub struct Carriers {
   seen: HashSet<String>,
-  pub reasons: BTreeSet<&'static str>,
+  pub reasons: BTreeSet<Reason>,
 }
 
 impl Carriers {
@@ -324,9 +326,9 @@ impl Carriers {
     for fact in &facts {
       let address = fact["address"].as_str().unwrap_or_default();
       if !addresses.insert(address) {
-        self.reasons.insert("duplicate_branch_fact_address");
+        self.reasons.insert(Reason::DuplicateBranchFactAddress);
         if fact["kind"] == "operation" || fact["kind"] == "fabricRun" {
-          self.reasons.insert("duplicate_operation_address");
+          self.reasons.insert(Reason::DuplicateOperationAddress);
         }
         return;
       }
@@ -353,30 +355,30 @@ fn fact_child(carrier: &Entry, fact: Value, address: String, from_id: Option<Str
   child.carrier_from_id = from_id;
   match fact["kind"].as_str().unwrap_or_default() {
     "user" => {
-      child.role = Some("branchUser".into());
+      child.typed.role = Some("branchUser".into());
       child.text = str_of(&fact, "text");
     }
     "customMessage" => {
-      child.role = Some("branchCustomMessage".into());
+      child.typed.role = Some("branchCustomMessage".into());
       child.text = format!("[{}] {}", str_of(&fact, "customType"), str_of(&fact, "text"));
     }
     "phase" => {
-      child.role = Some("fabricPhase".into());
+      child.typed.role = Some("fabricPhase".into());
       child.text = format!("Fabric phase {}", str_of(&fact, "phase"));
     }
     "fabricRun" => {
       let outcome = str_of(&fact, "outcome");
       let description = fact.get("description").and_then(Value::as_str);
-      child.role = Some("fabricRun".into());
-      child.tool = Some("fabric_exec".into());
-      child.reference = Some("fabric_exec".into());
+      child.typed.role = Some("fabricRun".into());
+      child.typed.tool = Some("fabric_exec".into());
+      child.typed.reference = Some("fabric_exec".into());
       child.operation_address = Some(address);
       child.text = match description {
         Some(d) => format!("Fabric run {} — {d} → {outcome}", str_of(&fact, "name")),
         None => format!("Fabric run {} → {outcome}", str_of(&fact, "name")),
       };
-      child.outcome = Outcome::parse(&outcome);
-      child.is_error = child.outcome != Some(Outcome::Succeeded);
+      child.typed.outcome = Outcome::parse(&outcome);
+      child.is_error = child.typed.outcome != Some(Outcome::Succeeded);
     }
     _ => operation_fact(&mut child, &fact, address, policy),
   }
@@ -394,14 +396,14 @@ fn operation_fact(child: &mut Entry, fact: &Value, address: String, policy: &Pol
   }
   let operation = bounded_operation(&op, policy);
   argument_paths(&fact["args"], &mut child.files_touched);
-  child.role = Some("fabricOperation".into());
-  child.tool = Some(str_of(fact, "tool"));
+  child.typed.role = Some("fabricOperation".into());
+  child.typed.tool = Some(str_of(fact, "tool"));
   child.text = format!("Fabric branch operation {reference}\n{operation}");
   child.operation_address = Some(address);
-  child.outcome = Outcome::parse(&str_of(fact, "outcome"));
-  child.is_error = child.outcome != Some(Outcome::Succeeded);
-  child.reference = Some(reference);
-  child.provider = provider;
-  child.action = action;
+  child.typed.outcome = Outcome::parse(&str_of(fact, "outcome"));
+  child.is_error = child.typed.outcome != Some(Outcome::Succeeded);
+  child.typed.reference = Some(reference);
+  child.typed.provider = provider;
+  child.typed.action = action;
   child.operation = Some(operation);
 }

@@ -4,6 +4,7 @@
 pub mod binding;
 pub mod decode;
 pub mod discover;
+pub mod entry;
 pub mod fabric;
 pub mod json;
 pub mod lineage;
@@ -18,8 +19,8 @@ pub(crate) mod proptests;
 
 use crate::error::{ContractError, ErrorCode};
 use crate::fsread::ReadError;
+use entry::{Normalized, Policy};
 use lineage::{Branches, LiveBranch};
-use normalize::{Normalized, Policy};
 use source::StatStamp;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

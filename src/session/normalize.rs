@@ -8,137 +8,19 @@
 //! is the same for recall and for expansion; the policy only shapes `text`.
 //! Every field comes from typed session fields: nothing is inferred from prose.
 
+use super::entry::{ContextEdit, Entry, Normalized, Outcome, Policy, Typed, MEMORY_TOOLS, PI_TOOLS};
 use super::fabric;
 use super::json;
 use super::lineage::Lineage;
 use super::parse::{ParsedSession, Record};
 use super::time::raw_timestamp_ms;
+use crate::coverage::Reason;
 use crate::text::truncate_scalars;
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::Value;
 use std::borrow::Cow;
 use std::collections::{BTreeSet, HashMap};
-
-/// What enters entry text.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Policy {
-  pub index_thinking: bool,
-  pub index_tool_output: bool,
-  /// Unicode-scalar cap on text; `None` keeps full text (expansion).
-  pub max_entry_chars: Option<usize>,
-  /// Do this package's own tool results enter text? They quote other
-  /// entries (or all of curated memory), so indexing them makes recall find
-  /// its own echoes.
-  pub index_own_results: bool,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Outcome {
-  Succeeded,
-  Failed,
-  Aborted,
-  TimedOut,
-}
-
-impl Outcome {
-  pub fn parse(text: &str) -> Option<Self> {
-    match text {
-      "succeeded" => Some(Outcome::Succeeded),
-      "failed" => Some(Outcome::Failed),
-      "aborted" => Some(Outcome::Aborted),
-      "timed_out" => Some(Outcome::TimedOut),
-      _ => None,
-    }
-  }
-
-  pub fn as_str(self) -> &'static str {
-    match self {
-      Outcome::Succeeded => "succeeded",
-      Outcome::Failed => "failed",
-      Outcome::Aborted => "aborted",
-      Outcome::TimedOut => "timed_out",
-    }
-  }
-}
-
-/// What a later `context_edit` on the selected records did to an entry's
-/// model context (Pi ≥ 0.87). The entry's own text stays as written.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum ContextEdit {
-  Omitted,
-  Replaced,
-}
-
-impl ContextEdit {
-  pub fn as_str(self) -> &'static str {
-    match self {
-      ContextEdit::Omitted => "omitted",
-      ContextEdit::Replaced => "replaced",
-    }
-  }
-}
-
-/// One normalized record. Serialized into hot shards without the
-/// structured payloads, which only expansion (from source) returns.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct Entry {
-  pub index: usize,
-  pub entry_id: Option<String>,
-  pub parent_id: Option<String>,
-  pub kind: String,
-  pub role: Option<String>,
-  pub tool: Option<String>,
-  pub text: String,
-  pub timestamp: Option<i64>,
-  pub is_error: bool,
-  pub truncated: bool,
-  pub files_touched: Vec<String>,
-  pub parent_entry_id: Option<String>,
-  pub operation_address: Option<String>,
-  pub reference: Option<String>,
-  pub provider: Option<String>,
-  pub action: Option<String>,
-  pub outcome: Option<Outcome>,
-  #[serde(skip)]
-  pub operation: Option<Value>,
-  #[serde(skip)]
-  pub branch_fact: Option<Value>,
-  pub fact_address: Option<String>,
-  pub carrier_entry_id: Option<String>,
-  pub carrier_parent_id: Option<String>,
-  pub carrier_from_id: Option<String>,
-  /// On a `context_edit` entry: the entry it edits (Pi's `targetId`).
-  pub target_id: Option<String>,
-  /// On a `context_edit` entry, what it does; on another entry, what the
-  /// latest edit of it among the selected records did (`context_edit_id`).
-  pub context_edit: Option<ContextEdit>,
-  pub context_edit_id: Option<String>,
-}
-
-#[derive(Debug, Clone, Default)]
-pub struct Normalized {
-  pub entries: Vec<Entry>,
-  /// Coverage reasons found while normalizing (sorted, unique).
-  pub reasons: BTreeSet<&'static str>,
-}
-
-/// Pi's built-in tools: their calls and results carry `provider: "pi"`.
-pub const PI_TOOLS: [&str; 7] = ["read", "write", "edit", "bash", "grep", "find", "ls"];
-
-/// This package's tools and the capability each one is: their calls and
-/// results carry `provider: "memory"` and `ref: "memory.<action>"`.
-pub const MEMORY_TOOLS: [(&str, &str); 7] = [
-  ("memory_recall", "recall"),
-  ("memory_expand", "expand"),
-  ("memory_sessions", "sessions"),
-  ("memory_read", "read"),
-  ("memory_add", "add"),
-  ("memory_replace", "replace"),
-  ("memory_remove", "remove"),
-];
 
 /// Tool-call argument JSON is cut to this many scalars in entry text.
 const TOOL_ARGS_SCALARS: usize = 400;
@@ -242,15 +124,15 @@ pub fn argument_paths(value: &Value, out: &mut Vec<String>) {
 
 /// Sets `provider/action/ref` for Pi's built-in tools and this package's.
 fn mark_pi_tool(entry: &mut Entry) {
-  let Some(tool) = entry.tool.as_deref() else { return };
+  let Some(tool) = entry.typed.tool.as_deref() else { return };
   let (provider, action) = match MEMORY_TOOLS.iter().find(|(name, _)| *name == tool) {
     Some((_, action)) => ("memory", *action),
     None if PI_TOOLS.contains(&tool) => ("pi", tool),
     None => return,
   };
-  entry.reference = Some(format!("{provider}.{action}"));
-  entry.provider = Some(provider.into());
-  entry.action = Some(action.to_string());
+  entry.typed.reference = Some(format!("{provider}.{action}"));
+  entry.typed.provider = Some(provider.into());
+  entry.typed.action = Some(action.to_string());
 }
 
 fn is_memory_tool(tool: &str) -> bool {
@@ -272,8 +154,8 @@ fn assistant(message: &Message<'_>, ctx: &Context<'_>, entry: &mut Entry) {
       Some("thinking") if ctx.policy.index_thinking => lines.extend(json::string(block.thinking)),
       Some("toolCall") => {
         let name = json::string(block.name).unwrap_or_default();
-        if entry.tool.is_none() {
-          entry.tool = Some(name.clone());
+        if entry.typed.tool.is_none() {
+          entry.typed.tool = Some(name.clone());
         }
         lines.push(tool_call_text(&name, block.arguments));
         if let Some(args) = json::value(block.arguments) {
@@ -297,9 +179,9 @@ fn tool_result(message: &Message<'_>, ctx: &Context<'_>, entry: &mut Entry) {
   let body = plain_text(message.content);
   let indexed = ctx.policy.index_tool_output && (ctx.policy.index_own_results || !is_memory_tool(&tool));
   entry.text = if indexed && !body.is_empty() { format!("{prefix}: {body}") } else { prefix };
-  entry.tool = Some(tool);
+  entry.typed.tool = Some(tool);
   entry.is_error = is_error;
-  entry.outcome = Some(if is_error { Outcome::Failed } else { Outcome::Succeeded });
+  entry.typed.outcome = Some(if is_error { Outcome::Failed } else { Outcome::Succeeded });
   mark_pi_tool(entry);
 }
 
@@ -317,14 +199,14 @@ fn bash_execution(message: &Message<'_>, ctx: &Context<'_>, entry: &mut Entry) {
     text.push_str(&output);
   }
   entry.text = text;
-  entry.tool = Some("bash".into());
-  entry.outcome = match (cancelled, exit) {
+  entry.typed.tool = Some("bash".into());
+  entry.typed.outcome = match (cancelled, exit) {
     (true, _) => Some(Outcome::Aborted),
     (false, Some(0)) => Some(Outcome::Succeeded),
     (false, Some(_)) => Some(Outcome::Failed),
     (false, None) => None,
   };
-  entry.is_error = entry.outcome == Some(Outcome::Failed);
+  entry.is_error = entry.typed.outcome == Some(Outcome::Failed);
   mark_pi_tool(entry);
 }
 
@@ -339,9 +221,9 @@ fn message_entry(record: &Record<'_>, ctx: &Context<'_>, out: &mut Vec<Entry>, c
     record.fields.message.and_then(|raw| serde_json::from_str(raw.get()).ok()).unwrap_or_default();
   let role = message.role.as_deref().map(|r| if r == "hookMessage" { "custom" } else { r });
   let mut entry = ctx.entry_base.clone();
-  entry.role = role.map(str::to_string);
-  if entry.timestamp.is_none() {
-    entry.timestamp = raw_timestamp_ms(message.timestamp);
+  entry.typed.role = role.map(str::to_string);
+  if entry.typed.timestamp.is_none() {
+    entry.typed.timestamp = raw_timestamp_ms(message.timestamp);
   }
   match role {
     Some("system") => return,
@@ -357,7 +239,7 @@ fn message_entry(record: &Record<'_>, ctx: &Context<'_>, out: &mut Vec<Entry>, c
     // Unknown roles (and role-less messages) stay addressable entries.
     _ => entry.text = plain_text(message.content),
   }
-  let is_fabric_exec = role == Some("toolResult") && entry.tool.as_deref() == Some("fabric_exec");
+  let is_fabric_exec = role == Some("toolResult") && entry.typed.tool.as_deref() == Some("fabric_exec");
   out.push(entry);
   let carrier = out.last().expect("just pushed").clone();
   if is_fabric_exec {
@@ -373,7 +255,7 @@ fn record_entries(record: &Record<'_>, policy: &Policy, out: &mut Vec<Entry>, ca
     entry_id: record.id.clone(),
     parent_id: record.parent_id.clone(),
     kind: record.kind.to_string(),
-    timestamp: raw_timestamp_ms(record.fields.timestamp),
+    typed: Typed { timestamp: raw_timestamp_ms(record.fields.timestamp), ..Typed::default() },
     ..Entry::default()
   };
   let ctx = Context { policy, entry_base: base };
@@ -381,11 +263,11 @@ fn record_entries(record: &Record<'_>, policy: &Policy, out: &mut Vec<Entry>, ca
   match record.kind.as_ref() {
     "message" => return message_entry(record, &ctx, out, carriers),
     "compaction" => {
-      entry.role = Some("compaction".into());
+      entry.typed.role = Some("compaction".into());
       entry.text = format!("compaction: {}", json::string(record.fields.summary).unwrap_or_default());
     }
     "branch_summary" => {
-      entry.role = Some("branchSummary".into());
+      entry.typed.role = Some("branchSummary".into());
       out.push(entry);
       let carrier = out.last().expect("just pushed").clone();
       let from = json::string(record.fields.from_id);
@@ -393,12 +275,12 @@ fn record_entries(record: &Record<'_>, policy: &Policy, out: &mut Vec<Entry>, ca
       return;
     }
     "custom_message" => {
-      entry.role = Some("custom".into());
+      entry.typed.role = Some("custom".into());
       entry.text = custom_text(record.fields.custom_type, record.fields.content);
     }
     // Pi ≥ 0.87: an entry of its own, so a replacement's text is findable.
     "context_edit" => {
-      entry.role = Some("contextEdit".into());
+      entry.typed.role = Some("contextEdit".into());
       entry.target_id = json::string(record.fields.target_id);
       entry.context_edit =
         Some(if record.fields.replacement.is_some() { ContextEdit::Replaced } else { ContextEdit::Omitted });
@@ -415,7 +297,7 @@ pub struct Normalizer {
   policy: Policy,
   entries: Vec<Entry>,
   carriers: fabric::Carriers,
-  reasons: BTreeSet<&'static str>,
+  reasons: BTreeSet<Reason>,
 }
 
 impl Normalizer {
@@ -453,14 +335,14 @@ impl Normalizer {
         }
       }
       if entry.truncated {
-        reasons.insert("max_entry_chars");
+        reasons.insert(Reason::MaxEntryChars);
       }
     }
     if has_duplicates(entries.iter().filter_map(|e| e.entry_id.as_deref())) {
-      reasons.insert("duplicate_entry_id");
+      reasons.insert(Reason::DuplicateEntryId);
     }
     if has_duplicates(entries.iter().filter_map(|e| e.operation_address.as_deref())) {
-      reasons.insert("duplicate_operation_address");
+      reasons.insert(Reason::DuplicateOperationAddress);
     }
     Normalized { entries, reasons }
   }
@@ -481,7 +363,7 @@ fn replacement_content(raw: Option<&RawValue>) -> Option<&RawValue> {
 /// branch does not count. Re-run on the whole list after an append.
 fn mark_context_edits(entries: &mut [Entry]) {
   let mut latest: HashMap<String, (ContextEdit, Option<String>)> = HashMap::new();
-  for entry in entries.iter().filter(|e| e.role.as_deref() == Some("contextEdit") && e.kind == "context_edit") {
+  for entry in entries.iter().filter(|e| e.typed.role.as_deref() == Some("contextEdit") && e.kind == "context_edit") {
     if let (Some(target), Some(edit)) = (&entry.target_id, entry.context_edit) {
       latest.insert(target.clone(), (edit, entry.entry_id.clone()));
     }
@@ -515,7 +397,7 @@ pub fn normalize_selected<'r>(
   }
   let mut normalized = normalizer.finish();
   if lineage.invalid_parent_graph {
-    normalized.reasons.insert("invalid_parent_graph");
+    normalized.reasons.insert(Reason::InvalidParentGraph);
   }
   normalized
 }

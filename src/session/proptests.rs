@@ -7,8 +7,9 @@
 //! `__test__/safety.test.mts` checks the same rules against real Pi's
 //! `getBranch()` on random trees without cycles.
 
+use super::entry::Policy;
 use super::lineage::{select, Branches};
-use super::normalize::{normalize, Policy};
+use super::normalize::normalize;
 use super::parse::parse;
 use crate::testing::proptest_config;
 use proptest::prelude::*;
@@ -138,7 +139,7 @@ fn active(bytes: &[u8]) -> (Vec<(String, String)>, bool) {
   let policy = Policy { index_thinking: true, index_tool_output: true, max_entry_chars: None, index_own_results: true };
   let normalized = normalize(&parsed, &lineage, &policy);
   let entries = normalized.entries.iter().map(|e| (e.entry_id.clone().unwrap_or_default(), e.text.clone())).collect();
-  (entries, normalized.reasons.contains("invalid_parent_graph"))
+  (entries, normalized.reasons.contains(&crate::coverage::Reason::InvalidParentGraph))
 }
 
 proptest! {

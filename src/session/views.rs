@@ -7,8 +7,8 @@
 //! confirmed by re-hashing the file), and only for the same branch mode,
 //! live branch and policy.
 
+use super::entry::Policy;
 use super::lineage::{Branches, LiveBranch};
-use super::normalize::Policy;
 use super::source::{now_ns, same_content, StatStamp};
 use super::SessionView;
 use parking_lot::Mutex;

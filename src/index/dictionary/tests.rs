@@ -2,7 +2,7 @@ use super::*;
 use crate::engine::Engine;
 use crate::ops::recall::{recall, Hit, RecallPage, MAX_DIGEST_CANDIDATES};
 use crate::query::plan::RecallRequest;
-use crate::session::normalize::{Entry, Normalized};
+use crate::session::entry::{Entry, Normalized};
 use crate::testing::{AgentDir, CWD};
 use proptest::collection::vec;
 use proptest::prelude::*;

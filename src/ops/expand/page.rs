@@ -4,12 +4,12 @@
 use super::request::ExpandRequest;
 use super::select::out_of_bounds;
 use crate::error::{ContractError, ErrorCode};
-use crate::ops::contract::{Call, EditFields, MAX_ENVELOPE_CHARS};
+use crate::ops::contract::{Call, EditFields, EntryMeta, MAX_ENVELOPE_CHARS};
 use crate::session::binding::{self};
+use crate::session::entry::Entry;
 use crate::session::lineage::Branches;
-use crate::session::normalize::Entry;
 use crate::session::SessionView;
-use crate::text::{cap_with_ellipsis, json_len, meta, slice_utf16, utf16_len, META_CHARS};
+use crate::text::{cap_with_ellipsis, json_len, meta, slice_utf16, utf16_len};
 use serde::Serialize;
 use serde_json::{json, Map, Value};
 
@@ -29,21 +29,8 @@ pub struct TextRange {
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Chunk {
-  pub index: usize,
-  pub entry_id: Option<String>,
-  pub parent_id: Option<String>,
-  #[serde(rename = "type")]
-  pub kind: String,
-  pub role: Option<String>,
-  pub tool: Option<String>,
-  #[serde(rename = "ref")]
-  pub reference: Option<String>,
-  pub provider: Option<String>,
-  pub action: Option<String>,
-  pub outcome: Option<&'static str>,
-  pub operation_address: Option<String>,
-  pub timestamp: Option<i64>,
-  pub is_error: bool,
+  #[serde(flatten)]
+  pub meta: EntryMeta,
   pub text: String,
   pub text_range: TextRange,
   /// Threat-pattern ids this text matches (untrusted evidence; text unchanged).
@@ -91,19 +78,7 @@ impl Chunk {
     let operation = structured(&entry.operation, &mut truncated);
     let branch_fact = structured(&entry.branch_fact, &mut truncated);
     Chunk {
-      index: entry.index,
-      entry_id: meta(&entry.entry_id),
-      parent_id: meta(&entry.parent_id),
-      kind: cap_with_ellipsis(&entry.kind, META_CHARS),
-      role: meta(&entry.role),
-      tool: meta(&entry.tool),
-      reference: meta(&entry.reference),
-      provider: meta(&entry.provider),
-      action: meta(&entry.action),
-      outcome: entry.outcome.map(|o| o.as_str()),
-      operation_address: meta(&entry.operation_address),
-      timestamp: entry.timestamp,
-      is_error: entry.is_error,
+      meta: EntryMeta::of(entry),
       text: text.to_string(),
       text_range: TextRange { start, end, total, complete: end >= total },
       threats: crate::store::threat::flags::field(&entry.text),

@@ -4,7 +4,7 @@ use super::request::{ExpandRequest, Selection};
 use crate::engine::Engine;
 use crate::error::{ContractError, ErrorCode};
 use crate::session::binding::{self, SourceCheck};
-use crate::session::normalize::Entry;
+use crate::session::entry::Entry;
 use crate::session::SessionView;
 use serde_json::json;
 use std::sync::Arc;

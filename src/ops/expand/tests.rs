@@ -64,14 +64,14 @@ fn reassemble(pages: &[ExpandPage]) -> Vec<(usize, String)> {
     for chunk in &page.entries {
       let range = &chunk.text_range;
       match out.last_mut() {
-        Some((index, text, end)) if *index == chunk.index && range.start > 0 => {
+        Some((index, text, end)) if *index == chunk.meta.index && range.start > 0 => {
           assert_eq!(range.start, *end, "chunks are contiguous");
           text.push_str(&chunk.text);
           *end = range.end;
         }
         _ => {
           assert_eq!(range.start, 0);
-          out.push((chunk.index, chunk.text.clone(), range.end));
+          out.push((chunk.meta.index, chunk.text.clone(), range.end));
         }
       }
     }
@@ -137,7 +137,7 @@ fn long_entries_reassemble_exactly_within_the_envelope() {
   let texts = reassemble(&pages);
   assert_eq!(texts, vec![(0, "before".to_string()), (1, long.clone()), (2, "after".to_string())]);
   let anchors: Vec<_> =
-    pages.iter().flat_map(|p| &p.entries).filter(|c| c.anchor == Some(true)).map(|c| c.index).collect();
+    pages.iter().flat_map(|p| &p.entries).filter(|c| c.anchor == Some(true)).map(|c| c.meta.index).collect();
   assert!(anchors.len() >= 2 && anchors.iter().all(|&i| i == 1));
   let small = fx.walk(json!({"session": "s1", "indices": [1], "maxChars": 256}));
   assert!(small.iter().all(|p| p.entries.iter().all(|c| utf16_len(&c.text) <= 256)));

@@ -6,6 +6,7 @@ mod rank;
 mod search;
 mod searched;
 
+use crate::coverage::Reason;
 use crate::engine::Engine;
 pub use crate::query::plan::RecallRequest;
 use std::collections::BTreeSet;
@@ -25,8 +26,8 @@ pub fn recall(engine: &Engine, request: &RecallRequest) -> RecallPage {
     Ok(items) => items,
     Err(error) => return RecallPage::failed(error),
   };
-  let mut reasons: BTreeSet<String> = coverage.reasons.drain(..).collect();
-  reasons.extend(search.reasons.iter().map(|r| r.to_string()));
+  let mut reasons: BTreeSet<Reason> = coverage.reasons.drain(..).collect();
+  reasons.extend(search.reasons.iter().copied());
   coverage.complete = coverage.complete && search.reasons.is_empty();
   coverage.reasons = reasons.into_iter().collect();
   search.page(&items, coverage)

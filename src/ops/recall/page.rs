@@ -4,13 +4,14 @@
 use super::search::{Item, Search};
 use super::searched::Searched;
 use crate::error::ContractError;
+use crate::index::record::Tier;
 use crate::index::Coverage;
-use crate::ops::contract::{Call, EditFields, MAX_ENVELOPE_CHARS};
+use crate::ops::contract::{Call, EditFields, EntryMeta, MAX_ENVELOPE_CHARS};
 use crate::query::snippet::snippet;
 use crate::session::binding::record_id;
+use crate::session::entry::Entry;
 use crate::session::lineage::LiveBranch;
-use crate::session::normalize::Entry;
-use crate::text::{cap_with_ellipsis, json_len, meta, META_CHARS};
+use crate::text::{cap_with_ellipsis, json_len};
 use serde::Serialize;
 use serde_json::{json, Map, Value};
 
@@ -20,24 +21,10 @@ const MATCHED_TERMS_SHOWN: usize = 50;
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct EntryHit {
-  pub kind: &'static str,
   pub session_id: String,
-  pub tier: &'static str,
-  pub index: usize,
-  pub entry_id: Option<String>,
-  pub parent_id: Option<String>,
-  pub operation_address: Option<String>,
-  #[serde(rename = "type")]
-  pub kind_of_entry: String,
-  pub role: Option<String>,
-  pub tool: Option<String>,
-  #[serde(rename = "ref")]
-  pub reference: Option<String>,
-  pub provider: Option<String>,
-  pub action: Option<String>,
-  pub outcome: Option<&'static str>,
-  pub timestamp: Option<i64>,
-  pub is_error: bool,
+  pub tier: Tier,
+  #[serde(flatten)]
+  pub meta: EntryMeta,
   pub score: f64,
   pub snippet: String,
   pub truncated: bool,
@@ -52,9 +39,8 @@ pub struct EntryHit {
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SessionHit {
-  pub kind: &'static str,
   pub session_id: String,
-  pub tier: &'static str,
+  pub tier: Tier,
   pub cwd: String,
   pub last_timestamp: Option<i64>,
   pub score: f64,
@@ -63,8 +49,10 @@ pub struct SessionHit {
   pub follow: Call,
 }
 
+/// A hit's `kind` is its variant: an entry of a hot (or hydrated) session,
+/// or a cold session as a whole.
 #[derive(Debug, Clone, Serialize)]
-#[serde(untagged)]
+#[serde(tag = "kind", rename_all = "lowercase")]
 pub enum Hit {
   Entry(Box<EntryHit>),
   Session(Box<SessionHit>),
@@ -97,22 +85,9 @@ impl Search<'_> {
     let entry = self.entry(slot, doc);
     let (snippet, cut) = snippet(&entry.text, self.request.query.terms(), self.request.snippet_chars);
     Hit::Entry(Box::new(EntryHit {
-      kind: "entry",
       session_id: session.session_id.clone(),
-      tier: session.tier.as_str(),
-      index: entry.index,
-      entry_id: meta(&entry.entry_id),
-      parent_id: meta(&entry.parent_id),
-      operation_address: meta(&entry.operation_address),
-      kind_of_entry: cap_with_ellipsis(&entry.kind, META_CHARS),
-      role: meta(&entry.role),
-      tool: meta(&entry.tool),
-      reference: meta(&entry.reference),
-      provider: meta(&entry.provider),
-      action: meta(&entry.action),
-      outcome: entry.outcome.map(|o| o.as_str()),
-      timestamp: entry.timestamp,
-      is_error: entry.is_error,
+      tier: session.tier,
+      meta: EntryMeta::of(entry),
       score: rounded(score),
       snippet,
       truncated: cut || entry.truncated,
@@ -142,9 +117,8 @@ impl Search<'_> {
     let session = &self.sessions[slot];
     let digest = session.digest().expect("cold session");
     Hit::Session(Box::new(SessionHit {
-      kind: "session",
       session_id: session.session_id.clone(),
-      tier: "cold",
+      tier: Tier::Cold,
       cwd: cap_with_ellipsis(&session.cwd, CWD_CHARS),
       last_timestamp: digest.last_ts,
       score: rounded(score),

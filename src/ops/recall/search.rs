@@ -3,6 +3,7 @@
 //! browse into one stream of items.
 
 use super::searched::Searched;
+use crate::coverage::Reason;
 use crate::engine::Engine;
 use crate::error::ContractError;
 use crate::index::{self, dictionary};
@@ -10,8 +11,8 @@ use crate::query::plan::Query;
 pub use crate::query::plan::RecallRequest;
 use crate::query::regex::BoundedRegex;
 use crate::query::score::{bm25, idf, provenance_weight};
+use crate::session::entry::Entry;
 use crate::session::lineage::LiveBranch;
-use crate::session::normalize::Entry;
 use crate::tokenize::nfkc;
 use std::collections::{BTreeSet, HashMap};
 
@@ -23,7 +24,7 @@ const MAX_ITEM_CANDIDATES: usize = 10_000;
 /// that is asking begins.
 fn turn_start(entries: &[Entry], live: &LiveBranch) -> Option<usize> {
   let on_branch = |id: &str| live.ids.iter().rev().any(|live_id| live_id == id);
-  entries.iter().rposition(|e| e.role.as_deref() == Some("user") && e.entry_id.as_deref().is_some_and(on_branch))
+  entries.iter().rposition(|e| e.typed.role.as_deref() == Some("user") && e.entry_id.as_deref().is_some_and(on_branch))
 }
 
 /// One ranked candidate.
@@ -48,7 +49,7 @@ pub(super) struct Search<'r> {
   cold_beyond: Vec<(usize, usize)>,
   cold_terms: Option<dictionary::Served>,
   index_dir: std::path::PathBuf,
-  pub(super) reasons: BTreeSet<&'static str>,
+  pub(super) reasons: BTreeSet<Reason>,
 }
 
 impl<'r> Search<'r> {
@@ -91,9 +92,9 @@ impl<'r> Search<'r> {
     for (slot, session) in self.sessions.iter().enumerate() {
       if let Some(shard) = session.shard() {
         for entry in &shard.entries[..ends[slot].min(shard.entries.len())] {
-          if filters.matches(entry) && self.in_range(entry.index) {
+          if filters.matches(&entry.typed) && self.in_range(entry.index) {
             if budget == 0 {
-              self.reasons.insert("candidate_entry_budget");
+              self.reasons.insert(Reason::CandidateEntryBudget);
               break;
             }
             budget -= 1;
@@ -104,9 +105,9 @@ impl<'r> Search<'r> {
         let structural = if filters.is_empty() {
           0
         } else if filters.since.is_none() && filters.until.is_none() {
-          digest.kinds().iter().filter(|(kind, _)| filters.matches(kind)).map(|(_, count)| count).sum()
+          digest.kinds().iter().filter(|(kind, _)| filters.matches(&kind.typed)).map(|(_, count)| count).sum()
         } else {
-          digest.addresses.iter().filter(|a| filters.matches(*a)).count()
+          digest.addresses.iter().filter(|a| filters.matches(&a.typed)).count()
         };
         if filters.is_empty() || structural > 0 {
           if self.cold.len() == MAX_DIGEST_CANDIDATES {
@@ -166,7 +167,7 @@ impl<'r> Search<'r> {
     if self.cold_terms.is_some() {
       self.cold.append(&mut self.cold_beyond);
     } else if !self.cold_beyond.is_empty() {
-      self.reasons.insert("candidate_digest_budget");
+      self.reasons.insert(Reason::CandidateDigestBudget);
     }
   }
 
@@ -215,7 +216,7 @@ impl<'r> Search<'r> {
         continue;
       }
       if cold_items == MAX_DIGEST_CANDIDATES {
-        self.reasons.insert("candidate_digest_budget");
+        self.reasons.insert(Reason::CandidateDigestBudget);
         break;
       }
       cold_items += 1;
@@ -316,19 +317,19 @@ impl<'r> Search<'r> {
     if cold_hit {
       match &request.query {
         Query::Literal { terms, all: true } if terms.len() > 1 => {
-          self.reasons.insert("cold_all_terms_requires_hydration");
+          self.reasons.insert(Reason::ColdAllTermsRequiresHydration);
         }
         Query::Phrase { .. } => {
-          self.reasons.insert("cold_phrase_requires_hydration");
+          self.reasons.insert(Reason::ColdPhraseRequiresHydration);
         }
         _ => {}
       }
       if !request.filters.is_empty() && request.query != Query::Browse {
-        self.reasons.insert("cold_structural_filter_requires_hydration");
+        self.reasons.insert(Reason::ColdStructuralFilterRequiresHydration);
       }
     }
     if items.len() > MAX_ITEM_CANDIDATES {
-      self.reasons.insert("candidate_item_budget");
+      self.reasons.insert(Reason::CandidateItemBudget);
     }
     let need = (request.offset + request.page_size).min(MAX_ITEM_CANDIDATES);
     let items = self.rank(items, MAX_ITEM_CANDIDATES, need);

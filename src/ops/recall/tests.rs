@@ -1,5 +1,7 @@
 use super::*;
+use crate::coverage::Reason;
 use crate::engine::Engine;
+use crate::index::record::Tier;
 use crate::ops::contract::MAX_ENVELOPE_CHARS;
 use crate::ops::expand::{expand, ExpandRequest};
 use crate::query::plan::RecallRequest;
@@ -151,7 +153,7 @@ fn broad_queries_page_completely_within_the_envelope() {
     assert!(json_len(&page) <= MAX_ENVELOPE_CHARS);
     for hit in &page.hits {
       let Hit::Entry(entry) = hit else { panic!("hot entries only") };
-      assert!(seen.insert(entry.index), "hit {} repeated", entry.index);
+      assert!(seen.insert(entry.meta.index), "hit {} repeated", entry.meta.index);
     }
     let Some(next) = page.next.clone() else { break };
     page = recall(&engine, &RecallRequest::from_json(Some(&next.args)).unwrap());
@@ -173,7 +175,7 @@ fn broad_queries_page_completely_within_the_envelope() {
       .hits
       .iter()
       .map(|h| match h {
-        Hit::Entry(e) => e.index,
+        Hit::Entry(e) => e.meta.index,
         _ => usize::MAX,
       })
       .collect::<Vec<_>>()
@@ -194,12 +196,12 @@ fn cold_sessions_are_candidates_that_follow_into_entries() {
   let page = run(&engine, json!({"query": "rarelexeme_042"}));
   assert_eq!(page.total, 1);
   let Hit::Session(hit) = &page.hits[0] else { panic!("a cold hit names a session") };
-  assert_eq!((hit.tier, hit.matched_terms.as_slice()), ("cold", ["rarelexeme_042".to_string()].as_slice()));
+  assert_eq!((hit.tier, hit.matched_terms.as_slice()), (Tier::Cold, ["rarelexeme_042".to_string()].as_slice()));
   assert_eq!(hit.follow.reference, "memory.recall");
   assert!(hit.follow.args.get("expectedSourceHash").is_some());
   let followed = recall(&engine, &RecallRequest::from_json(Some(&hit.follow.args)).unwrap());
   assert_eq!(followed.total, 2);
-  assert!(followed.hits.iter().all(|h| matches!(h, Hit::Entry(e) if e.tier == "cold")));
+  assert!(followed.hits.iter().all(|h| matches!(h, Hit::Entry(e) if e.tier == Tier::Cold)));
   assert!(!fx.agent.join("fabric/memory-index").read_dir().unwrap().any(|f| f
     .unwrap()
     .file_name()
@@ -242,7 +244,7 @@ fn combined_cold_queries_name_the_hydration_requirement() {
   let engine = fx.engine(json!({"hotSessions": 0}));
   let combined = run(&engine, json!({"query": "timeout", "ref": "pi.bash", "outcome": "failed"}));
   assert_eq!(combined.total, 1);
-  assert!(combined.coverage.reasons.contains(&"cold_structural_filter_requires_hydration".to_string()));
+  assert!(combined.coverage.reasons.contains(&Reason::ColdStructuralFilterRequiresHydration));
   assert!(!combined.coverage.complete);
   let Hit::Session(hit) = &combined.hits[0] else { panic!() };
   assert_eq!(hit.matched_structural_entries, 1);

@@ -196,7 +196,7 @@ fn a_pinned_page_stream_neither_loses_nor_repeats_while_the_session_grows() {
   loop {
     for hit in &page.hits {
       let Hit::Entry(hit) = hit else { panic!("entries") };
-      seen.push(hit.index);
+      seen.push(hit.meta.index);
     }
     let Some(next) = page.next.clone() else { break };
     // Each turn appends another matching entry before the next page.

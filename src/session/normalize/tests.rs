@@ -1,4 +1,5 @@
 use super::*;
+use crate::coverage::Reason;
 use crate::session::lineage::{self, Branches};
 use crate::session::parse::parse;
 
@@ -20,7 +21,7 @@ fn sample_active_path_keeps_only_the_leaf_branch() {
   let ids: Vec<_> = out.entries.iter().map(|e| e.entry_id.as_deref().unwrap()).collect();
   assert_eq!(ids, ["fac9ad57", "6e35b082", "1cd3714e"]);
   assert_eq!(out.entries[0].text, "fix the bug in src/a.ts");
-  assert_eq!(out.entries[1].role.as_deref(), Some("branchSummary"));
+  assert_eq!(out.entries[1].typed.role.as_deref(), Some("branchSummary"));
   assert_eq!(out.entries[1].text, "", "branch-summary prose is never indexed");
   assert_eq!(out.entries[2].text, "compaction: summary text");
   assert!(out.reasons.is_empty());
@@ -45,15 +46,15 @@ fn sample_all_mode_normalizes_every_content_record() {
   let indices: Vec<_> = out.entries.iter().map(|e| e.index).collect();
   assert_eq!(indices, [0, 1, 2, 3, 4, 5, 6]);
   let edit = &out.entries[1];
-  assert_eq!((edit.role.as_deref(), edit.tool.as_deref()), (Some("assistant"), Some("edit")));
+  assert_eq!((edit.typed.role.as_deref(), edit.typed.tool.as_deref()), (Some("assistant"), Some("edit")));
   assert_eq!(edit.files_touched, ["src/a.ts"]);
-  assert_eq!(edit.reference.as_deref(), Some("pi.edit"));
-  assert_eq!(edit.outcome, None);
+  assert_eq!(edit.typed.reference.as_deref(), Some("pi.edit"));
+  assert_eq!(edit.typed.outcome, None);
   let result = &out.entries[2];
-  assert_eq!((result.provider.as_deref(), result.action.as_deref()), (Some("pi"), Some("edit")));
-  assert_eq!(result.outcome, Some(Outcome::Succeeded));
-  assert_eq!(out.entries[3].outcome, Some(Outcome::Succeeded));
-  assert_eq!(out.entries[0].timestamp, Some(1_796_050_585_741));
+  assert_eq!((result.typed.provider.as_deref(), result.typed.action.as_deref()), (Some("pi"), Some("edit")));
+  assert_eq!(result.typed.outcome, Some(Outcome::Succeeded));
+  assert_eq!(out.entries[3].typed.outcome, Some(Outcome::Succeeded));
+  assert_eq!(out.entries[0].typed.timestamp, Some(1_796_050_585_741));
 }
 
 #[test]
@@ -77,7 +78,7 @@ fn truncation_counts_scalars_and_reports_the_reason() {
   let out = run(&text, Branches::Active, &bounded);
   assert_eq!(out.entries[0].text, "a😀");
   assert!(out.entries[0].truncated);
-  assert!(out.reasons.contains("max_entry_chars"));
+  assert!(out.reasons.contains(&Reason::MaxEntryChars));
 }
 
 fn session(lines: &[&str]) -> String {
@@ -96,11 +97,11 @@ fn bash_outcomes_come_from_exit_code_and_cancellation() {
     r#"{"type":"message","id":"b","parentId":"a","message":{"role":"bashExecution","command":"sleep 9","output":"","cancelled":true,"truncated":false}}"#,
   ]);
   let out = run(&text, Branches::Active, &policy());
-  assert_eq!(out.entries[0].outcome, Some(Outcome::Failed));
+  assert_eq!(out.entries[0].typed.outcome, Some(Outcome::Failed));
   assert!(out.entries[0].is_error);
   assert_eq!(out.entries[0].text, "bash$ make [exit 2]\nboom");
-  assert_eq!(out.entries[1].outcome, Some(Outcome::Aborted));
-  assert_eq!(out.entries[1].reference.as_deref(), Some("pi.bash"));
+  assert_eq!(out.entries[1].typed.outcome, Some(Outcome::Aborted));
+  assert_eq!(out.entries[1].typed.reference.as_deref(), Some("pi.bash"));
 }
 
 #[test]
@@ -113,7 +114,8 @@ fn unknown_types_and_roles_are_kept_as_tree_nodes() {
     r#"{"type":"message","id":"x","parentId":"h","message":{"role":"robot","content":"beep"}}"#,
   ]);
   let out = run(&text, Branches::Active, &policy());
-  let summary: Vec<_> = out.entries.iter().map(|e| (e.role.clone().unwrap_or_default(), e.text.clone())).collect();
+  let summary: Vec<_> =
+    out.entries.iter().map(|e| (e.typed.role.clone().unwrap_or_default(), e.text.clone())).collect();
   assert_eq!(
     summary,
     [
@@ -163,7 +165,7 @@ fn duplicate_ids_are_reported_in_all_mode() {
     r#"{"type":"message","id":"a","parentId":null,"message":{"role":"user","content":"one"}}"#,
     r#"{"type":"message","id":"a","parentId":null,"message":{"role":"user","content":"two"}}"#,
   ]);
-  assert!(run(&text, Branches::All, &policy()).reasons.contains("duplicate_entry_id"));
+  assert!(run(&text, Branches::All, &policy()).reasons.contains(&Reason::DuplicateEntryId));
   let active = run(&text, Branches::Active, &policy());
   assert_eq!(active.entries.len(), 1);
   assert_eq!(active.entries[0].text, "two");
@@ -176,7 +178,7 @@ fn cycles_mark_invalid_parent_graph() {
     r#"{"type":"message","id":"b","parentId":"a","message":{"role":"user","content":"two"}}"#,
   ]);
   let out = run(&text, Branches::Active, &policy());
-  assert!(out.reasons.contains("invalid_parent_graph"));
+  assert!(out.reasons.contains(&Reason::InvalidParentGraph));
   assert_eq!(out.entries.len(), 2);
 }
 
@@ -210,16 +212,16 @@ fn valid_traces_emit_children_right_after_the_carrier() {
   assert_eq!(read.operation_address.as_deref(), Some("e2/0"));
   assert_eq!(read.parent_entry_id.as_deref(), Some("e2"));
   assert_eq!(read.parent_id.as_deref(), Some("e1"));
-  assert_eq!((read.tool.as_deref(), read.reference.as_deref()), (Some("read"), Some("pi.read")));
+  assert_eq!((read.typed.tool.as_deref(), read.typed.reference.as_deref()), (Some("read"), Some("pi.read")));
   assert_eq!(read.files_touched, ["src/read.ts"]);
   assert!(read.text.starts_with("Fabric operation pi.read\n{"));
   assert!(read.text.contains("\"result\""));
   let agents = &out.entries[3];
   assert_eq!(
-    (agents.provider.as_deref(), agents.action.as_deref(), agents.tool.as_deref()),
+    (agents.typed.provider.as_deref(), agents.typed.action.as_deref(), agents.typed.tool.as_deref()),
     (Some("agents"), Some("run"), Some("run"))
   );
-  assert_eq!(agents.outcome, Some(Outcome::Failed));
+  assert_eq!(agents.typed.outcome, Some(Outcome::Failed));
   assert!(agents.is_error);
 }
 
@@ -274,7 +276,7 @@ fn summary_session(details: &str, twice: bool) -> String {
 fn branch_facts_become_typed_children() {
   let out = run(&summary_session(&branch_details(FACTS), false), Branches::Active, &policy());
   let rows: Vec<_> =
-    out.entries.iter().map(|e| (e.entry_id.clone().unwrap(), e.role.clone().unwrap(), e.text.clone())).collect();
+    out.entries.iter().map(|e| (e.entry_id.clone().unwrap(), e.typed.role.clone().unwrap(), e.text.clone())).collect();
   assert_eq!(rows[1], ("b1".into(), "branchSummary".into(), "".into()));
   assert_eq!(rows[2], ("s1/0".into(), "branchUser".into(), "user fact".into()));
   assert_eq!(rows[3], ("s2/1".into(), "fabricPhase".into(), "Fabric phase run".into()));
@@ -288,7 +290,10 @@ fn branch_facts_become_typed_children() {
   assert_eq!(op.carrier_entry_id.as_deref(), Some("b1"));
   assert_eq!(op.carrier_from_id.as_deref(), Some("u1"));
   let fabric_run = &out.entries[5];
-  assert_eq!((fabric_run.tool.as_deref(), fabric_run.reference.as_deref()), (Some("fabric_exec"), Some("fabric_exec")));
+  assert_eq!(
+    (fabric_run.typed.tool.as_deref(), fabric_run.typed.reference.as_deref()),
+    (Some("fabric_exec"), Some("fabric_exec"))
+  );
   assert!(out.reasons.is_empty());
 }
 
@@ -309,8 +314,8 @@ fn duplicate_fact_addresses_drop_the_envelope() {
   );
   let out = run(&summary_session(&branch_details(&dup), false), Branches::Active, &policy());
   assert_eq!(out.entries.len(), 2);
-  assert!(out.reasons.contains("duplicate_branch_fact_address"));
-  assert!(out.reasons.contains("duplicate_operation_address"));
+  assert!(out.reasons.contains(&Reason::DuplicateBranchFactAddress));
+  assert!(out.reasons.contains(&Reason::DuplicateOperationAddress));
 }
 
 #[test]

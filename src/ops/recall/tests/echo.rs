@@ -40,7 +40,7 @@ fn live(engine: &Engine, path: &Path, entries: usize) -> Engine {
 
 /// The entry indices of a page's hits, as a set (ranking is not the point here).
 fn indices(page: &RecallPage) -> std::collections::BTreeSet<usize> {
-  page.hits.iter().map(|hit| if let Hit::Entry(e) = hit { e.index } else { usize::MAX }).collect()
+  page.hits.iter().map(|hit| if let Hit::Entry(e) = hit { e.meta.index } else { usize::MAX }).collect()
 }
 
 #[test]
