@@ -195,3 +195,88 @@ fn no_dictionary_is_built_or_read_past_the_cold_bound() {
   assert!(serve(dir.path(), Branches::Active, &candidates[..MAX_COLD + 1], 1 << 20).is_none());
   assert!(serve(dir.path(), Branches::Active, &candidates[..MAX_COLD], 1 << 20).is_some());
 }
+
+// --- build time at scale (measurement, not a gate) -----------------------------------------------
+
+/// A deterministic xorshift stream.
+struct Rng(u64);
+
+impl Rng {
+  fn next(&mut self) -> u64 {
+    self.0 ^= self.0 << 13;
+    self.0 ^= self.0 >> 7;
+    self.0 ^= self.0 << 17;
+    self.0
+  }
+
+  /// A Zipf-ish rank in `0..n`: log-uniform, so rank r is drawn ~1/r as often.
+  fn zipf(&mut self, n: u64) -> u64 {
+    let u = (self.next() >> 11) as f64 / (1u64 << 53) as f64;
+    ((n as f64).powf(u) as u64).saturating_sub(1).min(n - 1)
+  }
+}
+
+/// A word-like term for a rank: base-26 letters, a few more for rarer ranks.
+fn word(rank: u64) -> String {
+  let (mut rank, mut out) = (rank + 26 * 26, String::new());
+  while rank > 0 {
+    out.push((b'a' + (rank % 26) as u8) as char);
+    rank /= 26;
+  }
+  out
+}
+
+/// `count` synthetic cold digests of about `terms` terms each: 85% drawn
+/// Zipf-ish from a 200,000-word lexicon shared by all, 15% the session's own
+/// identifiers.
+fn synthetic(count: usize, terms: usize) -> Vec<ColdDigest> {
+  let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+  let template = digest("");
+  (0..count)
+    .map(|session| {
+      let mut vocabulary: Vec<String> = (0..terms)
+        .map(|i| if i % 7 == 0 { format!("id{session}x{}", rng.next() % 100_000) } else { word(rng.zipf(200_000)) })
+        .collect();
+      vocabulary.sort_unstable();
+      vocabulary.dedup();
+      let mut digest = template.clone();
+      digest.vocabulary = crate::index::cold::Vocabulary::from_sorted(&vocabulary);
+      digest
+    })
+    .collect()
+}
+
+fn status_kb(field: &str) -> u64 {
+  let status = fs::read_to_string("/proc/self/status").unwrap_or_default();
+  let line = status.lines().find(|l| l.starts_with(field)).unwrap_or_default();
+  line.split_whitespace().nth(1).and_then(|kb| kb.parse().ok()).unwrap_or(0)
+}
+
+/// `PFM_DICT_SIZES=20000,100000 PFM_DICT_TERMS=400 cargo test --profile fastrel
+/// build_time_at_scale -- --ignored --nocapture`: times a full build, prints
+/// seconds, pairs, terms, file bytes and the peak RSS the build adds.
+#[test]
+#[ignore = "a measurement: run it in release mode"]
+fn build_time_at_scale() {
+  let sizes = std::env::var("PFM_DICT_SIZES").unwrap_or_else(|_| "20000".into());
+  let terms: usize = std::env::var("PFM_DICT_TERMS").ok().and_then(|t| t.parse().ok()).unwrap_or(400);
+  for count in sizes.split(',').filter_map(|s| s.trim().parse::<usize>().ok()) {
+    let digests = synthetic(count, terms);
+    let names = files(count);
+    let pairs: Vec<(&str, &ColdDigest)> = names.iter().map(String::as_str).zip(&digests).collect();
+    let total: usize = digests.iter().map(|d| d.vocabulary.len()).sum();
+    let _ = fs::write("/proc/self/clear_refs", "5"); // resets VmHWM to the current RSS
+    let before = status_kb("VmRSS:");
+    let started = std::time::Instant::now();
+    let dictionary = Dictionary::build(&pairs);
+    let seconds = started.elapsed().as_secs_f64();
+    let peak = status_kb("VmHWM:").saturating_sub(before);
+    let bytes = dictionary.encode().len();
+    println!(
+      "build {count} digests, {total} term-member pairs, {} terms: {seconds:.2} s, {:.1} MB file, +{} MB peak RSS",
+      dictionary.len(),
+      bytes as f64 / 1e6,
+      peak / 1024
+    );
+  }
+}
