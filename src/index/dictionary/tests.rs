@@ -210,7 +210,7 @@ fn a_changed_cold_session_is_never_answered_from_a_stale_dictionary() {
 
 #[test]
 fn no_dictionary_is_built_or_read_past_the_cold_bound() {
-  // Building one inside a query over 100,000 cold sessions took minutes.
+  // A first build over more cold sessions than measured would stall a query for a minute or more.
   let dir = tempfile::tempdir().unwrap();
   let one = digest("alpha beta");
   let names = files(MAX_COLD + 1);
