@@ -16,7 +16,7 @@ import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { createMemory } from 'pi-fabric-memory'
-import native from 'pi-fabric-memory/native'
+import * as native from 'pi-fabric-memory/native'
 import { loadOrGenerateCorpus } from './corpus.mjs'
 
 const here = dirname(fileURLToPath(import.meta.url))

@@ -1,3 +1,4 @@
+use super::terms::HEADER_BYTES;
 use super::*;
 use crate::engine::Engine;
 use crate::ops::recall::{recall, Hit, RecallPage, MAX_DIGEST_CANDIDATES};
@@ -7,6 +8,7 @@ use crate::testing::{AgentDir, CWD};
 use proptest::collection::vec;
 use proptest::prelude::*;
 use serde_json::{json, Value};
+use std::collections::BTreeSet;
 use std::fs;
 use std::time::{Duration, SystemTime};
 
@@ -24,6 +26,19 @@ fn scan(digests: &[ColdDigest], term: &str) -> Vec<usize> {
   (0..digests.len()).filter(|&slot| digests[slot].contains(term)).collect()
 }
 
+/// Shards built from `built`, each matched to the candidates in it.
+fn sharded_served(built: &[(&str, &ColdDigest)], candidates: &[Candidate<'_>]) -> Served {
+  let mut served = Served { parts: Vec::new(), stragglers: Vec::new() };
+  for shard in 0..SHARDS {
+    let members: Vec<(&str, &ColdDigest)> = built.iter().copied().filter(|(file, _)| shard_of(file) == shard).collect();
+    let group: Vec<Candidate<'_>> = candidates.iter().copied().filter(|c| shard_of(c.1) == shard).collect();
+    let (part, stragglers) = Part::matched(Arc::new(Dictionary::build(&members)), &group);
+    served.stragglers.extend(stragglers);
+    served.parts.push(part);
+  }
+  served
+}
+
 proptest! {
   #![proptest_config(crate::testing::proptest_config(64))]
 
@@ -35,6 +50,7 @@ proptest! {
     built in vec(vec("[a-f]{1,3}", 0..25), 1..40),
     changed in vec(proptest::option::of(vec("[a-g]{1,3}", 0..25)), 1..40),
     probes in vec("[a-g]{1,4}", 0..10),
+    sharded in any::<bool>(),
   ) {
     let old: Vec<ColdDigest> = built.iter().map(|words| digest(&words.join(" "))).collect();
     let names = files(old.len());
@@ -50,7 +66,7 @@ proptest! {
       .map(|(d, change)| change.as_ref().map_or_else(|| d.clone(), |words| digest(&words.join(" "))))
       .collect();
     let candidates: Vec<Candidate<'_>> = (0..now.len()).map(|slot| (slot, names[slot].as_str(), &now[slot])).collect();
-    let served = Served::new(Arc::new(dictionary), &candidates);
+    let served = if sharded { sharded_served(&pairs, &candidates) } else { Served::new(Arc::new(dictionary), &candidates) };
     for (slot, digest) in now.iter().enumerate() {
       let vouched = !served.stragglers.contains(&slot);
       prop_assert!(!vouched || digest.vocabulary == old[slot].vocabulary, "a changed digest is never vouched for");
@@ -142,7 +158,12 @@ fn all_cold(fx: &AgentDir) -> Engine {
 fn a_rare_term_in_the_oldest_of_more_cold_sessions_than_the_digest_budget_is_found() {
   let fx = AgentDir::new();
   let count = MAX_DIGEST_CANDIDATES + 40;
-  sessions(&fx, count, |i| if i == count - 1 { "the oldest holds qzarvinthe".into() } else { format!("routine {i}") });
+  let paths =
+    sessions(
+      &fx,
+      count,
+      |i| if i == count - 1 { "the oldest holds qzarvinthe".into() } else { format!("routine {i}") },
+    );
   let engine = all_cold(&fx);
   let page = run(&engine, json!({"query": "qzarvinthe", "scope": "global"}));
   assert!(page.coverage.complete, "{:?}", page.coverage);
@@ -154,7 +175,8 @@ fn a_rare_term_in_the_oldest_of_more_cold_sessions_than_the_digest_budget_is_fou
   assert_eq!(common.total, MAX_DIGEST_CANDIDATES);
   // A fresh process answers from the persisted dictionary the same way.
   forget();
-  assert!(fx.agent.join("fabric/memory-index").join(file_name(Branches::Active)).is_file());
+  let oldest = shard_of(&paths[count - 1].to_string_lossy());
+  assert!(fx.agent.join("fabric/memory-index").join(file_name(Branches::Active, oldest)).is_file());
   let again = run(&engine, json!({"query": "qzarvinthe", "scope": "global"}));
   assert_eq!((session_ids(&again), again.coverage.complete), (session_ids(&page), true));
 }
@@ -166,8 +188,9 @@ fn a_changed_cold_session_is_never_answered_from_a_stale_dictionary() {
   let engine = all_cold(&fx);
   let before = run(&engine, json!({"query": "vrenqalith0", "scope": "global"}));
   assert_eq!(before.total, (MIN_COLD + 10).div_ceil(3));
-  let dictionary = fx.agent.join("fabric/memory-index").join(file_name(Branches::Active));
-  let built = fs::read(&dictionary).unwrap();
+  let dir = fx.agent.join("fabric/memory-index");
+  let read_all = || (0..SHARDS).map(|s| fs::read(dir.join(file_name(Branches::Active, s))).ok()).collect::<Vec<_>>();
+  let built = read_all();
   // Session 0 loses vrenqalith0 and gains oqmendrive; the dictionary still names the old vocabulary.
   let mtime = fs::metadata(&paths[0]).unwrap().modified().unwrap();
   write_session(&paths[0], 0, "rewritten oqmendrive");
@@ -182,16 +205,191 @@ fn a_changed_cold_session_is_never_answered_from_a_stale_dictionary() {
     let gained = run(&engine, json!({"query": "oqmendrive", "scope": "global"}));
     assert_eq!((session_ids(&gained), gained.coverage.complete), (vec!["id0".to_string()], true));
   }
-  assert_eq!(fs::read(&dictionary).unwrap(), built, "one straggler does not rebuild it");
+  assert_eq!(read_all(), built, "one straggler does not rebuild its shard");
 }
 
 #[test]
 fn no_dictionary_is_built_or_read_past_the_cold_bound() {
-  // Building one inside a query over 100,000 cold sessions took minutes.
+  // A first build over more cold sessions than measured would stall a query for a minute or more.
   let dir = tempfile::tempdir().unwrap();
   let one = digest("alpha beta");
   let names = files(MAX_COLD + 1);
   let candidates: Vec<Candidate<'_>> = names.iter().enumerate().map(|(at, file)| (at, file.as_str(), &one)).collect();
   assert!(serve(dir.path(), Branches::Active, &candidates[..MAX_COLD + 1], 1 << 20).is_none());
   assert!(serve(dir.path(), Branches::Active, &candidates[..MAX_COLD], 1 << 20).is_some());
+}
+
+#[test]
+fn shard_file_names_are_the_index_s_and_nothing_else_is() {
+  for branches in [Branches::Active, Branches::All] {
+    for shard in 0..SHARDS {
+      assert!(is_file_name(&file_name(branches, shard)), "{}", file_name(branches, shard));
+    }
+    assert!(is_file_name(&unsharded_file_name(branches)));
+  }
+  assert_eq!(file_name(Branches::All, 7), "cold-terms.all.07.dict");
+  let foreign =
+    ["cold-terms.active.32.dict", "cold-terms.active.7.dict", "cold-terms.active.+1.dict", "cold-terms.x.01.dict"];
+  for name in foreign.into_iter().chain(["cold-terms.active..dict", "cold-terms.active.01.dict.bak", "cold-terms.dict"])
+  {
+    assert!(!is_file_name(name), "{name}");
+  }
+}
+
+/// Sessions of `fx` whose record file falls in shard `shard`.
+fn in_shard(paths: &[std::path::PathBuf], shard: usize) -> Vec<usize> {
+  (0..paths.len()).filter(|&i| shard_of(&paths[i].to_string_lossy()) == shard).collect()
+}
+
+fn builds() -> usize {
+  BUILDS.with(std::cell::Cell::get)
+}
+
+#[test]
+fn changed_cold_sessions_rebuild_only_their_shard() {
+  let fx = AgentDir::new();
+  let count = MIN_COLD + 200;
+  let paths = sessions(&fx, count, |i| format!("routine {i} vrenqalith{}", i % 3));
+  let engine = all_cold(&fx);
+  let (before, built) = (builds(), run(&engine, json!({"query": "vrenqalith0", "scope": "global"})));
+  assert_eq!(built.total, count.div_ceil(3));
+  let shards: BTreeSet<usize> = paths.iter().map(|p| shard_of(&p.to_string_lossy())).collect();
+  assert_eq!(builds() - before, shards.len(), "a first query builds every shard with candidates");
+  let dir = fx.agent.join("fabric/memory-index");
+  let read_all = || (0..SHARDS).map(|s| fs::read(dir.join(file_name(Branches::Active, s))).ok()).collect::<Vec<_>>();
+  let on_disk = read_all();
+  // More sessions of one shard change than its straggler allowance.
+  let target = *shards.iter().max_by_key(|&&s| in_shard(&paths, s).len()).unwrap();
+  let members = in_shard(&paths, target);
+  let changed = &members[..members.len().min(4)];
+  assert!(too_many_stragglers(changed.len(), members.len()), "{} of {}", changed.len(), members.len());
+  for &i in changed {
+    let mtime = fs::metadata(&paths[i]).unwrap().modified().unwrap();
+    write_session(&paths[i], i, &format!("rewritten oqmendrive {i}"));
+    fs::File::options().write(true).open(&paths[i]).unwrap().set_modified(mtime).unwrap();
+  }
+  let before = builds();
+  let gained = run(&engine, json!({"query": "oqmendrive", "scope": "global"}));
+  assert_eq!(builds() - before, 1, "only the changed shard is rebuilt");
+  let mut expected: Vec<String> = changed.iter().map(|i| format!("id{i}")).collect();
+  let mut found = session_ids(&gained);
+  expected.sort();
+  found.sort();
+  assert_eq!((found, gained.coverage.complete), (expected, true));
+  let now = read_all();
+  for shard in 0..SHARDS {
+    assert_eq!(now[shard] == on_disk[shard], shard != target, "shard {shard}");
+  }
+  // A fresh process reads every shard from disk and builds none.
+  forget();
+  let before = builds();
+  let again = run(&engine, json!({"query": "vrenqalith0", "scope": "global"}));
+  assert_eq!(builds(), before);
+  let lost = changed.iter().filter(|&&i| i % 3 == 0).count();
+  assert_eq!(again.total, count.div_ceil(3) - lost);
+}
+
+#[test]
+fn the_unsharded_dictionary_file_of_older_versions_is_removed() {
+  let fx = AgentDir::new();
+  sessions(&fx, MIN_COLD + 10, |i| format!("routine {i}"));
+  let engine = all_cold(&fx);
+  run(&engine, json!({"query": "routine", "scope": "global"}));
+  let old = fx.agent.join("fabric/memory-index").join(unsharded_file_name(Branches::Active));
+  fs::write(&old, Dictionary::build(&[("/a", &digest("alpha"))]).encode()).unwrap();
+  // Every shard is rebuilt when a fresh process finds none of them.
+  for shard in 0..SHARDS {
+    let _ = fs::remove_file(fx.agent.join("fabric/memory-index").join(file_name(Branches::Active, shard)));
+  }
+  forget();
+  run(&engine, json!({"query": "routine", "scope": "global"}));
+  assert!(!old.exists());
+}
+
+// --- build time at scale (measurement, not a gate) -----------------------------------------------
+
+/// A deterministic xorshift stream.
+struct Rng(u64);
+
+impl Rng {
+  fn next(&mut self) -> u64 {
+    self.0 ^= self.0 << 13;
+    self.0 ^= self.0 >> 7;
+    self.0 ^= self.0 << 17;
+    self.0
+  }
+
+  /// A Zipf-ish rank in `0..n`: log-uniform, so rank r is drawn ~1/r as often.
+  fn zipf(&mut self, n: u64) -> u64 {
+    let u = (self.next() >> 11) as f64 / (1u64 << 53) as f64;
+    ((n as f64).powf(u) as u64).saturating_sub(1).min(n - 1)
+  }
+}
+
+/// A word-like term for a rank: base-26 letters, a few more for rarer ranks.
+fn word(rank: u64) -> String {
+  let (mut rank, mut out) = (rank + 26 * 26, String::new());
+  while rank > 0 {
+    out.push((b'a' + (rank % 26) as u8) as char);
+    rank /= 26;
+  }
+  out
+}
+
+/// `count` synthetic cold digests of about `terms` terms each: 85% drawn
+/// Zipf-ish from a 200,000-word lexicon shared by all, 15% the session's own
+/// identifiers.
+fn synthetic(count: usize, terms: usize) -> Vec<ColdDigest> {
+  let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+  let template = digest("");
+  (0..count)
+    .map(|session| {
+      let mut vocabulary: Vec<String> = (0..terms)
+        .map(|i| if i % 7 == 0 { format!("id{session}x{}", rng.next() % 100_000) } else { word(rng.zipf(200_000)) })
+        .collect();
+      vocabulary.sort_unstable();
+      vocabulary.dedup();
+      let mut digest = template.clone();
+      digest.vocabulary = crate::index::cold::Vocabulary::from_sorted(&vocabulary);
+      digest
+    })
+    .collect()
+}
+
+fn status_kb(field: &str) -> u64 {
+  let status = fs::read_to_string("/proc/self/status").unwrap_or_default();
+  let line = status.lines().find(|l| l.starts_with(field)).unwrap_or_default();
+  line.split_whitespace().nth(1).and_then(|kb| kb.parse().ok()).unwrap_or(0)
+}
+
+/// `PFM_DICT_SIZES=20000,100000 PFM_DICT_TERMS=400 cargo test --profile fastrel
+/// build_time_at_scale -- --ignored --nocapture`: times a full build, prints
+/// seconds, pairs, terms, file bytes and the peak RSS the build adds.
+#[test]
+#[ignore = "a measurement: run it in release mode"]
+fn build_time_at_scale() {
+  let sizes = std::env::var("PFM_DICT_SIZES").unwrap_or_else(|_| "20000".into());
+  let terms: usize = std::env::var("PFM_DICT_TERMS").ok().and_then(|t| t.parse().ok()).unwrap_or(400);
+  for count in sizes.split(',').filter_map(|s| s.trim().parse::<usize>().ok()) {
+    let digests = synthetic(count, terms);
+    let names = files(count);
+    let pairs: Vec<(&str, &ColdDigest)> = names.iter().map(String::as_str).zip(&digests).collect();
+    let total: usize = digests.iter().map(|d| d.vocabulary.len()).sum();
+    let _ = fs::write("/proc/self/clear_refs", "5"); // resets VmHWM to the current RSS
+    let before = status_kb("VmRSS:");
+    let started = std::time::Instant::now();
+    let (mut terms, mut bytes) = (0, 0);
+    for shard in 0..SHARDS {
+      let group: Vec<(&str, &ColdDigest)> = pairs.iter().copied().filter(|(file, _)| shard_of(file) == shard).collect();
+      let dictionary = Dictionary::build(&group);
+      (terms, bytes) = (terms + dictionary.len(), bytes + dictionary.encode().len());
+    }
+    let seconds = started.elapsed().as_secs_f64();
+    let peak = status_kb("VmHWM:").saturating_sub(before);
+    println!(
+      "build {count} digests in {SHARDS} shards, {total} term-member pairs, {terms} shard terms: {seconds:.2} s, {:.1} MB files, +{} MB peak RSS",
+      bytes as f64 / 1e6,
+      peak / 1024
+    );
+  }
 }

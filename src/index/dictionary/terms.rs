@@ -1,0 +1,228 @@
+//! One shard of the cold term dictionary: an FST (`fst`) mapping each term
+//! to the offset of its posting list (member ordinals, delta varints), and
+//! the members (record file, vocabulary fingerprint) the ordinals name. A
+//! shard file is `PFMIDXD1`, xxh3-64 of the rest, the members, the
+//! postings, the FST.
+
+use crate::index::cold::ColdDigest;
+use fst::{Map, MapBuilder};
+use rustc_hash::FxHashMap;
+use std::collections::BinaryHeap;
+
+const MAGIC: &[u8; 8] = b"PFMIDXD1";
+pub(super) const HEADER_BYTES: usize = MAGIC.len() + 8;
+
+/// One digest the dictionary was built from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct Member {
+  file: String,
+  fingerprint: u128,
+}
+
+pub struct Dictionary {
+  pub(super) members: Vec<Member>,
+  by_file: FxHashMap<String, u32>,
+  terms: Map<Vec<u8>>,
+  postings: Vec<u8>,
+}
+
+fn strictly_sorted(digest: &ColdDigest) -> bool {
+  let mut terms = digest.vocabulary.iter();
+  let Some(mut last) = terms.next() else { return true };
+  terms.all(|term| std::mem::replace(&mut last, term) < term)
+}
+
+/// A merge cursor's current term, ordered by term then member. It carries
+/// the term's first 8 bytes (zero-padded, big-endian) so that most
+/// comparisons never read the term itself from another digest's text: two
+/// terms of at most 8 bytes with equal keys differ only by trailing zeros,
+/// so the shorter is the lesser.
+#[derive(PartialEq, Eq)]
+struct Head<'a> {
+  key: u64,
+  term: &'a str,
+  member: u32,
+}
+
+impl<'a> Head<'a> {
+  fn new(term: &'a str, member: u32) -> Head<'a> {
+    let mut bytes = [0u8; 8];
+    let len = term.len().min(8);
+    bytes[..len].copy_from_slice(&term.as_bytes()[..len]);
+    Head { key: u64::from_be_bytes(bytes), term, member }
+  }
+
+  fn term_order(&self, other: &Head<'_>) -> std::cmp::Ordering {
+    self.key.cmp(&other.key).then_with(|| match self.term.len().max(other.term.len()) {
+      ..=8 => self.term.len().cmp(&other.term.len()),
+      _ => self.term.cmp(other.term),
+    })
+  }
+}
+
+impl Ord for Head<'_> {
+  /// Reversed: the heap pops the least first.
+  fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+    other.term_order(self).then(other.member.cmp(&self.member))
+  }
+}
+
+impl PartialOrd for Head<'_> {
+  fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+    Some(self.cmp(other))
+  }
+}
+
+fn put_varint(out: &mut Vec<u8>, mut value: u64) {
+  while value >= 0x80 {
+    out.push(value as u8 | 0x80);
+    value >>= 7;
+  }
+  out.push(value as u8);
+}
+
+fn take_varint(bytes: &[u8], at: &mut usize) -> Option<u64> {
+  let mut value = 0u64;
+  for shift in (0..64).step_by(7) {
+    let byte = *bytes.get(*at)?;
+    *at += 1;
+    value |= u64::from(byte & 0x7f) << shift;
+    if byte < 0x80 {
+      return Some(value);
+    }
+  }
+  None
+}
+
+impl Dictionary {
+  /// Merges the (sorted, unique) vocabularies of `digests` into one FST: a
+  /// k-way merge, so memory stays at the output plus one cursor per digest.
+  /// Most heap comparisons never read a term from another digest's text
+  /// ([`Head`]): those cache misses made a merge of 100,000 digests take
+  /// minutes. Digests whose vocabulary is not strictly sorted are left out
+  /// (they stay stragglers, searched directly).
+  pub fn build(digests: &[(&str, &ColdDigest)]) -> Dictionary {
+    let digests: Vec<&(&str, &ColdDigest)> = digests.iter().filter(|(_, d)| strictly_sorted(d)).collect();
+    let members: Vec<Member> = digests
+      .iter()
+      .map(|(file, d)| Member { file: file.to_string(), fingerprint: d.vocabulary_fingerprint() })
+      .collect();
+    let mut cursors: Vec<_> = digests.iter().map(|(_, d)| d.vocabulary.iter()).collect();
+    let mut heap = BinaryHeap::with_capacity(cursors.len());
+    for (member, cursor) in cursors.iter_mut().enumerate() {
+      if let Some(term) = cursor.next() {
+        heap.push(Head::new(term, member as u32));
+      }
+    }
+    let mut builder = MapBuilder::memory();
+    let (mut postings, mut list) = (Vec::new(), Vec::new());
+    while let Some(head) = heap.pop() {
+      list.clear();
+      list.push(head.member);
+      // Equal terms pop in member order: the list comes out ascending.
+      while heap.peek().is_some_and(|next| next.term_order(&head).is_eq()) {
+        let Some(other) = heap.pop() else { break };
+        list.push(other.member);
+      }
+      for &member in &list {
+        if let Some(next) = cursors[member as usize].next() {
+          heap.push(Head::new(next, member));
+        }
+      }
+      builder.insert(head.term, postings.len() as u64).expect("merged terms ascend");
+      put_varint(&mut postings, list.len() as u64);
+      let mut previous = 0;
+      for &member in &list {
+        put_varint(&mut postings, u64::from(member - previous));
+        previous = member;
+      }
+    }
+    let terms = Map::new(builder.into_inner().expect("in-memory FST")).expect("a built FST");
+    Dictionary::assemble(members, terms, postings)
+  }
+
+  fn assemble(members: Vec<Member>, terms: Map<Vec<u8>>, postings: Vec<u8>) -> Dictionary {
+    let by_file = members.iter().enumerate().map(|(at, m)| (m.file.clone(), at as u32)).collect();
+    Dictionary { members, by_file, terms, postings }
+  }
+
+  /// The member built from `file` with this vocabulary fingerprint, if any.
+  pub fn member(&self, file: &str, fingerprint: u128) -> Option<u32> {
+    let member = self.by_file.get(file).copied()?;
+    (self.members[member as usize].fingerprint == fingerprint).then_some(member)
+  }
+
+  pub fn members(&self) -> usize {
+    self.members.len()
+  }
+
+  pub fn len(&self) -> usize {
+    self.terms.len()
+  }
+
+  pub fn is_empty(&self) -> bool {
+    self.terms.is_empty()
+  }
+
+  /// The members holding the term whose posting list starts at `offset`.
+  fn list(&self, offset: u64) -> impl Iterator<Item = u32> + '_ {
+    let mut at = offset as usize;
+    let count = take_varint(&self.postings, &mut at).unwrap_or(0);
+    let mut member = 0u32;
+    (0..count).map_while(move |_| {
+      member += take_varint(&self.postings, &mut at)? as u32;
+      Some(member)
+    })
+  }
+
+  /// Members (in build order) whose vocabulary holds `term`.
+  pub fn holding(&self, term: &str) -> impl Iterator<Item = u32> + '_ {
+    let offset = self.terms.get(term);
+    offset.into_iter().flat_map(|offset| self.list(offset))
+  }
+
+  /// `MAGIC`, xxh3-64 of the rest, then: member count, each member's file
+  /// (length, bytes) and fingerprint (16 bytes LE), the postings
+  /// (length, bytes), the FST.
+  pub fn encode(&self) -> Vec<u8> {
+    let mut body = Vec::new();
+    put_varint(&mut body, self.members.len() as u64);
+    for member in &self.members {
+      put_varint(&mut body, member.file.len() as u64);
+      body.extend_from_slice(member.file.as_bytes());
+      body.extend_from_slice(&member.fingerprint.to_le_bytes());
+    }
+    put_varint(&mut body, self.postings.len() as u64);
+    body.extend_from_slice(&self.postings);
+    body.extend_from_slice(self.terms.as_fst().as_bytes());
+    let mut bytes = Vec::with_capacity(HEADER_BYTES + body.len());
+    bytes.extend_from_slice(MAGIC);
+    bytes.extend_from_slice(&xxhash_rust::xxh3::xxh3_64(&body).to_le_bytes());
+    bytes.extend_from_slice(&body);
+    bytes
+  }
+
+  /// `None` for anything but an intact dictionary file.
+  pub fn decode(bytes: &[u8]) -> Option<Dictionary> {
+    let (sum, body) = bytes.strip_prefix(MAGIC)?.split_at_checked(8)?;
+    if sum != xxhash_rust::xxh3::xxh3_64(body).to_le_bytes() {
+      return None;
+    }
+    let mut at = 0;
+    let count = take_varint(body, &mut at)? as usize;
+    let mut members = Vec::with_capacity(count.min(body.len()));
+    for _ in 0..count {
+      let len = take_varint(body, &mut at)? as usize;
+      let file = std::str::from_utf8(body.get(at..at.checked_add(len)?)?).ok()?.to_string();
+      at += len;
+      let fingerprint = u128::from_le_bytes(body.get(at..at + 16)?.try_into().ok()?);
+      at += 16;
+      members.push(Member { file, fingerprint });
+    }
+    let len = take_varint(body, &mut at)? as usize;
+    let postings = body.get(at..at.checked_add(len)?)?.to_vec();
+    at += len;
+    let terms = Map::new(body.get(at..)?.to_vec()).ok()?;
+    Some(Dictionary::assemble(members, terms, postings))
+  }
+}
