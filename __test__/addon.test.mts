@@ -28,6 +28,7 @@ describe('the native addon', () => {
       assert.equal(root[name], commonJs[name], `pi-fabric-memory exports ${name}`)
       assert.equal(native[name], commonJs[name], `pi-fabric-memory/native (import) exports ${name}`)
     }
+    assert.equal(native.default, commonJs, 'the default import is the CommonJS exports, as before the ESM entry')
   })
 
   test('rejects bad configuration with a clear error', () => {

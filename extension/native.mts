@@ -10,6 +10,8 @@ import type * as Native from 'pi-fabric-memory/native'
 const native: typeof Native = createRequire(import.meta.url)('pi-fabric-memory/native')
 
 export type * from 'pi-fabric-memory/native'
+/** `import native from 'pi-fabric-memory/native'`, as Node's CommonJS interop gave it: the loader's exports. */
+export default native
 export const MemoryEngine: typeof Native.MemoryEngine = native.MemoryEngine
 export type MemoryEngine = Native.MemoryEngine
 export const MemoryStore: typeof Native.MemoryStore = native.MemoryStore
