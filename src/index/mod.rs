@@ -10,6 +10,7 @@
 //! record it built is on disk.
 
 pub mod build;
+mod cleanup;
 pub mod cold;
 pub mod dictionary;
 pub mod dir_cache;
@@ -18,6 +19,7 @@ pub mod ownership;
 pub mod progress;
 pub mod record;
 pub mod resident;
+mod sources;
 pub mod watch;
 
 use crate::config::Config;
@@ -32,6 +34,7 @@ use crate::session::source::{now_ns, same_content, StatStamp};
 use parking_lot::Mutex;
 use rayon::prelude::*;
 use record::{CacheRecord, Tier};
+pub use sources::{list_sources, Source};
 
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::fs;
@@ -164,144 +167,6 @@ impl Index {
   fn may_be_session(&self, path: &Path, stamp: &StatStamp) -> bool {
     self.probe(path, stamp).map_or(true, |h| h.is_some())
   }
-}
-
-/// A session file with its stat stamp.
-#[derive(Debug, Clone)]
-pub struct Source {
-  pub path: PathBuf,
-  pub stamp: StatStamp,
-  /// From when on the dir watch vouches that the file did not change (the
-  /// arming, or the drain that last reported it); [`watch::NEVER_QUIET`]
-  /// when no watch covers it.
-  pub quiet_since: i128,
-}
-
-impl Source {
-  fn of(path: PathBuf, metadata: &fs::Metadata) -> Source {
-    Source { stamp: StatStamp::of(metadata), path, quiet_since: watch::NEVER_QUIET }
-  }
-
-  /// Does the watch vouch that the file is as it was at `verified_ns`?
-  fn quiet_since(&self, verified_ns: i128) -> bool {
-    self.quiet_since <= verified_ns
-  }
-}
-
-/// The stat of a listed file, and whether a watch on its dir sees every change
-/// to it: not through a symlink, and not through another hard link elsewhere.
-fn stat_listed(path: &Path) -> Option<(fs::Metadata, bool)> {
-  let own = fs::symlink_metadata(path).ok()?;
-  if own.file_type().is_symlink() {
-    return fs::metadata(path).ok().filter(|m| m.is_file()).map(|m| (m, false));
-  }
-  #[cfg(unix)]
-  let single = std::os::unix::fs::MetadataExt::nlink(&own) == 1;
-  #[cfg(not(unix))]
-  let single = false;
-  own.is_file().then_some((own, single))
-}
-
-fn newest_first(sources: &mut [Source]) {
-  sources.sort_by(|a, b| b.stamp.mtime_ns.cmp(&a.stamp.mtime_ns).then_with(|| a.path.cmp(&b.path)));
-}
-
-/// Every `sessions/*/*.jsonl`, plus the `*.jsonl` of Pi's flat custom
-/// session dir, with its stamp, newest first (then by path): the order tiers
-/// are assigned in. Listings come from `dirs` while the directories are
-/// unchanged; every file is stat'ed (appends change no directory). `arming`
-/// watches each dir before it is listed, so no change after the listing
-/// goes unseen.
-pub fn list_sources(
-  dirs: &dir_cache::DirCache,
-  roots: &watch::Roots,
-  mut arming: Option<&mut watch::Arming<'_>>,
-) -> Vec<Source> {
-  let mut jsonl_in = |dir: PathBuf, root: bool| {
-    if let Some(arming) = arming.as_deref_mut() {
-      arming.watch(&dir, root);
-    }
-    let names = dirs.names(&dir);
-    names.iter().filter(|n| root || n.ends_with(".jsonl")).map(|n| dir.join(n)).collect::<Vec<_>>()
-  };
-  let sessions_dir = &roots.sessions_dir;
-  // A missing sessions dir cannot be watched: arming fails, and every call lists again.
-  let projects = jsonl_in(sessions_dir.clone(), true);
-  let mut files: Vec<PathBuf> =
-    projects.into_iter().filter(|p| p.is_dir()).flat_map(|dir| jsonl_in(dir, false)).collect();
-  if let Some(dir) = &roots.session_dir {
-    files.extend(jsonl_in(dir.clone(), false));
-    // The custom dir may be one of the default layout's.
-    files.sort();
-    files.dedup();
-  }
-  let mut sources: Vec<Source> = files
-    .into_par_iter()
-    .with_min_len(64)
-    .filter_map(|path| {
-      let (metadata, watchable) = stat_listed(&path)?;
-      let mut source = Source::of(path, &metadata);
-      // Vouched for once arming finishes (see `Index::sources`).
-      source.quiet_since = if watchable { i128::MIN } else { watch::NEVER_QUIET };
-      Some(source)
-    })
-    .collect();
-  newest_first(&mut sources);
-  sources
-}
-
-impl Index {
-  /// The session files now: from the watcher's changes when it vouches for
-  /// the last listing (only changed and unwatchable files are stat'ed), else
-  /// a full listing that re-arms it.
-  fn sources(&self, engine: &Engine) -> Arc<Vec<Source>> {
-    let roots =
-      watch::Roots { sessions_dir: engine.discovery().sessions_dir(), session_dir: engine.session_dir.clone() };
-    let watching = engine.config.watch_sessions;
-    if watching {
-      let listed = self.listed.lock().as_ref().filter(|l| l.roots == roots).map(|l| l.sources.clone());
-      if let Some(listed) = listed {
-        if let watch::Drained::Files { changed, at_ns } = self.watcher.drain(&roots) {
-          if let Some(sources) = restat(&listed, &changed, at_ns) {
-            *self.listed.lock() = Some(Listed { roots, sources: sources.clone() });
-            return sources;
-          }
-        }
-      }
-    }
-    let mut arming = watching.then(|| self.watcher.arm(&roots));
-    let mut sources = list_sources(&self.dirs, &roots, arming.as_mut());
-    let armed_ns = arming.and_then(watch::Arming::finish);
-    for source in &mut sources {
-      if source.quiet_since == i128::MIN {
-        source.quiet_since = armed_ns.unwrap_or(watch::NEVER_QUIET);
-      }
-    }
-    let sources = Arc::new(sources);
-    *self.listed.lock() = armed_ns.map(|_| Listed { roots, sources: sources.clone() });
-    if !watching {
-      self.watcher.disarm();
-    }
-    sources
-  }
-}
-
-/// `listed` with the `changed` files (reported at `at_ns`) and the files no
-/// watch covers stat'ed again; the same listing when nothing changed. `None`
-/// when a file is gone or no longer a file: only a full listing can say.
-fn restat(listed: &Arc<Vec<Source>>, changed: &[PathBuf], at_ns: i128) -> Option<Arc<Vec<Source>>> {
-  let unwatched = |s: &Source| s.quiet_since == watch::NEVER_QUIET;
-  if changed.is_empty() && !listed.iter().any(unwatched) {
-    return Some(listed.clone());
-  }
-  let mut sources = (**listed).clone();
-  for source in sources.iter_mut().filter(|s| unwatched(s) || changed.binary_search(&s.path).is_ok()) {
-    let (metadata, watchable) = stat_listed(&source.path)?;
-    let quiet_since = if !watchable || unwatched(source) { watch::NEVER_QUIET } else { at_ns };
-    *source = Source { quiet_since, ..Source::of(source.path.clone(), &metadata) };
-  }
-  newest_first(&mut sources);
-  Some(Arc::new(sources))
 }
 
 /// One eligible session after synchronization.
@@ -516,7 +381,7 @@ fn sync_changed(
       }
     }
   }
-  cleanup(index, &on_disk, all, &engine.config, &mut reasons);
+  cleanup::cleanup(index, &on_disk, all, &engine.config, &mut reasons);
   let coverage = Coverage { unavailable_sessions: unavailable, ..coverage(&synced, reasons) };
   Ok(SyncResult { coverage, sessions: synced })
 }
@@ -542,65 +407,6 @@ fn coverage(synced: &[Synced], mut record_reasons: BTreeSet<Reason>) -> Coverage
     reasons: record_reasons.into_iter().collect(),
     error: None,
   }
-}
-
-/// Removes index files no existing session can own: records of deleted
-/// sources and temp files left by crashed writers. Names decide what is an
-/// orphan; [`ownership::remove_ours`] decides what may be removed (regular
-/// file, index name, record magic), so a foreign file is never touched.
-fn cleanup(index: &Index, names: &HashSet<String>, all: &[Source], config: &Config, reasons: &mut BTreeSet<Reason>) {
-  let owners: HashSet<String> = {
-    let mut known = index.owners.lock();
-    let mut owners = HashSet::with_capacity(all.len());
-    for source in all {
-      match known.get(&source.path) {
-        Some(owner) => owners.insert(owner.clone()),
-        None => {
-          let owner = record::base_name(&source.path)[..16].to_string();
-          known.insert(source.path.clone(), owner.clone());
-          owners.insert(owner)
-        }
-      };
-    }
-    owners
-  };
-  let mut removed = 0u64;
-  for name in names {
-    let path = index.dir.join(name);
-    let orphan = match record::name_hash(name) {
-      _ if record::is_temp(name) => is_old(&path),
-      Some(hash) => !owners.contains(hash) && !owned_elsewhere(index, name, hash),
-      None => false,
-    };
-    if !orphan {
-      continue;
-    }
-    if removed >= config.max_cache_cleanup_files {
-      reasons.insert(Reason::CacheCleanupBudget);
-      return;
-    }
-    if ownership::remove_ours(&index.dir, name) {
-      removed += 1;
-    }
-  }
-}
-
-fn owned_elsewhere(index: &Index, name: &str, hash: &str) -> bool {
-  if index.elsewhere.lock().contains(name) {
-    return true;
-  }
-  let exists = record::source_exists(&index.dir.join(name), hash);
-  if exists {
-    index.elsewhere.lock().insert(name.to_string());
-  }
-  exists
-}
-
-/// Temp files younger than this may belong to a writer still at work.
-const TEMP_GRACE_NS: i128 = 10 * 60 * 1_000_000_000;
-
-fn is_old(path: &Path) -> bool {
-  fs::symlink_metadata(path).map(|m| StatStamp::of(&m).mtime_ns < now_ns() - TEMP_GRACE_NS).unwrap_or(false)
 }
 
 #[cfg(test)]
