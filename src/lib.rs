@@ -5,15 +5,15 @@
 //! thread and maps errors. See ARCHITECTURE.md for the data flow.
 #![deny(clippy::all)]
 
-pub mod args;
+pub(crate) mod args;
 pub mod config;
-pub mod coverage;
+pub(crate) mod coverage;
 pub mod engine;
 pub mod error;
 mod fault;
-pub mod fsread;
+pub(crate) mod fsread;
 pub mod index;
-pub mod jsregex;
+pub(crate) mod jsregex;
 pub mod ops;
 mod pi_path;
 pub mod query;
@@ -24,7 +24,7 @@ pub mod store;
 #[cfg(test)]
 mod testing;
 pub mod text;
-pub mod tokenize;
+pub(crate) mod tokenize;
 #[cfg(test)]
 mod write_fault_tests;
 

@@ -9,18 +9,18 @@
 //! removes orphaned records, and reports coverage. When it returns, every
 //! record it built is on disk.
 
-pub mod build;
+pub(crate) mod build;
 mod cleanup;
-pub mod cold;
-pub mod dictionary;
-pub mod dir_cache;
-pub mod hot;
-pub mod ownership;
+pub(crate) mod cold;
+pub(crate) mod dictionary;
+pub(crate) mod dir_cache;
+pub(crate) mod hot;
+pub(crate) mod ownership;
 pub mod progress;
 pub mod record;
-pub mod resident;
+pub(crate) mod resident;
 mod sources;
-pub mod watch;
+pub(crate) mod watch;
 
 use crate::config::Config;
 use crate::coverage::Reason;

@@ -3,6 +3,6 @@
 //! regex and snippets. The operation itself is `ops::recall`.
 
 pub mod plan;
-pub mod regex;
-pub mod score;
-pub mod snippet;
+pub(crate) mod regex;
+pub(crate) mod score;
+pub(crate) mod snippet;

@@ -1,18 +1,18 @@
 //! Pi's session model: discovery, reading, parsing, lineage and
 //! normalization, composed by [`load`] into one [`SessionView`].
 
-pub mod binding;
+pub(crate) mod binding;
 pub mod decode;
 pub mod discover;
 pub mod entry;
-pub mod fabric;
-pub mod json;
+pub(crate) mod fabric;
+pub(crate) mod json;
 pub mod lineage;
 pub mod normalize;
 pub mod parse;
-pub mod source;
-pub mod time;
-pub mod views;
+pub(crate) mod source;
+pub(crate) mod time;
+pub(crate) mod views;
 
 #[cfg(test)]
 pub(crate) mod proptests;

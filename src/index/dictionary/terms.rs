@@ -156,12 +156,9 @@ impl Dictionary {
     self.members.len()
   }
 
+  #[cfg(test)]
   pub fn len(&self) -> usize {
     self.terms.len()
-  }
-
-  pub fn is_empty(&self) -> bool {
-    self.terms.is_empty()
   }
 
   /// The members holding the term whose posting list starts at `offset`.
