@@ -169,7 +169,6 @@ fn build(dir: &Path, branches: Branches, shard: usize, candidates: &[Candidate<'
   let dictionary = Dictionary::build(&digests);
   if dir.join(ownership::MARKER).exists() {
     let _ = record::write_atomic(&dir.join(file_name(branches, shard)), &dictionary.encode());
-    ownership::remove_ours(dir, &unsharded_file_name(branches));
   }
   Arc::new(dictionary)
 }
@@ -207,6 +206,10 @@ pub fn serve(dir: &Path, branches: Branches, candidates: &[Candidate<'_>], max_r
   BUILDS.with(|builds| builds.set(builds.get() + stale.len()));
   let built: Vec<(usize, Arc<Dictionary>)> =
     stale.into_par_iter().map(|shard| (shard, build(dir, branches, shard, &groups[shard]))).collect();
+  if !built.is_empty() && dir.join(ownership::MARKER).exists() {
+    // Shards now stand for the one file written before them.
+    ownership::remove_ours(dir, &unsharded_file_name(branches));
+  }
   for (shard, dictionary) in built {
     parts[shard] = Some(Part::matched(dictionary, &groups[shard]));
   }
