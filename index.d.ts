@@ -151,6 +151,7 @@ export type CoverageReason =
   | 'max_sync_source_bytes'
   | 'cache_cleanup_budget'
   | 'index_write_failed'
+  | 'index_record_unreadable'
   | 'candidate_entry_budget'
   | 'candidate_digest_budget'
   | 'candidate_item_budget'

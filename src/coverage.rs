@@ -34,6 +34,9 @@ pub enum Reason {
   CacheCleanupBudget,
   IndexWriteFailed,
   // The query.
+  /// A cold record's content, read when the query needed it, was gone,
+  /// replaced or damaged: that session was not searched (rebuilt next call).
+  IndexRecordUnreadable,
   CandidateEntryBudget,
   CandidateDigestBudget,
   CandidateItemBudget,

@@ -37,9 +37,8 @@ pub fn load_fresh(
     Some(slot) => slot,
     None => {
       let name = record::file_name(&source.path, branches, tier);
-      let bytes =
-        record::read(&index.dir.join(&name), record::read_limit(&engine.config, tier, source.stamp.size)).ok()?;
-      let Some(record) = CacheRecord::decode(&bytes) else {
+      let limit = record::read_limit(&engine.config, tier, source.stamp.size);
+      let Some(record) = record::open(&index.dir.join(&name), tier, limit).ok()? else {
         // Torn or an older version: rebuilt from source, never migrated.
         ownership::remove_ours(&index.dir, &name);
         return None;
@@ -53,10 +52,14 @@ pub fn load_fresh(
   if !is_fresh(engine, policies, &slot, source, tier) {
     return None;
   }
-  // Someone deleted the record (or the whole index dir): write it back.
+  // Someone deleted the record (or the whole index dir): write it back
+  // (a cold digest whose content was never read is rebuilt instead).
   if !on_disk.contains(&slot.name) {
     let mut record = (*slot.record).clone();
     persist(index, source, branches, tier, &mut record).ok()?;
+  }
+  if slot.record.content_unreadable() {
+    return None;
   }
   // Verified now (by stamp or by hash): later calls need not re-hash.
   slot.verified_at(now_ns());
@@ -219,7 +222,7 @@ fn fit_cold(engine: &Engine, record: &mut CacheRecord) -> bool {
   let mut digest = digest.clone();
   let fits = digest.fit(|candidate| {
     let mut trial = CacheRecord { body: Body::Cold(candidate.clone()), ..record.clone() };
-    trial.encode().len() as u64 <= cap
+    trial.encode().is_ok_and(|bytes| bytes.len() as u64 <= cap)
   });
   record.body = Body::Cold(digest);
   fits
@@ -247,7 +250,8 @@ pub fn build(
   let stale = index.resident.get(&source.path, branches).map(|r| r.record.clone());
   let stale =
     stale.filter(|r| r.tier() == tier && r.policy == policy(&engine.config, tier, branches, &r.lineage_fingerprint));
-  let mut record = match stale.as_deref().filter(|r| r.source_hash == read.sha256 && live.is_none()) {
+  let reusable = |r: &&CacheRecord| r.source_hash == read.sha256 && live.is_none() && !r.content_unreadable();
+  let mut record = match stale.as_deref().filter(reusable) {
     // Same bytes under a new stamp (a touch, a copy-back): no re-parse.
     Some(same) => {
       CacheRecord { stamp: read.stamp, mtime: read.stamp.mtime_ms(), verified_ns: read.read_ns, ..same.clone() }
@@ -327,7 +331,7 @@ fn persist(
   record: &mut CacheRecord,
 ) -> std::io::Result<()> {
   ownership::ensure_dir(&index.dir)?;
-  let bytes = record.encode();
+  let bytes = record.encode().map_err(|_| std::io::Error::from(std::io::ErrorKind::InvalidData))?;
   record::write_atomic(&index.dir.join(record::file_name(&source.path, branches, tier)), &bytes)?;
   let other = if tier == Tier::Hot { Tier::Cold } else { Tier::Hot };
   ownership::remove_ours(&index.dir, &record::file_name(&source.path, branches, other));

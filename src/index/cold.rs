@@ -140,6 +140,11 @@ impl<'de> Deserialize<'de> for Vocabulary {
   }
 }
 
+/// A cold session's digest. The fields here are the record's head: a
+/// fresh process decodes only them, which is enough to plan a query and to
+/// match the session against the cold term dictionary. The vocabulary and
+/// the addresses ([`ColdContent`], most of the bytes) are read from the
+/// record file when a query first needs them (see [`LazyContent`]).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ColdDigest {
@@ -149,26 +154,110 @@ pub struct ColdDigest {
   pub files_touched: Vec<String>,
   pub tool_histogram: BTreeMap<String, u64>,
   pub error_count: u64,
-  /// Sorted unique canonical terms.
-  pub vocabulary: Vocabulary,
-  /// Built on first use in memory, never persisted: lets a query skip the
-  /// vocabulary search of most digests that lack a term.
-  #[serde(skip)]
-  pub filter: LazyFilter,
-  /// Distinct typed-field combinations of the addresses with their counts,
-  /// built on first use: structural filters without a time bound test these
-  /// instead of every address.
-  #[serde(skip)]
-  pub kinds: LazyKinds,
-  /// xxh3-128 of the vocabulary, computed on first use, never persisted:
-  /// what the cold term dictionary checks a digest against.
-  #[serde(skip)]
-  pub fingerprint: Lazy<u128>,
-  pub addresses: Vec<Address>,
+  /// xxh3-128 of the vocabulary's text (low, high halves: JSON numbers stop
+  /// at 64 bits): what the cold term dictionary checks a digest against.
+  pub fingerprint: [u64; 2],
+  /// Distinct typed-field combinations of the addresses (timestamps
+  /// cleared) with their counts: structural filters without a time bound
+  /// test these instead of every address.
+  pub kinds: Vec<(Typed, u64)>,
   pub index_coverage: IndexCoverage,
   /// Where the active path ends on disk (active mode): follow calls bind to
   /// it, so an append keeps them valid.
   pub tip: Option<BoundTip>,
+  #[serde(skip)]
+  pub content: LazyContent,
+}
+
+/// The bulk of a digest: sorted unique canonical terms and the structural
+/// addresses.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ColdContent {
+  pub vocabulary: Vocabulary,
+  pub addresses: Vec<Address>,
+  /// Built on first use in memory, never persisted: lets a query skip the
+  /// vocabulary search of most digests that lack a term.
+  #[serde(skip)]
+  filter: LazyFilter,
+}
+
+impl ColdContent {
+  pub fn new(vocabulary: Vocabulary, addresses: Vec<Address>) -> ColdContent {
+    ColdContent { vocabulary, addresses, filter: Lazy::default() }
+  }
+
+  /// Exact vocabulary membership, checking the Bloom filter first.
+  pub fn contains(&self, term: &str) -> bool {
+    self.filter.0.get_or_init(|| TermFilter::build(self.vocabulary.iter())).may_contain(term)
+      && self.vocabulary.binary_search(term).is_ok()
+  }
+}
+
+/// The record holding a digest's content could not be read back intact
+/// (removed, replaced by a newer record, or damaged since its head was read).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Unreadable;
+
+type Loader = dyn Fn() -> Result<ColdContent, Unreadable> + Send + Sync;
+
+/// A digest's content: in memory (built here, or read once), or read on
+/// first use by a loader that checks it belongs to the head it came with.
+/// Clones share what was read.
+#[derive(Clone, Default)]
+pub struct LazyContent {
+  cell: std::sync::Arc<std::sync::OnceLock<Result<std::sync::Arc<ColdContent>, Unreadable>>>,
+  loader: Option<std::sync::Arc<Loader>>,
+}
+
+impl LazyContent {
+  pub fn loaded(content: ColdContent) -> LazyContent {
+    let cell = std::sync::OnceLock::from(Ok(std::sync::Arc::new(content)));
+    LazyContent { cell: std::sync::Arc::new(cell), loader: None }
+  }
+
+  pub fn deferred(loader: impl Fn() -> Result<ColdContent, Unreadable> + Send + Sync + 'static) -> LazyContent {
+    LazyContent { cell: Default::default(), loader: Some(std::sync::Arc::new(loader)) }
+  }
+
+  pub fn get(&self) -> Result<&ColdContent, Unreadable> {
+    let loaded = self.cell.get_or_init(|| match &self.loader {
+      Some(load) => load().map(std::sync::Arc::new),
+      None => Err(Unreadable),
+    });
+    loaded.as_deref().map_err(|e| *e)
+  }
+
+  /// The content without keeping it: what is resident, or a read that is
+  /// dropped with the result (the dictionary build reads every digest once).
+  pub fn read(&self) -> Result<std::borrow::Cow<'_, ColdContent>, Unreadable> {
+    match (self.cell.get(), &self.loader) {
+      (Some(loaded), _) => loaded.as_deref().map(std::borrow::Cow::Borrowed).map_err(|e| *e),
+      (None, Some(load)) => load().map(std::borrow::Cow::Owned),
+      (None, None) => Err(Unreadable),
+    }
+  }
+
+  /// Has the content been read (or found unreadable)?
+  pub fn is_resident(&self) -> bool {
+    self.cell.get().is_some()
+  }
+}
+
+impl std::fmt::Debug for LazyContent {
+  fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+    match self.cell.get() {
+      Some(content) => content.fmt(f),
+      None => f.write_str("LazyContent(not read)"),
+    }
+  }
+}
+
+/// Equal when the contents are (reading both).
+impl PartialEq for LazyContent {
+  fn eq(&self, other: &Self) -> bool {
+    self.get() == other.get()
+  }
 }
 
 /// JSON bytes a term adds to a vocabulary array: the quoted string and a
@@ -239,7 +328,6 @@ impl<T> PartialEq for Lazy<T> {
 }
 
 pub type LazyFilter = Lazy<TermFilter>;
-pub type LazyKinds = Lazy<Vec<(Address, usize)>>;
 
 impl TermFilter {
   const PROBES: u32 = 4;
@@ -271,30 +359,40 @@ impl TermFilter {
   }
 }
 
-impl ColdDigest {
-  /// Addresses grouped by their typed fields (identity and time cleared).
-  pub fn kinds(&self) -> &[(Address, usize)] {
-    self.kinds.0.get_or_init(|| {
-      let mut counts: std::collections::HashMap<Address, usize> = std::collections::HashMap::new();
-      for address in &self.addresses {
-        let typed = Typed { timestamp: None, ..address.typed.clone() };
-        let kind = Address { index: 0, entry_id: None, operation_address: None, typed };
-        *counts.entry(kind).or_default() += 1;
-      }
-      // Only sums are read from it, so its order does not matter.
-      counts.into_iter().collect()
-    })
+/// Typed-field combinations of `addresses` (timestamps cleared) with
+/// their counts, in a stable order.
+fn kinds(addresses: &[Address]) -> Vec<(Typed, u64)> {
+  let mut counts: BTreeMap<Typed, u64> = BTreeMap::new();
+  for address in addresses {
+    *counts.entry(Typed { timestamp: None, ..address.typed.clone() }).or_default() += 1;
   }
+  counts.into_iter().collect()
+}
 
+impl ColdDigest {
   /// The vocabulary's fingerprint (see [`ColdDigest::fingerprint`]).
   pub fn vocabulary_fingerprint(&self) -> u128 {
-    *self.fingerprint.0.get_or_init(|| xxhash_rust::xxh3::xxh3_128(self.vocabulary.text.as_bytes()))
+    u128::from(self.fingerprint[0]) | u128::from(self.fingerprint[1]) << 64
   }
 
-  /// Exact vocabulary membership, checking the Bloom filter first.
+  /// The vocabulary and addresses, read now if they were not yet.
+  pub fn content(&self) -> Result<&ColdContent, Unreadable> {
+    self.content.get()
+  }
+
+  /// Exact vocabulary membership (tests; queries go through [`ColdDigest::content`]).
+  #[cfg(test)]
   pub fn contains(&self, term: &str) -> bool {
-    self.filter.0.get_or_init(|| TermFilter::build(self.vocabulary.iter())).may_contain(term)
-      && self.vocabulary.binary_search(term).is_ok()
+    self.content().is_ok_and(|content| content.contains(term))
+  }
+
+  /// Sets `content` with the head fields derived from it.
+  pub(crate) fn with_content(mut self, content: ColdContent) -> ColdDigest {
+    let fingerprint = xxhash_rust::xxh3::xxh3_128(content.vocabulary.text.as_bytes());
+    self.fingerprint = [fingerprint as u64, (fingerprint >> 64) as u64];
+    self.kinds = kinds(&content.addresses);
+    self.content = LazyContent::loaded(content);
+    self
   }
 
   /// Folds untruncated normalized entries into a digest.
@@ -327,50 +425,42 @@ impl ColdDigest {
     if files_capped {
       reasons.push(Reason::MaxFilesTouched);
     }
-    ColdDigest {
+    let digest = ColdDigest {
       first_ts: timestamps.clone().min(),
       last_ts: timestamps.max(),
       entry_count: entries.len() as u64,
       files_touched,
       tool_histogram,
       error_count: entries.iter().filter(|e| e.is_error).count() as u64,
-      vocabulary: Vocabulary::from_sorted(&vocabulary),
-      filter: Default::default(),
-      kinds: Default::default(),
-      fingerprint: Default::default(),
-      addresses: entries.iter().map(Address::from).collect(),
+      fingerprint: [0, 0],
+      kinds: Vec::new(),
       index_coverage: IndexCoverage::from_reasons(&reasons.into_iter().collect(), Some(vocabulary_bytes as u64)),
       tip: None,
-    }
+      content: LazyContent::default(),
+    };
+    let addresses = entries.iter().map(Address::from).collect();
+    digest.with_content(ColdContent::new(Vocabulary::from_sorted(&vocabulary), addresses))
   }
 
   /// Keeps the longest prefix of addresses, then of vocabulary, for which
   /// `fits` holds; marks the digest `max_cold_cache_bytes`. `false` when not
-  /// even the empty prefixes fit.
+  /// even the empty prefixes fit (or the content cannot be read).
   pub fn fit(&mut self, fits: impl Fn(&ColdDigest) -> bool) -> bool {
-    self.filter = Lazy::default();
-    self.kinds = Lazy::default();
-    self.fingerprint = Lazy::default();
     if fits(self) {
       return true;
     }
+    let Ok(content) = self.content().cloned() else { return false };
     self.index_coverage.add_reason(Reason::MaxColdCacheBytes);
-    let addresses = std::mem::take(&mut self.addresses);
-    let vocabulary = std::mem::take(&mut self.vocabulary);
-    self.vocabulary = vocabulary.clone();
-    let keep = longest_prefix(addresses.len(), |n| {
-      self.addresses = addresses[..n].to_vec();
-      fits(self)
-    });
-    self.addresses = addresses[..keep.unwrap_or(0)].to_vec();
-    if keep.is_some() {
+    let (vocabulary, addresses) = (content.vocabulary, content.addresses);
+    let trial = |vocabulary: Vocabulary, addresses: &[Address]| {
+      self.clone().with_content(ColdContent::new(vocabulary, addresses.to_vec()))
+    };
+    if let Some(keep) = longest_prefix(addresses.len(), |n| fits(&trial(vocabulary.clone(), &addresses[..n]))) {
+      *self = trial(vocabulary, &addresses[..keep]);
       return true;
     }
-    let keep = longest_prefix(vocabulary.len(), |n| {
-      self.vocabulary = vocabulary.prefix(n);
-      fits(self)
-    });
-    self.vocabulary = vocabulary.prefix(keep.unwrap_or(0));
+    let keep = longest_prefix(vocabulary.len(), |n| fits(&trial(vocabulary.prefix(n), &[])));
+    *self = trial(vocabulary.prefix(keep.unwrap_or(0)), &[]);
     keep.is_some()
   }
 }
@@ -423,19 +513,22 @@ mod tests {
       &normalized(vec![user, read, entry(2, "boom", Some("bash"), true), entry(3, "x", Some("read"), false)]),
       1 << 20,
     );
-    assert_eq!(digest.vocabulary.to_vec(), ["auth", "boom", "bug", "fix", "read", "src", "the", "tool", "ts", "x"]);
+    assert_eq!(
+      digest.content().unwrap().vocabulary.to_vec(),
+      ["auth", "boom", "bug", "fix", "read", "src", "the", "tool", "ts", "x"]
+    );
     assert!(digest.contains("boom") && !digest.contains("bo") && !digest.contains("zzz"));
     assert_eq!(digest.files_touched, ["src/auth.ts"]);
     assert_eq!(digest.tool_histogram, BTreeMap::from([("bash".into(), 1), ("read".into(), 2)]));
     assert_eq!((digest.error_count, digest.entry_count, digest.first_ts, digest.last_ts), (1, 4, Some(10), Some(20)));
-    assert_eq!(digest.addresses[1].entry_id.as_deref(), Some("e1"));
+    assert_eq!(digest.content().unwrap().addresses[1].entry_id.as_deref(), Some("e1"));
     assert!(digest.index_coverage.complete);
   }
 
   #[test]
   fn vocabulary_stops_at_its_byte_cap() {
     let digest = ColdDigest::build(&normalized(vec![entry(0, "alpha beta gamma", None, false)]), 2 + 8 + 7);
-    assert_eq!(digest.vocabulary.to_vec(), ["alpha", "beta"]);
+    assert_eq!(digest.content().unwrap().vocabulary.to_vec(), ["alpha", "beta"]);
     assert!(!digest.index_coverage.complete);
     assert_eq!(digest.index_coverage.reasons, ["max_cold_vocabulary_bytes"]);
   }
@@ -469,12 +562,15 @@ mod tests {
   fn fitting_keeps_exact_prefixes() {
     let entries = (0..100).map(|i| entry(i, &format!("term{i}"), None, false)).collect();
     let mut digest = ColdDigest::build(&normalized(entries), 1 << 20);
-    assert!(digest.fit(|d| d.addresses.len() <= 40));
-    assert_eq!(digest.addresses.len(), 40);
-    assert_eq!(digest.vocabulary.len(), 100);
+    assert!(digest.fit(|d| d.content().unwrap().addresses.len() <= 40));
+    assert_eq!(digest.content().unwrap().addresses.len(), 40);
+    assert_eq!(digest.content().unwrap().vocabulary.len(), 100);
+    assert_eq!(digest.kinds, [(Typed::default(), 40)], "kinds count the kept addresses");
     assert_eq!(digest.index_coverage.reasons, ["max_cold_cache_bytes"]);
-    assert!(digest.fit(|d| d.addresses.is_empty() && d.vocabulary.len() <= 7));
-    assert_eq!(digest.vocabulary.len(), 7);
+    assert!(digest.fit(|d| d.content().unwrap().addresses.is_empty() && d.content().unwrap().vocabulary.len() <= 7));
+    assert_eq!(digest.content().unwrap().vocabulary.len(), 7);
+    let seven = Vocabulary::from_sorted(&digest.content().unwrap().vocabulary.to_vec());
+    assert_eq!(digest.vocabulary_fingerprint(), xxhash_rust::xxh3::xxh3_128(seven.text.as_bytes()));
     assert!(!digest.fit(|_| false));
   }
 }

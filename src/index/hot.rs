@@ -91,7 +91,7 @@ pub struct ResumeState {
   pub selected: Vec<u32>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct HotShard {
   /// Entries with bounded text (structured payloads are not kept).

@@ -262,6 +262,19 @@ impl Budget {
   }
 }
 
+/// Rebuilds the cold record of `path` from source, for a query that found
+/// the record's content gone, replaced or damaged since its head was read
+/// (the content is read only when first needed): the query then answers as
+/// an intact record would. The next call does not reuse the last
+/// synchronization, which holds the unreadable record. `None` when the
+/// source cannot be indexed either.
+pub(crate) fn rebuild_cold(engine: &Engine, path: &Path, branches: Branches) -> Option<Arc<CacheRecord>> {
+  let index = Index::shared(index_dir(engine));
+  index.last.lock().take();
+  let source = Source::of(path.to_path_buf(), &fs::metadata(path).ok()?);
+  build::build(engine, &index, &source, Tier::Cold, branches).ok().map(|(record, _)| record)
+}
+
 /// Synchronizes the records of `scope` in `branches` mode.
 pub fn sync(engine: &Engine, scope: &Scope, branches: Branches) -> Result<SyncResult, ContractError> {
   let index = Index::shared(index_dir(engine));

@@ -1,15 +1,20 @@
-//! Cache V9 records on disk: naming, encoding, validation, atomic writes.
+//! Cache V10 records on disk: naming, encoding, validation, atomic writes.
 //!
-//! A record is `PFMIDX9C`, the xxh3-64 (little-endian) of the payload, and
-//! the payload: a postcard-encoded [`CacheRecord`] (compact,
-//! allocation-light to decode, no text escaping). The checksum turns any
-//! in-place change (a bit flip, a same-length edit) into a torn record,
-//! which is rebuilt. Every record
+//! A record is `PFMIDXAS`, the head's length (u32 LE), the xxh3-64 (LE) of
+//! the head and of the body, then the head and the body, both postcard
+//! (compact, allocation-light to decode, no text escaping). The head is the
+//! [`CacheRecord`] without its bulk: for a cold digest every field a query
+//! plans with; the body is the hot shard or the digest's [`ColdContent`]. A
+//! fresh process reads only the heads of cold records, and a cold body when
+//! a query first needs it ([`open`]). The checksums turn any in-place change
+//! (a bit flip, a same-length edit) into a torn record, which is rebuilt; a
+//! body read later must also come with the very head it was read with.
+//! Every record
 //! names its exact source path, branch mode, lineage, policy, source hash
 //! and stamp, and its own size (`cacheBytes`), so a torn, foreign or stale
 //! file is recognized and rebuilt from source, never migrated.
 
-use super::cold::ColdDigest;
+use super::cold::{ColdContent, ColdDigest, LazyContent, Unreadable};
 use super::hot::HotShard;
 use crate::session::lineage::Branches;
 use crate::session::source::{sha256_hex, StatStamp};
@@ -18,12 +23,13 @@ use std::fs;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-pub const CACHE_VERSION: u32 = 9;
-/// `9C`: cacheVersion 9 (entries and addresses nest their typed fields),
-/// checksummed; records of earlier versions (`PFMIDX06`, `PFMIDX6C`,
-/// `PFMIDX07`, `PFMIDX7C`, `PFMIDX8C`) are rebuilt.
-const MAGIC: &[u8; 8] = b"PFMIDX9C";
-const HEADER_BYTES: usize = MAGIC.len() + 8;
+pub const CACHE_VERSION: u32 = 10;
+/// `AS`: cacheVersion 10, split into head and body; records of earlier
+/// versions (`PFMIDX06`, `PFMIDX6C`, `PFMIDX07`, `PFMIDX7C`, `PFMIDX8C`,
+/// `PFMIDX9C`) are rebuilt.
+const MAGIC: &[u8; 8] = b"PFMIDXAS";
+/// The magic, the head's length, the head's and the body's checksums.
+const PREFIX_BYTES: usize = MAGIC.len() + 4 + 8 + 8;
 /// What every version's magic starts with: a file without it was never a record.
 pub const MAGIC_PREFIX: &[u8; 6] = b"PFMIDX";
 
@@ -42,7 +48,7 @@ impl Tier {
   }
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum Body {
   Hot(HotShard),
   Cold(ColdDigest),
@@ -67,7 +73,86 @@ pub struct CacheRecord {
   pub verified_ns: i128,
   pub cache_bytes: u64,
   pub cache_source_ratio: f64,
+  #[serde(with = "summary")]
   pub body: Body,
+}
+
+/// How a record's body appears in its head: which tier, and for a cold
+/// digest its head fields (the content is `serde(skip)`); the hot shard is
+/// all body. JSON (`inspectCacheRecord`) shows the whole body instead.
+mod summary {
+  use super::{Body, ColdDigest, HotShard};
+  use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+  #[derive(Serialize)]
+  enum Ref<'a> {
+    Hot,
+    Cold(&'a ColdDigest),
+  }
+
+  #[derive(Deserialize)]
+  #[allow(clippy::large_enum_variant)] // transient: moved into `Body` at once
+  enum Owned {
+    Hot,
+    Cold(ColdDigest),
+  }
+
+  /// The digest's fields and its content's, as one JSON object.
+  #[derive(Serialize)]
+  struct Whole<'a> {
+    #[serde(flatten)]
+    digest: &'a ColdDigest,
+    #[serde(flatten)]
+    content: Option<&'a super::ColdContent>,
+  }
+
+  pub fn serialize<S: Serializer>(body: &Body, serializer: S) -> Result<S::Ok, S::Error> {
+    match (body, serializer.is_human_readable()) {
+      (Body::Hot(shard), true) => serializer.serialize_newtype_variant("Body", 0, "Hot", shard),
+      (Body::Cold(digest), true) => {
+        let whole = Whole { digest, content: digest.content().ok() };
+        serializer.serialize_newtype_variant("Body", 1, "Cold", &whole)
+      }
+      (Body::Hot(_), false) => Ref::Hot.serialize(serializer),
+      (Body::Cold(digest), false) => Ref::Cold(digest).serialize(serializer),
+    }
+  }
+
+  /// A hot body is a placeholder until the body section is decoded.
+  pub fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Body, D::Error> {
+    Ok(match Owned::deserialize(deserializer)? {
+      Owned::Hot => Body::Hot(HotShard::default()),
+      Owned::Cold(digest) => Body::Cold(digest),
+    })
+  }
+}
+
+/// The parts of a record file, checked against each other.
+struct Parts<'a> {
+  head: &'a [u8],
+  head_sum: [u8; 8],
+  /// `None` when only the head was read.
+  body: Option<&'a [u8]>,
+}
+
+impl<'a> Parts<'a> {
+  /// Splits `bytes` (the whole file, or a prefix holding at least the head)
+  /// and verifies what it holds. `Err(needed)`: a prefix too short for the
+  /// head, which needs `needed` bytes.
+  fn split(bytes: &'a [u8]) -> Result<Option<Parts<'a>>, usize> {
+    let Some(rest) = bytes.strip_prefix(MAGIC) else { return Ok(None) };
+    let Some(fixed) = rest.get(..PREFIX_BYTES - MAGIC.len()) else { return Err(PREFIX_BYTES) };
+    let head_len = u32::from_le_bytes(fixed[..4].try_into().expect("4 bytes")) as usize;
+    let head_sum: [u8; 8] = fixed[4..12].try_into().expect("8 bytes");
+    let body_sum: [u8; 8] = fixed[12..20].try_into().expect("8 bytes");
+    let rest = &bytes[PREFIX_BYTES..];
+    let Some(head) = rest.get(..head_len) else { return Err(PREFIX_BYTES.saturating_add(head_len)) };
+    if checksum(head) != head_sum {
+      return Ok(None);
+    }
+    let body = &rest[head_len..];
+    Ok(Some(Parts { head, head_sum, body: Some(body).filter(|body| checksum(body) == body_sum) }))
+  }
 }
 
 impl CacheRecord {
@@ -85,6 +170,12 @@ impl CacheRecord {
     }
   }
 
+  /// A cold digest whose content was found unreadable when a query needed
+  /// it: the record no longer answers and is rebuilt by the next sync.
+  pub fn content_unreadable(&self) -> bool {
+    matches!(&self.body, Body::Cold(digest) if digest.content.is_resident() && digest.content().is_err())
+  }
+
   pub fn entry_count(&self) -> usize {
     match &self.body {
       Body::Hot(shard) => shard.entries.len(),
@@ -94,35 +185,98 @@ impl CacheRecord {
 
   /// Encodes the record with `cacheBytes` equal to the encoded length (a
   /// fixed point: the length's own varint can grow the length).
-  pub fn encode(&mut self) -> Vec<u8> {
+  /// `Err` when a cold digest's content can no longer be read.
+  pub fn encode(&mut self) -> Result<Vec<u8>, Unreadable> {
+    let body = match &self.body {
+      Body::Hot(shard) => postcard::to_allocvec(shard),
+      Body::Cold(digest) => postcard::to_allocvec(digest.content()?),
+    }
+    .expect("cache records serialize");
     let mut guess = 0;
     loop {
       self.cache_bytes = guess;
       self.cache_source_ratio = ratio(guess, self.size);
-      let payload = postcard::to_allocvec(self).expect("cache records serialize");
-      let mut bytes = Vec::with_capacity(HEADER_BYTES + payload.len());
-      bytes.extend_from_slice(MAGIC);
-      bytes.extend_from_slice(&checksum(&payload));
-      bytes.extend_from_slice(&payload);
-      if bytes.len() as u64 == guess {
-        return bytes;
+      let head = postcard::to_allocvec(self).expect("cache records serialize");
+      let len = PREFIX_BYTES + head.len() + body.len();
+      if len as u64 == guess {
+        let mut bytes = Vec::with_capacity(len);
+        bytes.extend_from_slice(MAGIC);
+        bytes.extend_from_slice(&(head.len() as u32).to_le_bytes());
+        bytes.extend_from_slice(&checksum(&head));
+        bytes.extend_from_slice(&checksum(&body));
+        bytes.extend_from_slice(&head);
+        bytes.extend_from_slice(&body);
+        return Ok(bytes);
       }
-      guess = bytes.len() as u64;
+      guess = len as u64;
     }
   }
 
   /// `None` for anything but an intact current record: wrong magic, a
-  /// checksum mismatch (torn or edited), an undecodable payload, another
-  /// version, or a length other than its own `cacheBytes`.
+  /// checksum mismatch (torn or edited), an undecodable head or body,
+  /// another version, or a length other than its own `cacheBytes`.
   pub fn decode(bytes: &[u8]) -> Option<CacheRecord> {
-    let rest = bytes.strip_prefix(MAGIC)?;
-    let (sum, payload) = rest.split_at_checked(HEADER_BYTES - MAGIC.len())?;
-    if sum != checksum(payload) {
-      return None;
+    let parts = Parts::split(bytes).ok()??;
+    let mut record = CacheRecord::decode_head(parts.head, bytes.len() as u64)?;
+    let body = parts.body?;
+    match &mut record.body {
+      Body::Hot(shard) => *shard = postcard::from_bytes(body).ok()?,
+      Body::Cold(digest) => digest.content = LazyContent::loaded(postcard::from_bytes(body).ok()?),
     }
-    let record: CacheRecord = postcard::from_bytes(payload).ok()?;
-    (record.cache_version == CACHE_VERSION && record.cache_bytes == bytes.len() as u64).then_some(record)
+    Some(record)
   }
+
+  fn decode_head(head: &[u8], file_len: u64) -> Option<CacheRecord> {
+    let record: CacheRecord = postcard::from_bytes(head).ok()?;
+    (record.cache_version == CACHE_VERSION && record.cache_bytes == file_len).then_some(record)
+  }
+}
+
+/// How much of a cold record [`open`] reads first: most heads fit.
+const COLD_HEAD_READ: u64 = 16 * 1024;
+
+/// Reads the record at `path`: a hot record whole, a cold one up to its
+/// head, with a loader that reads the body on first use and accepts it only
+/// from the same record (same length and head checksum, intact body).
+/// `Ok(None)`: not an intact current record of `tier` (torn, foreign,
+/// another version); `Err`: it could not be read at all.
+pub fn open(path: &Path, tier: Tier, limit: u64) -> Result<Option<CacheRecord>, crate::fsread::ReadError> {
+  if tier == Tier::Hot {
+    return Ok(CacheRecord::decode(&read(path, limit)?).filter(|r| r.tier() == tier));
+  }
+  let (file, metadata) = crate::fsread::open_regular(path, crate::fsread::Links::Refuse)?;
+  let file_len = metadata.len();
+  if file_len > limit {
+    return Err(crate::fsread::ReadError::TooLarge { size: file_len, limit });
+  }
+  let mut prefix = Vec::new();
+  std::io::Read::read_to_end(&mut std::io::Read::take(file, COLD_HEAD_READ.min(file_len)), &mut prefix)?;
+  let parts = match Parts::split(&prefix) {
+    Err(needed) if (needed as u64) <= file_len => {
+      prefix = crate::fsread::read_prefix(path, needed as u64, crate::fsread::Links::Refuse)?;
+      Parts::split(&prefix)
+    }
+    parts => parts,
+  };
+  let Ok(Some(parts)) = parts else { return Ok(None) };
+  let Some(mut record) = CacheRecord::decode_head(parts.head, file_len).filter(|r| r.tier() == tier) else {
+    return Ok(None);
+  };
+  let (path, head_sum, cache_bytes) = (path.to_path_buf(), parts.head_sum, record.cache_bytes);
+  if let Body::Cold(digest) = &mut record.body {
+    digest.content = LazyContent::deferred(move || read_content(&path, head_sum, cache_bytes, limit));
+  }
+  Ok(Some(record))
+}
+
+/// The content of the cold record at `path`, if it is still the record
+/// whose head had `head_sum` and `cache_bytes`.
+fn read_content(path: &Path, head_sum: [u8; 8], cache_bytes: u64, limit: u64) -> Result<ColdContent, Unreadable> {
+  let bytes = read(path, limit).map_err(|_| Unreadable)?;
+  let parts =
+    Parts::split(&bytes).ok().flatten().filter(|p| p.head_sum == head_sum && bytes.len() as u64 == cache_bytes);
+  let body = parts.and_then(|p| p.body).ok_or(Unreadable)?;
+  postcard::from_bytes(body).map_err(|_| Unreadable)
 }
 
 fn checksum(payload: &[u8]) -> [u8; 8] {
@@ -175,7 +329,7 @@ pub fn source_exists(path: &Path, hash: &str) -> bool {
     file: PathBuf,
   }
   let Ok(head) = crate::fsread::read_prefix(path, HEAD_BYTES, crate::fsread::Links::Refuse) else { return false };
-  let Some(payload) = head.strip_prefix(MAGIC).and_then(|rest| rest.get(HEADER_BYTES - MAGIC.len()..)) else {
+  let Some(payload) = head.strip_prefix(MAGIC).and_then(|rest| rest.get(PREFIX_BYTES - MAGIC.len()..)) else {
     return false;
   };
   let Ok((head, _)) = postcard::take_from_bytes::<Head>(payload) else { return false };
@@ -268,7 +422,7 @@ mod tests {
   #[test]
   fn encoding_round_trips_and_knows_its_size() {
     let mut original = record();
-    let bytes = original.encode();
+    let bytes = original.encode().unwrap();
     assert_eq!(original.cache_bytes, bytes.len() as u64);
     assert_eq!(original.cache_source_ratio, (bytes.len() as f64 / 1000.0 * 1e6).round() / 1e6);
     assert_eq!(CacheRecord::decode(&bytes), Some(original));
@@ -280,7 +434,7 @@ mod tests {
   #[test]
   fn every_single_bit_flip_is_detected() {
     let mut original = record();
-    let bytes = original.encode();
+    let bytes = original.encode().unwrap();
     for position in 0..bytes.len() {
       for bit in 0..8 {
         let mut flipped = bytes.clone();

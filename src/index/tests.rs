@@ -93,7 +93,7 @@ fn builds_records_on_disk_and_reports_complete_coverage() {
   }
   let cold = result.sessions[1].record.as_ref().unwrap();
   let Body::Cold(digest) = &cold.body else { panic!("cold") };
-  assert_eq!(digest.vocabulary.to_vec(), ["hello", "hi", "world"]);
+  assert_eq!(digest.content().unwrap().vocabulary.to_vec(), ["hello", "hi", "world"]);
   let cold_file = names.iter().find(|n| n.ends_with(".cold")).unwrap();
   assert_eq!(cold.cache_bytes, fs::metadata(fx.index_dir().join(cold_file)).unwrap().len());
   assert!(cold.cache_source_ratio > 0.0);
@@ -118,7 +118,7 @@ fn active_and_all_modes_use_separate_records() {
   let vocabulary = |branches| {
     let result = sync(&engine, &Scope::Global, branches).unwrap();
     match &result.sessions[0].record.as_ref().unwrap().body {
-      Body::Cold(d) => d.vocabulary.to_vec(),
+      Body::Cold(d) => d.content().unwrap().vocabulary.to_vec(),
       Body::Hot(_) => panic!("cold expected"),
     }
   };
@@ -220,7 +220,7 @@ fn same_size_rewrites_are_detected_even_with_the_old_mtime() {
   let second = global(&engine).sessions[0].record.clone().unwrap();
   assert_ne!(second.source_hash, first.source_hash);
   let Body::Cold(digest) = &second.body else { panic!() };
-  assert_eq!(digest.vocabulary.to_vec(), ["omega"]);
+  assert_eq!(digest.content().unwrap().vocabulary.to_vec(), ["omega"]);
 }
 
 #[test]
@@ -237,8 +237,8 @@ fn cold_caps_name_their_reasons() {
   let record = capped.sessions[0].record.as_ref().unwrap();
   assert!(record.cache_bytes <= 2048);
   let Body::Cold(digest) = &record.body else { panic!() };
-  assert!(!digest.vocabulary.is_empty() && digest.vocabulary.len() < 2000);
-  assert!(digest.vocabulary.to_vec().windows(2).all(|w| w[0] < w[1]));
+  assert!(!digest.content().unwrap().vocabulary.is_empty() && digest.content().unwrap().vocabulary.len() < 2000);
+  assert!(digest.content().unwrap().vocabulary.to_vec().windows(2).all(|w| w[0] < w[1]));
 }
 
 #[test]
@@ -298,7 +298,7 @@ fn a_thousand_and_one_sessions_are_fully_covered() {
   assert_eq!(result.sessions.iter().filter(|s| s.tier == Tier::Hot).count(), 50);
   let oldest = result.sessions.last().unwrap().record.as_ref().unwrap();
   let Body::Cold(digest) = &oldest.body else { panic!() };
-  assert!(digest.vocabulary.binary_search("ωmega雪").is_ok());
+  assert!(digest.content().unwrap().vocabulary.binary_search("ωmega雪").is_ok());
   let project = sync(&fx.engine(json!({})), &Scope::Project, Branches::Active).unwrap();
   assert_eq!(project.coverage.indexed_sessions, 1001);
 }
@@ -460,6 +460,22 @@ fn an_empty_or_index_only_dir_is_adopted_without_chmod() {
   assert!(fx.index_dir().join(ownership::MARKER).is_file());
 }
 
+/// A fresh process: nothing resident, no reusable synchronization.
+fn forget_process(dir: &Path) {
+  Index::shared(dir.to_path_buf()).resident.clear();
+  *Index::shared(dir.to_path_buf()).last.lock() = None;
+}
+
+fn recall_hits(engine: &Engine, query: &str) -> crate::ops::recall::RecallPage {
+  let args = json!({"query": query, "scope": "global"});
+  crate::ops::recall::recall(engine, &crate::query::plan::RecallRequest::from_json(Some(&args)).unwrap())
+}
+
+fn cold_digest(record: &CacheRecord) -> &cold::ColdDigest {
+  let Body::Cold(digest) = &record.body else { panic!("cold") };
+  digest
+}
+
 #[test]
 fn a_record_edited_in_place_is_detected_and_rebuilt_with_identical_answers() {
   let fx = fixture();
@@ -469,20 +485,61 @@ fn a_record_edited_in_place_is_detected_and_rebuilt_with_identical_answers() {
   let name = fx.index_files().into_iter().find(|n| n.ends_with(".cold")).unwrap();
   let path = fx.index_dir().join(&name);
   let original = fs::read(&path).unwrap();
-  // Rename a term in place: same length, still valid postcard.
+  // Rename a term in place (it lives in the body): same length, still valid postcard.
   let mut edited = original.clone();
   let at = edited.windows(5).position(|w| w == b"hello").unwrap();
   edited[at..at + 5].copy_from_slice(b"jello");
   fs::write(&path, &edited).unwrap();
-  Index::shared(fx.index_dir()).resident.clear();
+  forget_process(&fx.index_dir());
+  // The head is intact, so the sync serves the record; the query that reads
+  // its body finds the damage and answers from a rebuild.
+  let page = recall_hits(&engine, "hello");
+  assert_eq!(page.total, 1, "found through the rebuilt record");
+  assert!(page.coverage.complete, "{:?}", page.coverage);
+  let on_disk = record::CacheRecord::decode(&fs::read(&path).unwrap()).expect("rewritten on disk");
+  assert_eq!(on_disk.body, clean.body);
+  let result = global(&engine);
+  assert_eq!(
+    cold_digest(result.sessions[0].record.as_ref().unwrap()).content().unwrap().vocabulary.to_vec(),
+    ["hello", "world"]
+  );
+  assert_eq!(result.sessions[0].record.as_ref().unwrap().body, clean.body);
+}
+
+#[test]
+fn a_cold_record_is_read_up_to_its_head_until_a_query_needs_its_content() {
+  let fx = fixture();
+  fx.write("s", &["hello world"], 100);
+  let engine = fx.engine(json!({"hotSessions": 0}));
+  global(&engine);
+  forget_process(&fx.index_dir());
+  let synced = global(&engine);
+  let record = synced.sessions[0].record.clone().unwrap();
+  assert!(!cold_digest(&record).content.is_resident(), "the sync read only the head");
+  assert_eq!(recall_hits(&engine, "").total, 1, "browsing needs no content");
+  assert!(!cold_digest(&record).content.is_resident());
+  assert_eq!(recall_hits(&engine, "world").total, 1);
+  assert!(cold_digest(&record).content.is_resident(), "a term query read it");
+}
+
+#[test]
+fn a_cold_record_whose_content_is_gone_is_rebuilt_by_the_next_sync() {
+  let fx = fixture();
+  fx.write("s", &["hello world"], 100);
+  let engine = fx.engine(json!({"hotSessions": 0}));
+  let clean = global(&engine).sessions[0].record.clone().unwrap();
+  forget_process(&fx.index_dir());
+  let record = global(&engine).sessions[0].record.clone().unwrap();
+  let name = fx.index_files().into_iter().find(|n| n.ends_with(".cold")).unwrap();
+  fs::remove_file(fx.index_dir().join(&name)).unwrap();
+  assert!(cold_digest(&record).content().is_err(), "its file is gone");
+  assert!(record.content_unreadable());
   *Index::shared(fx.index_dir()).last.lock() = None;
   let result = global(&engine);
   let rebuilt = result.sessions[0].record.as_ref().unwrap();
-  let Body::Cold(digest) = &rebuilt.body else { panic!("cold") };
-  assert_eq!(digest.vocabulary.to_vec(), ["hello", "world"]);
+  assert!(!Arc::ptr_eq(rebuilt, &record), "not the unreadable record");
   assert_eq!(rebuilt.body, clean.body);
-  assert!(result.coverage.complete);
-  assert_eq!(record::CacheRecord::decode(&fs::read(&path).unwrap()).unwrap().body, clean.body, "rewritten on disk");
+  assert!(fx.index_dir().join(&name).is_file(), "written again");
 }
 
 #[cfg(unix)]
@@ -576,8 +633,19 @@ fn random_record_corruptions_are_detected_and_rebuilt_with_identical_answers() {
     fx.write(&format!("s{i}"), &refs, 100 + i as u64);
   }
   let engine = fx.engine(json!({"hotSessions": 3}));
+  // As a query sees them: a cold body that cannot be read back when it is
+  // needed is rebuilt from source then.
   let bodies = |r: &SyncResult| -> Vec<(PathBuf, Body)> {
-    r.sessions.iter().map(|s| (s.path.clone(), s.record.as_ref().unwrap().body.clone())).collect()
+    let body = |s: &Synced| {
+      let record = s.record.clone().unwrap();
+      match &record.body {
+        Body::Cold(digest) if digest.content().is_err() => {
+          rebuild_cold(&engine, &s.path, Branches::Active).expect("rebuilt").body.clone()
+        }
+        body => body.clone(),
+      }
+    };
+    r.sessions.iter().map(|s| (s.path.clone(), body(s))).collect()
   };
   let clean = bodies(&global(&engine));
   let dir = fx.index_dir();
@@ -606,8 +674,7 @@ fn random_record_corruptions_are_detected_and_rebuilt_with_identical_answers() {
       }
     }
     fs::write(dir.join(&names[victim]), &bytes).unwrap();
-    Index::shared(dir.clone()).resident.clear();
-    *Index::shared(dir.clone()).last.lock() = None;
+    forget_process(&dir);
     let result = global(&engine);
     assert!(result.coverage.complete, "seed {seed} run {run} kind {kind}: {:?}", result.coverage);
     assert_eq!(bodies(&result), clean, "seed {seed} run {run} kind {kind}: answers differ");

@@ -248,7 +248,7 @@ pub fn pi_agent_dir(from_env: Option<String>) -> String {
 }
 
 /// Decodes one index record (`<indexDir>/*.hot|*.cold`) as JSON, for
-/// diagnostics and tests; `null` when the file is not an intact V7 record.
+/// diagnostics and tests; `null` when the file is not an intact record of the current version (head and body).
 #[napi(ts_return_type = "Record<string, unknown> | null")]
 pub fn inspect_cache_record(path: String) -> Option<Json> {
   let config = crate::config::Config::default();

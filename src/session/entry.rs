@@ -19,7 +19,7 @@ pub struct Policy {
   pub index_own_results: bool,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Outcome {
   Succeeded,
@@ -70,7 +70,7 @@ impl ContextEdit {
 /// The typed fields structural filters test (`role`, `tool`, `ref`,
 /// `provider`, `action`, `outcome`, the time window): an entry and a cold
 /// digest's address tuple both carry them.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub struct Typed {
   pub role: Option<String>,
   pub tool: Option<String>,

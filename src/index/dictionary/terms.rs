@@ -4,9 +4,10 @@
 //! shard file is `PFMIDXD1`, xxh3-64 of the rest, the members, the
 //! postings, the FST.
 
-use crate::index::cold::ColdDigest;
+use crate::index::cold::{ColdContent, ColdDigest};
 use fst::{Map, MapBuilder};
 use rustc_hash::FxHashMap;
+use std::borrow::Cow;
 use std::collections::BinaryHeap;
 
 const MAGIC: &[u8; 8] = b"PFMIDXD1";
@@ -26,8 +27,8 @@ pub struct Dictionary {
   postings: Vec<u8>,
 }
 
-fn strictly_sorted(digest: &ColdDigest) -> bool {
-  let mut terms = digest.vocabulary.iter();
+fn strictly_sorted(content: &ColdContent) -> bool {
+  let mut terms = content.vocabulary.iter();
   let Some(mut last) = terms.next() else { return true };
   terms.all(|term| std::mem::replace(&mut last, term) < term)
 }
@@ -100,14 +101,18 @@ impl Dictionary {
   /// Most heap comparisons never read a term from another digest's text
   /// ([`Head`]): those cache misses made a merge of 100,000 digests take
   /// minutes. Digests whose vocabulary is not strictly sorted are left out
-  /// (they stay stragglers, searched directly).
+  /// (they stay stragglers, searched directly), as are digests whose
+  /// content cannot be read. Contents not yet resident are read for the
+  /// build and dropped after it.
   pub fn build(digests: &[(&str, &ColdDigest)]) -> Dictionary {
-    let digests: Vec<&(&str, &ColdDigest)> = digests.iter().filter(|(_, d)| strictly_sorted(d)).collect();
-    let members: Vec<Member> = digests
+    let read: Vec<(&str, u128, Cow<'_, ColdContent>)> = digests
       .iter()
-      .map(|(file, d)| Member { file: file.to_string(), fingerprint: d.vocabulary_fingerprint() })
+      .filter_map(|(file, d)| Some((*file, d.vocabulary_fingerprint(), d.content.read().ok()?)))
+      .filter(|(_, _, content)| strictly_sorted(content))
       .collect();
-    let mut cursors: Vec<_> = digests.iter().map(|(_, d)| d.vocabulary.iter()).collect();
+    let members: Vec<Member> =
+      read.iter().map(|(file, fingerprint, _)| Member { file: file.to_string(), fingerprint: *fingerprint }).collect();
+    let mut cursors: Vec<_> = read.iter().map(|(_, _, content)| content.vocabulary.iter()).collect();
     let mut heap = BinaryHeap::with_capacity(cursors.len());
     for (member, cursor) in cursors.iter_mut().enumerate() {
       if let Some(term) = cursor.next() {

@@ -1,6 +1,7 @@
 use super::terms::HEADER_BYTES;
 use super::*;
 use crate::engine::Engine;
+use crate::index::cold::ColdContent;
 use crate::ops::recall::{recall, Hit, RecallPage, MAX_DIGEST_CANDIDATES};
 use crate::query::plan::RecallRequest;
 use crate::session::entry::{Entry, Normalized};
@@ -56,8 +57,8 @@ proptest! {
     let names = files(old.len());
     let pairs: Vec<(&str, &ColdDigest)> = names.iter().map(String::as_str).zip(&old).collect();
     let dictionary = Dictionary::decode(&Dictionary::build(&pairs).encode()).expect("round trip");
-    for term in old.iter().flat_map(|d| d.vocabulary.iter()).chain(probes.iter().map(String::as_str)) {
-      prop_assert_eq!(dictionary.holding(term).map(|m| m as usize).collect::<Vec<_>>(), scan(&old, term));
+    for term in old.iter().flat_map(|d| d.content().unwrap().vocabulary.to_vec()).chain(probes.iter().cloned()) {
+      prop_assert_eq!(dictionary.holding(&term).map(|m| m as usize).collect::<Vec<_>>(), scan(&old, &term));
     }
     // Now: some digests changed, the rest are as built (same file, same vocabulary).
     let now: Vec<ColdDigest> = old
@@ -69,12 +70,12 @@ proptest! {
     let served = if sharded { sharded_served(&pairs, &candidates) } else { Served::new(Arc::new(dictionary), &candidates) };
     for (slot, digest) in now.iter().enumerate() {
       let vouched = !served.stragglers.contains(&slot);
-      prop_assert!(!vouched || digest.vocabulary == old[slot].vocabulary, "a changed digest is never vouched for");
+      prop_assert!(!vouched || digest.content() == old[slot].content(), "a changed digest is never vouched for");
     }
-    for term in now.iter().flat_map(|d| d.vocabulary.iter()).chain(probes.iter().map(String::as_str)) {
-      let mut found = served.holding(term, |slot| now[slot].contains(term));
+    for term in now.iter().flat_map(|d| d.content().unwrap().vocabulary.to_vec()).chain(probes.iter().cloned()) {
+      let mut found = served.holding(&term, |slot| now[slot].contains(&term));
       found.sort_unstable();
-      prop_assert_eq!(found, scan(&now, term));
+      prop_assert_eq!(found, scan(&now, &term));
     }
   }
 }
@@ -82,7 +83,8 @@ proptest! {
 #[test]
 fn a_digest_whose_vocabulary_is_not_sorted_is_a_straggler() {
   let mut unsorted = digest("alpha beta");
-  unsorted.vocabulary = crate::index::cold::Vocabulary::from_sorted(&["beta".into(), "alpha".into()]);
+  let vocabulary = crate::index::cold::Vocabulary::from_sorted(&["beta".into(), "alpha".into()]);
+  unsorted = unsorted.with_content(ColdContent::new(vocabulary, Vec::new()));
   let sorted = digest("gamma");
   let dictionary = Dictionary::build(&[("/a", &unsorted), ("/b", &sorted)]);
   assert_eq!(dictionary.members.len(), 1);
@@ -349,9 +351,9 @@ fn synthetic(count: usize, terms: usize) -> Vec<ColdDigest> {
         .collect();
       vocabulary.sort_unstable();
       vocabulary.dedup();
-      let mut digest = template.clone();
-      digest.vocabulary = crate::index::cold::Vocabulary::from_sorted(&vocabulary);
-      digest
+      template
+        .clone()
+        .with_content(ColdContent::new(crate::index::cold::Vocabulary::from_sorted(&vocabulary), Vec::new()))
     })
     .collect()
 }
@@ -374,7 +376,7 @@ fn build_time_at_scale() {
     let digests = synthetic(count, terms);
     let names = files(count);
     let pairs: Vec<(&str, &ColdDigest)> = names.iter().map(String::as_str).zip(&digests).collect();
-    let total: usize = digests.iter().map(|d| d.vocabulary.len()).sum();
+    let total: usize = digests.iter().map(|d| d.content().unwrap().vocabulary.len()).sum();
     let _ = fs::write("/proc/self/clear_refs", "5"); // resets VmHWM to the current RSS
     let before = status_kb("VmRSS:");
     let started = std::time::Instant::now();

@@ -6,6 +6,7 @@ use super::searched::Searched;
 use crate::coverage::Reason;
 use crate::engine::Engine;
 use crate::error::ContractError;
+use crate::index::cold::ColdContent;
 use crate::index::{self, dictionary};
 use crate::query::plan::Query;
 pub use crate::query::plan::RecallRequest;
@@ -27,6 +28,19 @@ fn turn_start(entries: &[Entry], live: &LiveBranch) -> Option<usize> {
   entries.iter().rposition(|e| e.typed.role.as_deref() == Some("user") && e.entry_id.as_deref().is_some_and(on_branch))
 }
 
+/// `session`'s cold content (see [`Searched::cold_content`]); `None` and
+/// `unreadable` set when it cannot be read.
+fn cold_content<'s>(
+  session: &'s Searched,
+  engine: &Engine,
+  branches: crate::session::lineage::Branches,
+  unreadable: &std::cell::Cell<bool>,
+) -> Option<&'s ColdContent> {
+  let content = session.cold_content(engine, branches)?;
+  unreadable.set(unreadable.get() || content.is_err());
+  content.ok()
+}
+
 /// One ranked candidate.
 #[derive(Debug, Clone)]
 pub(super) enum Item {
@@ -37,6 +51,7 @@ pub(super) enum Item {
 /// Query state shared by the scoring passes.
 pub(super) struct Search<'r> {
   pub(super) request: &'r RecallRequest,
+  engine: &'r Engine,
   config: &'r crate::config::Config,
   pub(super) live: Option<&'r crate::engine::Live>,
   pub(super) sessions: Vec<Searched>,
@@ -49,6 +64,8 @@ pub(super) struct Search<'r> {
   cold_beyond: Vec<(usize, usize)>,
   cold_terms: Option<dictionary::Served>,
   index_dir: std::path::PathBuf,
+  /// A cold record's content could not be read back when it was needed.
+  unreadable: std::cell::Cell<bool>,
   pub(super) reasons: BTreeSet<Reason>,
 }
 
@@ -56,6 +73,7 @@ impl<'r> Search<'r> {
   pub(super) fn new(request: &'r RecallRequest, engine: &'r Engine, sessions: Vec<Searched>) -> Search<'r> {
     let mut search = Search {
       request,
+      engine,
       config: &engine.config,
       live: engine.live.as_ref(),
       hot: vec![Vec::new(); sessions.len()],
@@ -63,6 +81,7 @@ impl<'r> Search<'r> {
       cold_beyond: Vec::new(),
       cold_terms: None,
       index_dir: index::index_dir(engine),
+      unreadable: Default::default(),
       sessions,
       reasons: BTreeSet::new(),
     };
@@ -105,9 +124,10 @@ impl<'r> Search<'r> {
         let structural = if filters.is_empty() {
           0
         } else if filters.since.is_none() && filters.until.is_none() {
-          digest.kinds().iter().filter(|(kind, _)| filters.matches(&kind.typed)).map(|(_, count)| count).sum()
+          digest.kinds.iter().filter(|(typed, _)| filters.matches(typed)).map(|(_, count)| *count as usize).sum()
         } else {
-          digest.addresses.iter().filter(|a| filters.matches(&a.typed)).count()
+          let content = cold_content(session, self.engine, self.request.branches, &self.unreadable);
+          content.map_or(0, |content| content.addresses.iter().filter(|a| filters.matches(&a.typed)).count())
         };
         if filters.is_empty() || structural > 0 {
           if self.cold.len() == MAX_DIGEST_CANDIDATES {
@@ -149,8 +169,16 @@ impl<'r> Search<'r> {
     out
   }
 
+  /// A cold candidate's vocabulary and addresses; a record found
+  /// unreadable matches nothing, and the call's coverage says so.
   fn cold_has(&self, slot: usize, term: &str) -> bool {
-    self.sessions[slot].digest().is_some_and(|d| d.contains(term))
+    self.cold_content(slot).is_some_and(|content| content.contains(term))
+  }
+
+  /// A cold candidate's vocabulary and addresses; one that cannot be read
+  /// (nor rebuilt) matches nothing, and the call's coverage says so.
+  fn cold_content(&self, slot: usize) -> Option<&ColdContent> {
+    cold_content(&self.sessions[slot], self.engine, self.request.branches, &self.unreadable)
   }
 
   /// Lexical queries over many cold digests are served by the cold term
@@ -269,7 +297,11 @@ impl<'r> Search<'r> {
     }
     for &(slot, structural) in &self.cold {
       let mut matched = Vec::new();
-      for term in self.sessions[slot].digest().expect("cold").vocabulary.iter() {
+      let Some(content) = cold_content(&self.sessions[slot], self.engine, self.request.branches, &self.unreadable)
+      else {
+        continue;
+      };
+      for term in content.vocabulary.iter() {
         match regex.test(term) {
           Ok(true) => matched.push(term.to_string()),
           Ok(false) => {}
@@ -313,6 +345,9 @@ impl<'r> Search<'r> {
         self.regex(&mut regex)
       }
     };
+    if self.unreadable.get() {
+      self.reasons.insert(Reason::IndexRecordUnreadable);
+    }
     let cold_hit = items.iter().any(|i| matches!(i, Item::Session { .. }));
     if cold_hit {
       match &request.query {

@@ -3,7 +3,7 @@
 
 use crate::engine::Engine;
 use crate::error::{ContractError, ErrorCode};
-use crate::index::cold::ColdDigest;
+use crate::index::cold::{ColdContent, ColdDigest, Unreadable};
 use crate::index::hot::HotShard;
 use crate::index::record::{Body, CacheRecord, Tier};
 use crate::index::{self, Coverage};
@@ -12,6 +12,7 @@ use crate::session::binding::Issuer;
 use crate::session::discover::Scope;
 use crate::session::lineage::{self, Branches, LiveBranch};
 use crate::session::SessionView;
+use std::path::Path;
 use std::sync::Arc;
 
 /// What the query reads of one session.
@@ -35,6 +36,9 @@ pub(super) struct Searched {
   /// out only for sessions with a hit on the page.
   pub(super) lineage: std::cell::OnceCell<(Option<Vec<String>>, Option<String>)>,
   content: Content,
+  /// A cold record rebuilt from source because its content could not be
+  /// read back (see [`Searched::cold_content`]).
+  rebuilt: std::cell::OnceCell<Option<Arc<CacheRecord>>>,
 }
 
 impl Searched {
@@ -71,6 +75,7 @@ impl Searched {
       lineage_fingerprint: record.lineage_fingerprint.clone(),
       lineage: std::cell::OnceCell::new(),
       content: if tier == Tier::Hot { Content::Hot(record.clone()) } else { Content::Cold(record) },
+      rebuilt: std::cell::OnceCell::new(),
     }
   }
 
@@ -86,11 +91,26 @@ impl Searched {
       lineage_fingerprint: view.lineage_fingerprint.clone(),
       lineage: std::cell::OnceCell::from((Some(view.lineage_path.clone()), view.lineage_tip.clone())),
       content: Content::Hydrated(Box::new(HotShard::build(view.normalized.clone(), None))),
+      rebuilt: std::cell::OnceCell::new(),
     }
   }
 }
 
 impl Searched {
+  /// A cold session's vocabulary and addresses, read on first use. A record
+  /// that can no longer be read back is rebuilt from source, once; `Err`
+  /// when that fails too.
+  pub(super) fn cold_content(&self, engine: &Engine, branches: Branches) -> Option<Result<&ColdContent, Unreadable>> {
+    let digest = self.digest()?;
+    Some(digest.content().or_else(|_| {
+      let rebuilt = self.rebuilt.get_or_init(|| index::rebuild_cold(engine, Path::new(&self.file), branches));
+      match rebuilt.as_deref().map(|record| &record.body) {
+        Some(Body::Cold(digest)) => digest.content(),
+        _ => Err(Unreadable),
+      }
+    }))
+  }
+
   /// The active lineage (root-to-leaf ids, last on-disk record) of a hot
   /// session: Pi's live branch, or the record's selection when it is one
   /// parent chain.
