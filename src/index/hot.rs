@@ -1,6 +1,7 @@
 //! Hot shards: bounded entry text and metadata plus a posting index, so a
 //! query scores entries without re-tokenizing stored text.
 
+use super::cold::Vocabulary;
 use super::IndexCoverage;
 use crate::coverage::Reason;
 use crate::session::entry::{Entry, Normalized};
@@ -12,16 +13,36 @@ use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// Term → (entry, term frequency) lists, sorted by term; document lengths
-/// in tokens (at least 1, so BM25 never divides by zero).
+/// in tokens (at least 1, so BM25 never divides by zero). Stored flat (the
+/// terms as one string, the lists one after another) so a fresh process
+/// decodes a shard's postings in a few allocations, not two per term.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Postings {
-  pub terms: Vec<String>,
-  pub lists: Vec<Vec<(u32, u32)>>,
+  terms: Vocabulary,
+  /// Where each term's list starts in `pairs`, and one past the last.
+  list_starts: Vec<u32>,
+  pairs: Vec<(u32, u32)>,
   pub doc_lengths: Vec<u32>,
 }
 
 impl Postings {
+  /// From sorted unique terms and their lists.
+  fn from_lists(terms: &[String], lists: impl Iterator<Item = Vec<(u32, u32)>>, doc_lengths: Vec<u32>) -> Postings {
+    let mut list_starts = Vec::with_capacity(terms.len() + 1);
+    let mut pairs = Vec::new();
+    for list in lists {
+      list_starts.push(pairs.len() as u32);
+      pairs.extend(list);
+    }
+    list_starts.push(pairs.len() as u32);
+    Postings { terms: Vocabulary::from_sorted(terms), list_starts, pairs, doc_lengths }
+  }
+
+  fn list(&self, at: usize) -> &[(u32, u32)] {
+    &self.pairs[self.list_starts[at] as usize..self.list_starts[at + 1] as usize]
+  }
+
   pub fn build<'a>(texts: impl Iterator<Item = &'a str>) -> Postings {
     // Terms are interned once per shard; a document only counts term ids.
     let mut ids: FxHashMap<String, u32> = FxHashMap::default();
@@ -50,27 +71,32 @@ impl Postings {
     }
     let mut terms: Vec<(String, u32)> = ids.into_iter().collect();
     terms.sort_unstable();
-    let lists = terms.iter().map(|(_, id)| std::mem::take(&mut lists[*id as usize])).collect();
-    Postings { terms: terms.into_iter().map(|(term, _)| term).collect(), lists, doc_lengths }
+    let ordered = terms.iter().map(|(_, id)| std::mem::take(&mut lists[*id as usize]));
+    let ordered: Vec<Vec<(u32, u32)>> = ordered.collect();
+    let terms: Vec<String> = terms.into_iter().map(|(term, _)| term).collect();
+    Postings::from_lists(&terms, ordered.into_iter(), doc_lengths)
   }
 
   /// Adds documents after the existing ones without re-tokenizing them.
   pub fn extend<'a>(&mut self, texts: impl Iterator<Item = &'a str>) {
     let base = self.doc_lengths.len() as u32;
     let added = Postings::build(texts);
-    let mut merged: BTreeMap<String, Vec<(u32, u32)>> =
-      std::mem::take(&mut self.terms).into_iter().zip(std::mem::take(&mut self.lists)).collect();
-    for (term, list) in added.terms.into_iter().zip(added.lists) {
-      merged.entry(term).or_default().extend(list.into_iter().map(|(doc, tf)| (doc + base, tf)));
+    let mut merged: BTreeMap<&str, Vec<(u32, u32)>> =
+      self.terms.iter().enumerate().map(|(at, term)| (term, self.list(at).to_vec())).collect();
+    for (at, term) in added.terms.iter().enumerate() {
+      merged.entry(term).or_default().extend(added.list(at).iter().map(|&(doc, tf)| (doc + base, tf)));
     }
-    (self.terms, self.lists) = merged.into_iter().unzip();
-    self.doc_lengths.extend(added.doc_lengths);
+    let terms: Vec<String> = merged.keys().map(|term| term.to_string()).collect();
+    let mut doc_lengths = std::mem::take(&mut self.doc_lengths);
+    doc_lengths.extend(&added.doc_lengths);
+    let lists: Vec<Vec<(u32, u32)>> = merged.into_values().collect();
+    *self = Postings::from_lists(&terms, lists.into_iter(), doc_lengths);
   }
 
   /// The posting list of a canonical term.
   pub fn get(&self, term: &str) -> &[(u32, u32)] {
-    match self.terms.binary_search_by(|t| t.as_str().cmp(term)) {
-      Ok(at) => &self.lists[at],
+    match self.terms.binary_search(term) {
+      Ok(at) => self.list(at),
       Err(_) => &[],
     }
   }
@@ -135,7 +161,7 @@ mod tests {
     assert_eq!(postings.get("timeout"), &[(0, 1), (1, 1)]);
     assert_eq!(postings.get("missing"), &[] as &[(u32, u32)]);
     assert_eq!(postings.doc_lengths, [3, 3, 1]);
-    assert!(postings.terms.windows(2).all(|w| w[0] < w[1]));
+    assert!(postings.terms.to_vec().windows(2).all(|w| w[0] < w[1]));
   }
 
   #[test]
