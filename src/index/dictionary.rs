@@ -153,7 +153,7 @@ fn too_many_stragglers(stragglers: usize, candidates: usize) -> bool {
 
 fn load(dir: &Path, branches: Branches, shard: usize, limit: u64) -> Option<Dictionary> {
   let bytes = record::read(&dir.join(file_name(branches, shard)), limit).ok()?;
-  Dictionary::decode(&bytes)
+  Dictionary::decode(bytes)
 }
 
 #[cfg(test)]

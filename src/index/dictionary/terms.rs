@@ -23,8 +23,29 @@ pub(super) struct Member {
 pub struct Dictionary {
   pub(super) members: Vec<Member>,
   by_file: FxHashMap<String, u32>,
-  terms: Map<Vec<u8>>,
-  postings: Vec<u8>,
+  terms: Map<Shared>,
+  postings: Shared,
+}
+
+/// A range of one buffer: a shard read from disk keeps its FST and its
+/// postings in the file's bytes instead of copying them out.
+#[derive(Clone)]
+struct Shared {
+  bytes: std::sync::Arc<Vec<u8>>,
+  range: std::ops::Range<usize>,
+}
+
+impl Shared {
+  fn whole(bytes: Vec<u8>) -> Shared {
+    let range = 0..bytes.len();
+    Shared { bytes: std::sync::Arc::new(bytes), range }
+  }
+}
+
+impl AsRef<[u8]> for Shared {
+  fn as_ref(&self) -> &[u8] {
+    &self.bytes[self.range.clone()]
+  }
 }
 
 fn strictly_sorted(content: &ColdContent) -> bool {
@@ -142,11 +163,11 @@ impl Dictionary {
         previous = member;
       }
     }
-    let terms = Map::new(builder.into_inner().expect("in-memory FST")).expect("a built FST");
-    Dictionary::assemble(members, terms, postings)
+    let terms = Map::new(Shared::whole(builder.into_inner().expect("in-memory FST"))).expect("a built FST");
+    Dictionary::assemble(members, terms, Shared::whole(postings))
   }
 
-  fn assemble(members: Vec<Member>, terms: Map<Vec<u8>>, postings: Vec<u8>) -> Dictionary {
+  fn assemble(members: Vec<Member>, terms: Map<Shared>, postings: Shared) -> Dictionary {
     let by_file = members.iter().enumerate().map(|(at, m)| (m.file.clone(), at as u32)).collect();
     Dictionary { members, by_file, terms, postings }
   }
@@ -169,10 +190,11 @@ impl Dictionary {
   /// The members holding the term whose posting list starts at `offset`.
   fn list(&self, offset: u64) -> impl Iterator<Item = u32> + '_ {
     let mut at = offset as usize;
-    let count = take_varint(&self.postings, &mut at).unwrap_or(0);
+    let postings = self.postings.as_ref();
+    let count = take_varint(postings, &mut at).unwrap_or(0);
     let mut member = 0u32;
     (0..count).map_while(move |_| {
-      member += take_varint(&self.postings, &mut at)? as u32;
+      member += take_varint(postings, &mut at)? as u32;
       Some(member)
     })
   }
@@ -194,8 +216,8 @@ impl Dictionary {
       body.extend_from_slice(member.file.as_bytes());
       body.extend_from_slice(&member.fingerprint.to_le_bytes());
     }
-    put_varint(&mut body, self.postings.len() as u64);
-    body.extend_from_slice(&self.postings);
+    put_varint(&mut body, self.postings.as_ref().len() as u64);
+    body.extend_from_slice(self.postings.as_ref());
     body.extend_from_slice(self.terms.as_fst().as_bytes());
     let mut bytes = Vec::with_capacity(HEADER_BYTES + body.len());
     bytes.extend_from_slice(MAGIC);
@@ -204,27 +226,29 @@ impl Dictionary {
     bytes
   }
 
-  /// `None` for anything but an intact dictionary file.
-  pub fn decode(bytes: &[u8]) -> Option<Dictionary> {
+  /// `None` for anything but an intact dictionary file. The FST and the
+  /// postings stay in `bytes`.
+  pub fn decode(bytes: Vec<u8>) -> Option<Dictionary> {
     let (sum, body) = bytes.strip_prefix(MAGIC)?.split_at_checked(8)?;
     if sum != xxhash_rust::xxh3::xxh3_64(body).to_le_bytes() {
       return None;
     }
-    let mut at = 0;
-    let count = take_varint(body, &mut at)? as usize;
-    let mut members = Vec::with_capacity(count.min(body.len()));
+    let mut at = HEADER_BYTES;
+    let count = take_varint(&bytes, &mut at)? as usize;
+    let mut members = Vec::with_capacity(count.min(bytes.len()));
     for _ in 0..count {
-      let len = take_varint(body, &mut at)? as usize;
-      let file = std::str::from_utf8(body.get(at..at.checked_add(len)?)?).ok()?.to_string();
+      let len = take_varint(&bytes, &mut at)? as usize;
+      let file = std::str::from_utf8(bytes.get(at..at.checked_add(len)?)?).ok()?.to_string();
       at += len;
-      let fingerprint = u128::from_le_bytes(body.get(at..at + 16)?.try_into().ok()?);
+      let fingerprint = u128::from_le_bytes(bytes.get(at..at.checked_add(16)?)?.try_into().ok()?);
       at += 16;
       members.push(Member { file, fingerprint });
     }
-    let len = take_varint(body, &mut at)? as usize;
-    let postings = body.get(at..at.checked_add(len)?)?.to_vec();
-    at += len;
-    let terms = Map::new(body.get(at..)?.to_vec()).ok()?;
+    let len = take_varint(&bytes, &mut at)? as usize;
+    let postings_end = at.checked_add(len).filter(|&end| end <= bytes.len())?;
+    let bytes = std::sync::Arc::new(bytes);
+    let postings = Shared { bytes: bytes.clone(), range: at..postings_end };
+    let terms = Map::new(Shared { range: postings_end..bytes.len(), bytes }).ok()?;
     Some(Dictionary::assemble(members, terms, postings))
   }
 }
