@@ -534,7 +534,7 @@ export interface IndexProgress {
 
 /**
  * Decodes one index record (`<indexDir>/*.hot|*.cold`) as JSON, for
- * diagnostics and tests; `null` when the file is not an intact V7 record.
+ * diagnostics and tests; `null` when the file is not an intact record of the current version (head and body).
  */
 export declare function inspectCacheRecord(path: string): Record<string, unknown> | null
 

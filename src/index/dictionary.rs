@@ -38,8 +38,9 @@ pub const MIN_COLD: usize = 256;
 
 /// Above this many cold candidates no dictionary is served: past the bound
 /// recall probes the newest digests and says so in its coverage
-/// (`candidate_digest_budget`). A query that finds no shard at hand builds
-/// them all: at 100,000 synthetic cold digests (73M term-member pairs) that
+/// (`candidate_digest_budget`). A global sync that builds cold records
+/// brings the shards up to date (`index::prepare_dictionary`), else a query
+/// that finds no shard at hand builds them: at 100,000 synthetic cold digests (73M term-member pairs) that
 /// measured 34 s on one shared core (`build_time_at_scale`), and a changed
 /// session then costs a rebuild of its shard only (1/[`SHARDS`] of that).
 pub const MAX_COLD: usize = 100_000;

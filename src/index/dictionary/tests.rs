@@ -292,6 +292,38 @@ fn changed_cold_sessions_rebuild_only_their_shard() {
 }
 
 #[test]
+fn a_global_sync_that_builds_cold_records_builds_the_shards_a_query_then_uses() {
+  let fx = AgentDir::new();
+  let paths = sessions(&fx, MIN_COLD + 40, |i| format!("routine {i} zelquarin{}", i % 5));
+  let engine = all_cold(&fx);
+  let dir = fx.agent.join("fabric/memory-index");
+  let on_disk = || (0..SHARDS).filter(|&s| dir.join(file_name(Branches::Active, s)).is_file()).count();
+  // A project-scoped sync indexes the same sessions but builds no shards.
+  let project = crate::index::sync(&engine, &crate::session::discover::Scope::Project, Branches::Active).unwrap();
+  assert_eq!((project.sessions.len(), on_disk()), (paths.len(), 0));
+  // A fresh process whose records are gone: the global sync builds them again.
+  for name in fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()) {
+    if name.ends_with(".cold") {
+      fs::remove_file(dir.join(name)).unwrap();
+    }
+  }
+  let index = crate::index::Index::shared(dir.clone());
+  index.resident.clear();
+  *index.last.lock() = None;
+  let before = builds();
+  crate::index::sync(&engine, &crate::session::discover::Scope::Global, Branches::Active).unwrap();
+  let shards: BTreeSet<usize> = paths.iter().map(|p| shard_of(&p.to_string_lossy())).collect();
+  assert_eq!((builds() - before, on_disk()), (shards.len(), shards.len()), "built while indexing");
+  let before = builds();
+  let page = run(&engine, json!({"query": "zelquarin0", "scope": "global"}));
+  assert_eq!((page.total, page.coverage.complete), ((MIN_COLD + 40).div_ceil(5), true));
+  assert_eq!(builds(), before, "the query builds nothing");
+  // A filtered query is served by the shards built from every session.
+  let filtered = run(&engine, json!({"query": "zelquarin1", "scope": "global", "role": "user"}));
+  assert_eq!((filtered.total, builds()), ((MIN_COLD + 40 + 3) / 5, before));
+}
+
+#[test]
 fn the_unsharded_dictionary_file_of_older_versions_is_removed() {
   let fx = AgentDir::new();
   sessions(&fx, MIN_COLD + 10, |i| format!("routine {i}"));
