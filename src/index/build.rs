@@ -332,7 +332,9 @@ fn persist(
 ) -> std::io::Result<()> {
   ownership::ensure_dir(&index.dir)?;
   let bytes = record.encode().map_err(|_| std::io::Error::from(std::io::ErrorKind::InvalidData))?;
-  record::write_atomic(&index.dir.join(record::file_name(&source.path, branches, tier)), &bytes)?;
+  let path = index.dir.join(record::file_name(&source.path, branches, tier));
+  record::write_atomic(&path, &bytes)?;
+  record::defer_content(record, &path, &bytes);
   let other = if tier == Tier::Hot { Tier::Cold } else { Tier::Hot };
   ownership::remove_ours(&index.dir, &record::file_name(&source.path, branches, other));
   Ok(())

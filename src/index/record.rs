@@ -269,6 +269,16 @@ pub fn open(path: &Path, tier: Tier, limit: u64) -> Result<Option<CacheRecord>, 
   Ok(Some(record))
 }
 
+/// After `bytes` (this cold record, encoded) were written to `path`: the
+/// digest's content is dropped from memory and read back from there when a
+/// query needs it, so building many cold records keeps few of them resident.
+pub fn defer_content(record: &mut CacheRecord, path: &Path, bytes: &[u8]) {
+  let Body::Cold(digest) = &mut record.body else { return };
+  let Ok(Some(parts)) = Parts::split(bytes) else { return };
+  let (path, head_sum, cache_bytes) = (path.to_path_buf(), parts.head_sum, bytes.len() as u64);
+  digest.content = LazyContent::deferred(move || read_content(&path, head_sum, cache_bytes, cache_bytes));
+}
+
 /// The content of the cold record at `path`, if it is still the record
 /// whose head had `head_sum` and `cache_bytes`.
 fn read_content(path: &Path, head_sum: [u8; 8], cache_bytes: u64, limit: u64) -> Result<ColdContent, Unreadable> {
