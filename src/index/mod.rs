@@ -178,9 +178,11 @@ pub struct Synced {
   pub record: Option<Arc<CacheRecord>>,
 }
 
+/// Cheap to clone: a reused synchronization hands every call the same
+/// session list.
 #[derive(Debug, Clone)]
 pub struct SyncResult {
-  pub sessions: Vec<Synced>,
+  pub sessions: Arc<Vec<Synced>>,
   pub coverage: Coverage,
 }
 
@@ -400,7 +402,7 @@ fn sync_changed(
   }
   cleanup::cleanup(index, &on_disk, all, &engine.config, &mut reasons);
   let coverage = Coverage { unavailable_sessions: unavailable, ..coverage(&synced, reasons) };
-  Ok(SyncResult { coverage, sessions: synced })
+  Ok(SyncResult { coverage, sessions: Arc::new(synced) })
 }
 
 /// Brings the cold term dictionary up to date with every cold record of a

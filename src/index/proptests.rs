@@ -21,7 +21,7 @@ fn answers(engine: &Engine) -> Vec<String> {
   let mut out = Vec::new();
   for branches in [Branches::Active, Branches::All] {
     let synced = sync(engine, &Scope::Global, branches).unwrap();
-    for session in &synced.sessions {
+    for session in synced.sessions.iter() {
       out.push(format!("{:?}", session.record.as_ref().map(|r| &r.body)));
     }
     for query in [json!({"query": "text"}), json!({"query": "é 3"}), json!({})] {

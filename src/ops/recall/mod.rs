@@ -1,6 +1,7 @@
 //! `memory.recall`: synchronize the index for the scope, collect the
 //! filter-passing candidates, score and rank them, and page the hits.
 
+mod docs;
 mod page;
 mod rank;
 mod search;

@@ -85,7 +85,7 @@ impl Search<'_> {
     let entry = self.entry(slot, doc);
     let (snippet, cut) = snippet(&entry.text, self.request.query.terms(), self.request.snippet_chars);
     Hit::Entry(Box::new(EntryHit {
-      session_id: session.session_id.clone(),
+      session_id: session.session_id().to_string(),
       tier: session.tier,
       meta: EntryMeta::of(entry),
       score: rounded(score),
@@ -99,13 +99,13 @@ impl Search<'_> {
 
   /// Pi's live branch, when `session` is the live session.
   pub(super) fn live_branch(&self, session: &Searched) -> Option<&LiveBranch> {
-    self.live.filter(|live| live.file.as_os_str() == session.file.as_str()).map(|live| &live.branch)
+    self.live.filter(|live| live.file.as_os_str() == session.file()).map(|live| &live.branch)
   }
 
   /// `memory.expand` of one entry, bound to the prefix and lineage it came from.
   fn follow(&self, session: &Searched, entry: &Entry) -> Call {
     let mut args = Map::new();
-    args.insert("session".into(), json!(session.file));
+    args.insert("session".into(), json!(session.file()));
     let issuer = session.issuer(self.request.branches, self.live_branch(session));
     issuer.bind(record_id(entry)).insert_into(&mut args);
     args.insert("branches".into(), json!(self.request.branches.as_str()));
@@ -117,9 +117,9 @@ impl Search<'_> {
     let session = &self.sessions[slot];
     let digest = session.digest().expect("cold session");
     Hit::Session(Box::new(SessionHit {
-      session_id: session.session_id.clone(),
+      session_id: session.session_id().to_string(),
       tier: Tier::Cold,
-      cwd: cap_with_ellipsis(&session.cwd, CWD_CHARS),
+      cwd: cap_with_ellipsis(session.cwd(), CWD_CHARS),
       last_timestamp: digest.last_ts,
       score: rounded(score),
       matched_terms: matched.iter().take(MATCHED_TERMS_SHOWN).cloned().collect(),
@@ -136,7 +136,7 @@ impl Search<'_> {
       args.remove("offset");
       args.remove("entryRange");
     }
-    args.insert("scope".into(), json!(format!("session:{}", session.file)));
+    args.insert("scope".into(), json!(format!("session:{}", session.file())));
     args.insert("branches".into(), json!(self.request.branches.as_str()));
     let live = self.live_branch(session);
     let tip = session.lineage(live).1.clone();

@@ -16,9 +16,9 @@ impl Search<'_> {
       .map(|item| {
         let key = match &item {
           Item::Entry { session, doc, score } => {
-            (*score, self.sessions[*session].mtime, 0, self.entry(*session, *doc).index, *session)
+            (*score, self.sessions[*session].mtime(), 0, self.entry(*session, *doc).index, *session)
           }
-          Item::Session { session, score, .. } => (*score, self.sessions[*session].mtime, 1, 0, *session),
+          Item::Session { session, score, .. } => (*score, self.sessions[*session].mtime(), 1, 0, *session),
         };
         (key, item)
       })
@@ -29,7 +29,7 @@ impl Search<'_> {
         .then(mb.total_cmp(ma))
         .then(ka.cmp(kb))
         .then(ia.cmp(ib))
-        .then_with(|| self.sessions[*fa].file.cmp(&self.sessions[*fb].file))
+        .then_with(|| self.sessions[*fa].file().cmp(self.sessions[*fb].file()))
     };
     if keyed.len() > keep {
       keyed.select_nth_unstable_by(keep, order);

@@ -2,6 +2,7 @@
 //! within the candidate budgets, scored by BM25, phrase, bounded regex or
 //! browse into one stream of items.
 
+use super::docs::{self, Docs};
 use super::searched::Searched;
 use crate::coverage::Reason;
 use crate::engine::Engine;
@@ -55,8 +56,8 @@ pub(super) struct Search<'r> {
   config: &'r crate::config::Config,
   pub(super) live: Option<&'r crate::engine::Live>,
   pub(super) sessions: Vec<Searched>,
-  /// Filter-passing entry indices per hot session.
-  hot: Vec<Vec<usize>>,
+  /// Candidate entries per hot session.
+  hot: Vec<Docs>,
   /// Cold sessions passing the filters, with their matching address count.
   cold: Vec<(usize, usize)>,
   /// Cold candidates past the digest budget: searched only when the cold
@@ -76,7 +77,7 @@ impl<'r> Search<'r> {
       engine,
       config: &engine.config,
       live: engine.live.as_ref(),
-      hot: vec![Vec::new(); sessions.len()],
+      hot: vec![Docs::default(); sessions.len()],
       cold: Vec::new(),
       cold_beyond: Vec::new(),
       cold_terms: None,
@@ -87,10 +88,6 @@ impl<'r> Search<'r> {
     };
     search.collect_candidates();
     search
-  }
-
-  fn in_range(&self, index: usize) -> bool {
-    self.request.entry_range.is_none_or(|(first, last)| index as i64 >= first && index as i64 <= last)
   }
 
   /// Per session, where the entries recall may see end: the live session
@@ -110,16 +107,8 @@ impl<'r> Search<'r> {
     let ends = self.visible_ends();
     for (slot, session) in self.sessions.iter().enumerate() {
       if let Some(shard) = session.shard() {
-        for entry in &shard.entries[..ends[slot].min(shard.entries.len())] {
-          if filters.matches(&entry.typed) && self.in_range(entry.index) {
-            if budget == 0 {
-              self.reasons.insert(Reason::CandidateEntryBudget);
-              break;
-            }
-            budget -= 1;
-            self.hot[slot].push(entry.index);
-          }
-        }
+        let window = docs::window(self.request.entry_range, ends[slot].min(shard.entries.len()));
+        self.hot[slot] = docs::candidates(&shard.entries, window, filters, &mut budget, &mut self.reasons);
       } else if let Some(digest) = session.digest() {
         let structural = if filters.is_empty() {
           0
@@ -149,7 +138,7 @@ impl<'r> Search<'r> {
   }
 
   fn documents(&self) -> usize {
-    self.hot.iter().map(Vec::len).sum::<usize>() + self.cold.len()
+    self.hot.iter().map(Docs::len).sum::<usize>() + self.cold.len()
   }
 
   /// Hot postings of `term` restricted to the candidates: (slot, doc, tf).
@@ -157,14 +146,7 @@ impl<'r> Search<'r> {
     let mut out = Vec::new();
     for (slot, docs) in self.hot.iter().enumerate() {
       let Some(shard) = self.sessions[slot].shard() else { continue };
-      let list = shard.postings.get(term);
-      let mut candidates = docs.iter().peekable();
-      for &(doc, tf) in list {
-        while candidates.next_if(|&&c| c < doc as usize).is_some() {}
-        if candidates.peek() == Some(&&(doc as usize)) {
-          out.push((slot, doc as usize, tf));
-        }
-      }
+      out.extend(docs.restrict(shard.postings.get(term)).map(|(doc, tf)| (slot, doc, tf)));
     }
     out
   }
@@ -187,7 +169,7 @@ impl<'r> Search<'r> {
   fn serve_cold_terms(&mut self) {
     if matches!(self.request.query, Query::Literal { .. } | Query::Phrase { .. }) {
       let candidates: Vec<dictionary::Candidate<'_>> = (self.cold.iter().chain(&self.cold_beyond))
-        .map(|&(slot, _)| (slot, self.sessions[slot].file.as_str(), self.sessions[slot].digest().expect("cold")))
+        .map(|&(slot, _)| (slot, self.sessions[slot].file(), self.sessions[slot].digest().expect("cold")))
         .collect();
       let (dir, max_record) = (&self.index_dir, self.config.max_cold_cache_bytes);
       self.cold_terms = dictionary::serve(dir, self.request.branches, &candidates, max_record);
@@ -199,17 +181,24 @@ impl<'r> Search<'r> {
     }
   }
 
+  /// The mean token length of the hot candidates (1 without any): BM25's
+  /// length normalization.
+  fn average_length(&self) -> f64 {
+    let (mut sum, mut count) = (0u64, 0usize);
+    for (slot, docs) in self.hot.iter().enumerate() {
+      if let Some(shard) = self.sessions[slot].shard().filter(|_| !docs.is_empty()) {
+        sum += docs.length_sum(&shard.postings.doc_lengths);
+        count += docs.len();
+      }
+    }
+    // Exact: both are integers far below 2^53, as the per-entry sum was.
+    if count == 0 { 1.0 } else { sum as f64 / count as f64 }
+  }
+
   /// BM25 over hot candidates and IDF sums over cold ones, on one scale.
   fn lexical(&mut self, terms: &[String], all: bool, cold_needs_all: bool) -> Vec<Item> {
     let documents = self.documents();
-    let lengths: Vec<f64> = self
-      .hot
-      .iter()
-      .enumerate()
-      .flat_map(|(slot, docs)| docs.iter().map(move |&d| (slot, d)))
-      .map(|(slot, doc)| self.sessions[slot].shard().expect("hot").postings.doc_lengths[doc] as f64)
-      .collect();
-    let average = if lengths.is_empty() { 1.0 } else { lengths.iter().sum::<f64>() / lengths.len() as f64 };
+    let average = self.average_length();
     let mut hot: HashMap<(usize, usize), (f64, usize)> = HashMap::new();
     let mut cold: HashMap<usize, Vec<String>> = HashMap::new();
     let mut idfs = HashMap::new();
@@ -267,7 +256,7 @@ impl<'r> Search<'r> {
     if terms.is_empty() {
       // Punctuation-only phrases have no terms to prefilter by.
       for (slot, docs) in self.hot.iter().enumerate() {
-        for &doc in docs {
+        for doc in docs.iter() {
           let entry = self.entry(slot, doc);
           if nfkc(&entry.text).to_lowercase().contains(phrase) {
             items.push(Item::Entry { session: slot, doc, score: provenance_weight(entry, &self.request.filters) });
@@ -281,7 +270,7 @@ impl<'r> Search<'r> {
   fn regex(&mut self, regex: &mut BoundedRegex) -> Vec<Item> {
     let mut items = Vec::new();
     for (slot, docs) in self.hot.iter().enumerate() {
-      for &doc in docs {
+      for doc in docs.iter() {
         let entry = self.entry(slot, doc);
         match regex.test(&entry.text) {
           Ok(true) => {
@@ -323,7 +312,7 @@ impl<'r> Search<'r> {
       .hot
       .iter()
       .enumerate()
-      .flat_map(|(slot, docs)| docs.iter().map(move |&doc| Item::Entry { session: slot, doc, score: 0.0 }));
+      .flat_map(|(slot, docs)| docs.iter().map(move |doc| Item::Entry { session: slot, doc, score: 0.0 }));
     let sessions = self.cold.iter().map(|&(slot, structural)| Item::Session {
       session: slot,
       score: 0.0,

@@ -19,19 +19,26 @@ use std::sync::Arc;
 enum Content {
   Hot(Arc<CacheRecord>),
   /// An explicitly scoped session, re-read from source (never persisted).
-  Hydrated(Box<HotShard>),
+  Hydrated(Box<Hydrated>),
   Cold(Arc<CacheRecord>),
 }
 
-pub(super) struct Searched {
-  pub(super) file: String,
-  pub(super) session_id: String,
-  pub(super) cwd: String,
-  pub(super) mtime: f64,
-  pub(super) tier: Tier,
+/// A session read from source: what a record would otherwise hold.
+struct Hydrated {
+  file: String,
+  session_id: String,
+  cwd: String,
+  mtime: f64,
   source_len: u64,
   source_hash: String,
   lineage_fingerprint: String,
+  shard: HotShard,
+}
+
+/// One session of the search. Record-backed sessions borrow everything from
+/// the shared record: wrapping one costs a reference count, not copies.
+pub(super) struct Searched {
+  pub(super) tier: Tier,
   /// The active lineage's root-to-leaf ids and last on-disk record, worked
   /// out only for sessions with a hit on the page.
   pub(super) lineage: std::cell::OnceCell<(Option<Vec<String>>, Option<String>)>,
@@ -41,14 +48,40 @@ pub(super) struct Searched {
   rebuilt: std::cell::OnceCell<Option<Arc<CacheRecord>>>,
 }
 
+/// The fields a record and a hydrated session both have.
+macro_rules! shared_field {
+  ($name:ident: $ty:ty, $read:expr) => {
+    pub(super) fn $name(&self) -> $ty {
+      match &self.content {
+        Content::Hot(record) | Content::Cold(record) => $read(&record.$name),
+        Content::Hydrated(hydrated) => $read(&hydrated.$name),
+      }
+    }
+  };
+}
+
 impl Searched {
+  shared_field!(file: &str, String::as_str);
+  shared_field!(session_id: &str, String::as_str);
+  shared_field!(cwd: &str, String::as_str);
+  shared_field!(mtime: f64, |m: &f64| *m);
+  shared_field!(source_hash: &str, String::as_str);
+  shared_field!(lineage_fingerprint: &str, String::as_str);
+
+  fn source_len(&self) -> u64 {
+    match &self.content {
+      Content::Hot(record) | Content::Cold(record) => record.size,
+      Content::Hydrated(hydrated) => hydrated.source_len,
+    }
+  }
+
   pub(super) fn shard(&self) -> Option<&HotShard> {
     match &self.content {
       Content::Hot(record) => match &record.body {
         Body::Hot(shard) => Some(shard),
         Body::Cold(_) => None,
       },
-      Content::Hydrated(shard) => Some(shard),
+      Content::Hydrated(hydrated) => Some(&hydrated.shard),
       Content::Cold(_) => None,
     }
   }
@@ -63,34 +96,27 @@ impl Searched {
     }
   }
 
-  fn from_record(tier: Tier, record: Arc<CacheRecord>) -> Searched {
-    Searched {
-      file: record.file.clone(),
-      session_id: record.session_id.clone(),
-      cwd: record.cwd.clone(),
-      mtime: record.mtime,
-      tier,
-      source_len: record.size,
-      source_hash: record.source_hash.clone(),
-      lineage_fingerprint: record.lineage_fingerprint.clone(),
-      lineage: std::cell::OnceCell::new(),
-      content: if tier == Tier::Hot { Content::Hot(record.clone()) } else { Content::Cold(record) },
-      rebuilt: std::cell::OnceCell::new(),
-    }
+  fn from_record(tier: Tier, record: &Arc<CacheRecord>) -> Searched {
+    let record = record.clone();
+    let content = if tier == Tier::Hot { Content::Hot(record) } else { Content::Cold(record) };
+    Searched { tier, lineage: std::cell::OnceCell::new(), content, rebuilt: std::cell::OnceCell::new() }
   }
 
   fn hydrated(tier: Tier, view: &SessionView) -> Searched {
-    Searched {
+    let hydrated = Hydrated {
       file: view.file(),
       session_id: view.header.id.clone(),
       cwd: view.header.cwd.clone(),
       mtime: view.stamp.mtime_ms(),
-      tier,
       source_len: view.source_len,
       source_hash: view.source_hash.clone(),
       lineage_fingerprint: view.lineage_fingerprint.clone(),
+      shard: HotShard::build(view.normalized.clone(), None),
+    };
+    Searched {
+      tier,
       lineage: std::cell::OnceCell::from((Some(view.lineage_path.clone()), view.lineage_tip.clone())),
-      content: Content::Hydrated(Box::new(HotShard::build(view.normalized.clone(), None))),
+      content: Content::Hydrated(Box::new(hydrated)),
       rebuilt: std::cell::OnceCell::new(),
     }
   }
@@ -103,7 +129,7 @@ impl Searched {
   pub(super) fn cold_content(&self, engine: &Engine, branches: Branches) -> Option<Result<&ColdContent, Unreadable>> {
     let digest = self.digest()?;
     Some(digest.content().or_else(|_| {
-      let rebuilt = self.rebuilt.get_or_init(|| index::rebuild_cold(engine, Path::new(&self.file), branches));
+      let rebuilt = self.rebuilt.get_or_init(|| index::rebuild_cold(engine, Path::new(self.file()), branches));
       match rebuilt.as_deref().map(|record| &record.body) {
         Some(Body::Cold(digest)) => digest.content(),
         _ => Err(Unreadable),
@@ -130,10 +156,10 @@ impl Searched {
 
   pub(super) fn issuer(&self, branches: Branches, live: Option<&LiveBranch>) -> Issuer<'_, String> {
     Issuer {
-      source_len: self.source_len,
-      source_hash: &self.source_hash,
+      source_len: self.source_len(),
+      source_hash: self.source_hash(),
       branches,
-      fingerprint: &self.lineage_fingerprint,
+      fingerprint: self.lineage_fingerprint(),
       path: match branches {
         Branches::Active => self.lineage(live).0.as_deref(),
         Branches::All => None,
@@ -174,6 +200,6 @@ pub(super) fn searched(engine: &Engine, request: &RecallRequest) -> Result<(Vec<
     return Ok((vec![Searched::hydrated(session.tier, &view)], coverage));
   }
   let sessions =
-    synced.sessions.into_iter().filter_map(|s| s.record.map(|record| Searched::from_record(s.tier, record))).collect();
+    synced.sessions.iter().filter_map(|s| s.record.as_ref().map(|record| Searched::from_record(s.tier, record))).collect();
   Ok((sessions, coverage))
 }

@@ -1,0 +1,124 @@
+//! The candidate entries of one hot session. Without filters they are one
+//! contiguous range (the entry range, cut at the live turn and the entry
+//! budget), so a query touches only the postings it reads instead of
+//! listing every hot entry first.
+
+use crate::coverage::Reason;
+use crate::query::plan::Filters;
+use crate::session::entry::Entry;
+use std::collections::BTreeSet;
+use std::ops::Range;
+
+#[derive(Debug, Clone, PartialEq)]
+pub(super) enum Docs {
+  /// Every entry in the range is a candidate.
+  Range(Range<usize>),
+  /// The filter-passing entries, ascending.
+  Listed(Vec<usize>),
+}
+
+impl Default for Docs {
+  fn default() -> Docs {
+    Docs::Range(0..0)
+  }
+}
+
+/// The candidates of one session's `entries` inside `window`, charged to
+/// `budget` in entry order; `CandidateEntryBudget` once a candidate finds
+/// the budget spent.
+pub(super) fn candidates(
+  entries: &[Entry],
+  window: Range<usize>,
+  filters: &Filters,
+  budget: &mut usize,
+  reasons: &mut BTreeSet<Reason>,
+) -> Docs {
+  if filters.is_empty() {
+    let take = window.len().min(*budget);
+    if take < window.len() {
+      reasons.insert(Reason::CandidateEntryBudget);
+    }
+    *budget -= take;
+    return Docs::Range(window.start..window.start + take);
+  }
+  let mut listed = Vec::new();
+  for entry in entries[window].iter().filter(|entry| filters.matches(&entry.typed)) {
+    if *budget == 0 {
+      reasons.insert(Reason::CandidateEntryBudget);
+      break;
+    }
+    *budget -= 1;
+    listed.push(entry.index);
+  }
+  Docs::Listed(listed)
+}
+
+/// The entries `[0, end)` inside the request's inclusive entry range.
+pub(super) fn window(entry_range: Option<(i64, i64)>, end: usize) -> Range<usize> {
+  let Some((first, last)) = entry_range else { return 0..end };
+  let clamp = |index: i64| index.clamp(0, end as i64) as usize;
+  let (start, stop) = (clamp(first), clamp(last.saturating_add(1)));
+  start..stop.max(start)
+}
+
+impl Docs {
+  pub(super) fn len(&self) -> usize {
+    match self {
+      Docs::Range(range) => range.len(),
+      Docs::Listed(docs) => docs.len(),
+    }
+  }
+
+  pub(super) fn is_empty(&self) -> bool {
+    self.len() == 0
+  }
+
+  pub(super) fn iter(&self) -> DocIter<'_> {
+    match self {
+      Docs::Range(range) => DocIter::Range(range.clone()),
+      Docs::Listed(docs) => DocIter::Listed(docs.iter()),
+    }
+  }
+
+  /// The entries of a posting list (sorted by entry) that are candidates.
+  pub(super) fn restrict<'a>(&'a self, list: &'a [(u32, u32)]) -> impl Iterator<Item = (usize, u32)> + 'a {
+    let (slice, mut listed) = match self {
+      Docs::Range(range) => {
+        let at = |bound: usize| list.partition_point(|&(doc, _)| (doc as usize) < bound);
+        (&list[at(range.start)..at(range.end)], None)
+      }
+      Docs::Listed(docs) => (list, Some(docs.iter().peekable())),
+    };
+    slice.iter().map(|&(doc, tf)| (doc as usize, tf)).filter(move |&(doc, _)| match listed.as_mut() {
+      None => true,
+      Some(candidates) => {
+        while candidates.next_if(|&&c| c < doc).is_some() {}
+        candidates.peek() == Some(&&doc)
+      }
+    })
+  }
+
+  /// The sum of `lengths` over the candidates.
+  pub(super) fn length_sum(&self, lengths: &[u32]) -> u64 {
+    match self {
+      Docs::Range(range) => lengths[range.clone()].iter().map(|&l| u64::from(l)).sum(),
+      Docs::Listed(docs) => docs.iter().map(|&doc| u64::from(lengths[doc])).sum(),
+    }
+  }
+}
+
+pub(super) enum DocIter<'a> {
+  Range(Range<usize>),
+  Listed(std::slice::Iter<'a, usize>),
+}
+
+impl Iterator for DocIter<'_> {
+  type Item = usize;
+
+  fn next(&mut self) -> Option<usize> {
+    match self {
+      DocIter::Range(range) => range.next(),
+      DocIter::Listed(docs) => docs.next().copied(),
+    }
+  }
+}
