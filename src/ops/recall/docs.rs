@@ -122,3 +122,49 @@ impl Iterator for DocIter<'_> {
     }
   }
 }
+
+#[cfg(test)]
+mod tests {
+  use super::*;
+  use crate::testing::proptest_config;
+  use proptest::prelude::*;
+
+  fn entries(count: usize) -> Vec<Entry> {
+    let mut entries: Vec<Entry> = (0..count).map(|index| Entry { index, ..Entry::default() }).collect();
+    entries.iter_mut().for_each(|e| e.typed.timestamp = Some(0));
+    entries
+  }
+
+  proptest! {
+    #![proptest_config(proptest_config(256))]
+
+    /// The range (no filter) and the list (a filter every entry passes)
+    /// are the same candidates, charged to the budget the same way.
+    #[test]
+    fn a_range_equals_the_list_a_pass_all_filter_makes(
+      count in 0..40usize,
+      end in 0..45usize,
+      range in proptest::option::of((-3..45i64, -3..45i64)),
+      budget in 0..50usize,
+      list in proptest::collection::btree_map(0..45u32, 1..4u32, 0..30),
+      lengths in proptest::collection::vec(1..9u32, 40),
+    ) {
+      let entries = entries(count);
+      let window = window(range, end.min(count));
+      let everything = Filters { since: Some(i64::MIN), ..Filters::default() };
+      let (mut fast_budget, mut listed_budget) = (budget, budget);
+      let (mut fast_reasons, mut listed_reasons) = (BTreeSet::new(), BTreeSet::new());
+      let fast = candidates(&entries, window.clone(), &Filters::default(), &mut fast_budget, &mut fast_reasons);
+      let listed = candidates(&entries, window, &everything, &mut listed_budget, &mut listed_reasons);
+      prop_assert!(matches!(fast, Docs::Range(_)) && matches!(listed, Docs::Listed(_)));
+      prop_assert_eq!(fast.iter().collect::<Vec<_>>(), listed.iter().collect::<Vec<_>>());
+      prop_assert_eq!((fast.len(), fast_budget, &fast_reasons), (listed.len(), listed_budget, &listed_reasons));
+      prop_assert_eq!(fast.length_sum(&lengths), listed.length_sum(&lengths));
+      let postings: Vec<(u32, u32)> = list.into_iter().collect();
+      prop_assert_eq!(fast.restrict(&postings).collect::<Vec<_>>(), listed.restrict(&postings).collect::<Vec<_>>());
+      let in_request = |i: usize| range.is_none_or(|(first, last)| i as i64 >= first && i as i64 <= last);
+      let expected: Vec<usize> = (0..end.min(count)).filter(|&i| in_request(i)).take(budget).collect();
+      prop_assert_eq!(fast.iter().collect::<Vec<_>>(), expected);
+    }
+  }
+}

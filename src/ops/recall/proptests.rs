@@ -37,7 +37,7 @@ fn query() -> impl Strategy<Value = Value> {
   ]
 }
 
-fn write(fx: &AgentDir, index: usize, session: &Session) {
+fn write(fx: &AgentDir, index: usize, session: &Session) -> std::path::PathBuf {
   let mut text = format!("{{\"type\":\"session\",\"version\":3,\"id\":\"s{index}\",\"cwd\":\"{CWD}\"}}\n");
   for (n, (words, assistant)) in session.entries.iter().enumerate() {
     let body: Vec<&str> = words.iter().map(|&w| WORDS[w]).collect();
@@ -54,6 +54,7 @@ fn write(fx: &AgentDir, index: usize, session: &Session) {
   fs::write(&path, text).unwrap();
   let when = SystemTime::now() - Duration::from_secs(1_000 * (1 + session.age));
   fs::File::options().write(true).open(&path).unwrap().set_modified(when).unwrap();
+  path
 }
 
 /// A hit as JSON, without the page size its `follow` call echoes.
@@ -105,5 +106,50 @@ proptest! {
       }
       prop_assert_eq!(&seen, &expected, "page size {}", size);
     }
+  }
+}
+
+/// `engine` with session `live` (when it exists and has entries) as Pi's
+/// live session, its whole chain the live branch.
+fn with_live(engine: crate::engine::Engine, live: Option<(&std::path::Path, &Session)>) -> crate::engine::Engine {
+  let Some((file, session)) = live.filter(|(_, s)| !s.entries.is_empty()) else { return engine };
+  let ids: Vec<String> = (0..session.entries.len()).map(|n| format!("e{n}")).collect();
+  let branch = crate::session::lineage::LiveBranch { leaf_id: ids.last().cloned(), ids };
+  engine.with_live(Some(crate::engine::Live { file: file.to_path_buf(), branch }))
+}
+
+proptest! {
+  #![proptest_config(proptest_config(48))]
+
+  /// Without filters, hot candidates are entry ranges; through a filter
+  /// every entry passes (`since: 0`), they are listed one by one. Both give
+  /// the same page: entry ranges, the live turn cut and all query kinds.
+  #[test]
+  fn unfiltered_pages_equal_pages_through_a_pass_all_filter(
+    sessions in proptest::collection::vec(session(), 1..4),
+    query in query(),
+    range in proptest::option::of((-1..13i64, -1..13i64)),
+    live in proptest::option::of(0..4usize),
+  ) {
+    let fx = AgentDir::new();
+    let paths: Vec<_> = sessions.iter().enumerate().map(|(i, session)| write(&fx, i, session)).collect();
+    let live = live.filter(|&i| i < sessions.len()).map(|i| (paths[i].as_path(), &sessions[i]));
+    let engine = with_live(fx.engine(json!({"hotSessions": 10})), live);
+    let mut args = query.clone();
+    args["pageSize"] = json!(50);
+    match range {
+      Some((first, last)) => {
+        args["scope"] = json!(format!("session:{}", paths[0].display()));
+        args["entryRange"] = json!({"first": first, "last": last});
+      }
+      None => args["scope"] = json!("project"),
+    }
+    let fast = call(&engine, &args);
+    args["since"] = json!(0);
+    let listed = call(&engine, &args);
+    prop_assert_eq!(format!("{:?}", fast.error), format!("{:?}", listed.error));
+    prop_assert_eq!(fast.total, listed.total);
+    let hits = |page: &super::RecallPage| page.hits.iter().map(hit_json).collect::<Vec<_>>();
+    prop_assert_eq!(hits(&fast), hits(&listed));
   }
 }

@@ -16,9 +16,10 @@ impl Search<'_> {
       .map(|item| {
         let key = match &item {
           Item::Entry { session, doc, score } => {
-            (*score, self.sessions[*session].mtime(), 0, self.entry(*session, *doc).index, *session)
+            // An entry's index is its position in the shard.
+            (*score, self.sessions[*session].mtime, 0, *doc, *session)
           }
-          Item::Session { session, score, .. } => (*score, self.sessions[*session].mtime(), 1, 0, *session),
+          Item::Session { session, score, .. } => (*score, self.sessions[*session].mtime, 1, 0, *session),
         };
         (key, item)
       })

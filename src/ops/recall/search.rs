@@ -49,6 +49,28 @@ pub(super) enum Item {
   Session { session: usize, score: f64, matched_terms: Vec<String>, structural: usize },
 }
 
+/// A hot entry's (slot, doc), its score so far and how many terms it matched.
+type Scored = ((usize, usize), (f64, usize));
+
+/// `sums` plus one term's contributions, both ascending by (slot, doc): a
+/// merge, so scores add up in term order without hashing every posting.
+fn accumulate(sums: Vec<Scored>, term: impl Iterator<Item = ((usize, usize), f64)>) -> Vec<Scored> {
+  let mut out = Vec::with_capacity(sums.len());
+  let mut sums = sums.into_iter().peekable();
+  for (key, score) in term {
+    while let Some(before) = sums.next_if(|(at, _)| *at < key) {
+      out.push(before);
+    }
+    match sums.next_if(|(at, _)| *at == key) {
+      Some((_, (sum, matched))) => out.push((key, (sum + score, matched + 1))),
+      // From 0.0, as a fresh sum started.
+      None => out.push((key, (0.0 + score, 1))),
+    }
+  }
+  out.extend(sums);
+  out
+}
+
 /// Query state shared by the scoring passes.
 pub(super) struct Search<'r> {
   pub(super) request: &'r RecallRequest,
@@ -199,7 +221,7 @@ impl<'r> Search<'r> {
   fn lexical(&mut self, terms: &[String], all: bool, cold_needs_all: bool) -> Vec<Item> {
     let documents = self.documents();
     let average = self.average_length();
-    let mut hot: HashMap<(usize, usize), (f64, usize)> = HashMap::new();
+    let mut hot: Vec<Scored> = Vec::new();
     let mut cold: HashMap<usize, Vec<String>> = HashMap::new();
     let mut idfs = HashMap::new();
     for term in terms {
@@ -210,12 +232,11 @@ impl<'r> Search<'r> {
       };
       let weight = idf(documents, postings.len() + cold_hits.len());
       idfs.insert(term.clone(), weight);
-      for (slot, doc, tf) in postings {
+      let scored = postings.into_iter().map(|(slot, doc, tf)| {
         let length = self.sessions[slot].shard().expect("hot").postings.doc_lengths[doc];
-        let score = hot.entry((slot, doc)).or_default();
-        score.0 += bm25(weight, tf, length, average);
-        score.1 += 1;
-      }
+        ((slot, doc), bm25(weight, tf, length, average))
+      });
+      hot = accumulate(hot, scored);
       for slot in cold_hits {
         cold.entry(slot).or_default().push(term.clone());
       }

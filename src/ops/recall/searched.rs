@@ -28,7 +28,6 @@ struct Hydrated {
   file: String,
   session_id: String,
   cwd: String,
-  mtime: f64,
   source_len: u64,
   source_hash: String,
   lineage_fingerprint: String,
@@ -39,6 +38,8 @@ struct Hydrated {
 /// the shared record: wrapping one costs a reference count, not copies.
 pub(super) struct Searched {
   pub(super) tier: Tier,
+  /// Copied: ranking reads it for every item.
+  pub(super) mtime: f64,
   /// The active lineage's root-to-leaf ids and last on-disk record, worked
   /// out only for sessions with a hit on the page.
   pub(super) lineage: std::cell::OnceCell<(Option<Vec<String>>, Option<String>)>,
@@ -64,7 +65,6 @@ impl Searched {
   shared_field!(file: &str, String::as_str);
   shared_field!(session_id: &str, String::as_str);
   shared_field!(cwd: &str, String::as_str);
-  shared_field!(mtime: f64, |m: &f64| *m);
   shared_field!(source_hash: &str, String::as_str);
   shared_field!(lineage_fingerprint: &str, String::as_str);
 
@@ -97,9 +97,9 @@ impl Searched {
   }
 
   fn from_record(tier: Tier, record: &Arc<CacheRecord>) -> Searched {
-    let record = record.clone();
-    let content = if tier == Tier::Hot { Content::Hot(record) } else { Content::Cold(record) };
-    Searched { tier, lineage: std::cell::OnceCell::new(), content, rebuilt: std::cell::OnceCell::new() }
+    let content = if tier == Tier::Hot { Content::Hot(record.clone()) } else { Content::Cold(record.clone()) };
+    let (lineage, rebuilt) = (std::cell::OnceCell::new(), std::cell::OnceCell::new());
+    Searched { tier, mtime: record.mtime, lineage, content, rebuilt }
   }
 
   fn hydrated(tier: Tier, view: &SessionView) -> Searched {
@@ -107,7 +107,6 @@ impl Searched {
       file: view.file(),
       session_id: view.header.id.clone(),
       cwd: view.header.cwd.clone(),
-      mtime: view.stamp.mtime_ms(),
       source_len: view.source_len,
       source_hash: view.source_hash.clone(),
       lineage_fingerprint: view.lineage_fingerprint.clone(),
@@ -115,6 +114,7 @@ impl Searched {
     };
     Searched {
       tier,
+      mtime: view.stamp.mtime_ms(),
       lineage: std::cell::OnceCell::from((Some(view.lineage_path.clone()), view.lineage_tip.clone())),
       content: Content::Hydrated(Box::new(hydrated)),
       rebuilt: std::cell::OnceCell::new(),
