@@ -214,7 +214,11 @@ impl<'r> Search<'r> {
       }
     }
     // Exact: both are integers far below 2^53, as the per-entry sum was.
-    if count == 0 { 1.0 } else { sum as f64 / count as f64 }
+    if count == 0 {
+      1.0
+    } else {
+      sum as f64 / count as f64
+    }
   }
 
   /// BM25 over hot candidates and IDF sums over cold ones, on one scale.

@@ -199,7 +199,10 @@ pub(super) fn searched(engine: &Engine, request: &RecallRequest) -> Result<(Vec<
     }
     return Ok((vec![Searched::hydrated(session.tier, &view)], coverage));
   }
-  let sessions =
-    synced.sessions.iter().filter_map(|s| s.record.as_ref().map(|record| Searched::from_record(s.tier, record))).collect();
+  let sessions = synced
+    .sessions
+    .iter()
+    .filter_map(|s| s.record.as_ref().map(|record| Searched::from_record(s.tier, record)))
+    .collect();
   Ok((sessions, coverage))
 }
