@@ -167,6 +167,67 @@ pub struct ColdDigest {
   pub tip: Option<BoundTip>,
   #[serde(skip)]
   pub content: LazyContent,
+  /// Where the cold term dictionary last placed this digest (derived, never
+  /// persisted).
+  #[serde(skip)]
+  pub matched: DictionaryMatch,
+}
+
+/// A digest's shard and its member in one dictionary shard, kept between
+/// queries so a warm query does not hash every cold candidate's file again.
+/// A digest belongs to one record file and its vocabulary never changes, so
+/// both are functions of the shard's identity alone. Clones start empty.
+#[derive(Debug)]
+pub struct DictionaryMatch {
+  shard: std::sync::atomic::AtomicU32,
+  /// `generation << 32 | member` of the last shard it was matched in (0: none).
+  member: std::sync::atomic::AtomicU64,
+}
+
+impl Default for DictionaryMatch {
+  fn default() -> Self {
+    DictionaryMatch { shard: std::sync::atomic::AtomicU32::new(u32::MAX), member: Default::default() }
+  }
+}
+
+impl Clone for DictionaryMatch {
+  fn clone(&self) -> Self {
+    DictionaryMatch::default()
+  }
+}
+
+impl PartialEq for DictionaryMatch {
+  fn eq(&self, _: &Self) -> bool {
+    true
+  }
+}
+
+impl DictionaryMatch {
+  pub fn shard(&self, compute: impl FnOnce() -> usize) -> usize {
+    use std::sync::atomic::Ordering::Relaxed;
+    match self.shard.load(Relaxed) {
+      u32::MAX => {
+        let shard = compute();
+        self.shard.store(shard as u32, Relaxed);
+        shard
+      }
+      known => known as usize,
+    }
+  }
+
+  /// The member in the shard of `generation` (never 0), `None` when it is not one.
+  pub fn member(&self, generation: u32, compute: impl FnOnce() -> Option<u32>) -> Option<u32> {
+    use std::sync::atomic::Ordering::Relaxed;
+    let cached = self.member.load(Relaxed);
+    let member = if cached >> 32 == u64::from(generation) {
+      cached as u32
+    } else {
+      let member = compute().unwrap_or(u32::MAX);
+      self.member.store(u64::from(generation) << 32 | u64::from(member), Relaxed);
+      member
+    };
+    (member != u32::MAX).then_some(member)
+  }
 }
 
 /// The bulk of a digest: sorted unique canonical terms and the structural
@@ -437,6 +498,7 @@ impl ColdDigest {
       index_coverage: IndexCoverage::from_reasons(&reasons.into_iter().collect(), Some(vocabulary_bytes as u64)),
       tip: None,
       content: LazyContent::default(),
+      matched: DictionaryMatch::default(),
     };
     let addresses = entries.iter().map(Address::from).collect();
     digest.with_content(ColdContent::new(Vocabulary::from_sorted(&vocabulary), addresses))

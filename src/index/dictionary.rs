@@ -107,7 +107,8 @@ impl Part {
     let mut slot_of = vec![NONE; dictionary.members()];
     let mut stragglers = Vec::new();
     for &(slot, file, digest) in candidates {
-      match dictionary.member(file, digest.vocabulary_fingerprint()) {
+      let member = || dictionary.member(file, digest.vocabulary_fingerprint());
+      match digest.matched.member(dictionary.generation, member) {
         Some(member) if slot_of[member as usize] == NONE => slot_of[member as usize] = slot as u32,
         _ => stragglers.push(slot),
       }
@@ -187,7 +188,7 @@ pub fn serve(dir: &Path, branches: Branches, candidates: &[Candidate<'_>], max_r
   let mut shards = resident().lock().get(&key).cloned().unwrap_or_else(|| vec![None; SHARDS]);
   let mut groups = vec![Vec::new(); SHARDS];
   for &candidate in candidates {
-    groups[shard_of(candidate.1)].push(candidate);
+    groups[candidate.2.matched.shard(|| shard_of(candidate.1))].push(candidate);
   }
   let limit = max_record_bytes.saturating_mul(candidates.len() as u64);
   let mut parts: Vec<Option<(Part, Vec<usize>)>> = (0..SHARDS)

@@ -21,6 +21,9 @@ pub(super) struct Member {
 }
 
 pub struct Dictionary {
+  /// Unique per dictionary in this process (from 1): what digests cache
+  /// their membership against.
+  pub generation: u32,
   pub(super) members: Vec<Member>,
   by_file: FxHashMap<String, u32>,
   terms: Map<Shared>,
@@ -169,7 +172,9 @@ impl Dictionary {
 
   fn assemble(members: Vec<Member>, terms: Map<Shared>, postings: Shared) -> Dictionary {
     let by_file = members.iter().enumerate().map(|(at, m)| (m.file.clone(), at as u32)).collect();
-    Dictionary { members, by_file, terms, postings }
+    static GENERATIONS: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(1);
+    let generation = GENERATIONS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    Dictionary { generation, members, by_file, terms, postings }
   }
 
   /// The member built from `file` with this vocabulary fingerprint, if any.

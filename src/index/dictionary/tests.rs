@@ -95,6 +95,19 @@ fn a_digest_whose_vocabulary_is_not_sorted_is_a_straggler() {
 }
 
 #[test]
+fn a_digest_s_cached_membership_holds_for_one_dictionary_only() {
+  let (a, b) = (digest("alpha"), digest("beta"));
+  let candidates: [Candidate<'_>; 2] = [(0, "/a", &a), (1, "/b", &b)];
+  let with = Arc::new(Dictionary::build(&[("/a", &a), ("/b", &b)]));
+  let without = Arc::new(Dictionary::build(&[("/b", &b)]));
+  assert!(Served::new(with.clone(), &candidates).stragglers.is_empty());
+  assert_eq!(Served::new(without, &candidates).stragglers, [0], "not a member of the other shard");
+  let again = Served::new(with, &candidates);
+  assert!(again.stragglers.is_empty(), "matched again, not from the other shard's answer");
+  assert_eq!(again.holding("alpha", |_| false), [0]);
+}
+
+#[test]
 fn a_torn_or_edited_dictionary_file_is_not_read() {
   let (a, b) = (digest("alpha beta"), digest("beta gamma"));
   let bytes = Dictionary::build(&[("/a", &a), ("/b", &b)]).encode();
