@@ -98,6 +98,39 @@ impl ToNapiValue for Json {
   }
 }
 
+/// A result serialized to JSON text on the worker thread and handed to
+/// JavaScript through `JSON.parse`: one V8 parse is several times cheaper on
+/// the event loop than building the object one napi call per property
+/// (measured: a 30 KB recall page took 1.6 ms as `Value::to_napi_value`).
+pub struct JsonText(String);
+
+impl TypeName for JsonText {
+  fn type_name() -> &'static str {
+    "unknown"
+  }
+
+  fn value_type() -> ValueType {
+    ValueType::Object
+  }
+}
+
+impl ToNapiValue for JsonText {
+  unsafe fn to_napi_value(env: napi::sys::napi_env, val: Self) -> Result<napi::sys::napi_value> {
+    use napi::sys;
+    let mut global = std::ptr::null_mut();
+    check_status!(sys::napi_get_global(env, &mut global))?;
+    let mut json = std::ptr::null_mut();
+    check_status!(sys::napi_get_named_property(env, global, c"JSON".as_ptr(), &mut json))?;
+    let mut parse = std::ptr::null_mut();
+    check_status!(sys::napi_get_named_property(env, json, c"parse".as_ptr(), &mut parse))?;
+    let mut text = std::ptr::null_mut();
+    check_status!(sys::napi_create_string_utf8(env, val.0.as_ptr().cast(), val.0.len() as isize, &mut text))?;
+    let mut parsed = std::ptr::null_mut();
+    check_status!(sys::napi_call_function(env, json, parse, 1, &text, &mut parsed))?;
+    Ok(parsed)
+  }
+}
+
 enum Operation {
   Recall(Box<RecallRequest>),
   Expand(ExpandRequest),
@@ -111,24 +144,24 @@ pub struct OperationTask {
 
 #[napi]
 impl Task for OperationTask {
-  type Output = Value;
-  type JsValue = Json;
+  type Output = String;
+  type JsValue = JsonText;
 
-  fn compute(&mut self) -> Result<Value> {
+  fn compute(&mut self) -> Result<String> {
     let run = AssertUnwindSafe(|| match &self.operation {
       Operation::Recall(request) => bounded(&recall(&self.engine, request)),
       Operation::Expand(request) => bounded(&expand(&self.engine, request)),
       Operation::Sessions(request) => bounded(&sessions(&self.engine, request)),
     });
     match catch_unwind(run) {
-      Ok(Ok(value)) => Ok(value),
+      Ok(Ok(value)) => Ok(value.to_string()),
       Ok(Err(error)) => Err(to_napi(CoreError::Internal(error.to_string()))),
       Err(_) => Err(to_napi(CoreError::Internal("a memory operation panicked".into()))),
     }
   }
 
-  fn resolve(&mut self, _env: Env, output: Value) -> Result<Json> {
-    Ok(Json(output))
+  fn resolve(&mut self, _env: Env, output: String) -> Result<JsonText> {
+    Ok(JsonText(output))
   }
 }
 
