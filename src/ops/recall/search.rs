@@ -173,8 +173,7 @@ impl<'r> Search<'r> {
     out
   }
 
-  /// A cold candidate's vocabulary and addresses; a record found
-  /// unreadable matches nothing, and the call's coverage says so.
+  /// Does cold candidate `slot`'s vocabulary hold `term`?
   fn cold_has(&self, slot: usize, term: &str) -> bool {
     self.cold_content(slot).is_some_and(|content| content.contains(term))
   }
