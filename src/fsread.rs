@@ -133,12 +133,13 @@ pub fn read_open(file: File, metadata: &Metadata, limit: u64) -> Result<Vec<u8>,
   Ok(bytes)
 }
 
-/// Reads at most the first `len` bytes of a regular file (magic checks).
-pub fn read_prefix(path: &Path, len: u64, links: Links) -> Result<Vec<u8>, ReadError> {
-  let (file, _) = open_regular(path, links)?;
-  let mut bytes = Vec::new();
+/// Reads at most the first `len` bytes of a regular file (magic checks,
+/// record heads), with the `fstat` of the descriptor they were read from.
+pub fn read_prefix(path: &Path, len: u64, links: Links) -> Result<(Vec<u8>, Metadata), ReadError> {
+  let (file, metadata) = open_regular(path, links)?;
+  let mut bytes = Vec::with_capacity(len.min(metadata.len()) as usize);
   file.take(len).read_to_end(&mut bytes)?;
-  Ok(bytes)
+  Ok((bytes, metadata))
 }
 
 #[cfg(all(test, unix))]
@@ -175,7 +176,7 @@ mod tests {
     assert!(matches!(read_regular(&link, 3, Links::Refuse), Err(ReadError::NotRegular)));
     assert!(matches!(read_regular(&real, 2, Links::Refuse), Err(ReadError::TooLarge { size: 3, limit: 2 })));
     assert!(read_regular(&dir.path().join("missing"), 3, Links::Follow).unwrap_err().is_not_found());
-    assert_eq!(read_prefix(&real, 2, Links::Refuse).unwrap(), b"ab");
+    assert_eq!(read_prefix(&real, 2, Links::Refuse).unwrap().0, b"ab");
   }
 
   #[test]

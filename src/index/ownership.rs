@@ -123,7 +123,7 @@ pub fn check(engine: &Engine, dir: &Path, names: &[String]) -> Result<(), Contra
 }
 
 fn has_marker(dir: &Path) -> bool {
-  fsread::read_prefix(&dir.join(MARKER), MARKER_TEXT.len() as u64, Links::Refuse).is_ok_and(|b| b == MARKER_TEXT)
+  fsread::read_prefix(&dir.join(MARKER), MARKER_TEXT.len() as u64, Links::Refuse).is_ok_and(|(b, _)| b == MARKER_TEXT)
 }
 
 /// Marks an existing dir as the index's if everything in it is an index
@@ -203,7 +203,7 @@ pub fn is_ours(dir: &Path, name: &str) -> bool {
     return false;
   }
   let magic = record::MAGIC_PREFIX;
-  let Ok(head) = fsread::read_prefix(&path, magic.len() as u64, Links::Refuse) else { return false };
+  let Ok((head, _)) = fsread::read_prefix(&path, magic.len() as u64, Links::Refuse) else { return false };
   if record::is_temp(name) {
     let expected: &[u8] = if name.starts_with(MARKER) { MARKER_TEXT } else { magic };
     expected.starts_with(&head)

@@ -131,14 +131,15 @@ mod summary {
 struct Parts<'a> {
   head: &'a [u8],
   head_sum: [u8; 8],
-  /// `None` when only the head was read.
-  body: Option<&'a [u8]>,
+  /// All of the body, or only its start when only the head was read.
+  body: &'a [u8],
+  body_sum: [u8; 8],
 }
 
 impl<'a> Parts<'a> {
   /// Splits `bytes` (the whole file, or a prefix holding at least the head)
-  /// and verifies what it holds. `Err(needed)`: a prefix too short for the
-  /// head, which needs `needed` bytes.
+  /// and verifies the head. `Err(needed)`: a prefix too short for the head,
+  /// which needs `needed` bytes.
   fn split(bytes: &'a [u8]) -> Result<Option<Parts<'a>>, usize> {
     let Some(rest) = bytes.strip_prefix(MAGIC) else { return Ok(None) };
     let Some(fixed) = rest.get(..PREFIX_BYTES - MAGIC.len()) else { return Err(PREFIX_BYTES) };
@@ -150,8 +151,13 @@ impl<'a> Parts<'a> {
     if checksum(head) != head_sum {
       return Ok(None);
     }
-    let body = &rest[head_len..];
-    Ok(Some(Parts { head, head_sum, body: Some(body).filter(|body| checksum(body) == body_sum) }))
+    Ok(Some(Parts { head, head_sum, body: &rest[head_len..], body_sum }))
+  }
+
+  /// The body, if intact: only asked of a whole file (a head-only read
+  /// never pays for hashing the part of the body it happened to read).
+  fn intact_body(&self) -> Option<&'a [u8]> {
+    Some(self.body).filter(|body| checksum(body) == self.body_sum)
   }
 }
 
@@ -218,7 +224,7 @@ impl CacheRecord {
   pub fn decode(bytes: &[u8]) -> Option<CacheRecord> {
     let parts = Parts::split(bytes).ok()??;
     let mut record = CacheRecord::decode_head(parts.head, bytes.len() as u64)?;
-    let body = parts.body?;
+    let body = parts.intact_body()?;
     match &mut record.body {
       Body::Hot(shard) => *shard = postcard::from_bytes(body).ok()?,
       Body::Cold(digest) => digest.content = LazyContent::loaded(postcard::from_bytes(body).ok()?),
@@ -244,16 +250,17 @@ pub fn open(path: &Path, tier: Tier, limit: u64) -> Result<Option<CacheRecord>, 
   if tier == Tier::Hot {
     return Ok(CacheRecord::decode(&read(path, limit)?).filter(|r| r.tier() == tier));
   }
-  let (file, metadata) = crate::fsread::open_regular(path, crate::fsread::Links::Refuse)?;
-  let file_len = metadata.len();
-  if file_len > limit {
-    return Err(crate::fsread::ReadError::TooLarge { size: file_len, limit });
-  }
-  let mut prefix = Vec::new();
-  std::io::Read::read_to_end(&mut std::io::Read::take(file, COLD_HEAD_READ.min(file_len)), &mut prefix)?;
+  let read_head = |len| {
+    let (prefix, metadata) = crate::fsread::read_prefix(path, len, crate::fsread::Links::Refuse)?;
+    match metadata.len() {
+      size if size > limit => Err(crate::fsread::ReadError::TooLarge { size, limit }),
+      file_len => Ok((prefix, file_len)),
+    }
+  };
+  let (mut prefix, mut file_len) = read_head(COLD_HEAD_READ)?;
   let parts = match Parts::split(&prefix) {
     Err(needed) if (needed as u64) <= file_len => {
-      prefix = crate::fsread::read_prefix(path, needed as u64, crate::fsread::Links::Refuse)?;
+      (prefix, file_len) = read_head(needed as u64)?;
       Parts::split(&prefix)
     }
     parts => parts,
@@ -285,7 +292,7 @@ fn read_content(path: &Path, head_sum: [u8; 8], cache_bytes: u64, limit: u64) ->
   let bytes = read(path, limit).map_err(|_| Unreadable)?;
   let parts =
     Parts::split(&bytes).ok().flatten().filter(|p| p.head_sum == head_sum && bytes.len() as u64 == cache_bytes);
-  let body = parts.and_then(|p| p.body).ok_or(Unreadable)?;
+  let body = parts.and_then(|p| p.intact_body()).ok_or(Unreadable)?;
   postcard::from_bytes(body).map_err(|_| Unreadable)
 }
 
@@ -338,7 +345,7 @@ pub fn source_exists(path: &Path, hash: &str) -> bool {
     _cache_version: u32,
     file: PathBuf,
   }
-  let Ok(head) = crate::fsread::read_prefix(path, HEAD_BYTES, crate::fsread::Links::Refuse) else { return false };
+  let Ok((head, _)) = crate::fsread::read_prefix(path, HEAD_BYTES, crate::fsread::Links::Refuse) else { return false };
   let Some(payload) = head.strip_prefix(MAGIC).and_then(|rest| rest.get(PREFIX_BYTES - MAGIC.len()..)) else {
     return false;
   };
