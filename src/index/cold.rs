@@ -6,6 +6,7 @@
 //! `maxColdVocabularyBytes` while it is built, the whole persisted record by
 //! `maxColdCacheBytes` (then only exact prefixes persist, never "complete").
 
+use super::vocabulary::Vocabulary;
 use super::IndexCoverage;
 use crate::coverage::Reason;
 use crate::session::binding::BoundTip;
@@ -35,107 +36,6 @@ impl From<&Entry> for Address {
       entry_id: e.entry_id.clone(),
       operation_address: e.operation_address.clone(),
       typed: e.typed.clone(),
-    }
-  }
-}
-
-/// Sorted unique terms stored as one newline-joined string: a fresh process
-/// decodes a digest's vocabulary as one allocation instead of one per term
-/// (canonical terms never contain a newline). Term boundaries are found on
-/// first use. JSON (diagnostics) shows it as an array.
-#[derive(Debug, Default)]
-pub struct Vocabulary {
-  text: String,
-  starts: Lazy<Vec<u32>>,
-}
-
-impl Vocabulary {
-  pub fn from_sorted(terms: &[String]) -> Vocabulary {
-    Vocabulary { text: terms.join("\n"), starts: Lazy::default() }
-  }
-
-  fn starts(&self) -> &[u32] {
-    self.starts.0.get_or_init(|| {
-      if self.text.is_empty() {
-        return Vec::new();
-      }
-      std::iter::once(0).chain(memchr::memchr_iter(b'\n', self.text.as_bytes()).map(|at| at as u32 + 1)).collect()
-    })
-  }
-
-  pub fn len(&self) -> usize {
-    self.starts().len()
-  }
-
-  pub fn is_empty(&self) -> bool {
-    self.text.is_empty()
-  }
-
-  pub fn get(&self, index: usize) -> &str {
-    let starts = self.starts();
-    let end = starts.get(index + 1).map_or(self.text.len(), |next| *next as usize - 1);
-    &self.text[starts[index] as usize..end]
-  }
-
-  pub fn iter(&self) -> impl Iterator<Item = &str> + Clone {
-    self.text.split('\n').filter(|_| !self.text.is_empty())
-  }
-
-  pub fn binary_search(&self, term: &str) -> Result<usize, usize> {
-    let (mut low, mut high) = (0, self.len());
-    while low < high {
-      let middle = (low + high) / 2;
-      match self.get(middle).cmp(term) {
-        std::cmp::Ordering::Less => low = middle + 1,
-        std::cmp::Ordering::Greater => high = middle,
-        std::cmp::Ordering::Equal => return Ok(middle),
-      }
-    }
-    Err(low)
-  }
-
-  /// The first `count` terms.
-  pub fn prefix(&self, count: usize) -> Vocabulary {
-    if count == 0 {
-      return Vocabulary::default();
-    }
-    let end = self.starts().get(count).map_or(self.text.len(), |next| *next as usize - 1);
-    Vocabulary { text: self.text[..end].to_string(), starts: Lazy::default() }
-  }
-
-  pub fn to_vec(&self) -> Vec<String> {
-    self.iter().map(str::to_string).collect()
-  }
-}
-
-impl Clone for Vocabulary {
-  fn clone(&self) -> Self {
-    Vocabulary { text: self.text.clone(), starts: Lazy::default() }
-  }
-}
-
-impl PartialEq for Vocabulary {
-  fn eq(&self, other: &Self) -> bool {
-    self.text == other.text
-  }
-}
-
-impl Serialize for Vocabulary {
-  fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-    if serializer.is_human_readable() {
-      serializer.collect_seq(self.iter())
-    } else {
-      serializer.serialize_str(&self.text)
-    }
-  }
-}
-
-impl<'de> Deserialize<'de> for Vocabulary {
-  fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-    if deserializer.is_human_readable() {
-      Ok(Vocabulary::from_sorted(&Vec::<String>::deserialize(deserializer)?))
-    } else {
-      Ok(Vocabulary { text: String::deserialize(deserializer)?, starts: Lazy::default() })
     }
   }
 }
@@ -376,6 +276,12 @@ fn term_hash(term: &str) -> u64 {
 #[derive(Debug, Default)]
 pub struct Lazy<T>(std::sync::OnceLock<T>);
 
+impl<T> Lazy<T> {
+  pub fn get_or_init(&self, init: impl FnOnce() -> T) -> &T {
+    self.0.get_or_init(init)
+  }
+}
+
 impl<T> Clone for Lazy<T> {
   fn clone(&self) -> Self {
     Lazy(std::sync::OnceLock::new())
@@ -449,7 +355,7 @@ impl ColdDigest {
 
   /// Sets `content` with the head fields derived from it.
   pub(crate) fn with_content(mut self, content: ColdContent) -> ColdDigest {
-    let fingerprint = xxhash_rust::xxh3::xxh3_128(content.vocabulary.text.as_bytes());
+    let fingerprint = xxhash_rust::xxh3::xxh3_128(content.vocabulary.text().as_bytes());
     self.fingerprint = [fingerprint as u64, (fingerprint >> 64) as u64];
     self.kinds = kinds(&content.addresses);
     self.content = LazyContent::loaded(content);
@@ -605,22 +511,6 @@ mod tests {
   }
 
   #[test]
-  fn vocabularies_find_terms_and_keep_prefixes() {
-    let terms: Vec<String> = ["a", "bb", "c", "dd"].iter().map(|t| t.to_string()).collect();
-    let vocabulary = Vocabulary::from_sorted(&terms);
-    assert_eq!((vocabulary.len(), vocabulary.get(1), vocabulary.binary_search("c")), (4, "bb", Ok(2)));
-    assert_eq!(vocabulary.binary_search("b"), Err(1));
-    assert_eq!(vocabulary.prefix(2).to_vec(), ["a", "bb"]);
-    assert!(vocabulary.prefix(0).is_empty());
-    assert_eq!(vocabulary.prefix(0).len(), 0);
-    assert_eq!(vocabulary.prefix(9), vocabulary);
-    assert!(Vocabulary::default().iter().next().is_none());
-    let bytes = postcard::to_allocvec(&vocabulary).unwrap();
-    assert_eq!(postcard::from_bytes::<Vocabulary>(&bytes).unwrap(), vocabulary);
-    assert_eq!(serde_json::to_string(&vocabulary).unwrap(), r#"["a","bb","c","dd"]"#);
-  }
-
-  #[test]
   fn fitting_keeps_exact_prefixes() {
     let entries = (0..100).map(|i| entry(i, &format!("term{i}"), None, false)).collect();
     let mut digest = ColdDigest::build(&normalized(entries), 1 << 20);
@@ -632,7 +522,7 @@ mod tests {
     assert!(digest.fit(|d| d.content().unwrap().addresses.is_empty() && d.content().unwrap().vocabulary.len() <= 7));
     assert_eq!(digest.content().unwrap().vocabulary.len(), 7);
     let seven = Vocabulary::from_sorted(&digest.content().unwrap().vocabulary.to_vec());
-    assert_eq!(digest.vocabulary_fingerprint(), xxhash_rust::xxh3::xxh3_128(seven.text.as_bytes()));
+    assert_eq!(digest.vocabulary_fingerprint(), xxhash_rust::xxh3::xxh3_128(seven.text().as_bytes()));
     assert!(!digest.fit(|_| false));
   }
 }

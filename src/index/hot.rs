@@ -1,7 +1,7 @@
 //! Hot shards: bounded entry text and metadata plus a posting index, so a
 //! query scores entries without re-tokenizing stored text.
 
-use super::cold::Vocabulary;
+use super::vocabulary::Vocabulary;
 use super::IndexCoverage;
 use crate::coverage::Reason;
 use crate::session::entry::{Entry, Normalized};

@@ -20,6 +20,7 @@ pub mod progress;
 pub mod record;
 pub(crate) mod resident;
 mod sources;
+pub(crate) mod vocabulary;
 pub(crate) mod watch;
 
 use crate::config::Config;

@@ -83,7 +83,7 @@ proptest! {
 #[test]
 fn a_digest_whose_vocabulary_is_not_sorted_is_a_straggler() {
   let mut unsorted = digest("alpha beta");
-  let vocabulary = crate::index::cold::Vocabulary::from_sorted(&["beta".into(), "alpha".into()]);
+  let vocabulary = crate::index::vocabulary::Vocabulary::from_sorted(&["beta".into(), "alpha".into()]);
   unsorted = unsorted.with_content(ColdContent::new(vocabulary, Vec::new()));
   let sorted = digest("gamma");
   let dictionary = Dictionary::build(&[("/a", &unsorted), ("/b", &sorted)]);
@@ -398,7 +398,7 @@ fn synthetic(count: usize, terms: usize) -> Vec<ColdDigest> {
       vocabulary.dedup();
       template
         .clone()
-        .with_content(ColdContent::new(crate::index::cold::Vocabulary::from_sorted(&vocabulary), Vec::new()))
+        .with_content(ColdContent::new(crate::index::vocabulary::Vocabulary::from_sorted(&vocabulary), Vec::new()))
     })
     .collect()
 }
