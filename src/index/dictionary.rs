@@ -39,7 +39,7 @@ pub const MIN_COLD: usize = 256;
 /// Above this many cold candidates no dictionary is served: past the bound
 /// recall probes the newest digests and says so in its coverage
 /// (`candidate_digest_budget`). A global sync that builds cold records
-/// brings the shards up to date (`index::prepare_dictionary`), else a query
+/// brings the shards up to date ([`refresh`], from `index::prepare_dictionary`), else a query
 /// that finds no shard at hand builds them: at 100,000 synthetic cold digests (73M term-member pairs) that
 /// measured 34 s on one shared core (`build_time_at_scale`), and a changed
 /// session then costs a rebuild of its shard only (1/[`SHARDS`] of that).
@@ -93,7 +93,7 @@ fn resident() -> &'static Residents {
 }
 
 /// One shard matched to the query's candidates in it.
-struct Part {
+pub struct Part {
   dictionary: Arc<Dictionary>,
   /// The candidate slot each member stands for, [`NONE`] if it stands for none.
   slot_of: Vec<u32>,
@@ -103,7 +103,7 @@ struct Part {
 
 impl Part {
   /// The part and the candidate slots it does not vouch for.
-  fn matched(dictionary: Arc<Dictionary>, candidates: &[Candidate<'_>]) -> (Part, Vec<usize>) {
+  fn matched(dictionary: Arc<Dictionary>, candidates: &[Candidate<'_>]) -> Matched {
     let mut slot_of = vec![NONE; dictionary.members()];
     let mut stragglers = Vec::new();
     for &(slot, file, digest) in candidates {
@@ -117,6 +117,9 @@ impl Part {
     (Part { dictionary, slot_of, vouched }, stragglers)
   }
 }
+
+/// A shard matched to its candidates, and the candidate slots it does not vouch for.
+pub type Matched = (Part, Vec<usize>);
 
 /// The dictionary's shards matched to one query's cold candidates.
 pub struct Served {
@@ -175,12 +178,32 @@ fn build(dir: &Path, branches: Branches, shard: usize, candidates: &[Candidate<'
   Arc::new(dictionary)
 }
 
-/// The dictionary for `candidates` (the cold digests a query may search):
-/// each shard from memory, from disk, or built now (and persisted) when the
-/// one at hand vouches for too few of its candidates; shards to build are
-/// built in parallel. `None` below [`MIN_COLD`] and above [`MAX_COLD`].
-/// `max_record_bytes` bounds each candidate's share of a shard file's read.
+/// The dictionary for `candidates` (the cold digests a query may search),
+/// its shards brought up to date by [`refresh`]. `None` below [`MIN_COLD`]
+/// and above [`MAX_COLD`].
 pub fn serve(dir: &Path, branches: Branches, candidates: &[Candidate<'_>], max_record_bytes: u64) -> Option<Served> {
+  let parts = refresh(dir, branches, candidates, max_record_bytes)?;
+  let mut served = Served { parts: Vec::new(), stragglers: Vec::new() };
+  for (part, stragglers) in parts.into_iter().flatten() {
+    served.stragglers.extend(stragglers);
+    if part.vouched > 0 {
+      served.parts.push(part);
+    }
+  }
+  Some(served)
+}
+
+/// Brings the shards holding `candidates` up to date: each from memory,
+/// from disk, or built now (and persisted) when the one at hand vouches for
+/// too few of its candidates; shards to build are built in parallel. Returns
+/// each shard matched to its candidates (`None`: no candidate in it).
+/// `max_record_bytes` bounds each candidate's share of a shard file's read.
+pub fn refresh(
+  dir: &Path,
+  branches: Branches,
+  candidates: &[Candidate<'_>],
+  max_record_bytes: u64,
+) -> Option<Vec<Option<Matched>>> {
   if !(MIN_COLD..=MAX_COLD).contains(&candidates.len()) {
     return None;
   }
@@ -191,7 +214,7 @@ pub fn serve(dir: &Path, branches: Branches, candidates: &[Candidate<'_>], max_r
     groups[candidate.2.matched.shard(|| shard_of(candidate.1))].push(candidate);
   }
   let limit = max_record_bytes.saturating_mul(candidates.len() as u64);
-  let mut parts: Vec<Option<(Part, Vec<usize>)>> = (0..SHARDS)
+  let mut parts: Vec<Option<Matched>> = (0..SHARDS)
     .map(|shard| {
       let group = &groups[shard];
       if group.is_empty() {
@@ -215,16 +238,11 @@ pub fn serve(dir: &Path, branches: Branches, candidates: &[Candidate<'_>], max_r
   for (shard, dictionary) in built {
     parts[shard] = Some(Part::matched(dictionary, &groups[shard]));
   }
-  let mut served = Served { parts: Vec::new(), stragglers: Vec::new() };
-  for (shard, (part, stragglers)) in parts.into_iter().enumerate().filter_map(|(s, p)| Some((s, p?))) {
+  for (shard, (part, _)) in parts.iter().enumerate().filter_map(|(s, p)| Some((s, p.as_ref()?))) {
     shards[shard] = Some(part.dictionary.clone());
-    served.stragglers.extend(stragglers);
-    if part.vouched > 0 {
-      served.parts.push(part);
-    }
   }
   resident().lock().insert(key, shards);
-  Some(served)
+  Some(parts)
 }
 
 /// Forgets the resident dictionaries (tests: a fresh process).

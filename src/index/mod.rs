@@ -420,7 +420,7 @@ fn prepare_dictionary(engine: &Engine, index: &Index, branches: Branches, synced
       record::Body::Hot(_) => None,
     })
     .collect();
-  dictionary::serve(&index.dir, branches, &candidates, engine.config.max_cold_cache_bytes);
+  dictionary::refresh(&index.dir, branches, &candidates, engine.config.max_cold_cache_bytes);
 }
 
 fn coverage(synced: &[Synced], mut record_reasons: BTreeSet<Reason>) -> Coverage {
