@@ -273,6 +273,9 @@ impl Budget {
 /// source cannot be indexed either.
 pub(crate) fn rebuild_cold(engine: &Engine, path: &Path, branches: Branches) -> Option<Arc<CacheRecord>> {
   let index = Index::shared(index_dir(engine));
+  // One builder per index at a time, as in `sync`: a concurrent sync never
+  // builds the same session beside it.
+  let _guard = index.sync_lock.lock();
   index.last.lock().take();
   let source = Source::of(path.to_path_buf(), &fs::metadata(path).ok()?);
   build::build(engine, &index, &source, Tier::Cold, branches).ok().map(|(record, _)| record)
