@@ -338,21 +338,36 @@ fn sync_changed(
   index.resident.retain(|path| existing.contains(path) || path.exists());
   let policies = resident::PolicyCheck::new(&engine.config, branches);
   let hot: HashSet<&Path> = all.iter().take(engine.config.hot_sessions as usize).map(|s| s.path.as_path()).collect();
-  let eligible = eligible(engine, index, all, scope)?;
   let on_disk: HashSet<String> = names.iter().cloned().collect();
   let mut reasons: BTreeSet<Reason> = BTreeSet::new();
   let mut budget = Budget { sessions: 0, bytes: 0 };
-  let mut synced = Vec::with_capacity(eligible.len());
   let mut to_build = Vec::new();
   let mut bytes_to_index = 0;
   let tier_of = |source: &Source| if hot.contains(source.path.as_path()) { Tier::Hot } else { Tier::Cold };
   // Loading and validating records is independent per session (a fresh
-  // process decodes every record): in parallel. Budgets are charged in order.
-  let loaded: Vec<Option<Arc<CacheRecord>>> = eligible
-    .par_iter()
-    .with_min_len(16)
-    .map(|source| build::load_fresh(engine, index, &policies, source, tier_of(source), branches, &on_disk))
-    .collect();
+  // process opens every record): in parallel. Budgets are charged in order.
+  let load = |sources: &[Source]| -> Vec<Option<Arc<CacheRecord>>> {
+    let load =
+      |source: &Source| build::load_fresh(engine, index, &policies, source, tier_of(source), branches, &on_disk);
+    sources.par_iter().with_min_len(16).map(load).collect()
+  };
+  let (eligible, loaded): (Vec<Source>, Vec<_>) = if *scope == Scope::Global {
+    // Every listed file is a candidate, and a fresh record proves its source
+    // a session (it was built from that very content): only the files
+    // without one have their header read.
+    let loaded = load(all);
+    all
+      .iter()
+      .cloned()
+      .zip(loaded)
+      .filter(|(s, fresh)| fresh.is_some() || index.may_be_session(&s.path, &s.stamp))
+      .unzip()
+  } else {
+    let eligible = eligible(engine, index, all, scope)?;
+    let loaded = load(&eligible);
+    (eligible, loaded)
+  };
+  let mut synced = Vec::with_capacity(eligible.len());
   for (source, fresh) in eligible.iter().zip(loaded) {
     let tier = tier_of(source);
     if fresh.is_none() {
