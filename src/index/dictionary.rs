@@ -214,7 +214,9 @@ pub fn refresh(
     groups[candidate.2.matched.shard(|| shard_of(candidate.1))].push(candidate);
   }
   let limit = max_record_bytes.saturating_mul(candidates.len() as u64);
+  // Shards are read (and matched) in parallel: a fresh process reads them all.
   let mut parts: Vec<Option<Matched>> = (0..SHARDS)
+    .into_par_iter()
     .map(|shard| {
       let group = &groups[shard];
       if group.is_empty() {
