@@ -109,6 +109,19 @@ fn is_pseudo_file(_file: &File) -> bool {
   false
 }
 
+/// A prefix read wants its few pages only: without this the kernel reads
+/// ahead tens of KB per file, which is most of the I/O when 100,000 record
+/// heads are read from a cold page cache.
+#[cfg(target_os = "linux")]
+fn no_readahead(file: &File) {
+  use std::os::fd::AsRawFd;
+  // SAFETY: advice on a valid open descriptor; it changes no memory.
+  unsafe { libc::posix_fadvise(file.as_raw_fd(), 0, 0, libc::POSIX_FADV_RANDOM) };
+}
+
+#[cfg(not(target_os = "linux"))]
+fn no_readahead(_file: &File) {}
+
 /// Reads a regular file whole, refusing one larger than `limit` bytes.
 pub fn read_regular(path: &Path, limit: u64, links: Links) -> Result<(Vec<u8>, Metadata), ReadError> {
   let (file, metadata) = open_regular(path, links)?;
@@ -137,6 +150,7 @@ pub fn read_open(file: File, metadata: &Metadata, limit: u64) -> Result<Vec<u8>,
 /// record heads), with the `fstat` of the descriptor they were read from.
 pub fn read_prefix(path: &Path, len: u64, links: Links) -> Result<(Vec<u8>, Metadata), ReadError> {
   let (file, metadata) = open_regular(path, links)?;
+  no_readahead(&file);
   let mut bytes = Vec::with_capacity(len.min(metadata.len()) as usize);
   file.take(len).read_to_end(&mut bytes)?;
   Ok((bytes, metadata))
