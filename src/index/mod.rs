@@ -416,7 +416,11 @@ fn sync_changed(
       }
     }
   }
-  if cold_built && *scope == Scope::Global {
+  // Only a sync that leaves nothing to the next call: a build cut by its
+  // budget is continued by the next call, which would find every shard
+  // changed again (at 100,000 sessions ten calls rebuilt all shards ten times).
+  let complete = !reasons.iter().any(|r| r.is_sync_budget());
+  if cold_built && complete && *scope == Scope::Global {
     prepare_dictionary(engine, index, branches, &synced);
   }
   cleanup::cleanup(index, &on_disk, all, &engine.config, &mut reasons);

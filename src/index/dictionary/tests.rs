@@ -337,6 +337,25 @@ fn a_global_sync_that_builds_cold_records_builds_the_shards_a_query_then_uses() 
 }
 
 #[test]
+fn a_global_sync_cut_by_its_budget_leaves_the_shards_to_the_sync_that_completes() {
+  let fx = AgentDir::new();
+  // The first call indexes enough cold sessions to be served a dictionary.
+  let paths = sessions(&fx, 2 * MIN_COLD + 40, |i| format!("routine {i} zelquarin{}", i % 5));
+  let engine = fx.engine(json!({"hotSessions": 0, "maxSyncSessions": MIN_COLD + 20}));
+  let dir = fx.agent.join("fabric/memory-index");
+  let on_disk = || (0..SHARDS).filter(|&s| dir.join(file_name(Branches::Active, s)).is_file()).count();
+  let global = || crate::index::sync(&engine, &crate::session::discover::Scope::Global, Branches::Active).unwrap();
+  let before = builds();
+  let first = global();
+  assert!(first.coverage.reasons.contains(&crate::coverage::Reason::MaxSyncSessions), "{:?}", first.coverage);
+  assert_eq!((builds() - before, on_disk()), (0, 0), "the next call changes every shard again");
+  let last = global();
+  assert!(last.coverage.complete, "{:?}", last.coverage);
+  let shards: BTreeSet<usize> = paths.iter().map(|p| shard_of(&p.to_string_lossy())).collect();
+  assert_eq!((builds() - before, on_disk()), (shards.len(), shards.len()), "built once, when complete");
+}
+
+#[test]
 fn the_unsharded_dictionary_file_of_older_versions_is_removed() {
   let fx = AgentDir::new();
   sessions(&fx, MIN_COLD + 10, |i| format!("routine {i}"));
