@@ -4,7 +4,7 @@
  * exact `ref` for `memory.recall`; its description text never becomes
  * lexical evidence (recall matches session records only).
  */
-import { createHash } from 'node:crypto'
+import { createRequire } from 'node:module'
 
 export interface ActionDescriptor {
   ref: string
@@ -62,7 +62,12 @@ function stable(value: unknown): string {
   return JSON.stringify(value) ?? 'null'
 }
 
-const hash = (value: unknown) => createHash('sha256').update(stable(value)).digest('hex')
+/** `node:crypto` on the first hash, not at import: it is ~7 ms of a fresh process's import of the package. */
+let crypto: typeof import('node:crypto') | undefined
+const hash = (value: unknown) => {
+  crypto ??= createRequire(import.meta.url)('node:crypto') as typeof import('node:crypto')
+  return crypto.createHash('sha256').update(stable(value)).digest('hex')
+}
 
 /** Pi tools as `pi.<name>` actions. */
 export function piActions(tools: ReadonlyArray<{ name: string; description?: string; parameters?: unknown }>): ActionDescriptor[] {

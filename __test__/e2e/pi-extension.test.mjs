@@ -62,7 +62,8 @@ function summarizeMessages(messages) {
 
 /**
  * Wraps the live SessionManager's getters to record what our extension read
- * (calls whose stack passes through dist/extension/memory.mjs).
+ * through recall's live-branch reader (`liveBranch` of extension/memory.mts;
+ * the root module is one bundle, so the frame's file is dist/extension/index.mjs).
  */
 function recordLiveReads(sessionManager) {
   const reads = []
@@ -71,7 +72,7 @@ function recordLiveReads(sessionManager) {
     sessionManager[name] = (...args) => {
       const value = original(...args)
       const stack = new Error().stack ?? ''
-      if (stack.includes('/dist/extension/memory.mjs') || stack.includes('extension/memory')) {
+      if (/\bliveBranch \(.*\/dist\/extension\//.test(stack)) {
         const file = name === 'getSessionFile' ? value : undefined
         reads.push({
           name,
