@@ -1,6 +1,7 @@
 // The addon through the shim's createMemory, over hand-made and reference files.
 import assert from 'node:assert/strict'
-import { appendFileSync, copyFileSync, readFileSync, writeFileSync } from 'node:fs'
+import { execFileSync } from 'node:child_process'
+import { appendFileSync, copyFileSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { join } from 'node:path'
 import { after, before, describe, test } from 'node:test'
@@ -29,6 +30,27 @@ describe('the native addon', () => {
       assert.equal(native[name], commonJs[name], `pi-fabric-memory/native (import) exports ${name}`)
     }
     assert.equal(native.default, commonJs, 'the default import is the CommonJS exports, as before the ESM entry')
+  })
+
+  test('the loader takes the binary beside it without compiling napi-rs\'s loader, which yields the same module', () => {
+    // A fresh process each: which loader ran shows in its require cache.
+    const probe = (env: Record<string, string> = {}) =>
+      JSON.parse(
+        execFileSync(
+          process.execPath,
+          ['-e', `const b = require('./binding.cjs'); const viaIndex = Object.keys(require.cache).some((f) => /[\\/]index\\.js$/.test(f)); console.log(JSON.stringify({ viaIndex, same: require('./index.js') === b, target: b.__napiBindingTarget, keys: Object.keys(b) }))`],
+          { cwd: ROOT, encoding: 'utf8', env: { ...process.env, ...env } },
+        ),
+      )
+    const direct = probe()
+    assert.equal(direct.viaIndex, false, 'binding.cjs loaded the binary itself')
+    assert.equal(direct.same, true, 'index.js, loaded afterwards, hands back the very same exports')
+    assert.equal(direct.target, 'native')
+    // napi-rs's overrides stay its loader's: an explicit library path goes through index.js.
+    const binary = readdirSync(ROOT).find((n) => n.endsWith('.node'))!
+    const overridden = probe({ NAPI_RS_NATIVE_LIBRARY_PATH: join(ROOT, binary) })
+    assert.equal(overridden.viaIndex, true, 'NAPI_RS_NATIVE_LIBRARY_PATH is index.js\'s to honour')
+    assert.deepEqual(overridden.keys, direct.keys, 'either way the same exports, __napiBindingTarget included')
   })
 
   test('rejects bad configuration with a clear error', () => {
