@@ -84,6 +84,22 @@ process.stdout.on('error', (error: NodeJS.ErrnoException) => {
   throw error
 })
 
-main(process.argv.slice(2)).catch((error: Error & { code?: string }) => {
-  process.exitCode = report(error)
-})
+/**
+ * Exits as soon as stdout and stderr have taken everything written (a write's
+ * callback runs after the writes queued before it). Every command awaits its
+ * own work, so nothing is left to run; an exit by an empty event loop would
+ * first tear the environment down: the engine's finalizer frees its whole
+ * index, then the JS heap, time the caller of a one-shot command waits for.
+ */
+function exitWhenFlushed(): void {
+  let pending = 2
+  const flushed = () => void (--pending === 0 && process.exit())
+  process.stdout.write('', flushed)
+  process.stderr.write('', flushed)
+}
+
+main(process.argv.slice(2))
+  .catch((error: Error & { code?: string }) => {
+    process.exitCode = report(error)
+  })
+  .finally(exitWhenFlushed)
