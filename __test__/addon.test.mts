@@ -53,6 +53,15 @@ describe('the native addon', () => {
     assert.deepEqual(overridden.keys, direct.keys, 'either way the same exports, __napiBindingTarget included')
   })
 
+  test('importing the package root or ./native loads neither node:crypto nor the stream modules', { skip: process.versions.bun ? 'Bun does not list its built-in modules' : false }, () => {
+    // Both are heavy to load (the bench's import rows); nothing they export needs either before it is called.
+    for (const specifier of ['pi-fabric-memory', 'pi-fabric-memory/native']) {
+      const script = `const before = new Set(process.moduleLoadList); await import(${JSON.stringify(specifier)}); console.log(JSON.stringify(process.moduleLoadList.filter((m) => !before.has(m))))`
+      const loaded: string[] = JSON.parse(execFileSync(process.execPath, ['--input-type=module', '-e', script], { cwd: ROOT, encoding: 'utf8' }))
+      assert.deepEqual(loaded.filter((m) => /\bcrypto\b|\bstreams?\b/.test(m)), [], `${specifier} loaded: ${loaded.join(', ')}`)
+    }
+  })
+
   test('rejects bad configuration with a clear error', () => {
     assert.throws(() => new MemoryEngine({ config: { maxEntryChars: 5 } }), /memory\.maxEntryChars must be an integer from 100/)
   })
