@@ -31,7 +31,7 @@ pub fn load_fresh(
   source: &Source,
   tier: Tier,
   branches: Branches,
-  on_disk: &HashSet<String>,
+  names: &[String],
 ) -> Option<Arc<CacheRecord>> {
   let slot = match index.resident.get(&source.path, branches).filter(|s| s.record.tier() == tier) {
     Some(slot) => slot,
@@ -54,7 +54,7 @@ pub fn load_fresh(
   }
   // Someone deleted the record (or the whole index dir): write it back
   // (a cold digest whose content was never read is rebuilt instead).
-  if !on_disk.contains(&slot.name) {
+  if names.binary_search(&slot.name).is_err() {
     let mut record = (*slot.record).clone();
     persist(index, source, branches, tier, &mut record).ok()?;
   }

@@ -15,7 +15,7 @@ use std::path::Path;
 /// file, index name, record magic), so a foreign file is never touched.
 pub(super) fn cleanup(
   index: &Index,
-  names: &HashSet<String>,
+  names: &[String],
   all: &[Source],
   config: &Config,
   reasons: &mut BTreeSet<Reason>,

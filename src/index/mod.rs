@@ -16,6 +16,7 @@ pub(crate) mod dictionary;
 pub(crate) mod dir_cache;
 pub(crate) mod hot;
 pub(crate) mod ownership;
+mod patch;
 pub mod progress;
 pub mod record;
 pub(crate) mod resident;
@@ -28,7 +29,7 @@ use crate::coverage::Reason;
 pub use crate::coverage::{Coverage, IndexCoverage};
 use crate::engine::Engine;
 use crate::error::ContractError;
-use crate::session::discover::{resolve_path, try_read_header, Scope};
+use crate::session::discover::{resolve_path, try_read_header, Discovery, Scope};
 use crate::session::lineage::Branches;
 use crate::session::parse::Header;
 use crate::session::source::{now_ns, same_content, StatStamp};
@@ -37,7 +38,7 @@ use rayon::prelude::*;
 use record::{CacheRecord, Tier};
 pub use sources::{list_sources, Source};
 
-use std::collections::{BTreeSet, HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
@@ -84,6 +85,8 @@ pub struct Index {
   /// One synchronization at a time; queries read resident records freely.
   sync_lock: Mutex<()>,
   dirs: dir_cache::DirCache,
+  /// The index dir's own names, kept current by its watch.
+  own_names: dir_cache::WatchedNames,
   /// `sha256(path)[..16]` of every source seen: record-name owners.
   owners: Mutex<HashMap<PathBuf, String>>,
   /// Records found to belong to live sessions outside this engine's roots
@@ -104,6 +107,7 @@ struct Listed {
 }
 
 /// What a synchronization depended on, and its result.
+#[derive(Clone)]
 struct LastSync {
   key: String,
   sources: Arc<Vec<Source>>,
@@ -112,6 +116,10 @@ struct LastSync {
   /// Taken after the sources were known: a source quiet since then is unchanged.
   listed_ns: i128,
   result: SyncResult,
+  /// The synchronization's own reasons and its records' tally: what a
+  /// patch recomputes the coverage from.
+  reasons: BTreeSet<Reason>,
+  tally: Tally,
 }
 
 /// Everything besides the files that shapes a synchronization's result.
@@ -137,6 +145,7 @@ impl Index {
           headers: Mutex::default(),
           sync_lock: Mutex::default(),
           dirs: Default::default(),
+          own_names: Default::default(),
           owners: Mutex::default(),
           elsewhere: Mutex::default(),
           last: Mutex::default(),
@@ -161,6 +170,11 @@ impl Index {
     let header = try_read_header(path).map_err(|_| ())?;
     self.headers.lock().insert(path.to_path_buf(), (file, stamp.size, header.clone()));
     Ok(header)
+  }
+
+  /// The index dir's names now.
+  fn names(&self, engine: &Engine) -> Arc<Vec<String>> {
+    self.own_names.names(&self.dirs, &self.dir, engine.config.watch_sessions)
   }
 
   /// A Pi session, or a file that cannot be read: it is eligible and
@@ -226,22 +240,26 @@ fn eligible(engine: &Engine, index: &Index, all: &[Source], scope: &Scope) -> Re
       .or_else(|| fs::metadata(path).ok().map(|m| Source::of(path.to_path_buf(), &m)))
   };
   Ok(match scope {
-    Scope::Global => all.iter().filter(|s| index.may_be_session(&s.path, &s.stamp)).cloned().collect(),
-    Scope::Project => {
-      let dir = discovery.project_dir();
-      all
-        .iter()
-        .filter(|s| match index.probe(&s.path, &s.stamp) {
-          Ok(header) => header.is_some_and(|h| discovery.in_project(&s.path, &h)),
-          // Unreadable in this project's own dir: counted as unavailable.
-          Err(()) => s.path.parent() == Some(dir.as_path()),
-        })
-        .cloned()
-        .collect()
+    Scope::Global | Scope::Project => {
+      let project = (*scope == Scope::Project).then(|| discovery.project_dir());
+      all.iter().filter(|s| in_scope(index, &discovery, project.as_deref(), s)).cloned().collect()
     }
     Scope::Session => discovery.current().and_then(|s| pick(&s.path)).into_iter().collect(),
     Scope::Explicit(target) => discovery.find(target).map(|s| pick(&s.path).into_iter().collect())?,
   })
+}
+
+/// Does the global scope (`project: None`) or the project scope of
+/// `project` (the project's own dir) hold `source`?
+fn in_scope(index: &Index, discovery: &Discovery, project: Option<&Path>, source: &Source) -> bool {
+  match project {
+    None => index.may_be_session(&source.path, &source.stamp),
+    Some(dir) => match index.probe(&source.path, &source.stamp) {
+      Ok(header) => header.is_some_and(|h| discovery.in_project(&source.path, &h)),
+      // Unreadable in this project's own dir: counted as unavailable.
+      Err(()) => source.path.parent() == Some(dir),
+    },
+  }
 }
 
 /// Budgets of one call: sessions built and source bytes parsed.
@@ -288,43 +306,62 @@ pub fn sync(engine: &Engine, scope: &Scope, branches: Branches) -> Result<SyncRe
   let started_ns = now_ns();
   let all = index.sources(engine);
   let listed_ns = now_ns();
-  let names = index.dirs.names(&index.dir);
+  let names = index.names(engine);
   let key = sync_key(engine, scope, branches);
-  if let Some(last) = index.last.lock().as_ref() {
+  let last = index.last.lock().clone().filter(|last| last.key == key && Arc::ptr_eq(&last.names, &names));
+  if let Some(last) = &last {
     // Same inputs, every source unchanged (the watch vouches for it, or its
     // stamp is unchanged and old enough to prove it), the index dir
-    // untouched: the previous answer still holds.
+    // untouched (our own writes leave its listing as it was): the previous
+    // answer still holds.
     let proven = |b: &Source| b.quiet_since(last.listed_ns) || b.stamp.proves_unchanged_since(last.at_ns);
-    let unchanged = last.key == key
-      && Arc::ptr_eq(&last.names, &names)
-      && if Arc::ptr_eq(&last.sources, &all) {
-        all.iter().all(proven)
-      } else {
-        last.sources.len() == all.len()
-          && last.sources.iter().zip(all.iter()).all(|(a, b)| a.path == b.path && a.stamp == b.stamp && proven(b))
-      };
+    let unchanged = if Arc::ptr_eq(&last.sources, &all) {
+      all.iter().all(proven)
+    } else {
+      last.sources.len() == all.len()
+        && last.sources.iter().zip(all.iter()).all(|(a, b)| a.path == b.path && a.stamp == b.stamp && proven(b))
+    };
     if unchanged {
       return Ok(last.result.clone());
     }
   }
-  let result = sync_changed(engine, &index, scope, branches, &all, &names)?;
+  let outcome = match last.as_ref().and_then(|last| patch::patch(engine, &index, scope, branches, last, &all, &names)) {
+    Some(patched) => patched?,
+    None => sync_changed(engine, &index, scope, branches, &all, &names)?,
+  };
+  let result = outcome.result.clone();
   // Explicit and current-session scopes may name files outside the listing.
   let reusable = matches!(scope, Scope::Global | Scope::Project)
     && result.sessions.iter().all(|s| s.record.is_some())
-    // A record that could not be written is tried again by the next call.
-    && !result.coverage.reasons.contains(&Reason::IndexWriteFailed)
+    // A record that could not be written is tried again by the next call,
+    // and so is a cleanup that ran out of budget.
+    && !result.coverage.reasons.iter().any(|r| matches!(r, Reason::IndexWriteFailed | Reason::CacheCleanupBudget))
     && !result.coverage.reasons.iter().any(|r| r.is_sync_budget());
   *index.last.lock() = reusable.then(|| LastSync {
     key,
     sources: all,
-    names: index.dirs.names(&index.dir),
+    names: index.names(engine),
     at_ns: started_ns,
     listed_ns,
-    result: result.clone(),
+    result: outcome.result,
+    reasons: outcome.reasons,
+    tally: outcome.tally,
   });
   Ok(result)
 }
 
+/// A synchronization's result and what a later patch of it needs.
+struct Outcome {
+  result: SyncResult,
+  /// The synchronization's own reasons (budgets, writes, cleanup).
+  reasons: BTreeSet<Reason>,
+  tally: Tally,
+}
+
+/// A session to build: its slot in the session list, tier and planned cost.
+type Planned = (usize, Source, Tier, u64);
+
+/// The full pass: every eligible session is checked, and stale ones built.
 fn sync_changed(
   engine: &Engine,
   index: &Index,
@@ -332,23 +369,22 @@ fn sync_changed(
   branches: Branches,
   all: &[Source],
   names: &[String],
-) -> Result<SyncResult, ContractError> {
+) -> Result<Outcome, ContractError> {
+  #[cfg(test)]
+  PASSES.lock().push((index.dir.clone(), Pass::Full));
   ownership::check(engine, &index.dir, names)?;
   let existing: HashSet<&Path> = all.iter().map(|s| s.path.as_path()).collect();
   index.resident.retain(|path| existing.contains(path) || path.exists());
   let policies = resident::PolicyCheck::new(&engine.config, branches);
   let hot: HashSet<&Path> = all.iter().take(engine.config.hot_sessions as usize).map(|s| s.path.as_path()).collect();
-  let on_disk: HashSet<String> = names.iter().cloned().collect();
   let mut reasons: BTreeSet<Reason> = BTreeSet::new();
   let mut budget = Budget { sessions: 0, bytes: 0 };
   let mut to_build = Vec::new();
-  let mut bytes_to_index = 0;
   let tier_of = |source: &Source| if hot.contains(source.path.as_path()) { Tier::Hot } else { Tier::Cold };
   // Loading and validating records is independent per session (a fresh
   // process opens every record): in parallel. Budgets are charged in order.
   let load = |sources: &[Source]| -> Vec<Option<Arc<CacheRecord>>> {
-    let load =
-      |source: &Source| build::load_fresh(engine, index, &policies, source, tier_of(source), branches, &on_disk);
+    let load = |source: &Source| build::load_fresh(engine, index, &policies, source, tier_of(source), branches, names);
     sources.par_iter().with_min_len(16).map(load).collect()
   };
   let (eligible, loaded): (Vec<Source>, Vec<_>) = if *scope == Scope::Global {
@@ -373,10 +409,7 @@ fn sync_changed(
     if fresh.is_none() {
       let cost = build::planned_cost(index, source, tier, branches);
       match budget.charge(&engine.config, cost) {
-        Ok(()) => {
-          bytes_to_index += cost;
-          to_build.push((synced.len(), source.clone(), tier, cost))
-        }
+        Ok(()) => to_build.push((synced.len(), source.clone(), tier, cost)),
         Err(reason) => {
           reasons.insert(reason);
         }
@@ -384,15 +417,35 @@ fn sync_changed(
     }
     synced.push(Synced { path: source.path.clone(), tier, record: fresh });
   }
+  let unavailable = build_planned(engine, index, scope, branches, to_build, &mut synced, &mut reasons);
+  cleanup::cleanup(index, names, all, &engine.config, &mut reasons);
+  let tally = Tally::of(&synced);
+  let coverage = tally.coverage(synced.len(), &reasons, unavailable);
+  Ok(Outcome { result: SyncResult { coverage, sessions: Arc::new(synced) }, reasons, tally })
+}
+
+/// Builds the `planned` sessions in parallel into their slots of `synced`
+/// (reporting progress) and brings the cold term dictionary up to date when
+/// a global synchronization built a cold record; returns how many sources
+/// were unavailable.
+fn build_planned(
+  engine: &Engine,
+  index: &Index,
+  scope: &Scope,
+  branches: Branches,
+  planned: Vec<Planned>,
+  synced: &mut [Synced],
+  reasons: &mut BTreeSet<Reason>,
+) -> usize {
   let plan = progress::SyncProgress {
-    eligible_sessions: eligible.len() as u64,
+    eligible_sessions: synced.len() as u64,
     fresh_sessions: synced.iter().filter(|s| s.record.is_some()).count() as u64,
-    sessions_to_index: to_build.len() as u64,
-    bytes_to_index,
+    sessions_to_index: planned.len() as u64,
+    bytes_to_index: planned.iter().map(|p| p.3).sum(),
     ..Default::default()
   };
   let tracker = progress::Tracker::start(engine.progress.as_ref(), plan);
-  let built: Vec<(usize, Result<build::Persisted, Reason>)> = to_build
+  let built: Vec<(usize, Result<build::Persisted, Reason>)> = planned
     .into_par_iter()
     .map(|(slot, source, tier, cost)| {
       let record = build::build(engine, index, &source, tier, branches);
@@ -421,11 +474,9 @@ fn sync_changed(
   // changed again (at 100,000 sessions ten calls rebuilt all shards ten times).
   let complete = !reasons.iter().any(|r| r.is_sync_budget());
   if cold_built && complete && *scope == Scope::Global {
-    prepare_dictionary(engine, index, branches, &synced);
+    prepare_dictionary(engine, index, branches, synced);
   }
-  cleanup::cleanup(index, &on_disk, all, &engine.config, &mut reasons);
-  let coverage = Coverage { unavailable_sessions: unavailable, ..coverage(&synced, reasons) };
-  Ok(SyncResult { coverage, sessions: Arc::new(synced) })
+  unavailable
 }
 
 /// Brings the cold term dictionary up to date with every cold record of a
@@ -445,28 +496,78 @@ fn prepare_dictionary(engine: &Engine, index: &Index, branches: Branches, synced
   dictionary::refresh(&index.dir, branches, &candidates, engine.config.max_cold_cache_bytes);
 }
 
-fn coverage(synced: &[Synced], mut record_reasons: BTreeSet<Reason>) -> Coverage {
-  let indexed: Vec<&CacheRecord> = synced.iter().filter_map(|s| s.record.as_deref()).collect();
-  let mut incomplete = 0;
-  for record in &indexed {
+/// The records' part of a synchronization's coverage, kept with the last
+/// synchronization so a patch adjusts it per session instead of adding up
+/// every record again.
+#[derive(Debug, Clone, Default)]
+struct Tally {
+  indexed: usize,
+  incomplete: usize,
+  /// Answer-affecting reasons of incomplete records, each with how many have it.
+  reasons: BTreeMap<Reason, usize>,
+}
+
+impl Tally {
+  fn of(synced: &[Synced]) -> Tally {
+    let mut tally = Tally::default();
+    synced.iter().filter_map(|s| s.record.as_deref()).for_each(|r| tally.add(r));
+    tally
+  }
+
+  fn add(&mut self, record: &CacheRecord) {
+    self.indexed += 1;
     let coverage = record.coverage();
     if !coverage.complete {
-      incomplete += 1;
-      record_reasons.extend(coverage.reasons.iter().copied().filter(|r| r.affects_answers()));
+      self.incomplete += 1;
+      for reason in coverage.reasons.iter().copied().filter(|r| r.affects_answers()) {
+        *self.reasons.entry(reason).or_default() += 1;
+      }
     }
   }
-  let stale = synced.len() - indexed.len();
-  Coverage {
-    complete: record_reasons.iter().all(|r| !r.affects_answers()) && stale == 0,
-    indexed_sessions: indexed.len(),
-    eligible_sessions: synced.len(),
-    stale_sessions: stale,
-    incomplete_sessions: incomplete,
-    unavailable_sessions: 0,
-    reasons: record_reasons.into_iter().collect(),
-    error: None,
+
+  fn remove(&mut self, record: &CacheRecord) {
+    self.indexed -= 1;
+    let coverage = record.coverage();
+    if !coverage.complete {
+      self.incomplete -= 1;
+      for reason in coverage.reasons.iter().filter(|r| r.affects_answers()) {
+        let count = self.reasons.get_mut(reason).expect("a removed record was added");
+        *count -= 1;
+        if *count == 0 {
+          self.reasons.remove(reason);
+        }
+      }
+    }
+  }
+
+  /// The coverage of `eligible` sessions with the synchronization's own `reasons`.
+  fn coverage(&self, eligible: usize, reasons: &BTreeSet<Reason>, unavailable: usize) -> Coverage {
+    let mut reasons = reasons.clone();
+    reasons.extend(self.reasons.keys().copied());
+    let stale = eligible - self.indexed;
+    Coverage {
+      complete: reasons.iter().all(|r| !r.affects_answers()) && stale == 0,
+      indexed_sessions: self.indexed,
+      eligible_sessions: eligible,
+      stale_sessions: stale,
+      incomplete_sessions: self.incomplete,
+      unavailable_sessions: unavailable,
+      reasons: reasons.into_iter().collect(),
+      error: None,
+    }
   }
 }
+
+/// Which synchronization a call ran (tests: proves the patch path ran, or did not).
+#[cfg(test)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Pass {
+  Full,
+  Patched,
+}
+
+#[cfg(test)]
+pub(crate) static PASSES: Mutex<Vec<(PathBuf, Pass)>> = parking_lot::const_mutex(Vec::new());
 
 #[cfg(test)]
 mod tests;
@@ -476,3 +577,6 @@ mod proptests;
 
 #[cfg(test)]
 mod watch_tests;
+
+#[cfg(test)]
+mod patch_tests;

@@ -63,7 +63,7 @@ pub fn list_sources(
 ) -> Vec<Source> {
   let mut jsonl_in = |dir: PathBuf, root: bool| {
     if let Some(arming) = arming.as_deref_mut() {
-      arming.watch(&dir, root);
+      arming.watch(&dir, if root { watch::Kind::Root } else { watch::Kind::Sessions });
     }
     let names = dirs.names(&dir);
     names.iter().filter(|n| root || n.ends_with(".jsonl")).map(|n| dir.join(n)).collect::<Vec<_>>()

@@ -131,7 +131,20 @@ impl Watcher {
   }
 }
 
-/// The dirs a listing reads: the sessions dir and Pi's custom session dir.
+/// What a dir is watched for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+  /// The sessions dir: its entries are project dirs, any change re-lists.
+  Root,
+  /// A dir of session files: their contents; a file that comes or goes re-lists.
+  Sessions,
+  /// Only which names exist (the index dir): every name whose entry came,
+  /// went or was renamed over is reported as changed, contents are not.
+  Entries,
+}
+
+/// The dirs a listing reads: the sessions dir and Pi's custom session dir
+/// (for an [`Kind::Entries`] watcher, the one dir it watches).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Roots {
   pub sessions_dir: PathBuf,
@@ -146,16 +159,15 @@ pub struct Arming<'w> {
 }
 
 impl Arming<'_> {
-  /// Watches `dir` (call before listing it); `root` marks the sessions dir,
-  /// whose project dirs come and go.
-  pub fn watch(&mut self, dir: &Path, root: bool) {
+  /// Watches `dir` for `kind` of change (call before listing it).
+  pub fn watch(&mut self, dir: &Path, kind: Kind) {
     #[cfg(target_os = "linux")]
     {
       let watcher = self.watcher;
-      self.ok = self.ok && watcher.hub.as_ref().is_some_and(|hub| hub.lock().watch(watcher.id, dir, root));
+      self.ok = self.ok && watcher.hub.as_ref().is_some_and(|hub| hub.lock().watch(watcher.id, dir, kind));
     }
     #[cfg(not(target_os = "linux"))]
-    let _ = (dir, root);
+    let _ = (dir, kind);
   }
 
   /// Every dir is watched: from the returned time on (taken after the last

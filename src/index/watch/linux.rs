@@ -1,7 +1,7 @@
 //! The inotify side of the watcher: one instance per process, its watches
 //! shared by every index, events filed per watcher until it drains them.
 
-use super::Drained;
+use super::{Drained, Kind};
 use crate::session::source::now_ns;
 use inotify::{EventMask, Inotify, WatchDescriptor, WatchMask};
 use parking_lot::Mutex;
@@ -20,8 +20,8 @@ const MAX_PENDING: usize = 10_000;
 pub struct Hub {
   inotify: Inotify,
   /// A dir watched by several indexes has one descriptor: (watcher, dir as
-  /// that watcher named it, is it the sessions dir).
-  owners: HashMap<WatchDescriptor, Vec<(u64, PathBuf, bool)>>,
+  /// that watcher named it, what it watches the dir for).
+  owners: HashMap<WatchDescriptor, Vec<(u64, PathBuf, Kind)>>,
   pending: HashMap<u64, Pending>,
   buffer: Vec<u8>,
 }
@@ -32,19 +32,25 @@ struct Pending {
   unknown: bool,
 }
 
-/// Contents, metadata, and the dir's own entries; the watched dir itself
-/// going away is reported as IN_DELETE_SELF / IN_MOVE_SELF / IN_IGNORED.
-fn mask() -> WatchMask {
-  WatchMask::MODIFY
-    | WatchMask::ATTRIB
-    | WatchMask::CLOSE_WRITE
-    | WatchMask::CREATE
+/// The dir's own entries, and for session dirs also contents and metadata;
+/// the watched dir itself going away is reported as IN_DELETE_SELF /
+/// IN_MOVE_SELF / IN_IGNORED. An entries watch leaves out content events:
+/// a cold build writes a record per session without draining, and fewer
+/// events keep the queue from overflowing. MASK_ADD: a dir watched for both
+/// keeps the union.
+fn mask(kind: Kind) -> WatchMask {
+  let entries = WatchMask::CREATE
     | WatchMask::DELETE
     | WatchMask::MOVED_FROM
     | WatchMask::MOVED_TO
     | WatchMask::DELETE_SELF
     | WatchMask::MOVE_SELF
     | WatchMask::ONLYDIR
+    | WatchMask::MASK_ADD;
+  match kind {
+    Kind::Entries => entries,
+    Kind::Sessions | Kind::Root => entries | WatchMask::MODIFY | WatchMask::ATTRIB | WatchMask::CLOSE_WRITE,
+  }
 }
 
 fn is_local(dir: &Path) -> bool {
@@ -88,13 +94,13 @@ impl Hub {
     HUB.get_or_init(Hub::new).clone()
   }
 
-  pub fn watch(&mut self, id: u64, dir: &Path, root: bool) -> bool {
+  pub fn watch(&mut self, id: u64, dir: &Path, kind: Kind) -> bool {
     if !is_local(dir) {
       return false;
     }
-    match self.inotify.watches().add(dir, mask()) {
+    match self.inotify.watches().add(dir, mask(kind)) {
       Ok(wd) => {
-        self.owners.entry(wd).or_default().push((id, dir.to_path_buf(), root));
+        self.owners.entry(wd).or_default().push((id, dir.to_path_buf(), kind));
         self.pending.entry(id).or_default();
         true
       }
@@ -137,9 +143,9 @@ impl Hub {
           continue;
         }
         // Events of a removed watch (IN_IGNORED after release) have no owner left.
-        for (owner, dir, root) in self.owners.get(&event.wd).into_iter().flatten() {
+        for (owner, dir, kind) in self.owners.get(&event.wd).into_iter().flatten() {
           let pending = self.pending.entry(*owner).or_default();
-          match classify(dir, *root, event.mask, event.name) {
+          match classify(dir, *kind, event.mask, event.name) {
             Change::None => {}
             Change::File(path) if pending.changed.last() == Some(&path) => {}
             Change::File(path) if pending.changed.len() < MAX_PENDING => pending.changed.push(path),
@@ -166,15 +172,23 @@ enum Change {
   Unknown,
 }
 
-fn classify(dir: &Path, root: bool, mask: EventMask, name: Option<&OsStr>) -> Change {
+fn classify(dir: &Path, kind: Kind, mask: EventMask, name: Option<&OsStr>) -> Change {
   let gone = EventMask::DELETE_SELF | EventMask::MOVE_SELF | EventMask::IGNORED | EventMask::UNMOUNT;
   if mask.intersects(gone) {
     return Change::Unknown;
   }
   let entries = EventMask::CREATE | EventMask::DELETE | EventMask::MOVED_FROM | EventMask::MOVED_TO;
-  // The sessions dir lists project dirs (or links to them): any entry change re-lists.
-  if root {
-    return if mask.intersects(entries) { Change::Unknown } else { Change::None };
+  match kind {
+    // The sessions dir lists project dirs (or links to them): any entry change re-lists.
+    Kind::Root => return if mask.intersects(entries) { Change::Unknown } else { Change::None },
+    // Every name whose entry came, went or was renamed over.
+    Kind::Entries => {
+      return match name {
+        Some(name) if mask.intersects(entries) => Change::File(dir.join(name)),
+        _ => Change::None,
+      }
+    }
+    Kind::Sessions => {}
   }
   let Some(name) = name.filter(|n| Path::new(n).extension() == Some(OsStr::new("jsonl"))) else {
     return Change::None;

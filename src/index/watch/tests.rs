@@ -9,8 +9,8 @@ fn armed(dir: &Path) -> (Watcher, Roots) {
 fn armed_on(dir: &Path, watcher: Watcher) -> (Watcher, Roots) {
   let roots = Roots { sessions_dir: dir.to_path_buf(), session_dir: None };
   let mut arming = watcher.arm(&roots);
-  arming.watch(dir, true);
-  arming.watch(&dir.join("p"), false);
+  arming.watch(dir, Kind::Root);
+  arming.watch(&dir.join("p"), Kind::Sessions);
   assert!(arming.finish().is_some(), "a tmpfs or local test dir can be watched");
   (watcher, roots)
 }

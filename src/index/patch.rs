@@ -1,0 +1,109 @@
+//! The incremental synchronization: when the session watch names only a few
+//! changed files and everything else the last synchronization depended on
+//! still holds, only those sessions are checked and rebuilt, and the last
+//! result is patched (their entries in the session list, the coverage
+//! tally) instead of a full pass over every session.
+//!
+//! It answers as the full pass would: the caller has already checked the
+//! same inputs (scope, settings, live branch: the sync key) and the same
+//! index dir listing; here every other session must be vouched for by the
+//! watch (an old stamp is not enough: after an overflow, or without a watch,
+//! every file is in doubt), the paths and their order (which decides tiers)
+//! must be the same, and each changed file must be in the last result and
+//! still in scope. The changed sessions then go through the full pass's own
+//! steps (load and verify, budget, build, dictionary). Not done here:
+//! orphan cleanup (no source is gone when the paths are the same; temp files
+//! of crashed writers wait for the next full pass, as with the unchanged
+//! shortcut).
+
+use super::resident::PolicyCheck;
+use super::{build, build_planned, in_scope, ownership, Budget, LastSync, Outcome, Source, SyncResult};
+use super::{Index, Scope};
+use crate::engine::Engine;
+use crate::error::ContractError;
+use crate::session::lineage::Branches;
+use std::sync::Arc;
+
+/// More changed files than this: a full pass (it checks them in parallel).
+const MAX_PATCHED: usize = 8;
+
+/// The patched result, `None` when a full pass is needed.
+pub(super) fn patch(
+  engine: &Engine,
+  index: &Index,
+  scope: &Scope,
+  branches: Branches,
+  last: &LastSync,
+  all: &[Source],
+  names: &[String],
+) -> Option<Result<Outcome, ContractError>> {
+  let changed = changed(last, all)?;
+  let discovery = engine.discovery();
+  let project = (*scope == Scope::Project).then(|| discovery.project_dir());
+  let mut slots = Vec::with_capacity(changed.len());
+  for &at in &changed {
+    let source = &all[at];
+    let slot = last.result.sessions.iter().position(|s| s.path == source.path)?;
+    if !in_scope(index, &discovery, project.as_deref(), source) {
+      return None;
+    }
+    slots.push((slot, source));
+  }
+  if let Err(e) = ownership::check(engine, &index.dir, names) {
+    return Some(Err(e));
+  }
+  #[cfg(test)]
+  super::PASSES.lock().push((index.dir.clone(), super::Pass::Patched));
+  let policies = PolicyCheck::new(&engine.config, branches);
+  let mut synced = (*last.result.sessions).clone();
+  let mut tally = last.tally.clone();
+  let mut reasons = last.reasons.clone();
+  let mut budget = Budget { sessions: 0, bytes: 0 };
+  let mut planned = Vec::new();
+  for &(slot, source) in &slots {
+    let tier = synced[slot].tier;
+    if let Some(old) = synced[slot].record.take() {
+      tally.remove(&old);
+    }
+    match build::load_fresh(engine, index, &policies, source, tier, branches, names) {
+      Some(record) => synced[slot].record = Some(record),
+      None => {
+        let cost = build::planned_cost(index, source, tier, branches);
+        // Over a budget: the full pass reports it.
+        budget.charge(&engine.config, cost).ok()?;
+        planned.push((slot, source.clone(), tier, cost));
+      }
+    }
+  }
+  let unavailable = build_planned(engine, index, scope, branches, planned, &mut synced, &mut reasons);
+  for &(slot, _) in &slots {
+    if let Some(record) = &synced[slot].record {
+      tally.add(record);
+    }
+  }
+  let coverage = tally.coverage(synced.len(), &reasons, unavailable);
+  Some(Ok(Outcome { result: SyncResult { coverage, sessions: Arc::new(synced) }, reasons, tally }))
+}
+
+/// The positions in `all` of the sources the watch does not vouch for since
+/// the last synchronization listed them; `None` when the paths differ from
+/// the last listing's (a file came, went or moved in the order) or too many
+/// changed.
+fn changed(last: &LastSync, all: &[Source]) -> Option<Vec<usize>> {
+  if last.sources.len() != all.len() {
+    return None;
+  }
+  let mut changed = Vec::new();
+  for (at, (was, now)) in last.sources.iter().zip(all).enumerate() {
+    if was.path != now.path {
+      return None;
+    }
+    if was.stamp != now.stamp || !now.quiet_since(last.listed_ns) {
+      changed.push(at);
+      if changed.len() > MAX_PATCHED {
+        return None;
+      }
+    }
+  }
+  Some(changed)
+}
