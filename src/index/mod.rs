@@ -95,6 +95,9 @@ pub struct Index {
   elsewhere: Mutex<HashSet<String>>,
   /// The previous synchronization, reused while nothing it depended on changed.
   last: Mutex<Option<LastSync>>,
+  /// Bumped when a query drops `last` (`rebuild_cold`): a synchronization
+  /// that started before keeps nothing, so the drop is never undone.
+  generation: std::sync::atomic::AtomicU64,
   /// Change notification for the session dirs, and the listing it keeps current.
   watcher: watch::Watcher,
   listed: Mutex<Option<Listed>>,
@@ -107,7 +110,6 @@ struct Listed {
 }
 
 /// What a synchronization depended on, and its result.
-#[derive(Clone)]
 struct LastSync {
   key: String,
   sources: Arc<Vec<Source>>,
@@ -149,6 +151,7 @@ impl Index {
           owners: Mutex::default(),
           elsewhere: Mutex::default(),
           last: Mutex::default(),
+          generation: Default::default(),
           watcher: Default::default(),
           listed: Mutex::default(),
         })
@@ -294,6 +297,7 @@ pub(crate) fn rebuild_cold(engine: &Engine, path: &Path, branches: Branches) -> 
   // One builder per index at a time, as in `sync`: a concurrent sync never
   // builds the same session beside it.
   let _guard = index.sync_lock.lock();
+  index.generation.fetch_add(1, std::sync::atomic::Ordering::AcqRel);
   index.last.lock().take();
   let source = Source::of(path.to_path_buf(), &fs::metadata(path).ok()?);
   build::build(engine, &index, &source, Tier::Cold, branches).ok().map(|(record, _)| record)
@@ -308,24 +312,19 @@ pub fn sync(engine: &Engine, scope: &Scope, branches: Branches) -> Result<SyncRe
   let listed_ns = now_ns();
   let names = index.names(engine);
   let key = sync_key(engine, scope, branches);
-  let last = index.last.lock().clone().filter(|last| last.key == key && Arc::ptr_eq(&last.names, &names));
-  if let Some(last) = &last {
-    // Same inputs, every source unchanged (the watch vouches for it, or its
-    // stamp is unchanged and old enough to prove it), the index dir
-    // untouched (our own writes leave its listing as it was): the previous
-    // answer still holds.
-    let proven = |b: &Source| b.quiet_since(last.listed_ns) || b.stamp.proves_unchanged_since(last.at_ns);
-    let unchanged = if Arc::ptr_eq(&last.sources, &all) {
-      all.iter().all(proven)
-    } else {
-      last.sources.len() == all.len()
-        && last.sources.iter().zip(all.iter()).all(|(a, b)| a.path == b.path && a.stamp == b.stamp && proven(b))
-    };
-    if unchanged {
-      return Ok(last.result.clone());
+  let generation = index.generation.load(std::sync::atomic::Ordering::Acquire);
+  // Taken, not cloned: a patch then updates the only copy of the session
+  // list in place (no 1,000-entry clone and drop per append).
+  let last = index.last.lock().take().filter(|last| last.key == key && Arc::ptr_eq(&last.names, &names));
+  let last = match last {
+    Some(last) if unchanged(&last, &all) => {
+      let result = last.result.clone();
+      index.remember(generation, last);
+      return Ok(result);
     }
-  }
-  let outcome = match last.as_ref().and_then(|last| patch::patch(engine, &index, scope, branches, last, &all, &names)) {
+    other => other,
+  };
+  let outcome = match last.and_then(|last| patch::patch(engine, &index, scope, branches, last, &all, &names)) {
     Some(patched) => patched?,
     None => sync_changed(engine, &index, scope, branches, &all, &names)?,
   };
@@ -337,17 +336,37 @@ pub fn sync(engine: &Engine, scope: &Scope, branches: Branches) -> Result<SyncRe
     // and so is a cleanup that ran out of budget.
     && !result.coverage.reasons.iter().any(|r| matches!(r, Reason::IndexWriteFailed | Reason::CacheCleanupBudget))
     && !result.coverage.reasons.iter().any(|r| r.is_sync_budget());
-  *index.last.lock() = reusable.then(|| LastSync {
-    key,
-    sources: all,
-    names: index.names(engine),
-    at_ns: started_ns,
-    listed_ns,
-    result: outcome.result,
-    reasons: outcome.reasons,
-    tally: outcome.tally,
-  });
+  if reusable {
+    let names = index.names(engine);
+    let (result, reasons, tally) = (outcome.result, outcome.reasons, outcome.tally);
+    let last = LastSync { key, sources: all, names, at_ns: started_ns, listed_ns, result, reasons, tally };
+    index.remember(generation, last);
+  }
   Ok(result)
+}
+
+/// Same inputs (the caller checked the key and the index dir's names),
+/// every source unchanged (the watch vouches for it, or its stamp is
+/// unchanged and old enough to prove it): the previous answer still holds.
+fn unchanged(last: &LastSync, all: &Arc<Vec<Source>>) -> bool {
+  let proven = |b: &Source| b.quiet_since(last.listed_ns) || b.stamp.proves_unchanged_since(last.at_ns);
+  if Arc::ptr_eq(&last.sources, all) {
+    all.iter().all(proven)
+  } else {
+    last.sources.len() == all.len()
+      && last.sources.iter().zip(all.iter()).all(|(a, b)| a.path == b.path && a.stamp == b.stamp && proven(b))
+  }
+}
+
+impl Index {
+  /// Keeps `last` for the next call, unless a query dropped the last
+  /// synchronization since `generation` was read.
+  fn remember(&self, generation: u64, last: LastSync) {
+    let mut slot = self.last.lock();
+    if self.generation.load(std::sync::atomic::Ordering::Acquire) == generation {
+      *slot = Some(last);
+    }
+  }
 }
 
 /// A synchronization's result and what a later patch of it needs.

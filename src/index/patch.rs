@@ -33,11 +33,11 @@ pub(super) fn patch(
   index: &Index,
   scope: &Scope,
   branches: Branches,
-  last: &LastSync,
+  last: LastSync,
   all: &[Source],
   names: &[String],
 ) -> Option<Result<Outcome, ContractError>> {
-  let changed = changed(last, all)?;
+  let changed = changed(&last, all)?;
   let discovery = engine.discovery();
   let project = (*scope == Scope::Project).then(|| discovery.project_dir());
   let mut slots = Vec::with_capacity(changed.len());
@@ -55,9 +55,10 @@ pub(super) fn patch(
   #[cfg(test)]
   super::PASSES.lock().push((index.dir.clone(), super::Pass::Patched));
   let policies = PolicyCheck::new(&engine.config, branches);
-  let mut synced = (*last.result.sessions).clone();
-  let mut tally = last.tally.clone();
-  let mut reasons = last.reasons.clone();
+  let LastSync { result, mut tally, mut reasons, .. } = last;
+  // In place when no caller still holds the last result.
+  let mut sessions = result.sessions;
+  let synced = Arc::make_mut(&mut sessions);
   let mut budget = Budget { sessions: 0, bytes: 0 };
   let mut planned = Vec::new();
   for &(slot, source) in &slots {
@@ -75,14 +76,14 @@ pub(super) fn patch(
       }
     }
   }
-  let unavailable = build_planned(engine, index, scope, branches, planned, &mut synced, &mut reasons);
+  let unavailable = build_planned(engine, index, scope, branches, planned, synced, &mut reasons);
   for &(slot, _) in &slots {
     if let Some(record) = &synced[slot].record {
       tally.add(record);
     }
   }
   let coverage = tally.coverage(synced.len(), &reasons, unavailable);
-  Some(Ok(Outcome { result: SyncResult { coverage, sessions: Arc::new(synced) }, reasons, tally }))
+  Some(Ok(Outcome { result: SyncResult { coverage, sessions }, reasons, tally }))
 }
 
 /// The positions in `all` of the sources the watch does not vouch for since

@@ -92,7 +92,13 @@ fn an_append_is_patched_in_and_answers_as_a_full_sync() {
   // changed since, so the next call reuses the result.
   observe(&fx, &engine);
   assert_eq!(passes(&engine), [], "the unchanged shortcut holds after our own write");
-  // An append to the older session makes it the newest: tiers move, so the full pass.
+  // An append to the older session makes it the newest: tiers move, so the
+  // full pass. (The newest goes back in time first: two appends in one
+  // timestamp tick would keep the order.)
+  let back = SystemTime::now() - Duration::from_secs(50);
+  fs::File::options().write(true).open(&newest).unwrap().set_modified(back).unwrap();
+  observe(&fx, &engine);
+  passes(&engine);
   append(&older, &entry("b-1", Some("b-0"), "appended yankee"));
   assert_eq!(observe(&fx, &engine), from_scratch(&fx, config, 1));
   assert_eq!(passes(&engine), [Pass::Full]);
