@@ -15,7 +15,7 @@ use crate::session::entry::{Normalized, Policy};
 use crate::session::lineage::{self, Branches, Lineage, LiveBranch, Node};
 use crate::session::normalize::{normalize_selected, Normalizer};
 use crate::session::parse::{self, ParsedSession, Resume};
-use crate::session::source::{now_ns, read_source, sha256_hex, SourceFile, StatStamp};
+use crate::session::source::{now_ns, read_source_resuming, SourceFile, StatStamp};
 use std::borrow::Cow;
 use std::collections::HashSet;
 use std::fs;
@@ -109,20 +109,25 @@ impl Built {
   }
 }
 
-/// `bytes` are the file's own bytes. A file whose decoded text has other
+/// `source` holds the file's own bytes. A file whose decoded text has other
 /// offsets (invalid UTF-8 became U+FFFD) gets `complete_len` 0: it cannot
 /// resume, every change is a full parse.
 fn resume_state(
   parsed: &ParsedSession<'_>,
   nodes: Vec<Node>,
   lineage: &Lineage,
-  bytes: &[u8],
+  source: &SourceFile,
   same_offsets: bool,
 ) -> ResumeState {
   let complete_len = if same_offsets { parsed.complete_len } else { 0 };
   ResumeState {
     complete_len: complete_len as u64,
-    prefix_hash: sha256_hex(&bytes[..complete_len]),
+    // Usually the whole file (it ends with a newline): its hash is known.
+    prefix_hash: if complete_len == source.bytes.len() {
+      source.sha256.clone()
+    } else {
+      source.prefix_sha256(complete_len)
+    },
     last_line_no: parsed.last_line_no as u64,
     header: parsed.header.clone(),
     nodes,
@@ -137,7 +142,7 @@ fn full(source: &SourceFile, branches: Branches, live: Option<&LiveBranch>, poli
   let lineage = lineage::select_nodes(&nodes, branches, live);
   let mut normalized = normalize_selected(Normalizer::new(policy), parsed.records.iter(), &lineage);
   normalized.reasons.extend(decoded.reasons());
-  let resume = resume_state(&parsed, nodes, &lineage, &source.bytes, decoded.same_offsets());
+  let resume = resume_state(&parsed, nodes, &lineage, source, decoded.same_offsets());
   Ok(Built { normalized, resume, fingerprint: lineage.fingerprint, branches })
 }
 
@@ -151,7 +156,7 @@ fn incremental(stale: &CacheRecord, source: &SourceFile, live: Option<&LiveBranc
   if !same_file || stale.size != old.complete_len || source.bytes.len() <= prefix {
     return None;
   }
-  if sha256_hex(&source.bytes[..prefix]) != old.prefix_hash {
+  if source.prefix_sha256(prefix) != old.prefix_hash {
     return None;
   }
   // Only the appended bytes are decoded; a tail that would shift offsets
@@ -191,7 +196,7 @@ fn incremental(stale: &CacheRecord, source: &SourceFile, live: Option<&LiveBranc
   let mut normalized =
     normalize_selected(Normalizer::resume(policy, shard.normalized()), tail.records.iter(), &lineage);
   normalized.reasons.extend(tail_decoded.reasons());
-  let mut state = resume_state(&tail, nodes, &lineage, &source.bytes, true);
+  let mut state = resume_state(&tail, nodes, &lineage, source, true);
   state.header = old.header.clone();
   Some(Built { normalized, resume: state, fingerprint: lineage.fingerprint, branches: stale.branches })
 }
@@ -240,14 +245,19 @@ pub fn build(
   tier: Tier,
   branches: Branches,
 ) -> Result<Persisted, Reason> {
-  let read = read_source(&source.path, engine.config.max_sync_source_bytes).map_err(|e| match e {
-    ReadError::Io(e) if e.kind() == std::io::ErrorKind::Interrupted => Reason::SourceChangedDuringIndex,
-    // Grown past the budget since it was charged (or it lied about its size).
-    ReadError::TooLarge { .. } => Reason::MaxSyncSourceBytes,
-    _ => Reason::SourceUnavailable,
-  })?;
-  let live = live_branch(engine, source, branches);
   let stale = index.resident.get(&source.path, branches).map(|r| r.record.clone());
+  let resume_at = stale.as_deref().and_then(|r| match &r.body {
+    Body::Hot(shard) if tier == Tier::Hot => shard.resume.as_ref().map(|resume| resume.complete_len as usize),
+    _ => None,
+  });
+  let read =
+    read_source_resuming(&source.path, engine.config.max_sync_source_bytes, resume_at).map_err(|e| match e {
+      ReadError::Io(e) if e.kind() == std::io::ErrorKind::Interrupted => Reason::SourceChangedDuringIndex,
+      // Grown past the budget since it was charged (or it lied about its size).
+      ReadError::TooLarge { .. } => Reason::MaxSyncSourceBytes,
+      _ => Reason::SourceUnavailable,
+    })?;
+  let live = live_branch(engine, source, branches);
   let stale =
     stale.filter(|r| r.tier() == tier && r.policy == policy(&engine.config, tier, branches, &r.lineage_fingerprint));
   let reusable = |r: &&CacheRecord| r.source_hash == read.sha256 && live.is_none() && !r.content_unreadable();

@@ -88,8 +88,20 @@ pub struct SourceFile {
   pub bytes: Vec<u8>,
   pub stamp: StatStamp,
   pub sha256: String,
+  /// The SHA-256 of the first `.0` bytes, when asked for (see [`read_source_resuming`]).
+  pub prefix_sha256: Option<(usize, String)>,
   /// When the bytes were read (taken before the read).
   pub read_ns: i128,
+}
+
+impl SourceFile {
+  /// The SHA-256 of the first `len` bytes (from the read's own pass when it was asked for that length).
+  pub fn prefix_sha256(&self, len: usize) -> String {
+    match &self.prefix_sha256 {
+      Some((at, hash)) if *at == len => hash.clone(),
+      _ => sha256_hex(&self.bytes[..len]),
+    }
+  }
 }
 
 pub fn sha256_hex(bytes: &[u8]) -> String {
@@ -114,6 +126,13 @@ const READ_ATTEMPTS: usize = 3;
 /// changing during every attempt is reported as `Io(Interrupted)` so callers
 /// can name it `source_changed_during_index`.
 pub fn read_source(path: &Path, limit: u64) -> Result<SourceFile, ReadError> {
+  read_source_resuming(path, limit, None)
+}
+
+/// [`read_source`], also hashing the first `prefix` bytes in the same pass
+/// (an append resumes after a prefix it must prove unchanged: one pass over
+/// the file, not two).
+pub fn read_source_resuming(path: &Path, limit: u64, prefix: Option<usize>) -> Result<SourceFile, ReadError> {
   for _ in 0..READ_ATTEMPTS {
     let read_ns = now_ns();
     let (file, metadata) = fsread::open_regular(path, Links::Follow)?;
@@ -124,11 +143,21 @@ pub fn read_source(path: &Path, limit: u64) -> Result<SourceFile, ReadError> {
     };
     let after = StatStamp::of(&fs::metadata(path)?);
     if before == after && bytes.len() as u64 == after.size {
-      let sha256 = sha256_hex(&bytes);
-      return Ok(SourceFile { path: path.to_path_buf(), bytes, stamp: after, sha256, read_ns });
+      let (sha256, prefix_sha256) = hash_with_prefix(&bytes, prefix);
+      return Ok(SourceFile { path: path.to_path_buf(), bytes, stamp: after, sha256, prefix_sha256, read_ns });
     }
   }
   Err(ReadError::Io(io::Error::new(io::ErrorKind::Interrupted, "source changed during read")))
+}
+
+/// The SHA-256 of `bytes`, and of its first `prefix` bytes when that many exist.
+fn hash_with_prefix(bytes: &[u8], prefix: Option<usize>) -> (String, Option<(usize, String)>) {
+  let Some(at) = prefix.filter(|&at| at <= bytes.len()) else { return (sha256_hex(bytes), None) };
+  let mut hasher = Sha256::new();
+  hasher.update(&bytes[..at]);
+  let head = hex(&hasher.clone().finalize());
+  hasher.update(&bytes[at..]);
+  (hex(&hasher.finalize()), Some((at, head)))
 }
 
 /// Is `path` still exactly `size` bytes hashing to `sha256`? (Bounded by
@@ -144,6 +173,16 @@ mod tests {
   #[test]
   fn hashes_are_lowercase_sha256() {
     assert_eq!(sha256_hex(b"abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+  }
+
+  #[test]
+  fn the_prefix_hash_of_one_pass_equals_its_own() {
+    let bytes = b"abcdefgh".repeat(100);
+    for at in [0, 1, 64, 65, 799, 800] {
+      let (whole, head) = hash_with_prefix(&bytes, Some(at));
+      assert_eq!((whole, head), (sha256_hex(&bytes), Some((at, sha256_hex(&bytes[..at])))));
+    }
+    assert_eq!(hash_with_prefix(&bytes, Some(801)), (sha256_hex(&bytes), None));
   }
 
   #[test]
