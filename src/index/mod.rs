@@ -95,9 +95,6 @@ pub struct Index {
   elsewhere: Mutex<HashSet<String>>,
   /// The previous synchronization, reused while nothing it depended on changed.
   last: Mutex<Option<LastSync>>,
-  /// Bumped when a query drops `last` (`rebuild_cold`): a synchronization
-  /// that started before keeps nothing, so the drop is never undone.
-  generation: std::sync::atomic::AtomicU64,
   /// Change notification for the session dirs, and the listing it keeps current.
   watcher: watch::Watcher,
   listed: Mutex<Option<Listed>>,
@@ -151,7 +148,6 @@ impl Index {
           owners: Mutex::default(),
           elsewhere: Mutex::default(),
           last: Mutex::default(),
-          generation: Default::default(),
           watcher: Default::default(),
           listed: Mutex::default(),
         })
@@ -297,7 +293,6 @@ pub(crate) fn rebuild_cold(engine: &Engine, path: &Path, branches: Branches) -> 
   // One builder per index at a time, as in `sync`: a concurrent sync never
   // builds the same session beside it.
   let _guard = index.sync_lock.lock();
-  index.generation.fetch_add(1, std::sync::atomic::Ordering::AcqRel);
   index.last.lock().take();
   let source = Source::of(path.to_path_buf(), &fs::metadata(path).ok()?);
   build::build(engine, &index, &source, Tier::Cold, branches).ok().map(|(record, _)| record)
@@ -312,14 +307,14 @@ pub fn sync(engine: &Engine, scope: &Scope, branches: Branches) -> Result<SyncRe
   let listed_ns = now_ns();
   let names = index.names(engine);
   let key = sync_key(engine, scope, branches);
-  let generation = index.generation.load(std::sync::atomic::Ordering::Acquire);
   // Taken, not cloned: a patch then updates the only copy of the session
-  // list in place (no 1,000-entry clone and drop per append).
+  // list in place (no 1,000-entry clone and drop per append). Only a
+  // builder under the sync lock (`rebuild_cold`) drops it meanwhile.
   let last = index.last.lock().take().filter(|last| last.key == key && Arc::ptr_eq(&last.names, &names));
   let last = match last {
     Some(last) if unchanged(&last, &all) => {
       let result = last.result.clone();
-      index.remember(generation, last);
+      *index.last.lock() = Some(last);
       return Ok(result);
     }
     other => other,
@@ -340,7 +335,7 @@ pub fn sync(engine: &Engine, scope: &Scope, branches: Branches) -> Result<SyncRe
     let names = index.names(engine);
     let (result, reasons, tally) = (outcome.result, outcome.reasons, outcome.tally);
     let last = LastSync { key, sources: all, names, at_ns: started_ns, listed_ns, result, reasons, tally };
-    index.remember(generation, last);
+    *index.last.lock() = Some(last);
   }
   Ok(result)
 }
@@ -355,17 +350,6 @@ fn unchanged(last: &LastSync, all: &Arc<Vec<Source>>) -> bool {
   } else {
     last.sources.len() == all.len()
       && last.sources.iter().zip(all.iter()).all(|(a, b)| a.path == b.path && a.stamp == b.stamp && proven(b))
-  }
-}
-
-impl Index {
-  /// Keeps `last` for the next call, unless a query dropped the last
-  /// synchronization since `generation` was read.
-  fn remember(&self, generation: u64, last: LastSync) {
-    let mut slot = self.last.lock();
-    if self.generation.load(std::sync::atomic::Ordering::Acquire) == generation {
-      *slot = Some(last);
-    }
   }
 }
 
