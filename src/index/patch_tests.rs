@@ -2,33 +2,21 @@
 //! same result and answers after every change it takes, and a full pass for
 //! every change the watch cannot vouch for.
 
+use super::watch_tests::{session, write};
 use super::*;
 use crate::ops::recall::recall;
 use crate::query::plan::RecallRequest;
-use crate::testing::{proptest_config, AgentDir, CWD};
+use crate::testing::{proptest_config, AgentDir};
 use proptest::prelude::*;
 use proptest::test_runner::TestRunner;
 use serde_json::json;
 use std::io::Write;
 use std::time::{Duration, SystemTime};
 
-fn session(id: &str, text: &str) -> String {
-  let header = json!({"type": "session", "version": 3, "id": id, "timestamp": "2026-01-01T00:00:00.000Z", "cwd": CWD});
-  format!("{header}\n{}", entry(&format!("{id}-0"), None, text))
-}
-
 fn entry(id: &str, parent: Option<&str>, text: &str) -> String {
   let entry = json!({"type": "message", "id": id, "parentId": parent, "timestamp": "2026-01-01T00:00:01.000Z",
     "message": {"role": "user", "content": text}});
   format!("{entry}\n")
-}
-
-fn write(fx: &AgentDir, id: &str, text: &str, age_secs: u64) -> PathBuf {
-  let path = fx.project.join(format!("{id}.jsonl"));
-  fs::write(&path, session(id, text)).unwrap();
-  let when = SystemTime::now() - Duration::from_secs(age_secs);
-  fs::File::options().write(true).open(&path).unwrap().set_modified(when).unwrap();
-  path
 }
 
 fn append(path: &Path, bytes: &str) {

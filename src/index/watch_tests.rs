@@ -9,14 +9,14 @@ use serde_json::{json, Value};
 use std::io::Write;
 use std::time::{Duration, SystemTime};
 
-fn session(id: &str, text: &str) -> String {
+pub(super) fn session(id: &str, text: &str) -> String {
   let header = json!({"type": "session", "version": 3, "id": id, "timestamp": "2026-01-01T00:00:00.000Z", "cwd": CWD});
   let entry = json!({"type": "message", "id": format!("{id}-0"), "parentId": null, "timestamp": "2026-01-01T00:00:01.000Z",
     "message": {"role": "user", "content": text}});
   format!("{header}\n{entry}\n")
 }
 
-fn write(fx: &AgentDir, id: &str, text: &str, age_secs: u64) -> PathBuf {
+pub(super) fn write(fx: &AgentDir, id: &str, text: &str, age_secs: u64) -> PathBuf {
   let path = fx.project.join(format!("{id}.jsonl"));
   fs::write(&path, session(id, text)).unwrap();
   let when = SystemTime::now() - Duration::from_secs(age_secs);
