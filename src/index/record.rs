@@ -452,6 +452,29 @@ mod tests {
   }
 
   #[test]
+  fn a_cold_head_longer_than_the_first_read_is_read_whole() {
+    let entries = (0..3)
+      .map(|i| crate::session::entry::Entry { index: i, text: format!("term{i}"), ..Default::default() })
+      .collect();
+    let mut digest = ColdDigest::build(&Normalized { entries, reasons: Default::default() }, 1 << 20);
+    digest.files_touched = (0..50).map(|i| format!("src/{}/{i}.ts", "deep".repeat(40))).collect();
+    let mut original = CacheRecord { body: Body::Cold(digest), ..record() };
+    let bytes = original.encode().unwrap();
+    let head_len = u32::from_le_bytes(bytes[8..12].try_into().unwrap()) as u64;
+    assert!(head_len > COLD_HEAD_READ, "the head ({head_len} bytes) needs the second read");
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("r.cold");
+    fs::write(&path, &bytes).unwrap();
+    let opened = open(&path, Tier::Cold, 1 << 20).unwrap().expect("an intact record");
+    let (Body::Cold(read), Body::Cold(written)) = (&opened.body, &original.body) else { panic!("cold") };
+    assert_eq!(read.files_touched, written.files_touched);
+    assert_eq!(read.content().unwrap().vocabulary.to_vec(), ["term0", "term1", "term2"]);
+    // Cut inside the head: neither read gives an intact head.
+    fs::write(&path, &bytes[..head_len as usize]).unwrap();
+    assert!(open(&path, Tier::Cold, 1 << 20).unwrap().is_none());
+  }
+
+  #[test]
   fn every_single_bit_flip_is_detected() {
     let mut original = record();
     let bytes = original.encode().unwrap();
