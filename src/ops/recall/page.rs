@@ -81,7 +81,7 @@ fn rounded(score: f64) -> f64 {
 
 impl Search<'_> {
   fn entry_hit(&self, slot: usize, doc: usize, score: f64) -> Hit {
-    let session = &self.sessions[slot];
+    let session = self.sessions.at(slot);
     let entry = self.entry(slot, doc);
     let (snippet, cut) = snippet(&entry.text, self.request.query.terms(), self.request.snippet_chars);
     Hit::Entry(Box::new(EntryHit {
@@ -98,12 +98,12 @@ impl Search<'_> {
   }
 
   /// Pi's live branch, when `session` is the live session.
-  pub(super) fn live_branch(&self, session: &Searched) -> Option<&LiveBranch> {
+  pub(super) fn live_branch(&self, session: Searched<'_>) -> Option<&LiveBranch> {
     self.live.filter(|live| live.file.as_os_str() == session.file()).map(|live| &live.branch)
   }
 
   /// `memory.expand` of one entry, bound to the prefix and lineage it came from.
-  fn follow(&self, session: &Searched, entry: &Entry) -> Call {
+  fn follow(&self, session: Searched<'_>, entry: &Entry) -> Call {
     let mut args = Map::new();
     args.insert("session".into(), json!(session.file()));
     let issuer = session.issuer(self.request.branches, self.live_branch(session));
@@ -114,7 +114,7 @@ impl Search<'_> {
   }
 
   fn session_hit(&self, slot: usize, score: f64, matched: &[String], structural: usize) -> Hit {
-    let session = &self.sessions[slot];
+    let session = self.sessions.at(slot);
     let digest = session.digest().expect("cold session");
     Hit::Session(Box::new(SessionHit {
       session_id: session.session_id().to_string(),
@@ -130,7 +130,7 @@ impl Search<'_> {
 
   /// The request's arguments pinned to one session as it is now: its
   /// source prefix and its lineage up to the last record on disk.
-  fn bound_args(&self, session: &Searched, fresh_start: bool) -> Map<String, Value> {
+  fn bound_args(&self, session: Searched<'_>, fresh_start: bool) -> Map<String, Value> {
     let mut args = self.request.args.clone();
     if fresh_start {
       args.remove("offset");
@@ -154,10 +154,10 @@ impl Search<'_> {
   }
 
   fn next_call(&self, offset: usize) -> Call {
-    let mut args = match self.sessions.as_slice() {
+    let mut args = match self.sessions.only() {
       // A single-session continuation is bound to that session's bytes.
-      [only] => self.bound_args(only, false),
-      _ => self.request.args.clone(),
+      Some(only) => self.bound_args(only, false),
+      None => self.request.args.clone(),
     };
     args.insert("offset".into(), json!(offset));
     Call { reference: "memory.recall", args: Value::Object(args) }

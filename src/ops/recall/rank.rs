@@ -17,9 +17,9 @@ impl Search<'_> {
         let key = match &item {
           Item::Entry { session, doc, score } => {
             // An entry's index is its position in the shard.
-            (*score, self.sessions[*session].mtime, 0, *doc, *session)
+            (*score, self.sessions.at(*session).mtime(), 0, *doc, *session)
           }
-          Item::Session { session, score, .. } => (*score, self.sessions[*session].mtime, 1, 0, *session),
+          Item::Session { session, score, .. } => (*score, self.sessions.at(*session).mtime(), 1, 0, *session),
         };
         (key, item)
       })
@@ -30,7 +30,7 @@ impl Search<'_> {
         .then(mb.total_cmp(ma))
         .then(ka.cmp(kb))
         .then(ia.cmp(ib))
-        .then_with(|| self.sessions[*fa].file().cmp(self.sessions[*fb].file()))
+        .then_with(|| self.sessions.at(*fa).file().cmp(self.sessions.at(*fb).file()))
     };
     if keyed.len() > keep {
       keyed.select_nth_unstable_by(keep, order);

@@ -3,7 +3,7 @@
 //! browse into one stream of items.
 
 use super::docs::{self, Docs};
-use super::searched::Searched;
+use super::searched::{Searched, Sessions};
 use crate::coverage::Reason;
 use crate::engine::Engine;
 use crate::error::ContractError;
@@ -16,7 +16,8 @@ use crate::query::score::{bm25, idf, provenance_weight};
 use crate::session::entry::Entry;
 use crate::session::lineage::LiveBranch;
 use crate::tokenize::nfkc;
-use std::collections::{BTreeSet, HashMap};
+use std::collections::BTreeSet;
+use std::sync::Arc;
 
 const MAX_ENTRY_CANDIDATES: usize = 50_000;
 pub const MAX_DIGEST_CANDIDATES: usize = 10_000;
@@ -32,7 +33,7 @@ fn turn_start(entries: &[Entry], live: &LiveBranch) -> Option<usize> {
 /// `session`'s cold content (see [`Searched::cold_content`]); `None` and
 /// `unreadable` set when it cannot be read.
 fn cold_content<'s>(
-  session: &'s Searched,
+  session: Searched<'s>,
   engine: &Engine,
   branches: crate::session::lineage::Branches,
   unreadable: &std::cell::Cell<bool>,
@@ -71,21 +72,53 @@ fn accumulate(sums: Vec<Scored>, term: impl Iterator<Item = ((usize, usize), f64
   out
 }
 
+/// The cold candidates: the sessions passing the filters, in slot order.
+#[derive(Default)]
+struct Cold {
+  slots: Arc<Vec<usize>>,
+  /// Each candidate's matching address count; `None` without filters (none
+  /// asked for: every count is 0).
+  structural: Option<Vec<usize>>,
+  /// How many of them (from the first) the digest budget admits; all of
+  /// them when the cold term dictionary serves the query.
+  within: usize,
+}
+
+impl Cold {
+  /// Every cold session of the synchronization, no filter asked.
+  fn every(slots: Arc<Vec<usize>>) -> Cold {
+    Cold { within: slots.len().min(MAX_DIGEST_CANDIDATES), slots, structural: None }
+  }
+
+  fn is_every(&self) -> bool {
+    self.structural.is_none()
+  }
+
+  fn structural(&self, at: usize) -> usize {
+    self.structural.as_ref().map_or(0, |counts| counts[at])
+  }
+
+  /// The admitted candidates and their matching address counts.
+  fn admitted(&self) -> impl Iterator<Item = (usize, usize)> + '_ {
+    (0..self.within).map(|at| (self.slots[at], self.structural(at)))
+  }
+
+  fn structural_of(&self, slot: usize) -> usize {
+    self.structural(self.slots.binary_search(&slot).expect("a cold candidate"))
+  }
+}
+
 /// Query state shared by the scoring passes.
 pub(super) struct Search<'r> {
   pub(super) request: &'r RecallRequest,
   engine: &'r Engine,
   config: &'r crate::config::Config,
   pub(super) live: Option<&'r crate::engine::Live>,
-  pub(super) sessions: Vec<Searched>,
-  /// Candidate entries per hot session.
-  hot: Vec<Docs>,
-  /// Cold sessions passing the filters, with their matching address count.
-  cold: Vec<(usize, usize)>,
-  /// Cold candidates past the digest budget: searched only when the cold
-  /// term dictionary serves the query.
-  cold_beyond: Vec<(usize, usize)>,
-  cold_terms: Option<dictionary::Served>,
+  pub(super) sessions: Sessions,
+  /// The hot sessions' slots (ascending) and candidate entries.
+  hot: Vec<(usize, Docs)>,
+  cold: Cold,
+  cold_terms: Option<Arc<dictionary::Served>>,
   index_dir: std::path::PathBuf,
   /// A cold record's content could not be read back when it was needed.
   unreadable: std::cell::Cell<bool>,
@@ -93,15 +126,14 @@ pub(super) struct Search<'r> {
 }
 
 impl<'r> Search<'r> {
-  pub(super) fn new(request: &'r RecallRequest, engine: &'r Engine, sessions: Vec<Searched>) -> Search<'r> {
+  pub(super) fn new(request: &'r RecallRequest, engine: &'r Engine, sessions: Sessions) -> Search<'r> {
     let mut search = Search {
       request,
       engine,
       config: &engine.config,
       live: engine.live.as_ref(),
-      hot: vec![Docs::default(); sessions.len()],
-      cold: Vec::new(),
-      cold_beyond: Vec::new(),
+      hot: Vec::new(),
+      cold: Cold::default(),
       cold_terms: None,
       index_dir: index::index_dir(engine),
       unreadable: Default::default(),
@@ -112,47 +144,49 @@ impl<'r> Search<'r> {
     search
   }
 
-  /// Per session, where the entries recall may see end: the live session
-  /// stops before the turn in progress, which is not evidence about the past.
-  fn visible_ends(&self) -> Vec<usize> {
-    let live = |session: &Searched| self.live_branch(session).filter(|_| !self.config.recall_current_turn);
-    let end = |session: &Searched| {
-      let shard = session.shard()?;
-      turn_start(&shard.entries, live(session)?)
-    };
-    self.sessions.iter().map(|session| end(session).unwrap_or(usize::MAX)).collect()
+  /// Where the entries of a hot session recall may see end: the live
+  /// session stops before the turn in progress, which is not evidence
+  /// about the past.
+  fn visible_end(&self, session: Searched<'_>, shard: &crate::index::hot::HotShard) -> usize {
+    let live = self.live_branch(session).filter(|_| !self.config.recall_current_turn);
+    live.and_then(|live| turn_start(&shard.entries, live)).unwrap_or(usize::MAX).min(shard.entries.len())
   }
 
   fn collect_candidates(&mut self) {
     let filters = &self.request.filters;
     let mut budget = MAX_ENTRY_CANDIDATES;
-    let ends = self.visible_ends();
-    for (slot, session) in self.sessions.iter().enumerate() {
-      if let Some(shard) = session.shard() {
-        let window = docs::window(self.request.entry_range, ends[slot].min(shard.entries.len()));
-        self.hot[slot] = docs::candidates(&shard.entries, window, filters, &mut budget, &mut self.reasons);
-      } else if let Some(digest) = session.digest() {
-        let structural = if filters.is_empty() {
-          0
-        } else if filters.since.is_none() && filters.until.is_none() {
-          digest.kinds.iter().filter(|(typed, _)| filters.matches(typed)).map(|(_, count)| *count as usize).sum()
-        } else {
-          let content = cold_content(session, self.engine, self.request.branches, &self.unreadable);
-          content.map_or(0, |content| content.addresses.iter().filter(|a| filters.matches(&a.typed)).count())
-        };
-        if filters.is_empty() || structural > 0 {
-          if self.cold.len() == MAX_DIGEST_CANDIDATES {
-            self.cold_beyond.push((slot, structural));
-            continue;
-          }
-          self.cold.push((slot, structural));
-        }
+    let plan = self.sessions.plan.clone();
+    for &slot in &plan.hot {
+      let session = self.sessions.at(slot);
+      let shard = session.shard().expect("hot session");
+      let window = docs::window(self.request.entry_range, self.visible_end(session, shard));
+      let docs = docs::candidates(&shard.entries, window, filters, &mut budget, &mut self.reasons);
+      self.hot.push((slot, docs));
+    }
+    if filters.is_empty() {
+      self.cold = Cold::every(plan.cold.clone());
+      return;
+    }
+    let (mut slots, mut structural) = (Vec::new(), Vec::new());
+    for &slot in plan.cold.iter() {
+      let digest = self.sessions.at(slot).digest().expect("cold session");
+      let count = if filters.since.is_none() && filters.until.is_none() {
+        digest.kinds.iter().filter(|(typed, _)| filters.matches(typed)).map(|(_, count)| *count as usize).sum()
+      } else {
+        let content = cold_content(self.sessions.at(slot), self.engine, self.request.branches, &self.unreadable);
+        content.map_or(0, |content| content.addresses.iter().filter(|a| filters.matches(&a.typed)).count())
+      };
+      if count > 0 {
+        slots.push(slot);
+        structural.push(count);
       }
     }
+    let within = slots.len().min(MAX_DIGEST_CANDIDATES);
+    self.cold = Cold { within, slots: Arc::new(slots), structural: Some(structural) };
   }
 
   pub(super) fn entry(&self, slot: usize, doc: usize) -> &Entry {
-    &self.sessions[slot].shard().expect("hot session").entries[doc]
+    &self.sessions.at(slot).shard().expect("hot session").entries[doc]
   }
 
   fn weight(&self, slot: usize, doc: usize) -> f64 {
@@ -160,14 +194,14 @@ impl<'r> Search<'r> {
   }
 
   fn documents(&self) -> usize {
-    self.hot.iter().map(Docs::len).sum::<usize>() + self.cold.len()
+    self.hot.iter().map(|(_, docs)| docs.len()).sum::<usize>() + self.cold.within
   }
 
   /// Hot postings of `term` restricted to the candidates: (slot, doc, tf).
   fn hot_postings(&self, term: &str) -> Vec<(usize, usize, u32)> {
     let mut out = Vec::new();
-    for (slot, docs) in self.hot.iter().enumerate() {
-      let Some(shard) = self.sessions[slot].shard() else { continue };
+    for &(slot, ref docs) in &self.hot {
+      let shard = self.sessions.at(slot).shard().expect("hot session");
       out.extend(docs.restrict(shard.postings.get(term)).map(|(doc, tf)| (slot, doc, tf)));
     }
     out
@@ -181,23 +215,31 @@ impl<'r> Search<'r> {
   /// A cold candidate's vocabulary and addresses; one that cannot be read
   /// (nor rebuilt) matches nothing, and the call's coverage says so.
   fn cold_content(&self, slot: usize) -> Option<&ColdContent> {
-    cold_content(&self.sessions[slot], self.engine, self.request.branches, &self.unreadable)
+    cold_content(self.sessions.at(slot), self.engine, self.request.branches, &self.unreadable)
   }
 
   /// Lexical queries over many cold digests are served by the cold term
   /// dictionary: then every cold candidate is searched, past the digest
   /// budget too (the budget bounds matched sessions instead).
+  /// Without filters the candidates are every cold session of the
+  /// synchronization, served once per synchronization result.
   fn serve_cold_terms(&mut self) {
     if matches!(self.request.query, Query::Literal { .. } | Query::Phrase { .. }) {
-      let candidates: Vec<dictionary::Candidate<'_>> = (self.cold.iter().chain(&self.cold_beyond))
-        .map(|&(slot, _)| (slot, self.sessions[slot].file(), self.sessions[slot].digest().expect("cold")))
-        .collect();
-      let (dir, max_record) = (&self.index_dir, self.config.max_cold_cache_bytes);
-      self.cold_terms = dictionary::serve(dir, self.request.branches, &candidates, max_record);
+      let serve = || {
+        let candidates: Vec<dictionary::Candidate<'_>> = (self.cold.slots.iter())
+          .map(|&slot| (slot, self.sessions.at(slot).file(), self.sessions.at(slot).digest().expect("cold")))
+          .collect();
+        let (dir, max_record) = (&self.index_dir, self.config.max_cold_cache_bytes);
+        dictionary::serve(dir, self.request.branches, &candidates, max_record).map(Arc::new)
+      };
+      self.cold_terms = match self.cold.is_every() {
+        true => self.sessions.plan.served.get_or_init(serve).clone(),
+        false => serve(),
+      };
     }
     if self.cold_terms.is_some() {
-      self.cold.append(&mut self.cold_beyond);
-    } else if !self.cold_beyond.is_empty() {
+      self.cold.within = self.cold.slots.len();
+    } else if self.cold.within < self.cold.slots.len() {
       self.reasons.insert(Reason::CandidateDigestBudget);
     }
   }
@@ -206,11 +248,10 @@ impl<'r> Search<'r> {
   /// length normalization.
   fn average_length(&self) -> f64 {
     let (mut sum, mut count) = (0u64, 0usize);
-    for (slot, docs) in self.hot.iter().enumerate() {
-      if let Some(shard) = self.sessions[slot].shard().filter(|_| !docs.is_empty()) {
-        sum += docs.length_sum(&shard.postings.doc_lengths);
-        count += docs.len();
-      }
+    for &(slot, ref docs) in self.hot.iter().filter(|(_, docs)| !docs.is_empty()) {
+      let shard = self.sessions.at(slot).shard().expect("hot session");
+      sum += docs.length_sum(&shard.postings.doc_lengths);
+      count += docs.len();
     }
     // Exact: both are integers far below 2^53, as the per-entry sum was.
     if count == 0 {
@@ -225,24 +266,23 @@ impl<'r> Search<'r> {
     let documents = self.documents();
     let average = self.average_length();
     let mut hot: Vec<Scored> = Vec::new();
-    let mut cold: HashMap<usize, Vec<String>> = HashMap::new();
-    let mut idfs = HashMap::new();
-    for term in terms {
+    // (cold slot, term index) of every cold hit.
+    let mut cold: Vec<(usize, usize)> = Vec::new();
+    let mut idfs = Vec::with_capacity(terms.len());
+    for (at, term) in terms.iter().enumerate() {
       let postings = self.hot_postings(term);
       let cold_hits: Vec<usize> = match &self.cold_terms {
         Some(served) => served.holding(term, |slot| self.cold_has(slot, term)),
-        None => self.cold.iter().map(|&(slot, _)| slot).filter(|&slot| self.cold_has(slot, term)).collect(),
+        None => self.cold.admitted().map(|(slot, _)| slot).filter(|&slot| self.cold_has(slot, term)).collect(),
       };
       let weight = idf(documents, postings.len() + cold_hits.len());
-      idfs.insert(term.clone(), weight);
+      idfs.push(weight);
       let scored = postings.into_iter().map(|(slot, doc, tf)| {
-        let length = self.sessions[slot].shard().expect("hot").postings.doc_lengths[doc];
+        let length = self.sessions.at(slot).shard().expect("hot").postings.doc_lengths[doc];
         ((slot, doc), bm25(weight, tf, length, average))
       });
       hot = accumulate(hot, scored);
-      for slot in cold_hits {
-        cold.entry(slot).or_default().push(term.clone());
-      }
+      cold.extend(cold_hits.into_iter().map(|slot| (slot, at)));
     }
     let mut items: Vec<Item> = hot
       .into_iter()
@@ -250,9 +290,12 @@ impl<'r> Search<'r> {
       .map(|((slot, doc), (score, _))| Item::Entry { session: slot, doc, score: score * self.weight(slot, doc) })
       .collect();
     let needs_all = all || cold_needs_all;
+    // By slot, the candidates' own order, then by term: each session's
+    // matched terms in query order.
+    cold.sort_unstable();
     let mut cold_items = 0;
-    for &(slot, structural) in &self.cold {
-      let Some(matched) = cold.remove(&slot) else { continue };
+    for matched in cold.chunk_by(|a, b| a.0 == b.0) {
+      let slot = matched[0].0;
       if needs_all && matched.len() < terms.len() {
         continue;
       }
@@ -261,8 +304,9 @@ impl<'r> Search<'r> {
         break;
       }
       cold_items += 1;
-      let score = matched.iter().map(|t| idfs[t]).sum();
-      items.push(Item::Session { session: slot, score, matched_terms: matched, structural });
+      let score = matched.iter().map(|&(_, at)| idfs[at]).sum();
+      let matched_terms = matched.iter().map(|&(_, at)| terms[at].clone()).collect();
+      items.push(Item::Session { session: slot, score, matched_terms, structural: self.cold.structural_of(slot) });
     }
     items
   }
@@ -279,7 +323,7 @@ impl<'r> Search<'r> {
     });
     if terms.is_empty() {
       // Punctuation-only phrases have no terms to prefilter by.
-      for (slot, docs) in self.hot.iter().enumerate() {
+      for &(slot, ref docs) in &self.hot {
         for doc in docs.iter() {
           let entry = self.entry(slot, doc);
           if nfkc(&entry.text).to_lowercase().contains(phrase) {
@@ -293,7 +337,7 @@ impl<'r> Search<'r> {
 
   fn regex(&mut self, regex: &mut BoundedRegex) -> Vec<Item> {
     let mut items = Vec::new();
-    for (slot, docs) in self.hot.iter().enumerate() {
+    for &(slot, ref docs) in &self.hot {
       for doc in docs.iter() {
         let entry = self.entry(slot, doc);
         match regex.test(&entry.text) {
@@ -308,10 +352,10 @@ impl<'r> Search<'r> {
         }
       }
     }
-    for &(slot, structural) in &self.cold {
+    for (slot, structural) in self.cold.admitted() {
       let mut matched = Vec::new();
-      let Some(content) = cold_content(&self.sessions[slot], self.engine, self.request.branches, &self.unreadable)
-      else {
+      let session = self.sessions.at(slot);
+      let Some(content) = cold_content(session, self.engine, self.request.branches, &self.unreadable) else {
         continue;
       };
       for term in content.vocabulary.iter() {
@@ -335,9 +379,8 @@ impl<'r> Search<'r> {
     let entries = self
       .hot
       .iter()
-      .enumerate()
-      .flat_map(|(slot, docs)| docs.iter().map(move |doc| Item::Entry { session: slot, doc, score: 0.0 }));
-    let sessions = self.cold.iter().map(|&(slot, structural)| Item::Session {
+      .flat_map(|&(slot, ref docs)| docs.iter().map(move |doc| Item::Entry { session: slot, doc, score: 0.0 }));
+    let sessions = self.cold.admitted().map(|(slot, structural)| Item::Session {
       session: slot,
       score: 0.0,
       matched_terms: Vec::new(),

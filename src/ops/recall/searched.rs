@@ -4,132 +4,249 @@
 use crate::engine::Engine;
 use crate::error::{ContractError, ErrorCode};
 use crate::index::cold::{ColdContent, ColdDigest, Unreadable};
+use crate::index::dictionary::Served;
 use crate::index::hot::HotShard;
 use crate::index::record::{Body, CacheRecord, Tier};
-use crate::index::{self, Coverage};
+use crate::index::{self, Coverage, Synced};
 pub use crate::query::plan::RecallRequest;
 use crate::session::binding::Issuer;
 use crate::session::discover::Scope;
 use crate::session::lineage::{self, Branches, LiveBranch};
 use crate::session::SessionView;
+use parking_lot::Mutex;
+use std::cell::OnceCell;
 use std::path::Path;
-use std::sync::Arc;
-
-/// What the query reads of one session.
-enum Content {
-  Hot(Arc<CacheRecord>),
-  /// An explicitly scoped session, re-read from source (never persisted).
-  Hydrated(Box<Hydrated>),
-  Cold(Arc<CacheRecord>),
-}
+use std::sync::{Arc, OnceLock, Weak};
 
 /// A session read from source: what a record would otherwise hold.
 struct Hydrated {
+  tier: Tier,
   file: String,
   session_id: String,
   cwd: String,
   source_len: u64,
   source_hash: String,
   lineage_fingerprint: String,
+  mtime: f64,
   shard: HotShard,
 }
 
-/// One session of the search. Record-backed sessions borrow everything from
-/// the shared record: wrapping one costs a reference count, not copies.
-pub(super) struct Searched {
-  pub(super) tier: Tier,
-  /// Copied: ranking reads it for every item.
-  pub(super) mtime: f64,
+/// The sessions one call searches, by slot. Record-backed scopes borrow the
+/// synchronization's own list: a call over 100,000 sessions builds nothing
+/// per session, and works things out only for the sessions it touches.
+pub(super) struct Sessions {
+  list: List,
+  /// Per slot, made on first use (see [`Extras`]).
+  extras: Vec<OnceCell<Box<Extras>>>,
+  pub(super) plan: Arc<Plan>,
+}
+
+enum List {
+  Synced(Arc<Vec<Synced>>),
+  /// An explicitly scoped session, re-read from source (never persisted).
+  Hydrated(Box<Hydrated>),
+}
+
+/// What a call works out about one session only when it needs it.
+#[derive(Default)]
+struct Extras {
   /// The active lineage's root-to-leaf ids and last on-disk record, worked
   /// out only for sessions with a hit on the page.
-  pub(super) lineage: std::cell::OnceCell<(Option<Vec<String>>, Option<String>)>,
-  content: Content,
+  lineage: OnceCell<(Option<Vec<String>>, Option<String>)>,
   /// A cold record rebuilt from source because its content could not be
   /// read back (see [`Searched::cold_content`]).
-  rebuilt: std::cell::OnceCell<Option<Arc<CacheRecord>>>,
+  rebuilt: OnceCell<Option<Arc<CacheRecord>>>,
+}
+
+#[derive(Clone, Copy)]
+enum Content<'a> {
+  Record(&'a CacheRecord),
+  Hydrated(&'a Hydrated),
+}
+
+/// One session of the search, borrowed from [`Sessions`].
+#[derive(Clone, Copy)]
+pub(super) struct Searched<'a> {
+  pub(super) tier: Tier,
+  content: Content<'a>,
+  extras: &'a OnceCell<Box<Extras>>,
 }
 
 /// The fields a record and a hydrated session both have.
 macro_rules! shared_field {
   ($name:ident: $ty:ty, $read:expr) => {
-    pub(super) fn $name(&self) -> $ty {
-      match &self.content {
-        Content::Hot(record) | Content::Cold(record) => $read(&record.$name),
+    pub(super) fn $name(self) -> $ty {
+      match self.content {
+        Content::Record(record) => $read(&record.$name),
         Content::Hydrated(hydrated) => $read(&hydrated.$name),
       }
     }
   };
 }
 
-impl Searched {
-  shared_field!(file: &str, String::as_str);
-  shared_field!(session_id: &str, String::as_str);
-  shared_field!(cwd: &str, String::as_str);
-  shared_field!(source_hash: &str, String::as_str);
-  shared_field!(lineage_fingerprint: &str, String::as_str);
+impl<'a> Searched<'a> {
+  shared_field!(file: &'a str, String::as_str);
+  shared_field!(session_id: &'a str, String::as_str);
+  shared_field!(cwd: &'a str, String::as_str);
+  shared_field!(source_hash: &'a str, String::as_str);
+  shared_field!(lineage_fingerprint: &'a str, String::as_str);
+  shared_field!(mtime: f64, |m: &f64| *m);
 
-  fn source_len(&self) -> u64 {
-    match &self.content {
-      Content::Hot(record) | Content::Cold(record) => record.size,
+  fn source_len(self) -> u64 {
+    match self.content {
+      Content::Record(record) => record.size,
       Content::Hydrated(hydrated) => hydrated.source_len,
     }
   }
 
-  pub(super) fn shard(&self) -> Option<&HotShard> {
-    match &self.content {
-      Content::Hot(record) => match &record.body {
-        Body::Hot(shard) => Some(shard),
-        Body::Cold(_) => None,
-      },
+  pub(super) fn shard(self) -> Option<&'a HotShard> {
+    match self.content {
+      Content::Record(CacheRecord { body: Body::Hot(shard), .. }) if self.tier == Tier::Hot => Some(shard),
       Content::Hydrated(hydrated) => Some(&hydrated.shard),
-      Content::Cold(_) => None,
+      Content::Record(_) => None,
     }
   }
 
-  pub(super) fn digest(&self) -> Option<&ColdDigest> {
-    match &self.content {
-      Content::Cold(record) => match &record.body {
-        Body::Cold(digest) => Some(digest),
-        Body::Hot(_) => None,
-      },
+  pub(super) fn digest(self) -> Option<&'a ColdDigest> {
+    match self.content {
+      Content::Record(CacheRecord { body: Body::Cold(digest), .. }) if self.tier == Tier::Cold => Some(digest),
       _ => None,
     }
   }
 
-  fn from_record(tier: Tier, record: &Arc<CacheRecord>) -> Searched {
-    let content = if tier == Tier::Hot { Content::Hot(record.clone()) } else { Content::Cold(record.clone()) };
-    let (lineage, rebuilt) = (std::cell::OnceCell::new(), std::cell::OnceCell::new());
-    Searched { tier, mtime: record.mtime, lineage, content, rebuilt }
+  fn extras(self) -> &'a Extras {
+    self.extras.get_or_init(Default::default)
+  }
+}
+
+/// Which slots are hot and which cold, worked out once per synchronization
+/// result (see [`plan`]).
+pub(super) struct Plan {
+  /// Slots with a hot shard, ascending.
+  pub(super) hot: Vec<usize>,
+  /// Slots with a cold digest, ascending.
+  pub(super) cold: Arc<Vec<usize>>,
+  /// The cold term dictionary serving every cold slot (unfiltered queries).
+  pub(super) served: OnceLock<Option<Arc<Served>>>,
+}
+
+impl Plan {
+  fn of(sessions: &Sessions, slots: usize) -> Plan {
+    let (mut hot, mut cold) = (Vec::new(), Vec::new());
+    for slot in 0..slots {
+      let Some(session) = sessions.get(slot) else { continue };
+      if session.shard().is_some() {
+        hot.push(slot);
+      } else if session.digest().is_some() {
+        cold.push(slot);
+      }
+    }
+    Plan { hot, cold: Arc::new(cold), served: OnceLock::new() }
+  }
+}
+
+type Plans = Mutex<Vec<(Weak<Vec<Synced>>, Arc<Plan>)>>;
+
+/// The plan of a synchronization result, memoized while the result is the
+/// one a reused synchronization hands out. The key is the list itself: a
+/// `Weak` keeps its allocation, so no other list can take its address, and a
+/// patched result is a new list (`Arc::make_mut` cannot reuse one a `Weak`
+/// points to).
+fn plan(sessions: &Sessions, list: &Arc<Vec<Synced>>) -> Arc<Plan> {
+  static PLANS: OnceLock<Plans> = OnceLock::new();
+  const KEPT: usize = 8;
+  let plans = PLANS.get_or_init(Default::default);
+  let mut memo = plans.lock();
+  memo.retain(|(list, _)| list.strong_count() > 0);
+  if let Some((_, plan)) = memo.iter().find(|(known, _)| known.as_ptr() == Arc::as_ptr(list)) {
+    return plan.clone();
+  }
+  let plan = Arc::new(Plan::of(sessions, list.len()));
+  if memo.len() == KEPT {
+    memo.remove(0);
+  }
+  memo.push((Arc::downgrade(list), plan.clone()));
+  plan
+}
+
+impl Sessions {
+  fn synced(list: Arc<Vec<Synced>>) -> Sessions {
+    let extras = std::iter::repeat_with(OnceCell::new).take(list.len()).collect();
+    let mut sessions = Sessions { list: List::Synced(list.clone()), extras, plan: Arc::new(Plan::empty()) };
+    sessions.plan = plan(&sessions, &list);
+    sessions
   }
 
-  fn hydrated(tier: Tier, view: &SessionView) -> Searched {
+  fn hydrated(tier: Tier, view: &SessionView) -> Sessions {
     let hydrated = Hydrated {
+      tier,
       file: view.file(),
       session_id: view.header.id.clone(),
       cwd: view.header.cwd.clone(),
       source_len: view.source_len,
       source_hash: view.source_hash.clone(),
       lineage_fingerprint: view.lineage_fingerprint.clone(),
+      mtime: view.stamp.mtime_ms(),
       shard: HotShard::build(view.normalized.clone(), None),
     };
-    Searched {
-      tier,
-      mtime: view.stamp.mtime_ms(),
-      lineage: std::cell::OnceCell::from((Some(view.lineage_path.clone()), view.lineage_tip.clone())),
-      content: Content::Hydrated(Box::new(hydrated)),
-      rebuilt: std::cell::OnceCell::new(),
+    let extras = Extras {
+      lineage: OnceCell::from((Some(view.lineage_path.clone()), view.lineage_tip.clone())),
+      rebuilt: OnceCell::new(),
+    };
+    let mut sessions = Sessions {
+      list: List::Hydrated(Box::new(hydrated)),
+      extras: vec![OnceCell::from(Box::new(extras))],
+      plan: Arc::new(Plan::empty()),
+    };
+    sessions.plan = Arc::new(Plan::of(&sessions, 1));
+    sessions
+  }
+
+  fn empty() -> Sessions {
+    Sessions { list: List::Synced(Arc::default()), extras: Vec::new(), plan: Arc::new(Plan::empty()) }
+  }
+
+  /// The session at `slot`; `None` for one the index could not keep.
+  pub(super) fn get(&self, slot: usize) -> Option<Searched<'_>> {
+    let (tier, content) = match &self.list {
+      List::Synced(list) => {
+        let synced = list.get(slot)?;
+        (synced.tier, Content::Record(synced.record.as_deref()?))
+      }
+      List::Hydrated(hydrated) => (slot == 0).then_some((hydrated.tier, Content::Hydrated(hydrated)))?,
+    };
+    Some(Searched { tier, content, extras: &self.extras[slot] })
+  }
+
+  /// The session at a candidate's slot.
+  pub(super) fn at(&self, slot: usize) -> Searched<'_> {
+    self.get(slot).expect("a candidate slot holds a session")
+  }
+
+  /// The one session searched, when there is exactly one.
+  pub(super) fn only(&self) -> Option<Searched<'_>> {
+    let plan = &self.plan;
+    match (plan.hot.as_slice(), plan.cold.as_slice()) {
+      ([slot], []) | ([], [slot]) => self.get(*slot),
+      _ => None,
     }
   }
 }
 
-impl Searched {
+impl Plan {
+  fn empty() -> Plan {
+    Plan { hot: Vec::new(), cold: Arc::default(), served: OnceLock::new() }
+  }
+}
+
+impl<'a> Searched<'a> {
   /// A cold session's vocabulary and addresses, read on first use. A record
   /// that can no longer be read back is rebuilt from source, once; `Err`
   /// when that fails too.
-  pub(super) fn cold_content(&self, engine: &Engine, branches: Branches) -> Option<Result<&ColdContent, Unreadable>> {
+  pub(super) fn cold_content(self, engine: &Engine, branches: Branches) -> Option<Result<&'a ColdContent, Unreadable>> {
     let digest = self.digest()?;
     Some(digest.content().or_else(|_| {
-      let rebuilt = self.rebuilt.get_or_init(|| index::rebuild_cold(engine, Path::new(self.file()), branches));
+      let rebuilt = self.extras().rebuilt.get_or_init(|| index::rebuild_cold(engine, Path::new(self.file()), branches));
       match rebuilt.as_deref().map(|record| &record.body) {
         Some(Body::Cold(digest)) => digest.content(),
         _ => Err(Unreadable),
@@ -140,8 +257,8 @@ impl Searched {
   /// The active lineage (root-to-leaf ids, last on-disk record) of a hot
   /// session: Pi's live branch, or the record's selection when it is one
   /// parent chain.
-  pub(super) fn lineage(&self, live: Option<&LiveBranch>) -> &(Option<Vec<String>>, Option<String>) {
-    self.lineage.get_or_init(|| {
+  pub(super) fn lineage(self, live: Option<&LiveBranch>) -> &'a (Option<Vec<String>>, Option<String>) {
+    self.extras().lineage.get_or_init(|| {
       let Some(resume) = self.shard().and_then(|shard| shard.resume.as_ref()) else {
         return (None, self.digest().and_then(|d| d.tip.as_ref()).map(|tip| tip.id.clone()));
       };
@@ -154,7 +271,7 @@ impl Searched {
     })
   }
 
-  pub(super) fn issuer(&self, branches: Branches, live: Option<&LiveBranch>) -> Issuer<'_, String> {
+  pub(super) fn issuer(self, branches: Branches, live: Option<&LiveBranch>) -> Issuer<'a, String> {
     Issuer {
       source_len: self.source_len(),
       source_hash: self.source_hash(),
@@ -179,11 +296,11 @@ fn out_of_bounds(first: i64, last: i64, count: usize) -> ContractError {
 
 /// Loads the sessions to search: index records, or for an explicit
 /// `session:` scope the source itself (hydration, never promoted).
-pub(super) fn searched(engine: &Engine, request: &RecallRequest) -> Result<(Vec<Searched>, Coverage), ContractError> {
+pub(super) fn searched(engine: &Engine, request: &RecallRequest) -> Result<(Sessions, Coverage), ContractError> {
   let synced = index::sync(engine, &request.scope, request.branches)?;
   let mut coverage = synced.coverage;
   if let Scope::Explicit(_) = request.scope {
-    let Some(session) = synced.sessions.first() else { return Ok((Vec::new(), coverage)) };
+    let Some(session) = synced.sessions.first() else { return Ok((Sessions::empty(), coverage)) };
     let view = engine.load_bound(&session.path, request.branches, &engine.config.index_policy(), &request.binding)?;
     if let Some((first, last)) = request.entry_range {
       let count = view.normalized.entries.len();
@@ -197,12 +314,7 @@ pub(super) fn searched(engine: &Engine, request: &RecallRequest) -> Result<(Vec<
       coverage.stale_sessions -= 1;
       coverage.complete = coverage.reasons.is_empty() && coverage.stale_sessions == 0;
     }
-    return Ok((vec![Searched::hydrated(session.tier, &view)], coverage));
+    return Ok((Sessions::hydrated(session.tier, &view), coverage));
   }
-  let sessions = synced
-    .sessions
-    .iter()
-    .filter_map(|s| s.record.as_ref().map(|record| Searched::from_record(s.tier, record)))
-    .collect();
-  Ok((sessions, coverage))
+  Ok((Sessions::synced(synced.sessions), coverage))
 }
