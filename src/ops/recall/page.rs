@@ -1,7 +1,7 @@
 //! The page: hits built only for the page's items, each with its follow
 //! call, dropped from the end until the JSON fits the envelope.
 
-use super::search::{Item, Search};
+use super::search::{Item, Matched, Search};
 use super::searched::Searched;
 use crate::error::ContractError;
 use crate::index::record::Tier;
@@ -113,7 +113,19 @@ impl Search<'_> {
     Call { reference: "memory.expand", args: Value::Object(args) }
   }
 
-  fn session_hit(&self, slot: usize, score: f64, matched: &[String], structural: usize) -> Hit {
+  /// The first terms of `matched` the hit shows.
+  fn matched_terms(&self, matched: &Matched) -> Vec<String> {
+    match matched {
+      Matched::Query(run) => {
+        let terms = self.request.query.terms();
+        let at = |hit: u64| hit as u32 as usize;
+        self.cold_hits[run.clone()].iter().take(MATCHED_TERMS_SHOWN).map(|&hit| terms[at(hit)].clone()).collect()
+      }
+      Matched::Vocabulary(terms) => terms.iter().take(MATCHED_TERMS_SHOWN).cloned().collect(),
+    }
+  }
+
+  fn session_hit(&self, slot: usize, score: f64, matched: &Matched, structural: usize) -> Hit {
     let session = self.sessions.at(slot);
     let digest = session.digest().expect("cold session");
     Hit::Session(Box::new(SessionHit {
@@ -122,7 +134,7 @@ impl Search<'_> {
       cwd: cap_with_ellipsis(session.cwd(), CWD_CHARS),
       last_timestamp: digest.last_ts,
       score: rounded(score),
-      matched_terms: matched.iter().take(MATCHED_TERMS_SHOWN).cloned().collect(),
+      matched_terms: self.matched_terms(matched),
       matched_structural_entries: structural,
       follow: Call { reference: "memory.recall", args: Value::Object(self.bound_args(session, true)) },
     }))
@@ -147,9 +159,7 @@ impl Search<'_> {
   fn hit(&self, item: &Item) -> Hit {
     match item {
       Item::Entry { session, doc, score } => self.entry_hit(*session, *doc, *score),
-      Item::Session { session, score, matched_terms, structural } => {
-        self.session_hit(*session, *score, matched_terms, *structural)
-      }
+      Item::Session { session, score, matched, structural } => self.session_hit(*session, *score, matched, *structural),
     }
   }
 

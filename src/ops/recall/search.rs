@@ -47,7 +47,17 @@ fn cold_content<'s>(
 #[derive(Debug, Clone)]
 pub(super) enum Item {
   Entry { session: usize, doc: usize, score: f64 },
-  Session { session: usize, score: f64, matched_terms: Vec<String>, structural: usize },
+  Session { session: usize, score: f64, matched: Matched, structural: usize },
+}
+
+/// The terms a cold session matched.
+#[derive(Debug, Clone)]
+pub(super) enum Matched {
+  /// Query terms: a run of [`Search::cold_hits`], whose term positions are
+  /// turned into terms only for the page's hits.
+  Query(std::ops::Range<usize>),
+  /// Vocabulary terms a regex matched.
+  Vocabulary(Vec<String>),
 }
 
 /// A hot entry's (slot, doc), its score so far and how many terms it matched.
@@ -104,7 +114,10 @@ impl Cold {
   }
 
   fn structural_of(&self, slot: usize) -> usize {
-    self.structural(self.slots.binary_search(&slot).expect("a cold candidate"))
+    match &self.structural {
+      None => 0,
+      Some(counts) => counts[self.slots.binary_search(&slot).expect("a cold candidate")],
+    }
   }
 }
 
@@ -119,6 +132,9 @@ pub(super) struct Search<'r> {
   hot: Vec<(usize, Docs)>,
   cold: Cold,
   cold_terms: Option<Arc<dictionary::Served>>,
+  /// Every cold hit of a lexical query as `slot << 32 | term position`,
+  /// ascending: by session, then in query order.
+  pub(super) cold_hits: Vec<u64>,
   index_dir: std::path::PathBuf,
   /// A cold record's content could not be read back when it was needed.
   unreadable: std::cell::Cell<bool>,
@@ -135,6 +151,7 @@ impl<'r> Search<'r> {
       hot: Vec::new(),
       cold: Cold::default(),
       cold_terms: None,
+      cold_hits: Vec::new(),
       index_dir: index::index_dir(engine),
       unreadable: Default::default(),
       sessions,
@@ -266,23 +283,22 @@ impl<'r> Search<'r> {
     let documents = self.documents();
     let average = self.average_length();
     let mut hot: Vec<Scored> = Vec::new();
-    // (cold slot, term index) of every cold hit.
-    let mut cold: Vec<(usize, usize)> = Vec::new();
+    let mut cold: Vec<u64> = Vec::new();
     let mut idfs = Vec::with_capacity(terms.len());
     for (at, term) in terms.iter().enumerate() {
       let postings = self.hot_postings(term);
-      let cold_hits: Vec<usize> = match &self.cold_terms {
+      let holding: Vec<usize> = match &self.cold_terms {
         Some(served) => served.holding(term, |slot| self.cold_has(slot, term)),
         None => self.cold.admitted().map(|(slot, _)| slot).filter(|&slot| self.cold_has(slot, term)).collect(),
       };
-      let weight = idf(documents, postings.len() + cold_hits.len());
+      let weight = idf(documents, postings.len() + holding.len());
       idfs.push(weight);
       let scored = postings.into_iter().map(|(slot, doc, tf)| {
         let length = self.sessions.at(slot).shard().expect("hot").postings.doc_lengths[doc];
         ((slot, doc), bm25(weight, tf, length, average))
       });
       hot = accumulate(hot, scored);
-      cold.extend(cold_hits.into_iter().map(|slot| (slot, at)));
+      cold.extend(holding.into_iter().map(|slot| (slot as u64) << 32 | at as u64));
     }
     let mut items: Vec<Item> = hot
       .into_iter()
@@ -293,9 +309,10 @@ impl<'r> Search<'r> {
     // By slot, the candidates' own order, then by term: each session's
     // matched terms in query order.
     cold.sort_unstable();
-    let mut cold_items = 0;
-    for matched in cold.chunk_by(|a, b| a.0 == b.0) {
-      let slot = matched[0].0;
+    let (mut cold_items, mut start) = (0, 0);
+    for matched in cold.chunk_by(|a, b| a >> 32 == b >> 32) {
+      let run = start..start + matched.len();
+      start = run.end;
       if needs_all && matched.len() < terms.len() {
         continue;
       }
@@ -304,10 +321,12 @@ impl<'r> Search<'r> {
         break;
       }
       cold_items += 1;
-      let score = matched.iter().map(|&(_, at)| idfs[at]).sum();
-      let matched_terms = matched.iter().map(|&(_, at)| terms[at].clone()).collect();
-      items.push(Item::Session { session: slot, score, matched_terms, structural: self.cold.structural_of(slot) });
+      let slot = (matched[0] >> 32) as usize;
+      let score = matched.iter().map(|&hit| idfs[hit as u32 as usize]).sum();
+      let structural = self.cold.structural_of(slot);
+      items.push(Item::Session { session: slot, score, matched: Matched::Query(run), structural });
     }
+    self.cold_hits = cold;
     items
   }
 
@@ -369,7 +388,7 @@ impl<'r> Search<'r> {
         }
       }
       if !matched.is_empty() {
-        items.push(Item::Session { session: slot, score: 1.0, matched_terms: matched, structural });
+        items.push(Item::Session { session: slot, score: 1.0, matched: Matched::Vocabulary(matched), structural });
       }
     }
     items
@@ -383,7 +402,7 @@ impl<'r> Search<'r> {
     let sessions = self.cold.admitted().map(|(slot, structural)| Item::Session {
       session: slot,
       score: 0.0,
-      matched_terms: Vec::new(),
+      matched: Matched::Vocabulary(Vec::new()),
       structural,
     });
     entries.chain(sessions).collect()
