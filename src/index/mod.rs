@@ -104,6 +104,15 @@ pub struct Index {
 struct Listed {
   roots: watch::Roots,
   sources: Arc<Vec<Source>>,
+  /// Some source has no watch covering it: each drain stats it again.
+  unwatched: bool,
+}
+
+impl Listed {
+  fn new(roots: watch::Roots, sources: Arc<Vec<Source>>) -> Listed {
+    let unwatched = sources.iter().any(|s| s.quiet_since == watch::NEVER_QUIET);
+    Listed { roots, sources, unwatched }
+  }
 }
 
 /// What a synchronization depended on, and its result.
@@ -115,6 +124,9 @@ struct LastSync {
   /// Taken after the sources were known: a source quiet since then is unchanged.
   listed_ns: i128,
   result: SyncResult,
+  /// Every one of `sources` was found unchanged since: the same listing
+  /// needs no second look (the proof depends on nothing else).
+  proven: bool,
   /// The synchronization's own reasons and its records' tally: what a
   /// patch recomputes the coverage from.
   reasons: BTreeSet<Reason>,
@@ -312,12 +324,15 @@ pub fn sync(engine: &Engine, scope: &Scope, branches: Branches) -> Result<SyncRe
   // builder under the sync lock (`rebuild_cold`) drops it meanwhile.
   let last = index.last.lock().take().filter(|last| last.key == key && Arc::ptr_eq(&last.names, &names));
   let last = match last {
-    Some(last) if unchanged(&last, &all) => {
-      let result = last.result.clone();
-      *index.last.lock() = Some(last);
-      return Ok(result);
+    Some(mut last) => {
+      if unchanged(&mut last, &all) {
+        let result = last.result.clone();
+        *index.last.lock() = Some(last);
+        return Ok(result);
+      }
+      Some(last)
     }
-    other => other,
+    None => None,
   };
   let outcome = match last.and_then(|last| patch::patch(engine, &index, scope, branches, last, &all, &names)) {
     Some(patched) => patched?,
@@ -334,7 +349,8 @@ pub fn sync(engine: &Engine, scope: &Scope, branches: Branches) -> Result<SyncRe
   if reusable {
     let names = index.names(engine);
     let (result, reasons, tally) = (outcome.result, outcome.reasons, outcome.tally);
-    let last = LastSync { key, sources: all, names, at_ns: started_ns, listed_ns, result, reasons, tally };
+    let at_ns = started_ns;
+    let last = LastSync { key, sources: all, names, at_ns, listed_ns, result, proven: false, reasons, tally };
     *index.last.lock() = Some(last);
   }
   Ok(result)
@@ -343,14 +359,21 @@ pub fn sync(engine: &Engine, scope: &Scope, branches: Branches) -> Result<SyncRe
 /// Same inputs (the caller checked the key and the index dir's names),
 /// every source unchanged (the watch vouches for it, or its stamp is
 /// unchanged and old enough to prove it): the previous answer still holds.
-fn unchanged(last: &LastSync, all: &Arc<Vec<Source>>) -> bool {
+fn unchanged(last: &mut LastSync, all: &Arc<Vec<Source>>) -> bool {
+  if last.proven && Arc::ptr_eq(&last.sources, all) {
+    return true;
+  }
   let proven = |b: &Source| b.quiet_since(last.listed_ns) || b.stamp.proves_unchanged_since(last.at_ns);
-  if Arc::ptr_eq(&last.sources, all) {
+  let unchanged = if Arc::ptr_eq(&last.sources, all) {
     all.iter().all(proven)
   } else {
     last.sources.len() == all.len()
       && last.sources.iter().zip(all.iter()).all(|(a, b)| a.path == b.path && a.stamp == b.stamp && proven(b))
+  };
+  if unchanged {
+    (last.sources, last.proven) = (all.clone(), true);
   }
+  unchanged
 }
 
 /// A synchronization's result and what a later patch of it needs.

@@ -103,11 +103,14 @@ impl Index {
       watch::Roots { sessions_dir: engine.discovery().sessions_dir(), session_dir: engine.session_dir.clone() };
     let watching = engine.config.watch_sessions;
     if watching {
-      let listed = self.listed.lock().as_ref().filter(|l| l.roots == roots).map(|l| l.sources.clone());
-      if let Some(listed) = listed {
+      let listed = self.listed.lock().as_ref().filter(|l| l.roots == roots).map(|l| (l.sources.clone(), l.unwatched));
+      if let Some((listed, unwatched)) = listed {
         if let watch::Drained::Files { changed, at_ns } = self.watcher.drain(&roots) {
+          if !unwatched && changed.is_empty() {
+            return listed;
+          }
           if let Some(sources) = restat(&listed, &changed, at_ns) {
-            *self.listed.lock() = Some(Listed { roots, sources: sources.clone() });
+            *self.listed.lock() = Some(Listed::new(roots, sources.clone()));
             return sources;
           }
         }
@@ -122,7 +125,7 @@ impl Index {
       }
     }
     let sources = Arc::new(sources);
-    *self.listed.lock() = armed_ns.map(|_| Listed { roots, sources: sources.clone() });
+    *self.listed.lock() = armed_ns.map(|_| Listed::new(roots, sources.clone()));
     if !watching {
       self.watcher.disarm();
     }
@@ -135,9 +138,6 @@ impl Index {
 /// when a file is gone or no longer a file: only a full listing can say.
 fn restat(listed: &Arc<Vec<Source>>, changed: &[PathBuf], at_ns: i128) -> Option<Arc<Vec<Source>>> {
   let unwatched = |s: &Source| s.quiet_since == watch::NEVER_QUIET;
-  if changed.is_empty() && !listed.iter().any(unwatched) {
-    return Some(listed.clone());
-  }
   let mut sources = (**listed).clone();
   for source in sources.iter_mut().filter(|s| unwatched(s) || changed.binary_search(&s.path).is_ok()) {
     let (metadata, watchable) = stat_listed(&source.path)?;

@@ -121,6 +121,34 @@ impl Cold {
   }
 }
 
+/// Every slot of `holding` (per term, unordered) as `slot << 32 | term
+/// position`, ascending: by session, the candidates' own order, then in
+/// query order. A bitset of the `slots` per term, walked word by word,
+/// orders them without sorting.
+fn by_session(holding: &[Vec<usize>], slots: usize) -> Vec<u64> {
+  let words = slots.div_ceil(64);
+  let sets: Vec<Vec<u64>> = holding
+    .iter()
+    .map(|hits| {
+      let mut set = vec![0u64; words];
+      hits.iter().for_each(|&slot| set[slot / 64] |= 1 << (slot % 64));
+      set
+    })
+    .collect();
+  let mut hits = Vec::with_capacity(holding.iter().map(Vec::len).sum());
+  for word in 0..words {
+    let mut any = sets.iter().fold(0, |any, set| any | set[word]);
+    while any != 0 {
+      let bit = any.trailing_zeros();
+      any &= any - 1;
+      let slot = (word as u64) << 6 | u64::from(bit);
+      let holds = sets.iter().enumerate().filter(|(_, set)| set[word] >> bit & 1 == 1);
+      hits.extend(holds.map(|(at, _)| slot << 32 | at as u64));
+    }
+  }
+  hits
+}
+
 /// Query state shared by the scoring passes.
 pub(super) struct Search<'r> {
   pub(super) request: &'r RecallRequest,
@@ -283,9 +311,9 @@ impl<'r> Search<'r> {
     let documents = self.documents();
     let average = self.average_length();
     let mut hot: Vec<Scored> = Vec::new();
-    let mut cold: Vec<u64> = Vec::new();
+    let mut cold: Vec<Vec<usize>> = Vec::with_capacity(terms.len());
     let mut idfs = Vec::with_capacity(terms.len());
-    for (at, term) in terms.iter().enumerate() {
+    for term in terms {
       let postings = self.hot_postings(term);
       let holding: Vec<usize> = match &self.cold_terms {
         Some(served) => served.holding(term, |slot| self.cold_has(slot, term)),
@@ -298,7 +326,7 @@ impl<'r> Search<'r> {
         ((slot, doc), bm25(weight, tf, length, average))
       });
       hot = accumulate(hot, scored);
-      cold.extend(holding.into_iter().map(|slot| (slot as u64) << 32 | at as u64));
+      cold.push(holding);
     }
     let mut items: Vec<Item> = hot
       .into_iter()
@@ -306,9 +334,7 @@ impl<'r> Search<'r> {
       .map(|((slot, doc), (score, _))| Item::Entry { session: slot, doc, score: score * self.weight(slot, doc) })
       .collect();
     let needs_all = all || cold_needs_all;
-    // By slot, the candidates' own order, then by term: each session's
-    // matched terms in query order.
-    cold.sort_unstable();
+    let cold = by_session(&cold, self.sessions.len());
     let (mut cold_items, mut start) = (0, 0);
     for matched in cold.chunk_by(|a, b| a >> 32 == b >> 32) {
       let run = start..start + matched.len();
@@ -444,5 +470,31 @@ impl<'r> Search<'r> {
     let need = (request.offset + request.page_size).min(MAX_ITEM_CANDIDATES);
     let items = self.rank(items, MAX_ITEM_CANDIDATES, need);
     Ok(items)
+  }
+}
+
+#[cfg(test)]
+mod tests {
+  use super::by_session;
+  use crate::testing::proptest_config;
+  use proptest::prelude::*;
+
+  proptest! {
+    #![proptest_config(proptest_config(256))]
+
+    /// The bitset walk gives what sorting the packed hits gives.
+    #[test]
+    fn hits_by_session_are_the_sorted_hits(
+      slots in 0..300usize,
+      holding in proptest::collection::vec(proptest::collection::btree_set(0..300usize, 0..80), 0..5),
+    ) {
+      let holding: Vec<Vec<usize>> =
+        holding.into_iter().map(|set| set.into_iter().filter(|&s| s < slots).rev().collect()).collect();
+      let mut sorted: Vec<u64> = (holding.iter().enumerate())
+        .flat_map(|(at, hits)| hits.iter().map(move |&slot| (slot as u64) << 32 | at as u64))
+        .collect();
+      sorted.sort_unstable();
+      prop_assert_eq!(by_session(&holding, slots), sorted);
+    }
   }
 }

@@ -206,6 +206,11 @@ impl Sessions {
     Sessions { list: List::Synced(Arc::default()), extras: Vec::new(), plan: Arc::new(Plan::empty()) }
   }
 
+  /// How many slots there are.
+  pub(super) fn len(&self) -> usize {
+    self.extras.len()
+  }
+
   /// The session at `slot`; `None` for one the index could not keep.
   pub(super) fn get(&self, slot: usize) -> Option<Searched<'_>> {
     let (tier, content) = match &self.list {
