@@ -1,9 +1,11 @@
 //! Hot shards: bounded entry text and metadata plus a posting index, so a
 //! query scores entries without re-tokenizing stored text.
 
+use super::cold::Lazy;
 use super::vocabulary::Vocabulary;
 use super::IndexCoverage;
 use crate::coverage::Reason;
+use crate::query::score::Provenance;
 use crate::session::entry::{Entry, Normalized};
 use crate::session::lineage::Node;
 use crate::session::parse::Header;
@@ -125,13 +127,21 @@ pub struct HotShard {
   pub index_coverage: IndexCoverage,
   pub postings: Postings,
   pub resume: Option<ResumeState>,
+  /// Each entry's provenance, worked out on the first query that ranks one.
+  #[serde(skip)]
+  provenance: Lazy<Vec<Provenance>>,
 }
 
 impl HotShard {
   pub fn build(normalized: Normalized, resume: Option<ResumeState>) -> HotShard {
     let postings = Postings::build(normalized.entries.iter().map(|e| e.text.as_str()));
     let index_coverage = IndexCoverage::from_reasons(&normalized.reasons, None);
-    HotShard { entries: normalized.entries, index_coverage, postings, resume }
+    HotShard { entries: normalized.entries, index_coverage, postings, resume, provenance: Lazy::default() }
+  }
+
+  /// The provenance of entry `doc`.
+  pub fn provenance(&self, doc: usize) -> Provenance {
+    self.provenance.get_or_init(|| self.entries.iter().map(Provenance::of).collect())[doc]
   }
 
   /// This shard grown by the entries `normalized` has beyond it (an append):
@@ -140,7 +150,8 @@ impl HotShard {
     let mut postings = self.postings.clone();
     postings.extend(normalized.entries[self.entries.len()..].iter().map(|e| e.text.as_str()));
     let index_coverage = IndexCoverage::from_reasons(&normalized.reasons, None);
-    HotShard { entries: normalized.entries, index_coverage, postings, resume: Some(resume) }
+    let provenance = Lazy::default();
+    HotShard { entries: normalized.entries, index_coverage, postings, resume: Some(resume), provenance }
   }
 
   /// The shard's entries and reasons, to continue normalization after an append.
@@ -170,5 +181,29 @@ mod tests {
     let mut extended = Postings::build(texts[..2].iter().copied());
     extended.extend(texts[2..].iter().copied());
     assert_eq!(extended, Postings::build(texts.iter().copied()));
+  }
+
+  #[test]
+  fn an_extended_shard_knows_its_new_entries_provenance() {
+    let entry = |index: usize, role: &str| {
+      let mut entry = Entry { index, text: format!("text {index}"), ..Entry::default() };
+      entry.typed.role = Some(role.into());
+      entry
+    };
+    let normalized = |entries: Vec<Entry>| Normalized { entries, reasons: BTreeSet::new() };
+    let shard = HotShard::build(normalized(vec![entry(0, "user")]), None);
+    assert_eq!(shard.provenance(0), Provenance::UserProse);
+    let grown = normalized(vec![entry(0, "user"), entry(1, "assistant")]);
+    let header = Header { id: "s".into(), cwd: "/".into(), timestamp: None, version: 3, parent_session: None };
+    let resume = ResumeState {
+      complete_len: 0,
+      prefix_hash: String::new(),
+      last_line_no: 0,
+      header,
+      nodes: Vec::new(),
+      selected: Vec::new(),
+    };
+    let extended = shard.extended(grown, resume);
+    assert_eq!((extended.provenance(0), extended.provenance(1)), (Provenance::UserProse, Provenance::AssistantProse));
   }
 }

@@ -27,19 +27,44 @@ pub fn bm25(idf: f64, tf: u32, doc_len: u32, avg_len: f64) -> f64 {
   idf * tf * (K1 + 1.0) / (tf + K1 * (1.0 - B + B * doc_len as f64 / avg_len.max(1.0)))
 }
 
-/// Assistant and user prose rank ahead of tool plumbing, unless the caller
-/// filtered for operations.
-pub fn provenance_weight(entry: &Entry, filters: &Filters) -> f64 {
-  if filters.asks_for_operations() {
-    return 1.0;
+/// Where an entry's text comes from, as ranking weighs it: worked out once
+/// per hot shard (see `HotShard::provenance`), not per scored entry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Provenance {
+  AssistantProse,
+  UserProse,
+  Summary,
+  ToolOutput,
+  ToolCall,
+  Other,
+}
+
+impl Provenance {
+  pub fn of(entry: &Entry) -> Provenance {
+    match (entry.typed.tool.is_none(), entry.typed.role.as_deref()) {
+      (true, Some("assistant")) => Provenance::AssistantProse,
+      (true, Some("user")) => Provenance::UserProse,
+      (true, Some("compactionSummary" | "custom")) => Provenance::Summary,
+      (_, Some("toolResult" | "fabricOperation")) => Provenance::ToolOutput,
+      (false, _) => Provenance::ToolCall,
+      _ => Provenance::Other,
+    }
   }
-  match (entry.typed.tool.is_none(), entry.typed.role.as_deref()) {
-    (true, Some("assistant")) => 2.5,
-    (true, Some("user")) => 2.25,
-    (true, Some("compactionSummary" | "custom")) => 1.5,
-    (_, Some("toolResult" | "fabricOperation")) => 0.75,
-    (false, _) => 0.7,
-    _ => 1.0,
+
+  /// Assistant and user prose rank ahead of tool plumbing, unless the
+  /// caller filtered for operations.
+  pub fn weight(self, filters: &Filters) -> f64 {
+    if filters.asks_for_operations() {
+      return 1.0;
+    }
+    match self {
+      Provenance::AssistantProse => 2.5,
+      Provenance::UserProse => 2.25,
+      Provenance::Summary => 1.5,
+      Provenance::ToolOutput => 0.75,
+      Provenance::ToolCall => 0.7,
+      Provenance::Other => 1.0,
+    }
   }
 }
 
@@ -68,9 +93,10 @@ mod tests {
     let prose = Entry { typed: typed("assistant", None), ..Entry::default() };
     let call = Entry { typed: typed("assistant", Some("bash")), ..Entry::default() };
     let result = Entry { typed: typed("toolResult", Some("bash")), ..Entry::default() };
-    assert!(provenance_weight(&prose, &none) > provenance_weight(&result, &none));
-    assert!(provenance_weight(&result, &none) > provenance_weight(&call, &none));
+    let weight = |entry: &Entry, filters: &Filters| Provenance::of(entry).weight(filters);
+    assert!(weight(&prose, &none) > weight(&result, &none));
+    assert!(weight(&result, &none) > weight(&call, &none));
     let ops = Filters { tool: Some("bash".into()), ..Filters::default() };
-    assert_eq!(provenance_weight(&call, &ops), 1.0);
+    assert_eq!(weight(&call, &ops), 1.0);
   }
 }

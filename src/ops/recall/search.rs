@@ -12,7 +12,7 @@ use crate::index::{self, dictionary};
 use crate::query::plan::Query;
 pub use crate::query::plan::RecallRequest;
 use crate::query::regex::BoundedRegex;
-use crate::query::score::{bm25, idf, provenance_weight};
+use crate::query::score::{bm25, idf};
 use crate::session::entry::Entry;
 use crate::session::lineage::LiveBranch;
 use crate::tokenize::nfkc;
@@ -235,7 +235,7 @@ impl<'r> Search<'r> {
   }
 
   fn weight(&self, slot: usize, doc: usize) -> f64 {
-    provenance_weight(self.entry(slot, doc), &self.request.filters)
+    self.sessions.at(slot).shard().expect("hot session").provenance(doc).weight(&self.request.filters)
   }
 
   fn documents(&self) -> usize {
@@ -360,9 +360,8 @@ impl<'r> Search<'r> {
     let mut items = self.lexical(terms, !terms.is_empty(), true);
     items.retain_mut(|item| match item {
       Item::Entry { session, doc, score } => {
-        let entry = self.entry(*session, *doc);
-        *score = provenance_weight(entry, &self.request.filters);
-        nfkc(&entry.text).to_lowercase().contains(phrase)
+        *score = self.weight(*session, *doc);
+        nfkc(&self.entry(*session, *doc).text).to_lowercase().contains(phrase)
       }
       Item::Session { .. } => true,
     });
@@ -370,9 +369,8 @@ impl<'r> Search<'r> {
       // Punctuation-only phrases have no terms to prefilter by.
       for &(slot, ref docs) in &self.hot {
         for doc in docs.iter() {
-          let entry = self.entry(slot, doc);
-          if nfkc(&entry.text).to_lowercase().contains(phrase) {
-            items.push(Item::Entry { session: slot, doc, score: provenance_weight(entry, &self.request.filters) });
+          if nfkc(&self.entry(slot, doc).text).to_lowercase().contains(phrase) {
+            items.push(Item::Entry { session: slot, doc, score: self.weight(slot, doc) });
           }
         }
       }
@@ -384,11 +382,8 @@ impl<'r> Search<'r> {
     let mut items = Vec::new();
     for &(slot, ref docs) in &self.hot {
       for doc in docs.iter() {
-        let entry = self.entry(slot, doc);
-        match regex.test(&entry.text) {
-          Ok(true) => {
-            items.push(Item::Entry { session: slot, doc, score: provenance_weight(entry, &self.request.filters) })
-          }
+        match regex.test(&self.entry(slot, doc).text) {
+          Ok(true) => items.push(Item::Entry { session: slot, doc, score: self.weight(slot, doc) }),
           Ok(false) => {}
           Err(stop) => {
             self.reasons.insert(stop);
