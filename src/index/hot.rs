@@ -130,18 +130,30 @@ pub struct HotShard {
   /// Each entry's provenance, worked out on the first query that ranks one.
   #[serde(skip)]
   provenance: Lazy<Vec<Provenance>>,
+  /// The selected records' root-to-leaf ids, worked out on the first hit
+  /// that binds to them.
+  #[serde(skip)]
+  chain: Lazy<Option<Vec<String>>>,
 }
 
 impl HotShard {
   pub fn build(normalized: Normalized, resume: Option<ResumeState>) -> HotShard {
     let postings = Postings::build(normalized.entries.iter().map(|e| e.text.as_str()));
     let index_coverage = IndexCoverage::from_reasons(&normalized.reasons, None);
-    HotShard { entries: normalized.entries, index_coverage, postings, resume, provenance: Lazy::default() }
+    let (provenance, chain) = Default::default();
+    HotShard { entries: normalized.entries, index_coverage, postings, resume, provenance, chain }
   }
 
   /// The provenance of entry `doc`.
   pub fn provenance(&self, doc: usize) -> Provenance {
     self.provenance.get_or_init(|| self.entries.iter().map(Provenance::of).collect())[doc]
+  }
+
+  /// The root-to-leaf ids of the selected records, when they are one
+  /// parent chain (see `lineage::chain`); `None` without a resume state.
+  pub fn chain(&self) -> Option<&[String]> {
+    let resume = self.resume.as_ref()?;
+    self.chain.get_or_init(|| crate::session::lineage::chain(&resume.nodes, &resume.selected)).as_deref()
   }
 
   /// This shard grown by the entries `normalized` has beyond it (an append):
@@ -150,8 +162,8 @@ impl HotShard {
     let mut postings = self.postings.clone();
     postings.extend(normalized.entries[self.entries.len()..].iter().map(|e| e.text.as_str()));
     let index_coverage = IndexCoverage::from_reasons(&normalized.reasons, None);
-    let provenance = Lazy::default();
-    HotShard { entries: normalized.entries, index_coverage, postings, resume: Some(resume), provenance }
+    let (provenance, chain) = Default::default();
+    HotShard { entries: normalized.entries, index_coverage, postings, resume: Some(resume), provenance, chain }
   }
 
   /// The shard's entries and reasons, to continue normalization after an append.

@@ -42,9 +42,13 @@ impl Vocabulary {
   }
 
   pub fn get(&self, index: usize) -> &str {
+    &self.text[self.span(index)]
+  }
+
+  fn span(&self, index: usize) -> std::ops::Range<usize> {
     let starts = self.starts();
     let end = starts.get(index + 1).map_or(self.text.len(), |next| *next as usize - 1);
-    &self.text[starts[index] as usize..end]
+    starts[index] as usize..end
   }
 
   pub fn iter(&self) -> impl Iterator<Item = &str> + Clone {
@@ -55,7 +59,9 @@ impl Vocabulary {
     let (mut low, mut high) = (0, self.len());
     while low < high {
       let middle = (low + high) / 2;
-      match self.get(middle).cmp(term) {
+      // Bytes: UTF-8 orders as its code points do, without the char
+      // boundary checks a `str` slice makes.
+      match self.text.as_bytes()[self.span(middle)].cmp(term.as_bytes()) {
         std::cmp::Ordering::Less => low = middle + 1,
         std::cmp::Ordering::Greater => high = middle,
         std::cmp::Ordering::Equal => return Ok(middle),

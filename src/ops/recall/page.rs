@@ -151,8 +151,8 @@ impl Search<'_> {
     args.insert("scope".into(), json!(format!("session:{}", session.file())));
     args.insert("branches".into(), json!(self.request.branches.as_str()));
     let live = self.live_branch(session);
-    let tip = session.lineage(live).1.clone();
-    session.issuer(self.request.branches, live).bind(tip.as_deref()).insert_into(&mut args);
+    let tip = session.lineage(live).1;
+    session.issuer(self.request.branches, live).bind(tip).insert_into(&mut args);
     args
   }
 

@@ -11,7 +11,7 @@ use crate::index::{self, Coverage, Synced};
 pub use crate::query::plan::RecallRequest;
 use crate::session::binding::Issuer;
 use crate::session::discover::Scope;
-use crate::session::lineage::{self, Branches, LiveBranch};
+use crate::session::lineage::{Branches, LiveBranch};
 use crate::session::SessionView;
 use parking_lot::Mutex;
 use std::cell::OnceCell;
@@ -27,6 +27,8 @@ struct Hydrated {
   source_len: u64,
   source_hash: String,
   lineage_fingerprint: String,
+  lineage_path: Vec<String>,
+  lineage_tip: Option<String>,
   mtime: f64,
   shard: HotShard,
 }
@@ -50,9 +52,6 @@ enum List {
 /// What a call works out about one session only when it needs it.
 #[derive(Default)]
 struct Extras {
-  /// The active lineage's root-to-leaf ids and last on-disk record, worked
-  /// out only for sessions with a hit on the page.
-  lineage: OnceCell<(Option<Vec<String>>, Option<String>)>,
   /// A cold record rebuilt from source because its content could not be
   /// read back (see [`Searched::cold_content`]).
   rebuilt: OnceCell<Option<Arc<CacheRecord>>>,
@@ -186,13 +185,12 @@ impl Sessions {
       source_len: view.source_len,
       source_hash: view.source_hash.clone(),
       lineage_fingerprint: view.lineage_fingerprint.clone(),
+      lineage_path: view.lineage_path.clone(),
+      lineage_tip: view.lineage_tip.clone(),
       mtime: view.stamp.mtime_ms(),
       shard: HotShard::build(view.normalized.clone(), None),
     };
-    let extras = Extras {
-      lineage: OnceCell::from((Some(view.lineage_path.clone()), view.lineage_tip.clone())),
-      rebuilt: OnceCell::new(),
-    };
+    let extras = Extras { rebuilt: OnceCell::new() };
     let mut sessions = Sessions {
       list: List::Hydrated(Box::new(hydrated)),
       extras: vec![OnceCell::from(Box::new(extras))],
@@ -262,28 +260,36 @@ impl<'a> Searched<'a> {
   /// The active lineage (root-to-leaf ids, last on-disk record) of a hot
   /// session: Pi's live branch, or the record's selection when it is one
   /// parent chain.
-  pub(super) fn lineage(self, live: Option<&LiveBranch>) -> &'a (Option<Vec<String>>, Option<String>) {
-    self.extras().lineage.get_or_init(|| {
-      let Some(resume) = self.shard().and_then(|shard| shard.resume.as_ref()) else {
-        return (None, self.digest().and_then(|d| d.tip.as_ref()).map(|tip| tip.id.clone()));
-      };
-      let tip = resume.selected.last().and_then(|&o| resume.nodes.get(o as usize)).and_then(|n| n.id.clone());
-      let path = match live {
-        Some(live) => Some(live.ids.clone()),
-        None => lineage::chain(&resume.nodes, &resume.selected),
-      };
-      (path, tip)
-    })
+  pub(super) fn lineage<'l>(self, live: Option<&'l LiveBranch>) -> (Option<&'l [String]>, Option<&'l str>)
+  where
+    'a: 'l,
+  {
+    if let Content::Hydrated(hydrated) = self.content {
+      return (Some(&hydrated.lineage_path), hydrated.lineage_tip.as_deref());
+    }
+    let Some(shard) = self.shard().filter(|shard| shard.resume.is_some()) else {
+      return (None, self.digest().and_then(|d| d.tip.as_ref()).map(|tip| tip.id.as_str()));
+    };
+    let resume = shard.resume.as_ref().expect("a resume state");
+    let tip = resume.selected.last().and_then(|&o| resume.nodes.get(o as usize)).and_then(|n| n.id.as_deref());
+    let path = match live {
+      Some(live) => Some(live.ids.as_slice()),
+      None => shard.chain(),
+    };
+    (path, tip)
   }
 
-  pub(super) fn issuer(self, branches: Branches, live: Option<&LiveBranch>) -> Issuer<'a, String> {
+  pub(super) fn issuer<'l>(self, branches: Branches, live: Option<&'l LiveBranch>) -> Issuer<'l, String>
+  where
+    'a: 'l,
+  {
     Issuer {
       source_len: self.source_len(),
       source_hash: self.source_hash(),
       branches,
       fingerprint: self.lineage_fingerprint(),
       path: match branches {
-        Branches::Active => self.lineage(live).0.as_deref(),
+        Branches::Active => self.lineage(live).0,
         Branches::All => None,
       },
       tip: self.digest().and_then(|d| d.tip.as_ref()),
