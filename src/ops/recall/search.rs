@@ -212,19 +212,19 @@ impl<'r> Search<'r> {
       self.cold = Cold::every(plan.cold.clone());
       return;
     }
-    let (mut slots, mut structural) = (Vec::new(), Vec::new());
-    for &slot in plan.cold.iter() {
-      let digest = self.sessions.at(slot).digest().expect("cold session");
-      let count = if filters.since.is_none() && filters.until.is_none() {
-        digest.kinds.iter().filter(|(typed, _)| filters.matches(typed)).map(|(_, count)| *count as usize).sum()
-      } else {
+    let counts: Vec<usize> = if filters.since.is_none() && filters.until.is_none() {
+      plan.cold_kinds(&self.sessions).matching(|typed| filters.matches(typed)).collect()
+    } else {
+      let matching = |slot: usize| {
         let content = cold_content(self.sessions.at(slot), self.engine, self.request.branches, &self.unreadable);
         content.map_or(0, |content| content.addresses.iter().filter(|a| filters.matches(&a.typed)).count())
       };
-      if count > 0 {
-        slots.push(slot);
-        structural.push(count);
-      }
+      plan.cold.iter().map(|&slot| matching(slot)).collect()
+    };
+    let (mut slots, mut structural) = (Vec::new(), Vec::new());
+    for (&slot, count) in plan.cold.iter().zip(counts).filter(|(_, count)| *count > 0) {
+      slots.push(slot);
+      structural.push(count);
     }
     let within = slots.len().min(MAX_DIGEST_CANDIDATES);
     self.cold = Cold { within, slots: Arc::new(slots), structural: Some(structural) };

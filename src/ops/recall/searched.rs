@@ -11,10 +11,12 @@ use crate::index::{self, Coverage, Synced};
 pub use crate::query::plan::RecallRequest;
 use crate::session::binding::Issuer;
 use crate::session::discover::Scope;
+use crate::session::entry::Typed;
 use crate::session::lineage::{Branches, LiveBranch};
 use crate::session::SessionView;
 use parking_lot::Mutex;
 use std::cell::OnceCell;
+use std::collections::HashMap;
 use std::path::Path;
 use std::sync::{Arc, OnceLock, Weak};
 
@@ -127,6 +129,47 @@ pub(super) struct Plan {
   pub(super) cold: Arc<Vec<usize>>,
   /// The cold term dictionary serving every cold slot (unfiltered queries).
   pub(super) served: OnceLock<Option<Arc<Served>>>,
+  /// The cold digests' kinds, interned on the first filtered query.
+  kinds: OnceLock<ColdKinds>,
+}
+
+/// The typed kinds of every cold digest, interned: a filter is tested once
+/// per distinct kind instead of once per kind of every digest (~50 each).
+pub(super) struct ColdKinds {
+  distinct: Vec<Typed>,
+  /// Per cold slot (in [`Plan::cold`] order), where its kinds start in
+  /// `counts`, and one past the last.
+  starts: Vec<u32>,
+  /// (distinct kind, address count) of each digest, one digest after another.
+  counts: Vec<(u32, u64)>,
+}
+
+impl ColdKinds {
+  fn of(sessions: &Sessions, cold: &[usize]) -> ColdKinds {
+    let mut ids: HashMap<&Typed, u32> = HashMap::new();
+    let (mut distinct, mut starts, mut counts) = (Vec::new(), vec![0], Vec::new());
+    for &slot in cold {
+      for (typed, count) in &sessions.at(slot).digest().expect("cold session").kinds {
+        let id = *ids.entry(typed).or_insert_with(|| {
+          distinct.push(typed.clone());
+          distinct.len() as u32 - 1
+        });
+        counts.push((id, *count));
+      }
+      starts.push(counts.len() as u32);
+    }
+    ColdKinds { distinct, starts, counts }
+  }
+
+  /// Per cold slot (in [`Plan::cold`] order), how many of its addresses
+  /// have a kind `matches` accepts.
+  pub(super) fn matching(&self, matches: impl Fn(&Typed) -> bool) -> impl Iterator<Item = usize> + '_ {
+    let accepted: Vec<bool> = self.distinct.iter().map(matches).collect();
+    self.starts.windows(2).map(move |run| {
+      let kinds = &self.counts[run[0] as usize..run[1] as usize];
+      kinds.iter().filter(|(id, _)| accepted[*id as usize]).map(|(_, count)| *count as usize).sum()
+    })
+  }
 }
 
 impl Plan {
@@ -140,7 +183,11 @@ impl Plan {
         cold.push(slot);
       }
     }
-    Plan { hot, cold: Arc::new(cold), served: OnceLock::new() }
+    Plan { hot, cold: Arc::new(cold), served: OnceLock::new(), kinds: OnceLock::new() }
+  }
+
+  pub(super) fn cold_kinds(&self, sessions: &Sessions) -> &ColdKinds {
+    self.kinds.get_or_init(|| ColdKinds::of(sessions, &self.cold))
   }
 }
 
@@ -238,7 +285,7 @@ impl Sessions {
 
 impl Plan {
   fn empty() -> Plan {
-    Plan { hot: Vec::new(), cold: Arc::default(), served: OnceLock::new() }
+    Plan { hot: Vec::new(), cold: Arc::default(), served: OnceLock::new(), kinds: OnceLock::new() }
   }
 }
 

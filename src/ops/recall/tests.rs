@@ -319,3 +319,40 @@ fn browse_lists_every_entry_newest_session_first() {
 }
 
 mod echo;
+
+/// Filters over cold digests: the interned kinds (no time bound) and the
+/// addresses themselves (a time bound every address passes) count the same
+/// matching entries per session.
+#[test]
+fn cold_kind_counts_equal_address_counts() {
+  let fx = fixture();
+  let result = |tool: &str, failed: bool| json!({"role": "toolResult", "toolCallId": "t", "toolName": tool, "content": [{"type": "text", "text": "out"}], "isError": failed});
+  fx.write("a", &[user("one"), result("bash", true), result("bash", false), result("read", true)]);
+  fx.write("b", &[user("two"), result("read", false), result("read", false)]);
+  fx.write("c", &[user("three"), result("bash", true), result("bash", true), result("bash", true)]);
+  let engine = fx.engine(json!({"hotSessions": 0}));
+  let counts = |args: Value| -> Vec<(String, usize)> {
+    let page = run(&engine, args);
+    let mut counts: Vec<(String, usize)> = (page.hits.iter())
+      .map(|hit| match hit {
+        Hit::Session(s) => (s.session_id.clone(), s.matched_structural_entries),
+        Hit::Entry(_) => panic!("every session is cold"),
+      })
+      .collect();
+    counts.sort();
+    counts
+  };
+  for filter in [
+    json!({"ref": "pi.bash"}),
+    json!({"ref": "pi.read"}),
+    json!({"outcome": "failed"}),
+    json!({"ref": "pi.bash", "outcome": "failed"}),
+  ] {
+    let mut timed = filter.clone();
+    timed["since"] = json!(0);
+    let (by_kind, by_address) = (counts(filter.clone()), counts(timed));
+    assert!(!by_kind.is_empty(), "{filter}");
+    assert_eq!(by_kind, by_address, "{filter}");
+  }
+  assert_eq!(counts(json!({"ref": "pi.bash", "outcome": "failed"})), [("a".to_string(), 1), ("c".to_string(), 3)]);
+}
