@@ -142,6 +142,8 @@ fn a_record_deleted_by_someone_else_is_written_back() {
   observe(&fx, &engine);
   append(&a, &entry("a-1", Some("a-0"), "appended zulu"));
   observe(&fx, &engine);
+  // Our own write done (it is behind the call) before someone else's delete.
+  Index::shared(index_dir(&engine)).writes.flush();
   let dir = index_dir(&engine);
   let record = fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).find(|p| p.to_string_lossy().ends_with(".hot"));
   let record = record.expect("the hot record");
@@ -150,6 +152,116 @@ fn a_record_deleted_by_someone_else_is_written_back() {
   observe(&fx, &engine);
   assert_eq!(passes(&engine), [Pass::Full]);
   assert!(record.exists(), "written back");
+}
+
+/// The hot record file of `path` in `engine`'s index, if there is one.
+fn hot_record(engine: &Engine, path: &Path) -> Option<Vec<u8>> {
+  fs::read(index_dir(engine).join(record::file_name(path, Branches::Active, Tier::Hot))).ok()
+}
+
+/// Forgets what this process holds, as a fresh process would.
+fn forget(index: &Index) {
+  index.resident.clear();
+  index.last.lock().take();
+}
+
+/// A patched append leaves the previous record on disk until the writer
+/// writes the new one after the call; the disk is then exactly the resident
+/// record. Before that, a fresh process resumes from the old record and
+/// answers as a full build does.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_patched_append_is_written_behind_the_call() {
+  let fx = AgentDir::new();
+  let config = json!({"hotSessions": 1});
+  let a = write(&fx, "a", "alpha words", 100);
+  write(&fx, "b", "bravo words", 200);
+  let engine = fx.engine(config.clone());
+  let index = Index::shared(index_dir(&engine));
+  observe(&fx, &engine);
+  let before = hot_record(&engine, &a).expect("written by the full pass");
+  append(&a, &entry("a-1", Some("a-0"), "appended zulu"));
+  let paused = index.writes.paused.lock();
+  passes(&engine);
+  let patched = observe(&fx, &engine);
+  assert_eq!(passes(&engine), [Pass::Patched]);
+  assert_eq!(hot_record(&engine, &a).as_ref(), Some(&before), "not written by the call");
+  drop(paused);
+  index.writes.flush();
+  let resident = index.resident.get(&a, Branches::Active).unwrap().record.clone();
+  assert_eq!(hot_record(&engine, &a), Some(resident.encode_shared().unwrap()), "written behind it");
+  assert!(patched.iter().any(|p| p.contains("appended zulu")));
+  // Queued again, and this process gone before the writer ran: the next
+  // one resumes from the old record on disk.
+  append(&a, &entry("a-2", Some("a-1"), "appended yankee"));
+  let paused = index.writes.paused.lock();
+  observe(&fx, &engine);
+  let older = hot_record(&engine, &a);
+  forget(&index);
+  build::RESUMED.lock().clear();
+  passes(&engine);
+  assert_eq!(observe(&fx, &engine), from_scratch(&fx, config, 0));
+  assert_eq!(passes(&engine), [Pass::Full]);
+  assert!(build::RESUMED.lock().contains(&a), "resumed from the record the disk held");
+  assert_ne!(hot_record(&engine, &a), older, "the full pass wrote its record now");
+  drop(paused);
+  index.writes.flush();
+}
+
+/// A record written after its source was cut back (it claims bytes the
+/// source no longer has) is never trusted: it is checked against the
+/// source like any other, and a fresh process answers from the source.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_late_write_after_the_source_was_cut_is_not_trusted() {
+  let fx = AgentDir::new();
+  let config = json!({"hotSessions": 1});
+  let a = write(&fx, "a", "alpha words", 100);
+  write(&fx, "b", "bravo words", 200);
+  let engine = fx.engine(config.clone());
+  let index = Index::shared(index_dir(&engine));
+  observe(&fx, &engine);
+  let original = fs::read(&a).unwrap();
+  append(&a, &entry("a-1", Some("a-0"), "appended zulu"));
+  let paused = index.writes.paused.lock();
+  observe(&fx, &engine);
+  fs::write(&a, &original).unwrap();
+  drop(paused);
+  index.writes.flush();
+  let on_disk = record::CacheRecord::decode(&hot_record(&engine, &a).unwrap()).unwrap();
+  assert!(on_disk.size > original.len() as u64, "the disk claims the cut bytes");
+  let expected = from_scratch(&fx, config, 0);
+  assert!(!expected.iter().any(|p| p.contains("appended zulu")));
+  forget(&index);
+  assert_eq!(observe(&fx, &engine), expected, "a fresh process");
+}
+
+/// A queued record replaced before the writer ran (here: its session moved
+/// to the cold tier) is not written: no hot record beside the cold one.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_queued_record_that_no_longer_answers_is_not_written() {
+  let fx = AgentDir::new();
+  let config = json!({"hotSessions": 1});
+  let a = write(&fx, "a", "alpha words", 100);
+  let b = write(&fx, "b", "bravo words", 200);
+  let engine = fx.engine(config.clone());
+  let index = Index::shared(index_dir(&engine));
+  observe(&fx, &engine);
+  append(&a, &entry("a-1", Some("a-0"), "appended zulu"));
+  let paused = index.writes.paused.lock();
+  observe(&fx, &engine);
+  let back = SystemTime::now() - Duration::from_secs(50);
+  fs::File::options().write(true).open(&a).unwrap().set_modified(back).unwrap();
+  append(&b, &entry("b-1", Some("b-0"), "appended yankee"));
+  passes(&engine);
+  assert_eq!(observe(&fx, &engine), from_scratch(&fx, config, 0));
+  assert_eq!(passes(&engine), [Pass::Full], "tiers moved");
+  drop(paused);
+  index.writes.flush();
+  assert_eq!(hot_record(&engine, &a), None, "a is cold now");
+  let cold = index_dir(&engine).join(record::file_name(&a, Branches::Active, Tier::Cold));
+  assert!(cold.exists());
 }
 
 /// One step of a random history of the agent dir.
