@@ -297,7 +297,7 @@ pub fn build(
   let record = Arc::new(record);
   index.resident.put(&source.path, branches, Slot::new(record.clone(), read.read_ns));
   if behind {
-    super::write_behind::queue(index, &source.path, branches, record.clone());
+    super::write_behind::queue(index, &source.path, branches, record.clone(), stale);
   }
   Ok((record, persisted))
 }

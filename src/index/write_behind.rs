@@ -40,15 +40,26 @@ pub struct Queue {
 #[derive(Default)]
 struct State {
   pending: HashMap<(PathBuf, Branches), Arc<CacheRecord>>,
+  /// Records the queued ones replaced: freeing a hot shard (its entries,
+  /// lineage nodes, postings) is the writer's work too, not the call's.
+  retired: Vec<Arc<CacheRecord>>,
   /// A writer thread is draining `pending`.
   writing: bool,
 }
 
-/// Queues `record` (resident for `source` in `branches` mode) to be written;
-/// starts the writer unless it runs. Called under the sync lock.
-pub fn queue(index: &Index, source: &Path, branches: Branches, record: Arc<CacheRecord>) {
+/// Queues `record` (resident for `source` in `branches` mode, in place of
+/// `replaced`) to be written; starts the writer unless it runs. Called
+/// under the sync lock.
+pub fn queue(
+  index: &Index,
+  source: &Path,
+  branches: Branches,
+  record: Arc<CacheRecord>,
+  replaced: Option<Arc<CacheRecord>>,
+) {
   let mut state = index.writes.state.lock();
-  state.pending.insert((source.to_path_buf(), branches), record);
+  let coalesced = state.pending.insert((source.to_path_buf(), branches), record);
+  state.retired.extend(coalesced.into_iter().chain(replaced));
   if state.writing {
     return;
   }
@@ -59,6 +70,7 @@ pub fn queue(index: &Index, source: &Path, branches: Branches, record: Arc<Cache
     // No thread: written now, as without the writer (the caller holds the sync lock).
     Err(_) => {
       let pending = std::mem::take(&mut state.pending);
+      state.retired.clear();
       drop(state);
       pending.into_iter().for_each(|(key, record)| write(index, key, &record));
     }
@@ -68,14 +80,18 @@ pub fn queue(index: &Index, source: &Path, branches: Branches, record: Arc<Cache
 /// Writes queued records one by one, each under the sync lock, until none is left.
 fn drain(index: &Index) {
   loop {
+    drop(std::mem::take(&mut index.writes.state.lock().retired));
     #[cfg(test)]
     drop(index.writes.paused.lock());
     let _sync = index.sync_lock.lock();
     let mut state = index.writes.state.lock();
     let Some((key, record)) = state.pending.keys().next().cloned().and_then(|key| state.pending.remove_entry(&key))
     else {
+      let retired = std::mem::take(&mut state.retired);
       state.writing = false;
       index.writes.idle.notify_all();
+      drop((state, _sync));
+      drop(retired);
       return;
     };
     drop(state);
