@@ -43,6 +43,11 @@ pub fn slice_utf16(text: &str, start: usize, end: usize) -> (&str, usize) {
 /// Keeps at most `max` Unicode scalars; returns the kept prefix and whether
 /// anything was cut.
 pub fn truncate_scalars(text: &str, max: usize) -> (&str, bool) {
+  // No more bytes than `max`: no more scalars either (every hot entry is
+  // checked again after each append).
+  if text.len() <= max {
+    return (text, false);
+  }
   match text.char_indices().nth(max) {
     Some((byte, _)) => (&text[..byte], true),
     None => (text, false),
@@ -94,6 +99,8 @@ mod tests {
   fn truncation_counts_scalars() {
     assert_eq!(truncate_scalars("a😀b", 2), ("a😀", true));
     assert_eq!(truncate_scalars("ab", 2), ("ab", false));
+    assert_eq!(truncate_scalars("a😀", 2), ("a😀", false), "5 bytes, 2 scalars");
+    assert_eq!(truncate_scalars("abc", 2), ("ab", true));
   }
 
   #[test]

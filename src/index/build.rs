@@ -19,6 +19,7 @@ use crate::session::source::{now_ns, read_source_resuming, SourceFile, StatStamp
 use std::borrow::Cow;
 use std::collections::HashSet;
 use std::fs;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 /// The current record of `source` from memory or disk, if provably fresh.
@@ -233,8 +234,18 @@ fn fit_cold(engine: &Engine, record: &mut CacheRecord) -> bool {
   fits
 }
 
-/// A built record and whether it was written.
+/// A built record and whether it was written (or queued to be).
 pub type Persisted = (Arc<CacheRecord>, bool);
+
+/// When a built record reaches the disk.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Write {
+  /// Before the call returns.
+  Now,
+  /// A hot record: by the index's writer after the call (see
+  /// [`super::write_behind`]); a cold one now.
+  Behind,
+}
 
 /// Builds (or re-stamps) the record of `source` and persists it; `false`
 /// when it could not be written (it still answers this process).
@@ -244,6 +255,7 @@ pub fn build(
   source: &Source,
   tier: Tier,
   branches: Branches,
+  write: Write,
 ) -> Result<Persisted, Reason> {
   let stale = index.resident.get(&source.path, branches).map(|r| r.record.clone());
   let resume_at = stale.as_deref().and_then(|r| match &r.body {
@@ -271,10 +283,12 @@ pub fn build(
   if fs::metadata(&source.path).ok().map(|m| StatStamp::of(&m)) != Some(read.stamp) {
     return Err(Reason::SourceChangedDuringIndex);
   }
+  let behind = write == Write::Behind && tier == Tier::Hot;
   // A record that cannot be written (full or read-only disk, I/O error)
   // still answers this process; the next call tries again. One over the
   // cold cap is not written by design.
-  let persisted = !fit_cold(engine, &mut record) || persist(index, source, branches, tier, &mut record).is_ok();
+  let persisted =
+    behind || !fit_cold(engine, &mut record) || persist(index, source, branches, tier, &mut record).is_ok();
   if !persisted {
     // The stale record on disk goes, so the next call sees this one missing
     // and writes it once it can.
@@ -282,6 +296,9 @@ pub fn build(
   }
   let record = Arc::new(record);
   index.resident.put(&source.path, branches, Slot::new(record.clone(), read.read_ns));
+  if behind {
+    super::write_behind::queue(index, &source.path, branches, record.clone(), stale);
+  }
   Ok((record, persisted))
 }
 
@@ -340,12 +357,25 @@ fn persist(
   tier: Tier,
   record: &mut CacheRecord,
 ) -> std::io::Result<()> {
-  ownership::ensure_dir(&index.dir)?;
   let bytes = record.encode().map_err(|_| std::io::Error::from(std::io::ErrorKind::InvalidData))?;
-  let path = index.dir.join(record::file_name(&source.path, branches, tier));
-  record::write_atomic(&path, &bytes)?;
+  let path = write_record(index, &source.path, branches, tier, &bytes)?;
   record::defer_content(record, &path, &bytes);
-  let other = if tier == Tier::Hot { Tier::Cold } else { Tier::Hot };
-  ownership::remove_ours(&index.dir, &record::file_name(&source.path, branches, other));
   Ok(())
+}
+
+/// Writes the encoded record of `source` atomically, then drops the other
+/// tier's record of this mode; the record's path.
+pub(super) fn write_record(
+  index: &Index,
+  source: &Path,
+  branches: Branches,
+  tier: Tier,
+  bytes: &[u8],
+) -> std::io::Result<PathBuf> {
+  ownership::ensure_dir(&index.dir)?;
+  let path = index.dir.join(record::file_name(source, branches, tier));
+  record::write_atomic(&path, bytes)?;
+  let other = if tier == Tier::Hot { Tier::Cold } else { Tier::Hot };
+  ownership::remove_ours(&index.dir, &record::file_name(source, branches, other));
+  Ok(path)
 }

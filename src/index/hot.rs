@@ -12,7 +12,7 @@ use crate::session::parse::Header;
 use crate::tokenize::for_each_token;
 use rustc_hash::FxHashMap;
 use serde::{Deserialize, Serialize};
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 
 /// Term → (entry, term frequency) lists, sorted by term; document lengths
 /// in tokens (at least 1, so BM25 never divides by zero). Stored flat (the
@@ -79,20 +79,47 @@ impl Postings {
     Postings::from_lists(&terms, ordered.into_iter(), doc_lengths)
   }
 
-  /// Adds documents after the existing ones without re-tokenizing them.
-  pub fn extend<'a>(&mut self, texts: impl Iterator<Item = &'a str>) {
+  /// These postings with documents added after the existing ones: only the
+  /// new documents are tokenized, and the lists are merged in one pass over
+  /// both sorted term lists (an appended document's id is above every
+  /// existing one, so each merged list is the old list, then the new).
+  pub fn extended<'a>(&self, texts: impl Iterator<Item = &'a str>) -> Postings {
     let base = self.doc_lengths.len() as u32;
     let added = Postings::build(texts);
-    let mut merged: BTreeMap<&str, Vec<(u32, u32)>> =
-      self.terms.iter().enumerate().map(|(at, term)| (term, self.list(at).to_vec())).collect();
-    for (at, term) in added.terms.iter().enumerate() {
-      merged.entry(term).or_default().extend(added.list(at).iter().map(|&(doc, tf)| (doc + base, tf)));
+    let mut text = String::with_capacity(self.terms.text().len() + added.terms.text().len() + 1);
+    let mut list_starts = Vec::with_capacity(self.list_starts.len() + added.list_starts.len());
+    let mut pairs = Vec::with_capacity(self.pairs.len() + added.pairs.len());
+    let (mut old, mut new) = (self.terms.iter().enumerate().peekable(), added.terms.iter().enumerate().peekable());
+    loop {
+      let (term, from_old, from_new) = match (old.peek(), new.peek()) {
+        (None, None) => break,
+        (Some(&(at, term)), None) => (term, Some(at), None),
+        (None, Some(&(at, term))) => (term, None, Some(at)),
+        (Some(&(o, a)), Some(&(n, b))) => match a.cmp(b) {
+          std::cmp::Ordering::Less => (a, Some(o), None),
+          std::cmp::Ordering::Greater => (b, None, Some(n)),
+          std::cmp::Ordering::Equal => (a, Some(o), Some(n)),
+        },
+      };
+      if !list_starts.is_empty() {
+        text.push('\n');
+      }
+      text.push_str(term);
+      list_starts.push(pairs.len() as u32);
+      if let Some(at) = from_old {
+        pairs.extend_from_slice(self.list(at));
+        old.next();
+      }
+      if let Some(at) = from_new {
+        pairs.extend(added.list(at).iter().map(|&(doc, tf)| (doc + base, tf)));
+        new.next();
+      }
     }
-    let terms: Vec<String> = merged.keys().map(|term| term.to_string()).collect();
-    let mut doc_lengths = std::mem::take(&mut self.doc_lengths);
-    doc_lengths.extend(&added.doc_lengths);
-    let lists: Vec<Vec<(u32, u32)>> = merged.into_values().collect();
-    *self = Postings::from_lists(&terms, lists.into_iter(), doc_lengths);
+    list_starts.push(pairs.len() as u32);
+    let mut doc_lengths = Vec::with_capacity(self.doc_lengths.len() + added.doc_lengths.len());
+    doc_lengths.extend_from_slice(&self.doc_lengths);
+    doc_lengths.extend_from_slice(&added.doc_lengths);
+    Postings { terms: Vocabulary::from_joined(text), list_starts, pairs, doc_lengths }
   }
 
   /// The posting list of a canonical term.
@@ -159,8 +186,7 @@ impl HotShard {
   /// This shard grown by the entries `normalized` has beyond it (an append):
   /// only the new entries are tokenized.
   pub fn extended(&self, normalized: Normalized, resume: ResumeState) -> HotShard {
-    let mut postings = self.postings.clone();
-    postings.extend(normalized.entries[self.entries.len()..].iter().map(|e| e.text.as_str()));
+    let postings = self.postings.extended(normalized.entries[self.entries.len()..].iter().map(|e| e.text.as_str()));
     let index_coverage = IndexCoverage::from_reasons(&normalized.reasons, None);
     let (provenance, chain) = Default::default();
     HotShard { entries: normalized.entries, index_coverage, postings, resume: Some(resume), provenance, chain }
@@ -190,8 +216,7 @@ mod tests {
   #[test]
   fn extending_equals_building_at_once() {
     let texts = ["alpha beta", "beta gamma", "gamma gamma delta", "alpha"];
-    let mut extended = Postings::build(texts[..2].iter().copied());
-    extended.extend(texts[2..].iter().copied());
+    let extended = Postings::build(texts[..2].iter().copied()).extended(texts[2..].iter().copied());
     assert_eq!(extended, Postings::build(texts.iter().copied()));
   }
 
@@ -217,5 +242,24 @@ mod tests {
     };
     let extended = shard.extended(grown, resume);
     assert_eq!((extended.provenance(0), extended.provenance(1)), (Provenance::UserProse, Provenance::AssistantProse));
+  }
+
+  proptest::proptest! {
+    #![proptest_config(crate::testing::proptest_config(256))]
+
+    /// Terms drawn from a small alphabet, so appended documents both repeat
+    /// existing terms and bring new ones on either side of them.
+    #[test]
+    fn extending_at_any_cut_equals_building_at_once(
+      texts in proptest::collection::vec("([a-e]{1,2}|[xyz]) ?([a-e]{1,2} ?){0,4}", 0..12),
+      cut in 0..12usize,
+    ) {
+      let cut = cut.min(texts.len());
+      let built = Postings::build(texts.iter().map(String::as_str));
+      let head = Postings::build(texts[..cut].iter().map(String::as_str));
+      let extended = head.extended(texts[cut..].iter().map(String::as_str));
+      proptest::prop_assert_eq!(extended.terms.to_vec(), built.terms.to_vec());
+      proptest::prop_assert_eq!(extended, built);
+    }
   }
 }

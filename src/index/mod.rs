@@ -7,7 +7,9 @@
 //! change, builds the rest in parallel (appends incrementally), writes them
 //! atomically, drops the other tier's record after its replacement exists,
 //! removes orphaned records, and reports coverage. When it returns, every
-//! record it built is on disk.
+//! record it built is on disk, except the hot records of a patched
+//! synchronization (an append in a warm process): those the index's writer
+//! writes right after it ([`write_behind`]).
 
 pub(crate) mod build;
 mod cleanup;
@@ -23,6 +25,7 @@ pub(crate) mod resident;
 mod sources;
 pub(crate) mod vocabulary;
 pub(crate) mod watch;
+pub(crate) mod write_behind;
 
 use crate::config::Config;
 use crate::coverage::Reason;
@@ -98,6 +101,8 @@ pub struct Index {
   /// Change notification for the session dirs, and the listing it keeps current.
   watcher: watch::Watcher,
   listed: Mutex<Option<Listed>>,
+  /// Hot records built by patched synchronizations, not written yet.
+  pub(crate) writes: write_behind::Queue,
 }
 
 /// The last full listing of `roots`, updated from the watcher's changes.
@@ -162,6 +167,7 @@ impl Index {
           last: Mutex::default(),
           watcher: Default::default(),
           listed: Mutex::default(),
+          writes: Default::default(),
         })
       })
       .clone()
@@ -307,7 +313,7 @@ pub(crate) fn rebuild_cold(engine: &Engine, path: &Path, branches: Branches) -> 
   let _guard = index.sync_lock.lock();
   index.last.lock().take();
   let source = Source::of(path.to_path_buf(), &fs::metadata(path).ok()?);
-  build::build(engine, &index, &source, Tier::Cold, branches).ok().map(|(record, _)| record)
+  build::build(engine, &index, &source, Tier::Cold, branches, build::Write::Now).ok().map(|(record, _)| record)
 }
 
 /// Synchronizes the records of `scope` in `branches` mode.
@@ -443,7 +449,8 @@ fn sync_changed(
     }
     synced.push(Synced { path: source.path.clone(), tier, record: fresh });
   }
-  let unavailable = build_planned(engine, index, scope, branches, to_build, &mut synced, &mut reasons);
+  let unavailable =
+    build_planned(engine, index, scope, branches, (to_build, build::Write::Now), &mut synced, &mut reasons);
   cleanup::cleanup(index, names, all, &engine.config, &mut reasons);
   let tally = Tally::of(&synced);
   let coverage = tally.coverage(synced.len(), &reasons, unavailable);
@@ -451,15 +458,15 @@ fn sync_changed(
 }
 
 /// Builds the `planned` sessions in parallel into their slots of `synced`
-/// (reporting progress) and brings the cold term dictionary up to date when
-/// a global synchronization built a cold record; returns how many sources
-/// were unavailable.
+/// (reporting progress), writing their records as `write` says, and brings
+/// the cold term dictionary up to date when a global synchronization built
+/// a cold record; returns how many sources were unavailable.
 fn build_planned(
   engine: &Engine,
   index: &Index,
   scope: &Scope,
   branches: Branches,
-  planned: Vec<Planned>,
+  (planned, write): (Vec<Planned>, build::Write),
   synced: &mut [Synced],
   reasons: &mut BTreeSet<Reason>,
 ) -> usize {
@@ -474,7 +481,7 @@ fn build_planned(
   let built: Vec<(usize, Result<build::Persisted, Reason>)> = planned
     .into_par_iter()
     .map(|(slot, source, tier, cost)| {
-      let record = build::build(engine, index, &source, tier, branches);
+      let record = build::build(engine, index, &source, tier, branches, write);
       tracker.built(cost);
       (slot, record)
     })

@@ -76,7 +76,9 @@ pub(super) fn patch(
       }
     }
   }
-  let unavailable = build_planned(engine, index, scope, branches, planned, synced, &mut reasons);
+  // On the path of every append: the hot records are written behind the call.
+  let unavailable =
+    build_planned(engine, index, scope, branches, (planned, build::Write::Behind), synced, &mut reasons);
   for &(slot, _) in &slots {
     if let Some(record) = &synced[slot].record {
       tally.add(record);

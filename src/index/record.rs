@@ -193,11 +193,52 @@ impl CacheRecord {
   /// fixed point: the length's own varint can grow the length).
   /// `Err` when a cold digest's content can no longer be read.
   pub fn encode(&mut self) -> Result<Vec<u8>, Unreadable> {
-    let body = match &self.body {
-      Body::Hot(shard) => postcard::to_allocvec(shard),
-      Body::Cold(digest) => postcard::to_allocvec(digest.content()?),
-    }
-    .expect("cache records serialize");
+    let body = self.encode_body()?;
+    Ok(self.frame(&body))
+  }
+
+  /// Encodes a record that is shared (still answering queries): as
+  /// [`CacheRecord::encode`], but only the head is copied to carry
+  /// `cacheBytes`; the body is serialized where it is.
+  pub fn encode_shared(&self) -> Result<Vec<u8>, Unreadable> {
+    let body = self.encode_body()?;
+    let summary = match &self.body {
+      Body::Hot(_) => Body::Hot(HotShard::default()),
+      Body::Cold(digest) => Body::Cold(digest.clone()),
+    };
+    let mut head = CacheRecord {
+      cache_version: self.cache_version,
+      file: self.file.clone(),
+      session_id: self.session_id.clone(),
+      cwd: self.cwd.clone(),
+      branches: self.branches,
+      lineage_fingerprint: self.lineage_fingerprint.clone(),
+      policy: self.policy.clone(),
+      source_hash: self.source_hash.clone(),
+      mtime: self.mtime,
+      size: self.size,
+      stamp: self.stamp,
+      verified_ns: self.verified_ns,
+      cache_bytes: 0,
+      cache_source_ratio: 0.0,
+      body: summary,
+    };
+    Ok(head.frame(&body))
+  }
+
+  fn encode_body(&self) -> Result<Vec<u8>, Unreadable> {
+    Ok(
+      match &self.body {
+        Body::Hot(shard) => postcard::to_allocvec(shard),
+        Body::Cold(digest) => postcard::to_allocvec(digest.content()?),
+      }
+      .expect("cache records serialize"),
+    )
+  }
+
+  /// The record file: prefix, this head (its `cacheBytes` set to the
+  /// file's length) and `body`.
+  fn frame(&mut self, body: &[u8]) -> Vec<u8> {
     let mut guess = 0;
     loop {
       self.cache_bytes = guess;
@@ -209,10 +250,10 @@ impl CacheRecord {
         bytes.extend_from_slice(MAGIC);
         bytes.extend_from_slice(&(head.len() as u32).to_le_bytes());
         bytes.extend_from_slice(&checksum(&head));
-        bytes.extend_from_slice(&checksum(&body));
+        bytes.extend_from_slice(&checksum(body));
         bytes.extend_from_slice(&head);
-        bytes.extend_from_slice(&body);
-        return Ok(bytes);
+        bytes.extend_from_slice(body);
+        return bytes;
       }
       guess = len as u64;
     }
@@ -445,7 +486,11 @@ mod tests {
     let bytes = original.encode().unwrap();
     assert_eq!(original.cache_bytes, bytes.len() as u64);
     assert_eq!(original.cache_source_ratio, (bytes.len() as f64 / 1000.0 * 1e6).round() / 1e6);
-    assert_eq!(CacheRecord::decode(&bytes), Some(original));
+    assert_eq!(CacheRecord::decode(&bytes), Some(original.clone()));
+    assert_eq!(
+      CacheRecord { cache_bytes: 0, cache_source_ratio: 0.0, ..original.clone() }.encode_shared().unwrap(),
+      bytes
+    );
     assert_eq!(CacheRecord::decode(&bytes[..bytes.len() - 1]), None, "torn");
     assert_eq!(CacheRecord::decode(b"{\"cacheVersion\":5}"), None, "foreign");
     let _ = IndexCoverage::default();

@@ -19,6 +19,11 @@ impl Vocabulary {
     Vocabulary { text: terms.join("\n"), starts: Lazy::default() }
   }
 
+  /// From sorted unique terms already joined by newlines.
+  pub fn from_joined(text: String) -> Vocabulary {
+    Vocabulary { text, starts: Lazy::default() }
+  }
+
   fn starts(&self) -> &[u32] {
     self.starts.get_or_init(|| {
       if self.text.is_empty() {

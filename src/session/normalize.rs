@@ -403,8 +403,9 @@ pub fn normalize_selected<'r>(
 }
 
 fn has_duplicates<'a>(values: impl Iterator<Item = &'a str>) -> bool {
-  let mut seen: HashMap<&str, ()> = HashMap::new();
-  values.into_iter().any(|value| seen.insert(value, ()).is_some())
+  // Fx: run over every entry id of a session on each append.
+  let mut seen = rustc_hash::FxHashSet::default();
+  values.into_iter().any(|value| !seen.insert(value))
 }
 
 #[cfg(test)]
