@@ -37,14 +37,14 @@ pub fn load_fresh(
   let slot = match index.resident.get(&source.path, branches).filter(|s| s.record.tier() == tier) {
     Some(slot) => slot,
     None => {
-      let name = record::file_name(&source.path, branches, tier);
+      let name = index.record_name(&source.path, branches, tier);
       let limit = record::read_limit(&engine.config, tier, source.stamp.size);
       let Some(record) = record::open(&index.dir.join(&name), tier, limit).ok()? else {
         // Torn or an older version: rebuilt from source, never migrated.
         ownership::remove_ours(&index.dir, &name);
         return None;
       };
-      let slot = Slot::new(Arc::new(record), 0);
+      let slot = Slot::new(Arc::new(record), name, 0);
       slot.verified_at(slot.record.verified_ns);
       index.resident.put(&source.path, branches, slot.clone());
       slot
@@ -292,10 +292,11 @@ pub fn build(
   if !persisted {
     // The stale record on disk goes, so the next call sees this one missing
     // and writes it once it can.
-    ownership::remove_ours(&index.dir, &record::file_name(&source.path, branches, tier));
+    ownership::remove_ours(&index.dir, &index.record_name(&source.path, branches, tier));
   }
   let record = Arc::new(record);
-  index.resident.put(&source.path, branches, Slot::new(record.clone(), read.read_ns));
+  let name = index.record_name(&source.path, branches, tier);
+  index.resident.put(&source.path, branches, Slot::new(record.clone(), name, read.read_ns));
   if behind {
     super::write_behind::queue(index, &source.path, branches, record.clone(), stale);
   }
@@ -373,9 +374,9 @@ pub(super) fn write_record(
   bytes: &[u8],
 ) -> std::io::Result<PathBuf> {
   ownership::ensure_dir(&index.dir)?;
-  let path = index.dir.join(record::file_name(source, branches, tier));
+  let path = index.dir.join(index.record_name(source, branches, tier));
   record::write_atomic(&path, bytes)?;
   let other = if tier == Tier::Hot { Tier::Cold } else { Tier::Hot };
-  ownership::remove_ours(&index.dir, &record::file_name(source, branches, other));
+  ownership::remove_ours(&index.dir, &index.record_name(source, branches, other));
   Ok(path)
 }

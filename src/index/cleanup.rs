@@ -20,21 +20,8 @@ pub(super) fn cleanup(
   config: &Config,
   reasons: &mut BTreeSet<Reason>,
 ) {
-  let owners: HashSet<String> = {
-    let mut known = index.owners.lock();
-    let mut owners = HashSet::with_capacity(all.len());
-    for source in all {
-      match known.get(&source.path) {
-        Some(owner) => owners.insert(owner.clone()),
-        None => {
-          let owner = record::base_name(&source.path)[..16].to_string();
-          known.insert(source.path.clone(), owner.clone());
-          owners.insert(owner)
-        }
-      };
-    }
-    owners
-  };
+  let bases: Vec<std::sync::Arc<str>> = all.iter().map(|source| index.base_name(&source.path)).collect();
+  let owners: HashSet<&str> = bases.iter().map(|base| &base[..16]).collect();
   let mut removed = 0u64;
   for name in names {
     let path = index.dir.join(name);

@@ -90,8 +90,10 @@ pub struct Index {
   dirs: dir_cache::DirCache,
   /// The index dir's own names, kept current by its watch.
   own_names: dir_cache::WatchedNames,
-  /// `sha256(path)[..16]` of every source seen: record-name owners.
-  owners: Mutex<HashMap<PathBuf, String>>,
+  /// [`record::base_name`] of every source seen: a fresh process names
+  /// each record when it opens it, when it keeps it resident and when
+  /// cleanup lists the owners, and hashes each path once for all three.
+  base_names: Mutex<HashMap<PathBuf, Arc<str>>>,
   /// Records found to belong to live sessions outside this engine's roots
   /// (checked once per process: the owning engine removes them when their
   /// source goes).
@@ -162,7 +164,7 @@ impl Index {
           sync_lock: Mutex::default(),
           dirs: Default::default(),
           own_names: Default::default(),
-          owners: Mutex::default(),
+          base_names: Mutex::default(),
           elsewhere: Mutex::default(),
           last: Mutex::default(),
           watcher: Default::default(),
@@ -187,6 +189,21 @@ impl Index {
     let header = try_read_header(path).map_err(|_| ())?;
     self.headers.lock().insert(path.to_path_buf(), (file, stamp.size, header.clone()));
     Ok(header)
+  }
+
+  /// [`record::base_name`] of `path`, hashed once per process.
+  fn base_name(&self, path: &Path) -> Arc<str> {
+    if let Some(base) = self.base_names.lock().get(path) {
+      return base.clone();
+    }
+    // Hashed outside the lock: parallel loads name their records at once.
+    let base: Arc<str> = record::base_name(path).into();
+    self.base_names.lock().entry(path.to_path_buf()).or_insert(base).clone()
+  }
+
+  /// The file name of `path`'s record in `branches` mode and `tier`.
+  fn record_name(&self, path: &Path, branches: Branches, tier: Tier) -> String {
+    record::name_of(&self.base_name(path), branches, tier)
   }
 
   /// The index dir's names now.

@@ -355,10 +355,28 @@ fn ratio(cache_bytes: u64, size: u64) -> f64 {
 /// `<sha256(path)[..16]>-<sanitized basename>.<mode>.<tier>`: one file per
 /// source, branch mode and tier, so the modes never contaminate each other.
 pub fn file_name(source: &Path, branches: Branches, tier: Tier) -> String {
-  format!("{}.{}.{}", base_name(source), branches.as_str(), tier.as_str())
+  name_of(&base_name(source), branches, tier)
 }
 
+/// The record name of a source whose [`base_name`] is `base`.
+pub fn name_of(base: &str, branches: Branches, tier: Tier) -> String {
+  format!("{base}.{}.{}", branches.as_str(), tier.as_str())
+}
+
+/// Sources whose name was hashed, with how often (tests: a fresh process
+/// hashes each source path once).
+#[cfg(test)]
+pub static HASHED: parking_lot::Mutex<Option<std::collections::HashMap<PathBuf, usize>>> =
+  parking_lot::const_mutex(None);
+
+/// `<sha256(path)[..16]>-<sanitized basename>`: hashes the path's
+/// `to_string_lossy` spelling, so a source path and a record's `file` (that
+/// same spelling) name the same record.
 pub fn base_name(source: &Path) -> String {
+  #[cfg(test)]
+  {
+    *HASHED.lock().get_or_insert_default().entry(source.to_path_buf()).or_default() += 1;
+  }
   let hash = sha256_hex(source.to_string_lossy().as_bytes());
   let stem: String = source
     .file_name()
@@ -544,6 +562,25 @@ mod tests {
     assert_eq!(name_hash(&name).map(str::len), Some(16));
     assert_eq!(name_hash("0123456789abcdef-x.jsonl.json"), None);
     assert_eq!(name_hash("nothex0123456789-x.active.hot"), None);
+  }
+
+  /// Slots are named from the source path, a record from its `file`: the
+  /// same name as long as `file` is the path's lossy spelling, as built
+  /// records carry it, even for a path that is not UTF-8.
+  #[test]
+  fn a_path_and_its_lossy_spelling_name_the_same_record() {
+    let mut paths = vec![PathBuf::from("/x/2026 a:b.jsonl"), PathBuf::from("/d/é ü\u{fffd}/s ß.jsonl")];
+    #[cfg(unix)]
+    {
+      use std::os::unix::ffi::OsStrExt;
+      paths.push(PathBuf::from(std::ffi::OsStr::from_bytes(b"/d\xff\xfe/s\xc3x\xff\xffy.jsonl")));
+    }
+    for path in &paths {
+      let lossy = path.to_string_lossy().into_owned();
+      for (branches, tier) in [(Branches::Active, Tier::Hot), (Branches::All, Tier::Cold)] {
+        assert_eq!(file_name(Path::new(&lossy), branches, tier), file_name(path, branches, tier), "{path:?}");
+      }
+    }
   }
 
   #[test]

@@ -2,7 +2,7 @@
 //! without allocating: a warm call must stay far below a millisecond of
 //! overhead per thousand sessions.
 
-use super::record::{self, CacheRecord, Tier};
+use super::record::{CacheRecord, Tier};
 use crate::config::Config;
 use crate::session::lineage::Branches;
 use parking_lot::Mutex;
@@ -19,8 +19,8 @@ pub struct Slot {
 }
 
 impl Slot {
-  pub fn new(record: Arc<CacheRecord>, verified_ns: i128) -> Arc<Slot> {
-    let name = record::file_name(Path::new(&record.file), record.branches, record.tier());
+  /// `name`: the record's file name, from [`super::Index::record_name`].
+  pub fn new(record: Arc<CacheRecord>, name: String, verified_ns: i128) -> Arc<Slot> {
     Arc::new(Slot { record, name, verified_ns: AtomicI64::new(verified_ns as i64) })
   }
 

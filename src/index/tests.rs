@@ -474,6 +474,7 @@ fn an_empty_or_index_only_dir_is_adopted_without_chmod() {
 /// A fresh process: nothing resident, no reusable synchronization.
 fn forget_process(dir: &Path) {
   Index::shared(dir.to_path_buf()).resident.clear();
+  Index::shared(dir.to_path_buf()).base_names.lock().clear();
   *Index::shared(dir.to_path_buf()).last.lock() = None;
 }
 
@@ -515,6 +516,27 @@ fn a_record_edited_in_place_is_detected_and_rebuilt_with_identical_answers() {
     ["hello", "world"]
   );
   assert_eq!(result.sessions[0].record.as_ref().unwrap().body, clean);
+}
+
+#[test]
+fn a_fresh_process_hashes_each_source_path_once() {
+  let fx = fixture();
+  let paths = [fx.write("a", &["one"], 300), fx.write("b", &["two"], 200), fx.write("c", &["three"], 100)];
+  let engine = fx.engine(json!({"hotSessions": 1}));
+  assert!(global(&engine).coverage.complete);
+  forget_process(&fx.index_dir());
+  let hashed = || {
+    let counts = record::HASHED.lock();
+    paths.iter().map(|p| counts.as_ref().and_then(|c| c.get(p)).copied().unwrap_or(0)).collect::<Vec<_>>()
+  };
+  let before = hashed();
+  let result = global(&engine);
+  assert!(result.sessions.iter().all(|s| s.record.is_some()), "every record loaded from disk");
+  let after = hashed();
+  let per_path: Vec<usize> = after.iter().zip(&before).map(|(a, b)| a - b).collect();
+  // Loading the record, keeping it resident and listing the owners for
+  // cleanup all name it.
+  assert_eq!(per_path, [1, 1, 1]);
 }
 
 #[test]

@@ -110,7 +110,7 @@ fn write(index: &Index, (source, branches): (PathBuf, Branches), record: &Arc<Ca
     .ok()
     .is_some_and(|bytes| build::write_record(index, &source, branches, Tier::Hot, &bytes).is_ok());
   if !written {
-    ownership::remove_ours(&index.dir, &super::record::file_name(&source, branches, Tier::Hot));
+    ownership::remove_ours(&index.dir, &index.record_name(&source, branches, Tier::Hot));
   }
 }
 
