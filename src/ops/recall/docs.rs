@@ -17,12 +17,6 @@ pub(super) enum Docs {
   Listed(Vec<usize>),
 }
 
-impl Default for Docs {
-  fn default() -> Docs {
-    Docs::Range(0..0)
-  }
-}
-
 /// The candidates of one session's `entries` inside `window`, charged to
 /// `budget` in entry order; `CandidateEntryBudget` once a candidate finds
 /// the budget spent.
