@@ -6,6 +6,7 @@
 //! `maxColdVocabularyBytes` while it is built, the whole persisted record by
 //! `maxColdCacheBytes` (then only exact prefixes persist, never "complete").
 
+use super::kind::Kind;
 use super::vocabulary::Vocabulary;
 use super::IndexCoverage;
 use crate::coverage::Reason;
@@ -60,7 +61,7 @@ pub struct ColdDigest {
   /// Distinct typed-field combinations of the addresses (timestamps
   /// cleared) with their counts: structural filters without a time bound
   /// test these instead of every address.
-  pub kinds: Vec<(Typed, u64)>,
+  pub kinds: Vec<(Kind, u64)>,
   pub index_coverage: IndexCoverage,
   /// Where the active path ends on disk (active mode): follow calls bind to
   /// it, so an append keeps them valid.
@@ -328,12 +329,12 @@ impl TermFilter {
 
 /// Typed-field combinations of `addresses` (timestamps cleared) with
 /// their counts, in a stable order.
-fn kinds(addresses: &[Address]) -> Vec<(Typed, u64)> {
+fn kinds(addresses: &[Address]) -> Vec<(Kind, u64)> {
   let mut counts: BTreeMap<Typed, u64> = BTreeMap::new();
   for address in addresses {
     *counts.entry(Typed { timestamp: None, ..address.typed.clone() }).or_default() += 1;
   }
-  counts.into_iter().collect()
+  counts.into_iter().map(|(typed, count)| (Kind::intern(typed), count)).collect()
 }
 
 impl ColdDigest {
@@ -517,7 +518,7 @@ mod tests {
     assert!(digest.fit(|d| d.content().unwrap().addresses.len() <= 40));
     assert_eq!(digest.content().unwrap().addresses.len(), 40);
     assert_eq!(digest.content().unwrap().vocabulary.len(), 100);
-    assert_eq!(digest.kinds, [(Typed::default(), 40)], "kinds count the kept addresses");
+    assert_eq!(digest.kinds, [(Kind::intern(Typed::default()), 40)], "kinds count the kept addresses");
     assert_eq!(digest.index_coverage.reasons, ["max_cold_cache_bytes"]);
     assert!(digest.fit(|d| d.content().unwrap().addresses.is_empty() && d.content().unwrap().vocabulary.len() <= 7));
     assert_eq!(digest.content().unwrap().vocabulary.len(), 7);

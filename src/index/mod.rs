@@ -17,6 +17,7 @@ pub(crate) mod cold;
 pub(crate) mod dictionary;
 pub(crate) mod dir_cache;
 pub(crate) mod hot;
+pub(crate) mod kind;
 pub(crate) mod ownership;
 mod patch;
 pub mod progress;

@@ -6,6 +6,7 @@ use crate::error::{ContractError, ErrorCode};
 use crate::index::cold::{ColdContent, ColdDigest, Unreadable};
 use crate::index::dictionary::Served;
 use crate::index::hot::HotShard;
+use crate::index::kind::Kind;
 use crate::index::record::{Body, CacheRecord, Tier};
 use crate::index::{self, Coverage, Synced};
 pub use crate::query::plan::RecallRequest;
@@ -136,7 +137,7 @@ pub(super) struct Plan {
 /// The typed kinds of every cold digest, interned: a filter is tested once
 /// per distinct kind instead of once per kind of every digest (~50 each).
 pub(super) struct ColdKinds {
-  distinct: Vec<Typed>,
+  distinct: Vec<Kind>,
   /// Per cold slot (in [`Plan::cold`] order), where its kinds start in
   /// `counts`, and one past the last.
   starts: Vec<u32>,
@@ -146,12 +147,13 @@ pub(super) struct ColdKinds {
 
 impl ColdKinds {
   fn of(sessions: &Sessions, cold: &[usize]) -> ColdKinds {
-    let mut ids: HashMap<&Typed, u32> = HashMap::new();
+    // Interned kinds: equal exactly when they are the same value (`Kind::id`).
+    let mut ids: HashMap<usize, u32> = HashMap::new();
     let (mut distinct, mut starts, mut counts) = (Vec::new(), vec![0], Vec::new());
     for &slot in cold {
-      for (typed, count) in &sessions.at(slot).digest().expect("cold session").kinds {
-        let id = *ids.entry(typed).or_insert_with(|| {
-          distinct.push(typed.clone());
+      for (kind, count) in &sessions.at(slot).digest().expect("cold session").kinds {
+        let id = *ids.entry(kind.id()).or_insert_with(|| {
+          distinct.push(kind.clone());
           distinct.len() as u32 - 1
         });
         counts.push((id, *count));
@@ -164,7 +166,7 @@ impl ColdKinds {
   /// Per cold slot (in [`Plan::cold`] order), how many of its addresses
   /// have a kind `matches` accepts.
   pub(super) fn matching(&self, matches: impl Fn(&Typed) -> bool) -> impl Iterator<Item = usize> + '_ {
-    let accepted: Vec<bool> = self.distinct.iter().map(matches).collect();
+    let accepted: Vec<bool> = self.distinct.iter().map(|kind| matches(kind)).collect();
     self.starts.windows(2).map(move |run| {
       let kinds = &self.counts[run[0] as usize..run[1] as usize];
       kinds.iter().filter(|(id, _)| accepted[*id as usize]).map(|(_, count)| *count as usize).sum()

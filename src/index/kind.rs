@@ -1,0 +1,256 @@
+//! Interned typed kinds: the distinct typed-field combinations of a cold
+//! digest's addresses (timestamps cleared), shared across every digest of
+//! the process.
+//!
+//! A cold head keeps ~12 kinds of ~5 strings each. Owned, they were over
+//! half of a resident head's memory (at 100,000 cold sessions ~400 MB of
+//! the warm process's RSS) and most of a fresh process's allocations while
+//! decoding heads, yet a whole history has only a few hundred distinct
+//! kinds. A [`Kind`] is one pointer to the process's single copy of its
+//! value; decoding looks the borrowed fields up before allocating anything.
+
+use crate::session::entry::{Outcome, Typed};
+use parking_lot::Mutex;
+use rustc_hash::FxHashMap;
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use std::borrow::Cow;
+use std::hash::{Hash, Hasher};
+use std::sync::Arc;
+
+/// A typed-field combination, one allocation per distinct value in the
+/// process: two live kinds are equal exactly when they are the same
+/// pointer (every live kind is in the table, so an equal value interned
+/// later finds it).
+#[derive(Clone)]
+pub struct Kind(Arc<Typed>);
+
+/// The typed fields as a decoder holds them: borrowed from its input
+/// where it can (postcard always can), owned otherwise.
+#[derive(Deserialize)]
+struct Fields<'a> {
+  #[serde(borrow)]
+  role: Option<Text<'a>>,
+  #[serde(borrow)]
+  tool: Option<Text<'a>>,
+  #[serde(borrow)]
+  reference: Option<Text<'a>>,
+  #[serde(borrow)]
+  provider: Option<Text<'a>>,
+  #[serde(borrow)]
+  action: Option<Text<'a>>,
+  outcome: Option<Outcome>,
+  timestamp: Option<i64>,
+}
+
+/// A string field that borrows from the decoder's input when it can
+/// (serde's own `Cow` borrows nothing inside an `Option`).
+struct Text<'a>(Cow<'a, str>);
+
+impl<'de: 'a, 'a> Deserialize<'de> for Text<'a> {
+  fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Text<'a>, D::Error> {
+    struct Visit;
+    impl<'de> serde::de::Visitor<'de> for Visit {
+      type Value = Text<'de>;
+      fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a string")
+      }
+      fn visit_borrowed_str<E>(self, text: &'de str) -> Result<Text<'de>, E> {
+        Ok(Text(Cow::Borrowed(text)))
+      }
+      fn visit_str<E>(self, text: &str) -> Result<Text<'de>, E> {
+        Ok(Text(Cow::Owned(text.to_string())))
+      }
+      fn visit_string<E>(self, text: String) -> Result<Text<'de>, E> {
+        Ok(Text(Cow::Owned(text)))
+      }
+    }
+    deserializer.deserialize_str(Visit)
+  }
+}
+
+type Key<'a> = (Option<&'a str>, Option<&'a str>, Option<&'a str>, Option<&'a str>, Option<&'a str>, Option<Outcome>, Option<i64>);
+
+fn key_of_typed(t: &Typed) -> Key<'_> {
+  (
+    t.role.as_deref(),
+    t.tool.as_deref(),
+    t.reference.as_deref(),
+    t.provider.as_deref(),
+    t.action.as_deref(),
+    t.outcome,
+    t.timestamp,
+  )
+}
+
+impl Fields<'_> {
+  fn key(&self) -> Key<'_> {
+    (
+      self.role.as_ref().map(|t| &*t.0),
+      self.tool.as_ref().map(|t| &*t.0),
+      self.reference.as_ref().map(|t| &*t.0),
+      self.provider.as_ref().map(|t| &*t.0),
+      self.action.as_ref().map(|t| &*t.0),
+      self.outcome,
+      self.timestamp,
+    )
+  }
+
+  fn into_typed(self) -> Typed {
+    let own = |field: Option<Text<'_>>| field.map(|t| t.0.into_owned());
+    Typed {
+      role: own(self.role),
+      tool: own(self.tool),
+      reference: own(self.reference),
+      provider: own(self.provider),
+      action: own(self.action),
+      outcome: self.outcome,
+      timestamp: self.timestamp,
+    }
+  }
+}
+
+fn hash(key: &Key<'_>) -> u64 {
+  let mut hasher = rustc_hash::FxHasher::default();
+  key.hash(&mut hasher);
+  hasher.finish()
+}
+
+/// Every live kind by the hash of its fields. Entries nobody else holds are
+/// dropped when the table has doubled since it was last pruned, so a
+/// process that rebuilds many sessions keeps only the kinds still in use.
+struct Table {
+  by_hash: FxHashMap<u64, Vec<Arc<Typed>>>,
+  len: usize,
+  prune_at: usize,
+}
+
+const MIN_PRUNE_AT: usize = 4096;
+
+static TABLE: Mutex<Option<Table>> = parking_lot::const_mutex(None);
+
+impl Table {
+  fn find(&self, key: &Key<'_>) -> Option<Arc<Typed>> {
+    self.by_hash.get(&hash(key))?.iter().find(|t| key_of_typed(t) == *key).cloned()
+  }
+
+  fn insert(&mut self, typed: Typed) -> Arc<Typed> {
+    let made = Arc::new(typed);
+    self.by_hash.entry(hash(&key_of_typed(&made))).or_default().push(made.clone());
+    self.len += 1;
+    if self.len >= self.prune_at {
+      self.prune();
+    }
+    made
+  }
+
+  fn prune(&mut self) {
+    self.by_hash.retain(|_, bucket| {
+      bucket.retain(|t| Arc::strong_count(t) > 1);
+      !bucket.is_empty()
+    });
+    self.len = self.by_hash.values().map(Vec::len).sum();
+    self.prune_at = (self.len * 2).max(MIN_PRUNE_AT);
+  }
+}
+
+fn with_table<R>(f: impl FnOnce(&mut Table) -> R) -> R {
+  let mut table = TABLE.lock();
+  let table =
+    table.get_or_insert_with(|| Table { by_hash: FxHashMap::default(), len: 0, prune_at: MIN_PRUNE_AT });
+  f(table)
+}
+
+impl Kind {
+  pub fn intern(typed: Typed) -> Kind {
+    with_table(|table| match table.find(&key_of_typed(&typed)) {
+      Some(found) => Kind(found),
+      None => Kind(table.insert(typed)),
+    })
+  }
+
+  /// Looks the borrowed fields up first: a known kind allocates nothing.
+  fn intern_fields(fields: Fields<'_>) -> Kind {
+    with_table(|table| match table.find(&fields.key()) {
+      Some(found) => Kind(found),
+      None => Kind(table.insert(fields.into_typed())),
+    })
+  }
+
+  /// Identity of the interned value: equal for equal live kinds.
+  pub fn id(&self) -> usize {
+    Arc::as_ptr(&self.0) as usize
+  }
+
+  /// Drops the table's kinds that nothing holds (tests).
+  #[cfg(test)]
+  pub fn prune() {
+    with_table(Table::prune)
+  }
+}
+
+impl std::ops::Deref for Kind {
+  type Target = Typed;
+
+  fn deref(&self) -> &Typed {
+    &self.0
+  }
+}
+
+impl std::fmt::Debug for Kind {
+  fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+    self.0.fmt(f)
+  }
+}
+
+impl PartialEq for Kind {
+  fn eq(&self, other: &Kind) -> bool {
+    Arc::ptr_eq(&self.0, &other.0) || self.0 == other.0
+  }
+}
+
+impl Eq for Kind {}
+
+impl Serialize for Kind {
+  fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+    self.0.serialize(serializer)
+  }
+}
+
+impl<'de> Deserialize<'de> for Kind {
+  fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Kind, D::Error> {
+    Fields::deserialize(deserializer).map(Kind::intern_fields)
+  }
+}
+
+#[cfg(test)]
+mod tests {
+  use super::*;
+
+  fn tool(name: &str) -> Typed {
+    Typed { role: Some("toolResult".into()), tool: Some(name.into()), outcome: Some(Outcome::Failed), ..Typed::default() }
+  }
+
+  #[test]
+  fn equal_kinds_share_one_value_however_they_were_made() {
+    let made = Kind::intern(tool("kind-test-grep"));
+    let bytes = postcard::to_allocvec(&made).unwrap();
+    let decoded: Kind = postcard::from_bytes(&bytes).unwrap();
+    let from_json: Kind = serde_json::from_str(&serde_json::to_string(&made).unwrap()).unwrap();
+    assert_eq!((decoded.id(), from_json.id()), (made.id(), made.id()));
+    assert_eq!(*decoded, tool("kind-test-grep"));
+    // The wire form is the typed fields' own: records need no new version.
+    assert_eq!(bytes, postcard::to_allocvec(&tool("kind-test-grep")).unwrap());
+    assert_ne!(Kind::intern(tool("kind-test-read")).id(), made.id());
+  }
+
+  #[test]
+  fn a_kind_nothing_holds_leaves_the_table() {
+    let held = Kind::intern(tool("kind-test-held"));
+    let dropped = Arc::downgrade(&Kind::intern(tool("kind-test-dropped")).0);
+    let kept = Arc::downgrade(&held.0);
+    Kind::prune();
+    assert!(dropped.upgrade().is_none(), "the table let go of a kind nothing holds");
+    assert_eq!(kept.upgrade().map(|t| (*t).clone()), Some(tool("kind-test-held")));
+    assert_eq!(Kind::intern(tool("kind-test-held")).id(), held.id());
+  }
+}
