@@ -68,7 +68,8 @@ impl<'de: 'a, 'a> Deserialize<'de> for Text<'a> {
   }
 }
 
-type Key<'a> = (Option<&'a str>, Option<&'a str>, Option<&'a str>, Option<&'a str>, Option<&'a str>, Option<Outcome>, Option<i64>);
+type Key<'a> =
+  (Option<&'a str>, Option<&'a str>, Option<&'a str>, Option<&'a str>, Option<&'a str>, Option<Outcome>, Option<i64>);
 
 fn key_of_typed(t: &Typed) -> Key<'_> {
   (
@@ -155,8 +156,7 @@ impl Table {
 
 fn with_table<R>(f: impl FnOnce(&mut Table) -> R) -> R {
   let mut table = TABLE.lock();
-  let table =
-    table.get_or_insert_with(|| Table { by_hash: FxHashMap::default(), len: 0, prune_at: MIN_PRUNE_AT });
+  let table = table.get_or_insert_with(|| Table { by_hash: FxHashMap::default(), len: 0, prune_at: MIN_PRUNE_AT });
   f(table)
 }
 
@@ -227,7 +227,12 @@ mod tests {
   use super::*;
 
   fn tool(name: &str) -> Typed {
-    Typed { role: Some("toolResult".into()), tool: Some(name.into()), outcome: Some(Outcome::Failed), ..Typed::default() }
+    Typed {
+      role: Some("toolResult".into()),
+      tool: Some(name.into()),
+      outcome: Some(Outcome::Failed),
+      ..Typed::default()
+    }
   }
 
   #[test]
