@@ -11,7 +11,7 @@
 
 use crate::session::entry::{Outcome, Typed};
 use parking_lot::Mutex;
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxBuildHasher, FxHashMap};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use std::borrow::Cow;
 use std::hash::{Hash, Hasher};
@@ -127,7 +127,8 @@ struct Table {
 
 const MIN_PRUNE_AT: usize = 4096;
 
-static TABLE: Mutex<Option<Table>> = parking_lot::const_mutex(None);
+static TABLE: Mutex<Table> =
+  parking_lot::const_mutex(Table { by_hash: FxHashMap::with_hasher(FxBuildHasher), len: 0, prune_at: MIN_PRUNE_AT });
 
 impl Table {
   fn find(&self, key: &Key<'_>) -> Option<Arc<Typed>> {
@@ -154,26 +155,22 @@ impl Table {
   }
 }
 
-fn with_table<R>(f: impl FnOnce(&mut Table) -> R) -> R {
-  let mut table = TABLE.lock();
-  let table = table.get_or_insert_with(|| Table { by_hash: FxHashMap::default(), len: 0, prune_at: MIN_PRUNE_AT });
-  f(table)
-}
-
 impl Kind {
   pub fn intern(typed: Typed) -> Kind {
-    with_table(|table| match table.find(&key_of_typed(&typed)) {
+    let mut table = TABLE.lock();
+    match table.find(&key_of_typed(&typed)) {
       Some(found) => Kind(found),
       None => Kind(table.insert(typed)),
-    })
+    }
   }
 
   /// Looks the borrowed fields up first: a known kind allocates nothing.
   fn intern_fields(fields: Fields<'_>) -> Kind {
-    with_table(|table| match table.find(&fields.key()) {
+    let mut table = TABLE.lock();
+    match table.find(&fields.key()) {
       Some(found) => Kind(found),
       None => Kind(table.insert(fields.into_typed())),
-    })
+    }
   }
 
   /// Identity of the interned value: equal for equal live kinds.
@@ -184,7 +181,7 @@ impl Kind {
   /// Drops the table's kinds that nothing holds (tests).
   #[cfg(test)]
   pub fn prune() {
-    with_table(Table::prune)
+    TABLE.lock().prune()
   }
 }
 
