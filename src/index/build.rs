@@ -5,7 +5,7 @@ use super::hot::{HotShard, ResumeState};
 use super::ownership;
 use super::record::{self, Body, CacheRecord, Tier, CACHE_VERSION};
 use super::resident::{PolicyCheck, Slot};
-use super::{is_fresh, policy, Index, Source};
+use super::{is_fresh, policy, Index, Proof, Source};
 use crate::coverage::Reason;
 use crate::engine::Engine;
 use crate::fsread::ReadError;
@@ -50,8 +50,16 @@ pub fn load_fresh(
       slot
     }
   };
-  if !is_fresh(engine, policies, &slot, source, tier) {
-    return None;
+  let proof = is_fresh(engine, policies, &slot, source, tier)?;
+  let now = now_ns();
+  // Proven by hashing the source because its stamp was too recent to prove
+  // anything: once the stamp can vouch from now on, the record is written
+  // back with this verification, so no later process hashes the source
+  // again (the newest sessions, which Pi just wrote, are the largest).
+  if proof == Proof::Content && slot.record.stamp.proves_unchanged_since(now) {
+    if let Some(record) = write_verified(index, source, branches, tier, &slot, now) {
+      return Some(record);
+    }
   }
   // Someone deleted the record (or the whole index dir): write it back
   // (a cold digest whose content was never read is rebuilt instead).
@@ -63,7 +71,29 @@ pub fn load_fresh(
     return None;
   }
   // Verified now (by stamp or by hash): later calls need not re-hash.
-  slot.verified_at(now_ns());
+  slot.verified_at(now);
+  Some(slot.record.clone())
+}
+
+/// `slot`'s record as verified at `verified_ns`, written and made resident;
+/// `None` when it cannot be written (the caller goes on with the old one).
+fn write_verified(
+  index: &Index,
+  source: &Source,
+  branches: Branches,
+  tier: Tier,
+  slot: &Slot,
+  verified_ns: i128,
+) -> Option<Arc<CacheRecord>> {
+  // Read into the cell the old record shares: whoever still holds it reads
+  // its content from memory, not from the file this replaces.
+  if let Body::Cold(digest) = &slot.record.body {
+    digest.content.get().ok()?;
+  }
+  let mut record = CacheRecord { verified_ns, ..(*slot.record).clone() };
+  persist(index, source, branches, tier, &mut record).ok()?;
+  let slot = Slot::new(Arc::new(record), slot.name.clone(), verified_ns);
+  index.resident.put(&source.path, branches, slot.clone());
   Some(slot.record.clone())
 }
 

@@ -236,32 +236,48 @@ pub struct SyncResult {
   pub coverage: Coverage,
 }
 
-/// Is `slot` provably the current record for `source`? Cheapest checks first.
+/// How a record was proven current for its source.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Proof {
+  /// The stamp is unchanged and older than the last verification.
+  Stamp,
+  /// The dir watch saw no change since the last verification.
+  Watch,
+  /// The source's bytes hash to the record's: the stamp could not tell.
+  Content,
+}
+
+/// How `slot` is provably the current record for `source`, if it is.
+/// Cheapest checks first.
 fn is_fresh(
   engine: &Engine,
   policies: &resident::PolicyCheck,
   slot: &resident::Slot,
   source: &Source,
   tier: Tier,
-) -> bool {
+) -> Option<Proof> {
   let record = &slot.record;
   if record.stamp != source.stamp
     || record.tier() != tier
     || Path::new(&record.file) != source.path
     || !policies.matches(record)
   {
-    return false;
+    return None;
   }
   if let Some(live) = engine.live.as_ref().filter(|l| l.file == source.path && record.branches == Branches::Active) {
     let expected =
       crate::session::lineage::fingerprint(record.branches, live.branch.leaf_id.as_deref(), &live.branch.ids);
     if record.lineage_fingerprint != expected {
-      return false;
+      return None;
     }
   }
-  record.stamp.proves_unchanged_since(slot.verified_ns())
-    || source.quiet_since(slot.verified_ns())
-    || same_content(&source.path, record.size, &record.source_hash)
+  if record.stamp.proves_unchanged_since(slot.verified_ns()) {
+    Some(Proof::Stamp)
+  } else if source.quiet_since(slot.verified_ns()) {
+    Some(Proof::Watch)
+  } else {
+    same_content(&source.path, record.size, &record.source_hash).then_some(Proof::Content)
+  }
 }
 
 /// The sessions of `scope` among `all`, each with its header.

@@ -539,6 +539,52 @@ fn a_fresh_process_hashes_each_source_path_once() {
   assert_eq!(per_path, [1, 1, 1]);
 }
 
+/// A source written just before its record was built can only be proven by
+/// hashing it; once its stamp is old enough the proof is written back, so a
+/// later process trusts the stamp instead of hashing the source again.
+#[test]
+fn a_content_proof_is_written_back_once_the_stamp_can_vouch() {
+  let fx = fixture();
+  fx.write("hot", &["fresh words"], 0);
+  fx.write("cold", &["older words"], 0);
+  // Written now: the stamps sit inside the racy window of the build. No
+  // watch: in a fresh process it is armed after the build, and vouches for nothing.
+  let engine = fx.engine(json!({"hotSessions": 1, "watchSessions": false}));
+  let built = global(&engine);
+  assert!(built.coverage.complete, "{:?}", built.coverage);
+  let on_disk = || {
+    let mut names: Vec<String> =
+      fx.index_files().into_iter().filter(|n| n.ends_with(".hot") || n.ends_with(".cold")).collect();
+    names.sort();
+    names
+      .iter()
+      .map(|n| record::CacheRecord::decode(&fs::read(fx.index_dir().join(n)).unwrap()).unwrap())
+      .collect::<Vec<_>>()
+  };
+  let before = on_disk();
+  assert_eq!(before.len(), 2);
+  assert!(before.iter().all(|r| !r.stamp.proves_unchanged_since(r.verified_ns)), "racy at build time");
+  // Proven by content while the stamp still cannot vouch: nothing is written.
+  forget_process(&fx.index_dir());
+  assert!(global(&engine).sessions.iter().all(|s| s.record.is_some()));
+  assert_eq!(
+    on_disk().iter().map(|r| r.verified_ns).collect::<Vec<_>>(),
+    before.iter().map(|r| r.verified_ns).collect::<Vec<_>>()
+  );
+  std::thread::sleep(Duration::from_nanos(crate::session::source::RACY_WINDOW_NS as u64 + 200_000_000));
+  forget_process(&fx.index_dir());
+  let proven = global(&engine);
+  assert!(proven.coverage.complete && proven.sessions.iter().all(|s| s.record.is_some()));
+  let after = on_disk();
+  for (was, now) in before.iter().zip(&after) {
+    assert!(now.verified_ns > was.verified_ns && now.stamp.proves_unchanged_since(now.verified_ns));
+    assert_eq!((&now.stamp, &now.source_hash, loaded(&now.body)), (&was.stamp, &was.source_hash, loaded(&was.body)));
+  }
+  // A process that holds the old records still reads them, and answers alike.
+  assert_eq!(recall_hits(&engine, "older").total, 1);
+  assert_eq!(recall_hits(&engine, "fresh").total, 1);
+}
+
 #[test]
 fn a_cold_record_is_read_up_to_its_head_until_a_query_needs_its_content() {
   let fx = fixture();
