@@ -20,6 +20,7 @@
 //! with a vocabulary that is not sorted) is a straggler, searched directly.
 //! So the union answers exactly what a scan of every digest answers.
 
+mod bytes;
 mod terms;
 
 use super::cold::ColdDigest;
@@ -157,8 +158,7 @@ fn too_many_stragglers(stragglers: usize, candidates: usize) -> bool {
 }
 
 fn load(dir: &Path, branches: Branches, shard: usize, limit: u64) -> Option<Dictionary> {
-  let bytes = record::read(&dir.join(file_name(branches, shard)), limit).ok()?;
-  Dictionary::decode(bytes)
+  Dictionary::decode(bytes::ShardBytes::open(&dir.join(file_name(branches, shard)), limit).ok()?)
 }
 
 #[cfg(test)]

@@ -4,6 +4,7 @@
 //! shard file is `PFMIDXD1`, xxh3-64 of the rest, the members, the
 //! postings, the FST.
 
+use super::bytes::ShardBytes;
 use crate::index::cold::{ColdContent, ColdDigest};
 use fst::{Map, MapBuilder};
 use rustc_hash::FxHashMap;
@@ -34,14 +35,14 @@ pub struct Dictionary {
 /// postings in the file's bytes instead of copying them out.
 #[derive(Clone)]
 struct Shared {
-  bytes: std::sync::Arc<Vec<u8>>,
+  bytes: std::sync::Arc<ShardBytes>,
   range: std::ops::Range<usize>,
 }
 
 impl Shared {
   fn whole(bytes: Vec<u8>) -> Shared {
     let range = 0..bytes.len();
-    Shared { bytes: std::sync::Arc::new(bytes), range }
+    Shared { bytes: std::sync::Arc::new(ShardBytes::Owned(bytes)), range }
   }
 }
 
@@ -233,7 +234,8 @@ impl Dictionary {
 
   /// `None` for anything but an intact dictionary file. The FST and the
   /// postings stay in `bytes`.
-  pub fn decode(bytes: Vec<u8>) -> Option<Dictionary> {
+  pub fn decode(bytes: impl Into<ShardBytes>) -> Option<Dictionary> {
+    let bytes = bytes.into();
     let (sum, body) = bytes.strip_prefix(MAGIC)?.split_at_checked(8)?;
     if sum != xxhash_rust::xxh3::xxh3_64(body).to_le_bytes() {
       return None;
@@ -251,6 +253,8 @@ impl Dictionary {
     }
     let len = take_varint(&bytes, &mut at)? as usize;
     let postings_end = at.checked_add(len).filter(|&end| end <= bytes.len())?;
+    // Every page was read for the checksum and the members: lookups need few.
+    bytes.release();
     let bytes = std::sync::Arc::new(bytes);
     let postings = Shared { bytes: bytes.clone(), range: at..postings_end };
     let terms = Map::new(Shared { range: postings_end..bytes.len(), bytes }).ok()?;

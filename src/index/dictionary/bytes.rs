@@ -1,0 +1,118 @@
+//! The bytes of one dictionary shard: built in this process, or read from
+//! its file. On unix a shard file is mapped, not read: a term lookup touches
+//! a few pages of its FST and postings, and after the whole file has been
+//! checked once ([`ShardBytes::release`]) its pages leave the process's
+//! resident memory, so only the pages lookups touch come back. Shard files
+//! are only ever replaced by a rename, never rewritten in place, so a
+//! mapping keeps the bytes it was checked with. Elsewhere the file is read:
+//! on Windows a mapped file cannot be replaced by that rename.
+
+use crate::fsread::{self, Links, ReadError};
+use std::path::Path;
+
+pub enum ShardBytes {
+  Owned(Vec<u8>),
+  #[cfg(unix)]
+  Mapped(memmap2::Mmap),
+}
+
+impl ShardBytes {
+  /// The shard file at `path`, if it is a regular file (not a symlink) of
+  /// at most `limit` bytes.
+  pub fn open(path: &Path, limit: u64) -> Result<ShardBytes, ReadError> {
+    #[cfg(unix)]
+    {
+      let (file, metadata) = fsread::open_regular(path, Links::Refuse)?;
+      let size = metadata.len();
+      if size > limit {
+        return Err(ReadError::TooLarge { size, limit });
+      }
+      if size == 0 {
+        return Ok(ShardBytes::Owned(Vec::new()));
+      }
+      // SAFETY: the index replaces a shard file only by renaming a new one
+      // over it, so the mapped inode is never written while it is mapped.
+      let map = unsafe { memmap2::Mmap::map(&file) }?;
+      if map.len() as u64 != size {
+        return Err(ReadError::Io(std::io::Error::new(std::io::ErrorKind::Interrupted, "file changed during read")));
+      }
+      Ok(ShardBytes::Mapped(map))
+    }
+    #[cfg(not(unix))]
+    fsread::read_regular(path, limit, Links::Refuse).map(|(bytes, _)| ShardBytes::Owned(bytes))
+  }
+
+  /// Drops the mapped pages from the process's resident memory (they stay in
+  /// the page cache); a later read maps them in again. Called after the
+  /// checksum read every page.
+  pub fn release(&self) {
+    #[cfg(unix)]
+    if let ShardBytes::Mapped(map) = self {
+      // SAFETY: a read-only shared mapping of a file: MADV_DONTNEED only
+      // unmaps pages, and a later access reads the same file bytes back.
+      let _ = unsafe { map.unchecked_advise(memmap2::UncheckedAdvice::DontNeed) };
+    }
+  }
+}
+
+impl From<Vec<u8>> for ShardBytes {
+  fn from(bytes: Vec<u8>) -> ShardBytes {
+    ShardBytes::Owned(bytes)
+  }
+}
+
+impl std::ops::Deref for ShardBytes {
+  type Target = [u8];
+
+  fn deref(&self) -> &[u8] {
+    match self {
+      ShardBytes::Owned(bytes) => bytes,
+      #[cfg(unix)]
+      ShardBytes::Mapped(map) => map,
+    }
+  }
+}
+
+#[cfg(test)]
+mod tests {
+  use super::*;
+  use std::fs;
+
+  #[test]
+  fn a_shard_reads_the_same_after_release_and_after_its_file_is_replaced() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("shard");
+    let original: Vec<u8> = (0..64 * 1024u32).map(|i| (i * 7 % 251) as u8).collect();
+    fs::write(&path, &original).unwrap();
+    let shard = ShardBytes::open(&path, 1 << 20).unwrap();
+    #[cfg(unix)]
+    assert!(matches!(shard, ShardBytes::Mapped(_)));
+    shard.release();
+    assert_eq!(&shard[..], &original[..]);
+    // The index replaces a shard by renaming a new file over it.
+    let next = dir.path().join("next");
+    fs::write(&next, b"replacement").unwrap();
+    fs::rename(&next, &path).unwrap();
+    shard.release();
+    assert_eq!(&shard[..], &original[..]);
+    assert_eq!(&ShardBytes::open(&path, 1 << 20).unwrap()[..], b"replacement");
+  }
+
+  #[test]
+  fn empty_oversized_and_linked_shards() {
+    let dir = tempfile::tempdir().unwrap();
+    let empty = dir.path().join("empty");
+    fs::write(&empty, b"").unwrap();
+    assert!(ShardBytes::open(&empty, 10).unwrap().is_empty());
+    let big = dir.path().join("big");
+    fs::write(&big, [0u8; 11]).unwrap();
+    assert!(matches!(ShardBytes::open(&big, 10), Err(ReadError::TooLarge { size: 11, limit: 10 })));
+    assert!(ShardBytes::open(&dir.path().join("missing"), 10).is_err_and(|e| e.is_not_found()));
+    #[cfg(unix)]
+    {
+      let link = dir.path().join("link");
+      std::os::unix::fs::symlink(&big, &link).unwrap();
+      assert!(matches!(ShardBytes::open(&link, 100), Err(ReadError::NotRegular)));
+    }
+  }
+}
