@@ -95,13 +95,34 @@ pub fn open_regular(path: &Path, links: Links) -> Result<(File, Metadata), ReadE
 /// read, and some reads consume (`/proc/kmsg`) or block: never read them.
 #[cfg(target_os = "linux")]
 fn is_pseudo_file(file: &File) -> bool {
+  fs_type(file).is_some_and(|t| t == libc::PROC_SUPER_MAGIC as libc::c_long || t == libc::SYSFS_MAGIC as libc::c_long)
+}
+
+/// The magic number of the filesystem `file` is on.
+#[cfg(target_os = "linux")]
+fn fs_type(file: &File) -> Option<libc::c_long> {
   use std::os::fd::AsRawFd;
   // SAFETY: fstatfs writes into a zeroed, properly sized statfs for a valid fd.
   let mut stat: libc::statfs = unsafe { std::mem::zeroed() };
-  if unsafe { libc::fstatfs(file.as_raw_fd(), &mut stat) } != 0 {
-    return false;
-  }
-  stat.f_type == libc::PROC_SUPER_MAGIC || stat.f_type == libc::SYSFS_MAGIC
+  (unsafe { libc::fstatfs(file.as_raw_fd(), &mut stat) } == 0).then_some(stat.f_type as libc::c_long)
+}
+
+/// Is `file` on a local disk or in memory, where a file replaced by a
+/// rename (or unlinked) keeps its pages for whoever still maps it? Network
+/// filesystems and FUSE may drop them when another machine or process
+/// replaces the file, and touching such a mapping raises SIGBUS: files there
+/// are read, never mapped. An allowlist, so an unknown filesystem is read.
+#[cfg(target_os = "linux")]
+pub fn may_map(file: &File) -> bool {
+  const LOCAL: [libc::c_long; 6] = [
+    libc::EXT4_SUPER_MAGIC as libc::c_long,
+    libc::XFS_SUPER_MAGIC as libc::c_long,
+    libc::BTRFS_SUPER_MAGIC as libc::c_long,
+    libc::F2FS_SUPER_MAGIC as libc::c_long,
+    libc::TMPFS_MAGIC as libc::c_long,
+    libc::OVERLAYFS_SUPER_MAGIC as libc::c_long,
+  ];
+  fs_type(file).is_some_and(|t| LOCAL.contains(&t))
 }
 
 #[cfg(not(target_os = "linux"))]

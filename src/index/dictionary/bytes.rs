@@ -1,18 +1,20 @@
 //! The bytes of one dictionary shard: built in this process, or read from
-//! its file. On unix a shard file is mapped, not read: a term lookup touches
-//! a few pages of its FST and postings, and after the whole file has been
-//! checked once ([`ShardBytes::release`]) its pages leave the process's
-//! resident memory, so only the pages lookups touch come back. Shard files
-//! are only ever replaced by a rename, never rewritten in place, so a
-//! mapping keeps the bytes it was checked with. Elsewhere the file is read:
-//! on Windows a mapped file cannot be replaced by that rename.
+//! its file. On Linux, on a local filesystem, a shard file is mapped, not
+//! read: a term lookup touches a few pages of its FST and postings, and after
+//! the whole file has been checked once ([`ShardBytes::release`]) its pages
+//! leave the process's resident memory, so only the pages lookups touch come
+//! back. Shard files are only ever replaced by a rename, never rewritten in
+//! place, so on a local filesystem a mapping keeps the bytes it was checked
+//! with. Network filesystems and FUSE may not (another machine replaces the
+//! file, and the mapping's next fault raises SIGBUS), and on Windows a mapped
+//! file cannot be replaced by that rename: there the file is read.
 
 use crate::fsread::{self, Links, ReadError};
 use std::path::Path;
 
 pub enum ShardBytes {
   Owned(Vec<u8>),
-  #[cfg(unix)]
+  #[cfg(target_os = "linux")]
   Mapped(memmap2::Mmap),
 }
 
@@ -20,33 +22,25 @@ impl ShardBytes {
   /// The shard file at `path`, if it is a regular file (not a symlink) of
   /// at most `limit` bytes.
   pub fn open(path: &Path, limit: u64) -> Result<ShardBytes, ReadError> {
-    #[cfg(unix)]
-    {
-      let (file, metadata) = fsread::open_regular(path, Links::Refuse)?;
-      let size = metadata.len();
-      if size > limit {
-        return Err(ReadError::TooLarge { size, limit });
-      }
-      if size == 0 {
-        return Ok(ShardBytes::Owned(Vec::new()));
-      }
+    let (file, metadata) = fsread::open_regular(path, Links::Refuse)?;
+    #[cfg(target_os = "linux")]
+    if metadata.len() > 0 && metadata.len() <= limit && fsread::may_map(&file) {
       // SAFETY: the index replaces a shard file only by renaming a new one
-      // over it, so the mapped inode is never written while it is mapped.
+      // over it, and on a local filesystem the mapped inode keeps its bytes.
       let map = unsafe { memmap2::Mmap::map(&file) }?;
-      if map.len() as u64 != size {
+      if map.len() as u64 != metadata.len() {
         return Err(ReadError::Io(std::io::Error::new(std::io::ErrorKind::Interrupted, "file changed during read")));
       }
-      Ok(ShardBytes::Mapped(map))
+      return Ok(ShardBytes::Mapped(map));
     }
-    #[cfg(not(unix))]
-    fsread::read_regular(path, limit, Links::Refuse).map(|(bytes, _)| ShardBytes::Owned(bytes))
+    fsread::read_open(file, &metadata, limit).map(ShardBytes::Owned)
   }
 
   /// Drops the mapped pages from the process's resident memory (they stay in
   /// the page cache); a later read maps them in again. Called after the
   /// checksum read every page.
   pub fn release(&self) {
-    #[cfg(unix)]
+    #[cfg(target_os = "linux")]
     if let ShardBytes::Mapped(map) = self {
       // SAFETY: a read-only shared mapping of a file: MADV_DONTNEED only
       // unmaps pages, and a later access reads the same file bytes back.
@@ -67,7 +61,7 @@ impl std::ops::Deref for ShardBytes {
   fn deref(&self) -> &[u8] {
     match self {
       ShardBytes::Owned(bytes) => bytes,
-      #[cfg(unix)]
+      #[cfg(target_os = "linux")]
       ShardBytes::Mapped(map) => map,
     }
   }
@@ -85,7 +79,8 @@ mod tests {
     let original: Vec<u8> = (0..64 * 1024u32).map(|i| (i * 7 % 251) as u8).collect();
     fs::write(&path, &original).unwrap();
     let shard = ShardBytes::open(&path, 1 << 20).unwrap();
-    #[cfg(unix)]
+    // The test dir is on a local disk or tmpfs.
+    #[cfg(target_os = "linux")]
     assert!(matches!(shard, ShardBytes::Mapped(_)));
     shard.release();
     assert_eq!(&shard[..], &original[..]);
