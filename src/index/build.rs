@@ -24,7 +24,7 @@ use std::sync::Arc;
 
 /// The current record of `source` from memory or disk, if provably fresh.
 /// A record read from disk stays resident even when stale: an append can
-/// resume from it.
+/// resume from it. `listed`: is this name in the index dir now?
 pub fn load_fresh(
   engine: &Engine,
   index: &Index,
@@ -32,7 +32,7 @@ pub fn load_fresh(
   source: &Source,
   tier: Tier,
   branches: Branches,
-  names: &[String],
+  listed: &(dyn Fn(&str) -> bool + Sync),
 ) -> Option<Arc<CacheRecord>> {
   let slot = match index.resident.get(&source.path, branches).filter(|s| s.record.tier() == tier) {
     Some(slot) => slot,
@@ -63,7 +63,7 @@ pub fn load_fresh(
   }
   // Someone deleted the record (or the whole index dir): write it back
   // (a cold digest whose content was never read is rebuilt instead).
-  if names.binary_search(&slot.name).is_err() {
+  if !listed(&slot.name) {
     let mut record = (*slot.record).clone();
     persist(index, source, branches, tier, &mut record).ok()?;
   }

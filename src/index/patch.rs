@@ -66,7 +66,9 @@ pub(super) fn patch(
     if let Some(old) = synced[slot].record.take() {
       tally.remove(&old);
     }
-    match build::load_fresh(engine, index, &policies, source, tier, branches, names) {
+    match build::load_fresh(engine, index, &policies, source, tier, branches, &|name| {
+      names.binary_search_by(|n| n.as_str().cmp(name)).is_ok()
+    }) {
       Some(record) => synced[slot].record = Some(record),
       None => {
         let cost = build::planned_cost(index, source, tier, branches);

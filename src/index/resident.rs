@@ -6,8 +6,7 @@ use super::record::{CacheRecord, Tier};
 use crate::config::Config;
 use crate::session::lineage::Branches;
 use parking_lot::Mutex;
-use std::collections::HashMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::Arc;
 
@@ -44,28 +43,28 @@ fn mode(branches: Branches) -> usize {
 /// key allocation).
 #[derive(Default)]
 pub struct Residents {
-  map: Mutex<HashMap<PathBuf, [Option<Arc<Slot>>; 2]>>,
+  map: Mutex<super::PathMap<[Option<Arc<Slot>>; 2]>>,
 }
 
 impl Residents {
   pub fn get(&self, path: &Path, branches: Branches) -> Option<Arc<Slot>> {
-    self.map.lock().get(path).and_then(|modes| modes[mode(branches)].clone())
+    self.map.lock().get(path.as_os_str()).and_then(|modes| modes[mode(branches)].clone())
   }
 
   pub fn put(&self, path: &Path, branches: Branches, slot: Arc<Slot>) {
     let mut map = self.map.lock();
-    match map.get_mut(path) {
+    match map.get_mut(path.as_os_str()) {
       Some(modes) => modes[mode(branches)] = Some(slot),
       None => {
         let mut modes = [None, None];
         modes[mode(branches)] = Some(slot);
-        map.insert(path.to_path_buf(), modes);
+        map.insert(path.as_os_str().to_owned(), modes);
       }
     }
   }
 
   pub fn retain(&self, mut keep: impl FnMut(&Path) -> bool) {
-    self.map.lock().retain(|path, _| keep(path));
+    self.map.lock().retain(|path, _| keep(Path::new(path)));
   }
 
   /// Tests: what a fresh process holds.
