@@ -239,10 +239,10 @@ fn has_duplicate_ids(nodes: &[Node]) -> bool {
 
 fn body(engine: &Engine, tier: Tier, built: Built, previous: Option<&HotShard>) -> Body {
   match tier {
-    Tier::Hot => Body::Hot(match previous {
+    Tier::Hot => Body::Hot(Box::new(match previous {
       Some(previous) => previous.extended(built.normalized, built.resume),
       None => HotShard::build(built.normalized, Some(built.resume)),
-    }),
+    })),
     Tier::Cold => Body::Cold(ColdDigest {
       tip: built.tip(),
       ..ColdDigest::build(&built.normalized, engine.config.max_cold_vocabulary_bytes as usize)
@@ -376,7 +376,7 @@ fn fresh_record(
     verified_ns: read.read_ns,
     cache_bytes: 0,
     cache_source_ratio: 0.0,
-    body: body(engine, tier, built, previous),
+    body: body(engine, tier, built, previous.map(|p| &**p)),
   })
 }
 
