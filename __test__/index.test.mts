@@ -49,7 +49,7 @@ describe('the on-disk index', () => {
     assert.equal(files.length, 40)
     for (const name of files) assert.equal(statSync(join(indexDir(), name)).mode & 0o777, 0o600)
     const digest = inspectCacheRecord(join(indexDir(), files.find((f) => f.includes('-s00.jsonl'))!)) as any
-    assert.equal(digest.cacheVersion, 10)
+    assert.equal(digest.cacheVersion, 11)
     assert.deepEqual(digest.body.Cold.vocabulary, ['0', 'about', 'answer', 'question', 'topic0'])
     assert.equal(digest.body.Cold.addresses.length, digest.body.Cold.entryCount, 'the JSON view shows the body too')
     assert.equal(digest.cacheBytes, statSync(join(indexDir(), files.find((f) => f.includes('-s00.jsonl'))!)).size)

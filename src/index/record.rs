@@ -1,6 +1,6 @@
 //! Cache V10 records on disk: naming, encoding, validation, atomic writes.
 //!
-//! A record is `PFMIDXAS`, the head's length (u32 LE), the xxh3-64 (LE) of
+//! A record is `PFMIDXBS`, the head's length (u32 LE), the xxh3-64 (LE) of
 //! the head and of the body, then the head and the body, both postcard
 //! (compact, allocation-light to decode, no text escaping). The head is the
 //! [`CacheRecord`] without its bulk: for a cold digest every field a query
@@ -23,11 +23,12 @@ use std::fs;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-pub const CACHE_VERSION: u32 = 10;
-/// `AS`: cacheVersion 10, split into head and body; records of earlier
-/// versions (`PFMIDX06`, `PFMIDX6C`, `PFMIDX07`, `PFMIDX7C`, `PFMIDX8C`,
-/// `PFMIDX9C`) are rebuilt.
-const MAGIC: &[u8; 8] = b"PFMIDXAS";
+pub const CACHE_VERSION: u32 = 11;
+/// `BS`: cacheVersion 11, a cold digest's files touched and tool histogram
+/// moved from its head to its body; records of earlier versions
+/// (`PFMIDX06`, `PFMIDX6C`, `PFMIDX07`, `PFMIDX7C`, `PFMIDX8C`, `PFMIDX9C`,
+/// `PFMIDXAS`) are rebuilt.
+const MAGIC: &[u8; 8] = b"PFMIDXBS";
 /// The magic, the head's length, the head's and the body's checksums.
 const PREFIX_BYTES: usize = MAGIC.len() + 4 + 8 + 8;
 /// What every version's magic starts with: a file without it was never a record.
@@ -524,7 +525,9 @@ mod tests {
       .map(|i| crate::session::entry::Entry { index: i, text: format!("term{i}"), ..Default::default() })
       .collect();
     let mut digest = ColdDigest::build(&Normalized { entries, reasons: Default::default() }, 1 << 20);
-    digest.files_touched = (0..50).map(|i| format!("src/{}/{i}.ts", "deep".repeat(40))).collect();
+    let long =
+      |i: usize| crate::session::entry::Typed { tool: Some(format!("{}{i}", "deep".repeat(40))), ..Default::default() };
+    digest.kinds = (0..50).map(|i| (crate::index::kind::Kind::intern(long(i)), 1)).collect();
     let mut original = CacheRecord { body: Body::Cold(digest), ..record() };
     let bytes = original.encode().unwrap();
     let head_len = u32::from_le_bytes(bytes[8..12].try_into().unwrap()) as u64;
@@ -534,7 +537,7 @@ mod tests {
     fs::write(&path, &bytes).unwrap();
     let opened = open(&path, Tier::Cold, 1 << 20).unwrap().expect("an intact record");
     let (Body::Cold(read), Body::Cold(written)) = (&opened.body, &original.body) else { panic!("cold") };
-    assert_eq!(read.files_touched, written.files_touched);
+    assert_eq!(read.kinds, written.kinds);
     assert_eq!(read.content().unwrap().vocabulary.to_vec(), ["term0", "term1", "term2"]);
     // Cut inside the head: neither read gives an intact head.
     fs::write(&path, &bytes[..head_len as usize]).unwrap();
