@@ -102,6 +102,7 @@ impl ToNapiValue for Json {
 /// JavaScript through `JSON.parse`: one V8 parse is several times cheaper on
 /// the event loop than building the object one napi call per property
 /// (measured: a 30 KB recall page took 1.6 ms as `Value::to_napi_value`).
+/// The text is ASCII (`text::ascii_json`), so V8 takes it as a one-byte string.
 pub struct JsonText(String);
 
 impl TypeName for JsonText {
@@ -124,7 +125,9 @@ impl ToNapiValue for JsonText {
     let mut parse = std::ptr::null_mut();
     check_status!(sys::napi_get_named_property(env, json, c"parse".as_ptr(), &mut parse))?;
     let mut text = std::ptr::null_mut();
-    check_status!(sys::napi_create_string_utf8(env, val.0.as_ptr().cast(), val.0.len() as isize, &mut text))?;
+    // ASCII (`text::ascii_json`): Latin-1 bytes as they are, no UTF-8 decoding.
+    let create = if val.0.is_ascii() { sys::napi_create_string_latin1 } else { sys::napi_create_string_utf8 };
+    check_status!(create(env, val.0.as_ptr().cast(), val.0.len() as isize, &mut text))?;
     let mut parsed = std::ptr::null_mut();
     check_status!(sys::napi_call_function(env, json, parse, 1, &text, &mut parsed))?;
     Ok(parsed)
@@ -154,7 +157,7 @@ impl Task for OperationTask {
       Operation::Sessions(request) => bounded(&sessions(&self.engine, request)),
     });
     match catch_unwind(run) {
-      Ok(Ok(value)) => Ok(value.to_string()),
+      Ok(Ok(value)) => Ok(crate::text::ascii_json(value.to_string())),
       Ok(Err(error)) => Err(to_napi(CoreError::Internal(error.to_string()))),
       Err(_) => Err(to_napi(CoreError::Internal("a memory operation panicked".into()))),
     }
