@@ -6,6 +6,7 @@
 
 use super::bytes::ShardBytes;
 use crate::index::cold::{ColdContent, ColdDigest};
+use crate::index::vocabulary::Vocabulary;
 use fst::{Map, MapBuilder};
 use rustc_hash::FxHashMap;
 use std::borrow::Cow;
@@ -52,10 +53,20 @@ impl AsRef<[u8]> for Shared {
   }
 }
 
-fn strictly_sorted(content: &ColdContent) -> bool {
-  let mut terms = content.vocabulary.iter();
+fn strictly_sorted(vocabulary: &Vocabulary) -> bool {
+  let mut terms = vocabulary.iter();
   let Some(mut last) = terms.next() else { return true };
   terms.all(|term| std::mem::replace(&mut last, term) < term)
+}
+
+/// A digest's vocabulary for the merge: borrowed when its content is
+/// resident, else taken out of the content just read, whose addresses (about
+/// half of it decoded) are dropped at once instead of held for the merge.
+fn vocabulary_of(content: Cow<'_, ColdContent>) -> Cow<'_, Vocabulary> {
+  match content {
+    Cow::Borrowed(content) => Cow::Borrowed(&content.vocabulary),
+    Cow::Owned(content) => Cow::Owned(content.vocabulary),
+  }
 }
 
 /// A merge cursor's current term, ordered by term then member. It carries
@@ -128,16 +139,16 @@ impl Dictionary {
   /// minutes. Digests whose vocabulary is not strictly sorted are left out
   /// (they stay stragglers, searched directly), as are digests whose
   /// content cannot be read. Contents not yet resident are read for the
-  /// build and dropped after it.
+  /// build, and only their vocabularies are kept until it ends.
   pub fn build(digests: &[(&str, &ColdDigest)]) -> Dictionary {
-    let read: Vec<(&str, u128, Cow<'_, ColdContent>)> = digests
+    let read: Vec<(&str, u128, Cow<'_, Vocabulary>)> = digests
       .iter()
-      .filter_map(|(file, d)| Some((*file, d.vocabulary_fingerprint(), d.content.read().ok()?)))
-      .filter(|(_, _, content)| strictly_sorted(content))
+      .filter_map(|(file, d)| Some((*file, d.vocabulary_fingerprint(), vocabulary_of(d.content.read().ok()?))))
+      .filter(|(_, _, vocabulary)| strictly_sorted(vocabulary))
       .collect();
     let members: Vec<Member> =
       read.iter().map(|(file, fingerprint, _)| Member { file: file.to_string(), fingerprint: *fingerprint }).collect();
-    let mut cursors: Vec<_> = read.iter().map(|(_, _, content)| content.vocabulary.iter()).collect();
+    let mut cursors: Vec<_> = read.iter().map(|(_, _, vocabulary)| vocabulary.iter()).collect();
     let mut heap = BinaryHeap::with_capacity(cursors.len());
     for (member, cursor) in cursors.iter_mut().enumerate() {
       if let Some(term) = cursor.next() {
@@ -186,6 +197,13 @@ impl Dictionary {
 
   pub fn members(&self) -> usize {
     self.members.len()
+  }
+
+  /// Decoded from a file rather than built here (tests): a built shard's
+  /// postings start its buffer, a decoded one's follow the header.
+  #[cfg(test)]
+  pub fn is_decoded(&self) -> bool {
+    self.postings.range.start > 0
   }
 
   #[cfg(test)]

@@ -327,6 +327,11 @@ fn a_global_sync_that_builds_cold_records_builds_the_shards_a_query_then_uses() 
   crate::index::sync(&engine, &crate::session::discover::Scope::Global, Branches::Active).unwrap();
   let shards: BTreeSet<usize> = paths.iter().map(|p| shard_of(&p.to_string_lossy())).collect();
   assert_eq!((builds() - before, on_disk()), (shards.len(), shards.len()), "built while indexing");
+  // Served from the files just written, as a later process serves them (mapped
+  // on Linux): not from the built copies, which held every shard in the heap.
+  let resident = super::resident().lock().get(&(dir.clone(), Branches::Active)).cloned().unwrap();
+  let decoded: Vec<bool> = resident.iter().flatten().map(|shard| shard.is_decoded()).collect();
+  assert!(decoded.len() == shards.len() && decoded.iter().all(|&d| d), "{decoded:?}");
   let before = builds();
   let page = run(&engine, json!({"query": "zelquarin0", "scope": "global"}));
   assert_eq!((page.total, page.coverage.complete), ((MIN_COLD + 40).div_ceil(5), true));
