@@ -167,17 +167,6 @@ thread_local! {
   pub static BUILDS: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
 }
 
-/// Hands the heap's free pages back to the system (glibc keeps them: a
-/// shard's build frees tens of MB that the next one's larger buffers do not
-/// fit into, and the process grew by that much per shard).
-fn trim_heap() {
-  #[cfg(all(target_os = "linux", target_env = "gnu"))]
-  // SAFETY: malloc_trim only returns free memory; it touches no live allocation.
-  unsafe {
-    libc::malloc_trim(0);
-  }
-}
-
 /// Builds shard `shard` from its candidates and persists it (best effort: a
 /// failed write only costs a later process the rebuild). A written shard is
 /// then served from its file, as a later process would serve it (mapped,
@@ -190,8 +179,10 @@ fn build(dir: &Path, branches: Branches, shard: usize, candidates: &[Candidate<'
     let bytes = dictionary.encode();
     if record::write_atomic(&dir.join(file_name(branches, shard)), &bytes).is_ok() {
       if let Some(written) = load(dir, branches, shard, bytes.len() as u64) {
+        // A shard's build frees tens of MB that the next one's larger
+        // buffers do not fit into: the process grew by that much per shard.
         drop((dictionary, bytes));
-        trim_heap();
+        super::trim_heap();
         return Arc::new(written);
       }
     }
