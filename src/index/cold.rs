@@ -425,9 +425,9 @@ impl ColdDigest {
     let (vocabulary, addresses) = (content.vocabulary, content.addresses);
     let (files_touched, tool_histogram) = (content.files_touched, content.tool_histogram);
     let trial = |vocabulary: Vocabulary, addresses: &[Address]| {
-      let lists = (files_touched.clone(), tool_histogram.clone());
-      let content = ColdContent::new(vocabulary, addresses.to_vec());
-      self.clone().with_content(ColdContent { files_touched: lists.0, tool_histogram: lists.1, ..content })
+      let (files_touched, tool_histogram) = (files_touched.clone(), tool_histogram.clone());
+      let content = ColdContent { files_touched, tool_histogram, ..ColdContent::new(vocabulary, addresses.to_vec()) };
+      self.clone().with_content(content)
     };
     if let Some(keep) = longest_prefix(addresses.len(), |n| fits(&trial(vocabulary.clone(), &addresses[..n]))) {
       *self = trial(vocabulary, &addresses[..keep]);
