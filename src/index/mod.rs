@@ -16,6 +16,7 @@ mod cleanup;
 pub(crate) mod cold;
 pub(crate) mod dictionary;
 pub(crate) mod dir_cache;
+pub(crate) mod heads;
 pub(crate) mod hot;
 pub(crate) mod kind;
 pub(crate) mod ownership;
@@ -111,6 +112,8 @@ pub struct Index {
   listed: Mutex<Option<Listed>>,
   /// Hot records built by patched synchronizations, not written yet.
   pub(crate) writes: write_behind::Queue,
+  /// The packed cold heads, as this process knows them.
+  packs: heads::Packs,
 }
 
 /// The last full listing of `roots`, updated from the watcher's changes.
@@ -176,6 +179,7 @@ impl Index {
           watcher: Default::default(),
           listed: Mutex::default(),
           writes: Default::default(),
+          packs: Default::default(),
         })
       })
       .clone()
@@ -205,6 +209,15 @@ impl Index {
     // Hashed outside the lock: parallel loads name their records at once.
     let base: Arc<str> = record::base_name(path).into();
     self.base_names.lock().entry(path.as_os_str().to_owned()).or_insert(base).clone()
+  }
+
+  /// Remembers the [`record::base_name`] of sources whose record names
+  /// this index wrote itself (the packed heads), so they are not hashed.
+  fn remember_base_names<'a>(&self, known: impl Iterator<Item = (&'a Path, &'a str)>) {
+    let mut bases = self.base_names.lock();
+    for (path, base) in known {
+      bases.entry(path.as_os_str().to_owned()).or_insert_with(|| base.into());
+    }
   }
 
   /// The file name of `path`'s record in `branches` mode and `tier`.
@@ -457,14 +470,16 @@ fn sync_changed(
   // process opens every record): in parallel. Budgets are charged in order.
   // Every record is checked against the listing: a set, since a binary
   // search of 100,000 names was a tenth of loading them (cache misses).
-  let listed: rustc_hash::FxHashSet<&str> = names.iter().map(String::as_str).collect();
-  let listed = |name: &str| listed.contains(name);
+  let in_dir: rustc_hash::FxHashSet<&str> = names.iter().map(String::as_str).collect();
+  let listed = |name: &str| in_dir.contains(name);
   let load = |sources: &[Source]| -> Vec<Option<Arc<CacheRecord>>> {
     let load =
       |source: &Source| build::load_fresh(engine, index, &policies, source, tier_of(source), branches, &listed);
     sources.par_iter().with_min_len(16).map(load).collect()
   };
   let (eligible, loaded): (Vec<Source>, Vec<_>) = if *scope == Scope::Global {
+    // A fresh process reads the cold heads packed, not record by record.
+    heads::preload(index, branches, all, &in_dir, engine.config.max_cold_cache_bytes);
     // Every listed file is a candidate, and a fresh record proves its source
     // a session (it was built from that very content): only the files
     // without one have their header read.
@@ -496,6 +511,12 @@ fn sync_changed(
   }
   let unavailable =
     build_planned(engine, index, scope, branches, (to_build, build::Write::Now), &mut synced, &mut reasons);
+  // Only from every cold record, each on disk: a budgeted call leaves some
+  // unbuilt, and a record that could not be written is not one to copy.
+  let settled = !reasons.iter().any(|r| r.is_sync_budget() || *r == Reason::IndexWriteFailed);
+  if *scope == Scope::Global && settled {
+    heads::refresh(index, branches, &synced);
+  }
   cleanup::cleanup(index, names, all, &engine.config, &mut reasons);
   let tally = Tally::of(&synced);
   let coverage = tally.coverage(synced.len(), &reasons, unavailable);

@@ -189,7 +189,7 @@ fn index_name(name: &str) -> bool {
     }
     None => name,
   };
-  record::name_hash(base).is_some() || super::dictionary::is_file_name(base)
+  record::name_hash(base).is_some() || super::dictionary::is_file_name(base) || super::heads::is_file_name(base)
 }
 
 /// Did the index write `dir/name`? Regular file (not followed), index name,

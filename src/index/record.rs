@@ -248,7 +248,7 @@ impl CacheRecord {
     loop {
       self.cache_bytes = guess;
       self.cache_source_ratio = ratio(guess, self.size);
-      let head = postcard::to_allocvec(self).expect("cache records serialize");
+      let head = self.head_bytes();
       let len = PREFIX_BYTES + head.len() + body.len();
       if len as u64 == guess {
         let mut bytes = Vec::with_capacity(len);
@@ -262,6 +262,13 @@ impl CacheRecord {
       }
       guess = len as u64;
     }
+  }
+
+  /// The head as its record file holds it: what the head checksum covers.
+  /// Postcard is canonical, so a record decoded from its file (or one
+  /// written, whose `cacheBytes` the write set) encodes to the same bytes.
+  pub fn head_bytes(&self) -> Vec<u8> {
+    postcard::to_allocvec(self).expect("cache records serialize")
   }
 
   /// `None` for anything but an intact current record: wrong magic, a
@@ -284,6 +291,10 @@ impl CacheRecord {
   }
 }
 
+/// Record files [`open`] read (tests: a packed head stands for its record).
+#[cfg(test)]
+pub static OPENED: parking_lot::Mutex<Vec<PathBuf>> = parking_lot::const_mutex(Vec::new());
+
 /// How much of a cold record [`open`] reads first: one page, which holds
 /// nearly every head (measured: 1.2–2.1 KB median, 3.8 KB largest;
 /// a longer head costs a second read). Reading more is most of the I/O of a
@@ -296,6 +307,8 @@ const COLD_HEAD_READ: u64 = 4 * 1024;
 /// `Ok(None)`: not an intact current record of `tier` (torn, foreign,
 /// another version); `Err`: it could not be read at all.
 pub fn open(path: &Path, tier: Tier, limit: u64) -> Result<Option<CacheRecord>, crate::fsread::ReadError> {
+  #[cfg(test)]
+  OPENED.lock().push(path.to_path_buf());
   if tier == Tier::Hot {
     return Ok(CacheRecord::decode(&read(path, limit)?).filter(|r| r.tier() == tier));
   }
@@ -318,11 +331,30 @@ pub fn open(path: &Path, tier: Tier, limit: u64) -> Result<Option<CacheRecord>, 
   let Some(mut record) = CacheRecord::decode_head(parts.head, file_len).filter(|r| r.tier() == tier) else {
     return Ok(None);
   };
-  let (path, head_sum, cache_bytes) = (path.to_path_buf(), parts.head_sum, record.cache_bytes);
+  defer(&mut record, path, parts.head_sum, limit);
+  Ok(Some(record))
+}
+
+/// A cold record from a copy of its head (`head`: the bytes the record
+/// file's head checksum covers, see [`CacheRecord::head_bytes`]), as
+/// [`open`] would give it: its body is read on first use from `path`, and
+/// only if that file is still the record this head came from. `None` for
+/// anything but a current cold head within `limit`.
+pub fn from_head(head: &[u8], path: &Path, limit: u64) -> Option<CacheRecord> {
+  let mut record: CacheRecord = postcard::from_bytes(head).ok()?;
+  if record.cache_version != CACHE_VERSION || record.tier() != Tier::Cold || record.cache_bytes > limit {
+    return None;
+  }
+  defer(&mut record, path, checksum(head), limit);
+  Some(record)
+}
+
+/// Gives a cold record read from its head a loader for its body.
+fn defer(record: &mut CacheRecord, path: &Path, head_sum: [u8; 8], limit: u64) {
+  let (path, cache_bytes) = (path.to_path_buf(), record.cache_bytes);
   if let Body::Cold(digest) = &mut record.body {
     digest.content = LazyContent::deferred(move || read_content(&path, head_sum, cache_bytes, limit));
   }
-  Ok(Some(record))
 }
 
 /// After `bytes` (this cold record, encoded) were written to `path`: the

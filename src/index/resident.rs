@@ -63,6 +63,25 @@ impl Residents {
     }
   }
 
+  /// Puts each slot whose path has none in `branches` mode; the slots put.
+  pub fn put_absent(
+    &self,
+    branches: Branches,
+    slots: impl ExactSizeIterator<Item = (std::path::PathBuf, Arc<Slot>)>,
+  ) -> Vec<Arc<Slot>> {
+    let mut map = self.map.lock();
+    map.reserve(slots.len());
+    let mut put = Vec::with_capacity(slots.len());
+    for (path, slot) in slots {
+      let modes = map.entry(path.into_os_string()).or_default();
+      if modes[mode(branches)].is_none() {
+        modes[mode(branches)] = Some(slot.clone());
+        put.push(slot);
+      }
+    }
+    put
+  }
+
   pub fn retain(&self, mut keep: impl FnMut(&Path) -> bool) {
     self.map.lock().retain(|path, _| keep(Path::new(path)));
   }

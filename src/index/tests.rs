@@ -780,3 +780,140 @@ fn a_session_first_seen_before_its_header_line_is_indexed_once_it_lands() {
   fs::OpenOptions::new().append(true).open(&path).unwrap().write_all(rest.as_bytes()).unwrap();
   assert_eq!(global(&engine).sessions.len(), 1, "its header landed");
 }
+
+/// Cold records of `dir` that this test's syncs opened since the last call.
+fn cold_opens(dir: &Path) -> usize {
+  let mut opened = record::OPENED.lock();
+  let (mine, others): (Vec<PathBuf>, Vec<PathBuf>) = opened.drain(..).partition(|p| p.starts_with(dir));
+  *opened = others;
+  mine.iter().filter(|p| p.to_string_lossy().ends_with(".cold")).count()
+}
+
+fn pack_files(fx: &Fixture) -> Vec<String> {
+  fs::read_dir(fx.index_dir())
+    .unwrap()
+    .map(|e| e.unwrap().file_name().into_string().unwrap())
+    .filter(|n| heads::is_file_name(n))
+    .collect()
+}
+
+/// A fresh process with the pack's threshold at one cold record.
+fn packing(fx: &Fixture, sessions: usize) -> Engine {
+  heads::MIN_RECORDS_HERE.with(|min| min.set(1));
+  for i in 0..sessions {
+    fx.write(&format!("s{i}"), &[&format!("hello term{i}"), "reply"], 100 + i as u64);
+  }
+  fx.engine(json!({"hotSessions": 1}))
+}
+
+fn forget_all(dir: &Path) {
+  forget_process(dir);
+  Index::shared(dir.to_path_buf()).packs.forget();
+}
+
+fn answers(engine: &Engine, queries: &[&str]) -> Vec<(usize, bool)> {
+  queries.iter().map(|q| recall_hits(engine, q)).map(|page| (page.total, page.coverage.complete)).collect()
+}
+
+#[test]
+fn a_fresh_process_reads_cold_heads_from_the_pack_and_answers_the_same() {
+  let fx = fixture();
+  let engine = packing(&fx, 8);
+  let dir = fx.index_dir();
+  let first = global(&engine);
+  assert_eq!(first.sessions.iter().filter(|s| s.tier == Tier::Cold).count(), 7);
+  assert!(!pack_files(&fx).is_empty(), "a global sync packs the cold heads");
+  let queries = ["term3", "term7", "hello", "nowhere"];
+  let expected = answers(&engine, &queries);
+  assert_eq!(expected[0], (1, true));
+  forget_all(&dir);
+  cold_opens(&dir);
+  let again = global(&engine);
+  assert_eq!(cold_opens(&dir), 0, "no cold record opened: every head came from the pack");
+  let heads = |r: &SyncResult| r.sessions.iter().map(|s| s.record.as_ref().map(|r| r.head_bytes())).collect::<Vec<_>>();
+  assert_eq!(heads(&again), heads(&first));
+  // The bodies are read from the records the packed heads stand for.
+  assert_eq!(answers(&engine, &queries), expected);
+  // Nothing changed: the same synchronization writes no shard again.
+  let stamps = |fx: &Fixture| {
+    pack_files(fx)
+      .into_iter()
+      .map(|n| fs::metadata(fx.index_dir().join(n)).unwrap().modified().unwrap())
+      .collect::<Vec<_>>()
+  };
+  let before = stamps(&fx);
+  forget_all(&dir);
+  global(&engine);
+  assert_eq!(stamps(&fx), before);
+}
+
+#[test]
+fn a_pack_older_than_its_records_never_changes_an_answer() {
+  let fx = fixture();
+  let engine = packing(&fx, 6);
+  let dir = fx.index_dir();
+  global(&engine);
+  let saved: Vec<(String, Vec<u8>)> =
+    pack_files(&fx).into_iter().map(|n| (n.clone(), fs::read(dir.join(n)).unwrap())).collect();
+  // A cold session rewritten (a new record), and another's record
+  // re-verified (same source, another head): the old pack is put back.
+  fx.write("s3", &["changed words", "reply"], 103);
+  global(&engine);
+  let name = fx.index_files().into_iter().find(|n| n.contains("-s4.jsonl") && n.ends_with(".cold")).unwrap();
+  let mut record = CacheRecord::decode(&fs::read(dir.join(&name)).unwrap()).unwrap();
+  record.verified_ns += 1;
+  record::write_atomic(&dir.join(&name), &record.encode().unwrap()).unwrap();
+  for (name, bytes) in &saved {
+    fs::write(dir.join(name), bytes).unwrap();
+  }
+  forget_all(&dir);
+  assert_eq!(answers(&engine, &["changed", "term3", "term4"]), [(1, true), (0, true), (1, true)]);
+  // Both heads were not the records': the pack is written again.
+  forget_all(&dir);
+  cold_opens(&dir);
+  global(&engine);
+  assert_eq!(cold_opens(&dir), 0, "the rewritten pack holds every current head");
+}
+
+#[test]
+fn a_damaged_pack_is_not_used_and_is_written_again() {
+  let fx = fixture();
+  let engine = packing(&fx, 5);
+  let dir = fx.index_dir();
+  global(&engine);
+  for name in pack_files(&fx) {
+    let mut bytes = fs::read(dir.join(&name)).unwrap();
+    let last = bytes.len() - 1;
+    bytes[last] ^= 1;
+    fs::write(dir.join(&name), bytes).unwrap();
+  }
+  forget_all(&dir);
+  cold_opens(&dir);
+  assert!(global(&engine).coverage.complete);
+  assert_eq!(cold_opens(&dir), 4, "every cold record read from its own file");
+  forget_all(&dir);
+  global(&engine);
+  assert_eq!(cold_opens(&dir), 0, "then packed again");
+}
+
+#[test]
+fn the_pack_follows_the_cold_records_and_goes_below_its_threshold() {
+  let fx = fixture();
+  let engine = packing(&fx, 5);
+  global(&engine);
+  let entries = |fx: &Fixture| -> usize {
+    pack_files(fx).iter().map(|n| heads_in(&fs::read(fx.index_dir().join(n)).unwrap())).sum()
+  };
+  assert_eq!(entries(&fx), 4);
+  fs::remove_file(fx.project.join("s2.jsonl")).unwrap();
+  global(&engine);
+  assert_eq!(entries(&fx), 3, "a deleted session's head leaves the pack");
+  heads::MIN_RECORDS_HERE.with(|min| min.set(4));
+  global(&fx.engine(json!({"hotSessions": 2})));
+  assert!(pack_files(&fx).is_empty(), "below the threshold there is no pack");
+}
+
+/// How many heads a shard file holds.
+fn heads_in(bytes: &[u8]) -> usize {
+  heads::entry_count(bytes).expect("an intact shard")
+}

@@ -1,0 +1,344 @@
+//! Packed cold heads: a copy of every cold record's head of one branch mode,
+//! in [`SHARDS`] files beside the records, so a fresh process reads 32 files
+//! instead of opening every cold record. At 100,000 sessions those opens
+//! (open, fstat, fstatfs, fadvise, read and close each) were 1.0 of the
+//! 1.8 s of a first recall.
+//!
+//! A packed head is a copy, never the authority. It is used only for a
+//! record that is in the index dir's listing, whose source is listed, whose
+//! name is the one its source's record has, and which no resident record
+//! already stands for. Then it goes through the same freshness proof as a
+//! head read from the record (stamp, watch or source hash): every field of a
+//! head is a function of the source's bytes and the policy, so a head that
+//! passes describes the source as it is, even if the pack is older than the
+//! record. Its body is read from the record file only if that file still
+//! has this very head (length and head checksum, as for any cold record);
+//! otherwise the query rebuilds the session from source.
+//!
+//! A global synchronization that leaves nothing to the next call writes
+//! every shard whose heads are not exactly its records (tracked by record
+//! identity: a record built, re-verified or loaded from its own file is a
+//! new one), so after the first build of an index, or a new cold session,
+//! only the shards that changed are written. Below [`MIN_RECORDS`] cold
+//! records there is no pack: opening a few hundred records costs less than
+//! keeping it current.
+//!
+//! Shard file: `PFMIDXH1` | xxh3-64 of the rest | entries: (name length
+//! u32 LE, record file name, head length u32 LE, head)*. A torn or edited
+//! file fails its checksum and is not used, then written again.
+
+use super::dictionary::{shard_of, SHARDS};
+use super::record::{self, Body, CacheRecord, Tier};
+use super::resident::Slot;
+use super::{ownership, Index, Source, Synced};
+use crate::session::lineage::Branches;
+use parking_lot::Mutex;
+use rayon::prelude::*;
+use rustc_hash::FxHashSet;
+use std::path::Path;
+use std::sync::{Arc, Weak};
+
+const MAGIC: &[u8; 8] = b"PFMIDXH1";
+const PREFIX_BYTES: usize = MAGIC.len() + 8;
+
+/// Fewer cold records than this are not packed (the dictionary's threshold).
+pub const MIN_RECORDS: usize = super::dictionary::MIN_COLD;
+
+#[cfg(test)]
+thread_local! {
+  /// Tests pack small indexes: the threshold for this thread's syncs.
+  pub static MIN_RECORDS_HERE: std::cell::Cell<usize> = const { std::cell::Cell::new(MIN_RECORDS) };
+}
+
+fn min_records() -> usize {
+  #[cfg(test)]
+  return MIN_RECORDS_HERE.with(|min| min.get());
+  #[cfg(not(test))]
+  MIN_RECORDS
+}
+
+/// The file of one shard of one branch mode.
+pub fn file_name(branches: Branches, shard: usize) -> String {
+  format!("cold-heads.{}.{shard:02}.pack", branches.as_str())
+}
+
+pub fn is_file_name(name: &str) -> bool {
+  [Branches::Active, Branches::All].iter().any(|&b| (0..SHARDS).any(|shard| name == file_name(b, shard)))
+}
+
+/// What one shard file holds, as the records it was written from (or
+/// preloaded into): identity, not content, so telling whether it is
+/// current costs a set lookup per record.
+#[derive(Default)]
+struct Written {
+  records: FxHashSet<usize>,
+  /// Keeps each address taken while it is in `records` (a freed record's
+  /// address could be reused by a new one).
+  _pinned: Vec<Weak<CacheRecord>>,
+  /// The file holds heads no resident record came from (deleted sessions,
+  /// records replaced since): it is written again.
+  extra: bool,
+}
+
+impl Written {
+  fn of<'a>(records: impl Iterator<Item = &'a Arc<CacheRecord>>, extra: bool) -> Written {
+    let pins: Vec<Weak<CacheRecord>> = records.map(Arc::downgrade).collect();
+    Written { records: pins.iter().map(|r| r.as_ptr() as usize).collect(), _pinned: pins, extra }
+  }
+
+  fn holds_exactly(&self, records: &[&Arc<CacheRecord>]) -> bool {
+    !self.extra
+      && self.records.len() == records.len()
+      && records.iter().all(|r| self.records.contains(&(Arc::as_ptr(r) as usize)))
+  }
+}
+
+/// Per branch mode: whether this process has preloaded the pack, and what
+/// each shard file holds (`None`: not known, it may hold anything).
+#[derive(Default)]
+struct Mode {
+  preloaded: bool,
+  shards: Vec<Option<Written>>,
+}
+
+/// The packs of one index dir, as this process knows them.
+#[derive(Default)]
+pub struct Packs {
+  modes: Mutex<[Mode; 2]>,
+}
+
+fn mode(branches: Branches) -> usize {
+  match branches {
+    Branches::Active => 0,
+    Branches::All => 1,
+  }
+}
+
+impl Packs {
+  /// Tests: what a fresh process knows.
+  #[cfg(test)]
+  pub fn forget(&self) {
+    *self.modes.lock() = Default::default();
+  }
+}
+
+fn checksum(payload: &[u8]) -> [u8; 8] {
+  xxhash_rust::xxh3::xxh3_64(payload).to_le_bytes()
+}
+
+/// A shard file of `entries` (record file name, head).
+fn encode(entries: &[(String, Vec<u8>)]) -> Vec<u8> {
+  let len = entries.iter().map(|(name, head)| 8 + name.len() + head.len()).sum::<usize>();
+  let mut rest = Vec::with_capacity(len);
+  for (name, head) in entries {
+    for part in [name.as_bytes(), head] {
+      rest.extend_from_slice(&(part.len() as u32).to_le_bytes());
+      rest.extend_from_slice(part);
+    }
+  }
+  let mut bytes = Vec::with_capacity(PREFIX_BYTES + rest.len());
+  bytes.extend_from_slice(MAGIC);
+  bytes.extend_from_slice(&checksum(&rest));
+  bytes.extend_from_slice(&rest);
+  bytes
+}
+
+/// The entries of an intact shard file; `None` for anything else.
+fn decode(bytes: &[u8]) -> Option<Vec<(&str, &[u8])>> {
+  let rest = bytes.strip_prefix(MAGIC)?;
+  let (sum, mut rest) = rest.split_at_checked(8)?;
+  if sum != checksum(rest) {
+    return None;
+  }
+  fn take<'a>(rest: &mut &'a [u8]) -> Option<&'a [u8]> {
+    let (len, tail) = rest.split_at_checked(4)?;
+    let (part, tail) = tail.split_at_checked(u32::from_le_bytes(len.try_into().ok()?) as usize)?;
+    *rest = tail;
+    Some(part)
+  }
+  let mut entries = Vec::new();
+  while !rest.is_empty() {
+    let name = std::str::from_utf8(take(&mut rest)?).ok()?;
+    entries.push((name, take(&mut rest)?));
+  }
+  Some(entries)
+}
+
+/// How many heads an intact shard file holds (tests).
+#[cfg(test)]
+pub fn entry_count(bytes: &[u8]) -> Option<usize> {
+  decode(bytes).map(|entries| entries.len())
+}
+
+/// Makes the packed heads of `branches` resident, once per process, before
+/// a global synchronization loads its records: each head stands for its
+/// record as if read from it (see the module doc for which are used).
+/// `listed`: the index dir's names; `limit`: the most a cold record may take.
+pub(super) fn preload(index: &Index, branches: Branches, sources: &[Source], listed: &FxHashSet<&str>, limit: u64) {
+  {
+    let mut modes = index.packs.modes.lock();
+    let known = &mut modes[mode(branches)];
+    if known.preloaded {
+      return;
+    }
+    known.preloaded = true;
+  }
+  let sources: FxHashSet<&std::ffi::OsStr> = sources.iter().map(|s| s.path.as_os_str()).collect();
+  // Decoded in parallel, a shard at a time (only two shards' bytes held at
+  // once); made resident under one lock.
+  let read: Vec<(usize, Vec<Packed>, bool)> = (0..SHARDS)
+    .into_par_iter()
+    .filter(|&shard| listed.contains(file_name(branches, shard).as_str()))
+    .filter_map(|shard| {
+      let path = index.dir.join(file_name(branches, shard));
+      let shard_limit = limit.saturating_mul(sources.len() as u64);
+      let (bytes, _) = crate::fsread::read_regular(&path, shard_limit, crate::fsread::Links::Refuse).ok()?;
+      let entries = decode(&bytes)?;
+      let count = entries.len();
+      let packed: Vec<Packed> =
+        entries.into_iter().filter_map(|entry| packed(index, branches, entry, &sources, listed, limit)).collect();
+      let extra = packed.len() < count;
+      Some((shard, packed, extra))
+    })
+    .collect();
+  let mut written = Vec::with_capacity(read.len());
+  for (shard, packed, mut extra) in read {
+    // Names this index wrote: a record name's base is its source's, unhashed.
+    index.remember_base_names(packed.iter().map(|p| (p.path.as_path(), p.base())));
+    let count = packed.len();
+    let slots = index.resident.put_absent(branches, packed.into_iter().map(|p| (p.path, p.slot)));
+    extra |= slots.len() < count;
+    written.push((shard, Written::of(slots.iter().map(|slot| &slot.record), extra)));
+  }
+  let mut modes = index.packs.modes.lock();
+  let shards = &mut modes[mode(branches)].shards;
+  shards.resize_with(SHARDS, || None);
+  for (shard, written) in written {
+    shards[shard] = Some(written);
+  }
+}
+
+/// One packed head, decoded, with its source's path.
+struct Packed {
+  path: std::path::PathBuf,
+  slot: Arc<Slot>,
+}
+
+impl Packed {
+  /// The record name without its `.<mode>.cold`.
+  fn base(&self) -> &str {
+    let name = self.slot.name.as_str();
+    name.rsplitn(3, '.').nth(2).unwrap_or(name)
+  }
+}
+
+/// The record one packed head stands for; `None` when the head is not
+/// used: its record is not listed, it is not current, or its source is not.
+fn packed(
+  index: &Index,
+  branches: Branches,
+  (name, head): (&str, &[u8]),
+  sources: &FxHashSet<&std::ffi::OsStr>,
+  listed: &FxHashSet<&str>,
+  limit: u64,
+) -> Option<Packed> {
+  let cold = match branches {
+    Branches::Active => ".active.cold",
+    Branches::All => ".all.cold",
+  };
+  if !listed.contains(name) || record::name_hash(name).is_none() || !name.ends_with(cold) {
+    return None;
+  }
+  let record = record::from_head(head, &index.dir.join(name), limit)?;
+  let path = Path::new(&record.file);
+  if record.branches != branches || !sources.contains(path.as_os_str()) {
+    return None;
+  }
+  let (path, verified_ns) = (path.to_path_buf(), record.verified_ns);
+  Some(Packed { path, slot: Slot::new(Arc::new(record), name.to_string(), verified_ns) })
+}
+
+/// After a global synchronization that left nothing to the next call:
+/// writes each shard whose file does not hold exactly its cold records'
+/// heads, and removes the files of shards left without records (all of
+/// them below [`MIN_RECORDS`]). Best effort: a shard that cannot be
+/// written is tried again by the next synchronization.
+pub(super) fn refresh(index: &Index, branches: Branches, synced: &[Synced]) {
+  let cold: Vec<(&Synced, &Arc<CacheRecord>)> = synced
+    .iter()
+    .filter(|s| s.tier == Tier::Cold)
+    .filter_map(|s| Some((s, s.record.as_ref()?)))
+    .filter(|(_, record)| record.tier() == Tier::Cold && !record.content_unreadable())
+    .collect();
+  let mut groups: Vec<Vec<(&Synced, &Arc<CacheRecord>)>> = vec![Vec::new(); SHARDS];
+  if cold.len() >= min_records() {
+    for (synced, record) in cold {
+      // The dictionary's shard, which the digest remembers.
+      let shard = match &record.body {
+        Body::Cold(digest) => digest.matched.shard(|| shard_of(&record.file)),
+        Body::Hot(_) => shard_of(&record.file),
+      };
+      groups[shard].push((synced, record));
+    }
+  }
+  let mut modes = index.packs.modes.lock();
+  let shards = &mut modes[mode(branches)].shards;
+  shards.resize_with(SHARDS, || None);
+  let current = |shard: usize| {
+    let records: Vec<&Arc<CacheRecord>> = groups[shard].iter().map(|(_, r)| *r).collect();
+    shards[shard].as_ref().is_some_and(|w| w.holds_exactly(&records))
+  };
+  let stale: Vec<usize> = (0..SHARDS).filter(|&shard| !current(shard)).collect();
+  let written: Vec<(usize, Option<Written>)> =
+    stale.into_par_iter().map(|shard| (shard, write(index, branches, shard, &groups[shard]))).collect();
+  for (shard, written) in written {
+    shards[shard] = written;
+  }
+}
+
+/// Writes (or, without records, removes) one shard file; what it then
+/// holds, `None` when that is not known.
+fn write(index: &Index, branches: Branches, shard: usize, group: &[(&Synced, &Arc<CacheRecord>)]) -> Option<Written> {
+  let name = file_name(branches, shard);
+  if group.is_empty() {
+    let gone = ownership::remove_ours(&index.dir, &name) || !index.dir.join(&name).exists();
+    return gone.then(Written::default);
+  }
+  let entries: Vec<(String, Vec<u8>)> = group
+    .iter()
+    .map(|(synced, record)| (index.record_name(&synced.path, branches, Tier::Cold), record.head_bytes()))
+    .collect();
+  record::write_atomic(&index.dir.join(&name), &encode(&entries)).ok()?;
+  Some(Written::of(group.iter().map(|(_, r)| *r), false))
+}
+
+#[cfg(test)]
+mod tests {
+  use super::*;
+
+  #[test]
+  fn shard_files_round_trip_and_reject_any_change() {
+    let entries = vec![("a.active.cold".to_string(), vec![1, 2, 3]), ("b.active.cold".to_string(), vec![])];
+    let bytes = encode(&entries);
+    let decoded = decode(&bytes).unwrap();
+    assert_eq!(decoded, [("a.active.cold", &[1u8, 2, 3][..]), ("b.active.cold", &[][..])]);
+    assert_eq!(decode(&encode(&[])).unwrap(), []);
+    for cut in 0..bytes.len() {
+      assert_eq!(decode(&bytes[..cut]), None, "cut at {cut}");
+    }
+    for position in 0..bytes.len() {
+      let mut flipped = bytes.clone();
+      flipped[position] ^= 0x10;
+      assert_eq!(decode(&flipped), None, "byte {position}");
+    }
+  }
+
+  #[test]
+  fn names_are_the_shards_of_both_modes() {
+    assert!(is_file_name("cold-heads.active.00.pack"));
+    assert!(is_file_name("cold-heads.all.31.pack"));
+    assert!(!is_file_name("cold-heads.all.32.pack"));
+    assert!(!is_file_name("cold-heads.active.pack"));
+    assert!(record::MAGIC_PREFIX.iter().zip(MAGIC).all(|(a, b)| a == b), "ownership knows it by the index magic");
+  }
+}
