@@ -4,16 +4,16 @@
 //! (open, fstat, fstatfs, fadvise, read and close each) were 1.0 of the
 //! 1.8 s of a first recall.
 //!
-//! A packed head is a copy, never the authority. It is used only for a
-//! record that is in the index dir's listing, whose source is listed, whose
-//! name is the one its source's record has, and which no resident record
-//! already stands for. Then it goes through the same freshness proof as a
-//! head read from the record (stamp, watch or source hash): every field of a
-//! head is a function of the source's bytes and the policy, so a head that
-//! passes describes the source as it is, even if the pack is older than the
-//! record. Its body is read from the record file only if that file still
-//! has this very head (length and head checksum, as for any cold record);
-//! otherwise the query rebuilds the session from source.
+//! A packed head is a copy, never the authority. It stands for its record
+//! (made resident as if read from it, unless a resident record already
+//! stands for its source) and goes through the same freshness proof
+//! (stamp, watch or source hash). Every field of a head is a function of
+//! the source's bytes and the policy, so a head that passes describes the
+//! source as it is, even when the pack is older than the record. Its body is
+//! read from the record file only if that file still has this very head
+//! (length and head checksum, as for any cold record); otherwise the query
+//! rebuilds the session from source. A head whose record file is gone is
+//! rebuilt as a missing record is.
 //!
 //! A global synchronization that leaves nothing to the next call writes
 //! every shard whose heads are not exactly its records (tracked by record
@@ -35,7 +35,6 @@ use crate::session::lineage::Branches;
 use parking_lot::Mutex;
 use rayon::prelude::*;
 use rustc_hash::FxHashSet;
-use std::path::Path;
 use std::sync::{Arc, Weak};
 
 const MAGIC: &[u8; 8] = b"PFMIDXH1";
@@ -183,7 +182,6 @@ pub(super) fn preload(index: &Index, branches: Branches, sources: &[Source], lis
     }
     known.preloaded = true;
   }
-  let sources: FxHashSet<&std::ffi::OsStr> = sources.iter().map(|s| s.path.as_os_str()).collect();
   // Decoded in parallel, a shard at a time (only two shards' bytes held at
   // once); made resident under one lock.
   let read: Vec<(usize, Vec<Packed>, bool)> = (0..SHARDS)
@@ -195,8 +193,7 @@ pub(super) fn preload(index: &Index, branches: Branches, sources: &[Source], lis
       let (bytes, _) = crate::fsread::read_regular(&path, shard_limit, crate::fsread::Links::Refuse).ok()?;
       let entries = decode(&bytes)?;
       let count = entries.len();
-      let packed: Vec<Packed> =
-        entries.into_iter().filter_map(|entry| packed(index, branches, entry, &sources, listed, limit)).collect();
+      let packed: Vec<Packed> = entries.into_iter().filter_map(|entry| packed(index, branches, entry, limit)).collect();
       let extra = packed.len() < count;
       Some((shard, packed, extra))
     })
@@ -232,29 +229,24 @@ impl Packed {
   }
 }
 
-/// The record one packed head stands for; `None` when the head is not
-/// used: its record is not listed, it is not current, or its source is not.
-fn packed(
-  index: &Index,
-  branches: Branches,
-  (name, head): (&str, &[u8]),
-  sources: &FxHashSet<&std::ffi::OsStr>,
-  listed: &FxHashSet<&str>,
-  limit: u64,
-) -> Option<Packed> {
+/// The record one packed head stands for; `None` when the head is not one
+/// of `branches` mode's cold heads. Whether its source is still listed and
+/// its record still in the index dir is not asked per head (two lookups of
+/// long keys were a fifth of this): a head that stands for neither is
+/// never fresh for a listed source, and a shard holding one is written again.
+fn packed(index: &Index, branches: Branches, (name, head): (&str, &[u8]), limit: u64) -> Option<Packed> {
   let cold = match branches {
     Branches::Active => ".active.cold",
     Branches::All => ".all.cold",
   };
-  if !listed.contains(name) || record::name_hash(name).is_none() || !name.ends_with(cold) {
+  if record::name_hash(name).is_none() || !name.ends_with(cold) {
     return None;
   }
   let record = record::from_head(head, &index.dir.join(name), limit)?;
-  let path = Path::new(&record.file);
-  if record.branches != branches || !sources.contains(path.as_os_str()) {
+  if record.branches != branches {
     return None;
   }
-  let (path, verified_ns) = (path.to_path_buf(), record.verified_ns);
+  let (path, verified_ns) = (std::path::PathBuf::from(&record.file), record.verified_ns);
   Some(Packed { path, slot: Slot::new(Arc::new(record), name.to_string(), verified_ns) })
 }
 

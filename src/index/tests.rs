@@ -905,8 +905,17 @@ fn the_pack_follows_the_cold_records_and_goes_below_its_threshold() {
     pack_files(fx).iter().map(|n| heads_in(&fs::read(fx.index_dir().join(n)).unwrap())).sum()
   };
   assert_eq!(entries(&fx), 4);
+  // A fresh process finds a packed head whose session is gone and one
+  // whose record file is gone.
   fs::remove_file(fx.project.join("s2.jsonl")).unwrap();
-  global(&engine);
+  let record = fx.index_files().into_iter().find(|n| n.contains("-s3.jsonl") && n.ends_with(".cold")).unwrap();
+  fs::remove_file(fx.index_dir().join(&record)).unwrap();
+  forget_all(&fx.index_dir());
+  let result = global(&engine);
+  assert!(result.coverage.complete);
+  assert_eq!((result.coverage.eligible_sessions, result.coverage.indexed_sessions), (4, 4));
+  assert!(fx.index_dir().join(&record).is_file(), "the missing record is built again");
+  assert_eq!(answers(&engine, &["term3", "term2"]), [(1, true), (0, true)]);
   assert_eq!(entries(&fx), 3, "a deleted session's head leaves the pack");
   heads::MIN_RECORDS_HERE.with(|min| min.set(4));
   global(&fx.engine(json!({"hotSessions": 2})));
