@@ -50,7 +50,7 @@ impl DirCache {
     let mut names: Vec<String> = fs::read_dir(dir)
       .map(|read| read.filter_map(Result::ok).map(|e| e.file_name().to_string_lossy().into_owned()).collect())
       .unwrap_or_default();
-    names.sort();
+    names.sort_unstable();
     let names = Arc::new(names);
     self.listings.lock().insert(dir.to_path_buf(), Listing { stamp, listed_ns, names: names.clone() });
     names
