@@ -323,6 +323,9 @@ fn eligible(engine: &Engine, index: &Index, all: &[Source], scope: &Scope) -> Re
 fn in_scope(index: &Index, discovery: &Discovery, project: Option<&Path>, source: &Source) -> bool {
   match project {
     None => index.may_be_session(&source.path, &source.stamp),
+    // Another project's session: its header is not read (at 100,000
+    // sessions a project call read every session's first line).
+    Some(dir) if !discovery.may_hold(dir, &source.path) => false,
     Some(dir) => match index.probe(&source.path, &source.stamp) {
       Ok(header) => header.is_some_and(|h| discovery.in_project(&source.path, &h)),
       // Unreadable in this project's own dir: counted as unavailable.

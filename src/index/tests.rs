@@ -926,3 +926,20 @@ fn the_pack_follows_the_cold_records_and_goes_below_its_threshold() {
 fn heads_in(bytes: &[u8]) -> usize {
   heads::entry_count(bytes).expect("an intact shard")
 }
+
+#[test]
+fn a_project_call_reads_no_other_projects_headers() {
+  let fx = fixture();
+  fx.write("mine", &["hello"], 100);
+  let other = fx.agent.join("sessions").join(crate::session::discover::encode_cwd("/home/u/other"));
+  fs::create_dir_all(&other).unwrap();
+  let theirs = other.join("theirs.jsonl");
+  fs::write(&theirs, session_text("theirs", &["hello"]).replace(CWD, "/home/u/other")).unwrap();
+  let engine = fx.engine(json!({}));
+  let project = sync(&engine, &Scope::Project, Branches::Active).unwrap();
+  assert_eq!(tiers(&project), [("mine".to_string(), "hot")]);
+  let headers = |path: &Path| Index::shared(fx.index_dir()).headers.lock().contains_key(path.as_os_str());
+  assert!(headers(&fx.project.join("mine.jsonl")));
+  assert!(!headers(&theirs), "another project's session header is not read");
+  assert_eq!(global(&engine).coverage.eligible_sessions, 2);
+}

@@ -172,6 +172,14 @@ impl Discovery {
   /// its directory and header ([`belongs_to`]); in the flat custom session
   /// dir, which holds every cwd's sessions, only by a header cwd equal to
   /// this cwd (as Pi's `SessionManager.list`).
+  /// Can the session at `path` belong to the project whose own dir is
+  /// `project_dir`, before its header is read? Only the project's dir and
+  /// the flat custom dir hold its sessions (see [`Discovery::in_project`]).
+  pub fn may_hold(&self, project_dir: &Path, path: &Path) -> bool {
+    let parent = path.parent();
+    parent == Some(project_dir) || (parent.is_some() && parent == self.session_dir.as_deref())
+  }
+
   pub fn in_project(&self, path: &Path, header: &Header) -> bool {
     let parent = path.parent();
     if parent == Some(self.project_dir().as_path()) && belongs_to(header, &self.cwd) {
