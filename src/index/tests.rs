@@ -811,6 +811,14 @@ fn forget_all(dir: &Path) {
   Index::shared(dir.to_path_buf()).packs.forget();
 }
 
+/// A fresh process's global sync, and how many cold records it opened.
+fn fresh_global(engine: &Engine, dir: &Path) -> (SyncResult, usize) {
+  forget_all(dir);
+  cold_opens(dir);
+  let result = global(engine);
+  (result, cold_opens(dir))
+}
+
 fn answers(engine: &Engine, queries: &[&str]) -> Vec<(usize, bool)> {
   queries.iter().map(|q| recall_hits(engine, q)).map(|page| (page.total, page.coverage.complete)).collect()
 }
@@ -826,10 +834,8 @@ fn a_fresh_process_reads_cold_heads_from_the_pack_and_answers_the_same() {
   let queries = ["term3", "term7", "hello", "nowhere"];
   let expected = answers(&engine, &queries);
   assert_eq!(expected[0], (1, true));
-  forget_all(&dir);
-  cold_opens(&dir);
-  let again = global(&engine);
-  assert_eq!(cold_opens(&dir), 0, "no cold record opened: every head came from the pack");
+  let (again, opened) = fresh_global(&engine, &dir);
+  assert_eq!(opened, 0, "no cold record opened: every head came from the pack");
   let heads = |r: &SyncResult| r.sessions.iter().map(|s| s.record.as_ref().map(|r| r.head_bytes())).collect::<Vec<_>>();
   assert_eq!(heads(&again), heads(&first));
   // The bodies are read from the records the packed heads stand for.
@@ -869,10 +875,7 @@ fn a_pack_older_than_its_records_never_changes_an_answer() {
   forget_all(&dir);
   assert_eq!(answers(&engine, &["changed", "term3", "term4"]), [(1, true), (0, true), (1, true)]);
   // Both heads were not the records': the pack is written again.
-  forget_all(&dir);
-  cold_opens(&dir);
-  global(&engine);
-  assert_eq!(cold_opens(&dir), 0, "the rewritten pack holds every current head");
+  assert_eq!(fresh_global(&engine, &dir).1, 0, "the rewritten pack holds every current head");
 }
 
 #[test]
@@ -887,13 +890,10 @@ fn a_damaged_pack_is_not_used_and_is_written_again() {
     bytes[last] ^= 1;
     fs::write(dir.join(&name), bytes).unwrap();
   }
-  forget_all(&dir);
-  cold_opens(&dir);
-  assert!(global(&engine).coverage.complete);
-  assert_eq!(cold_opens(&dir), 4, "every cold record read from its own file");
-  forget_all(&dir);
-  global(&engine);
-  assert_eq!(cold_opens(&dir), 0, "then packed again");
+  let (result, opened) = fresh_global(&engine, &dir);
+  assert!(result.coverage.complete);
+  assert_eq!(opened, 4, "every cold record read from its own file");
+  assert_eq!(fresh_global(&engine, &dir).1, 0, "then packed again");
 }
 
 #[test]
