@@ -164,6 +164,9 @@ const rareArgs = { query: rare[0].token, scope: 'global' }
 const firsts = Array.from({ length: spawns }, () => worker('recall', agentDir, cwd, indexDir, { query: rareArgs, repeat: 20, config }))
 report.figures.firstRecallMs = median(firsts.map((w) => w.ms))
 report.figures.warmPeakRssMB = Math.max(...firsts.map((w) => w.maxRssKB)) / 1024
+// Pi's default scope: the cwd's project only (no target; the packed heads serve global calls).
+const projectFirsts = Array.from({ length: spawns }, () => worker('recall', agentDir, cwd, indexDir, { query: { ...rareArgs, scope: 'project' }, config }))
+report.figures.firstProjectRecall = { ms: median(projectFirsts.map((w) => w.ms)), sessions: projectFirsts[0].coverage.eligibleSessions }
 const cli = join(root, 'dist', 'extension', 'cli.mjs')
 const cliWall = Array.from({ length: spawns }, () => {
   const started = performance.now()
@@ -420,6 +423,7 @@ row('import pi-fabric-memory / ./native (fresh process)', `${ms(f.importMs.root)
 const nodeStart = `node -e 0 alone: ${ms(f.nodeStartMs, 0)}${f.nodeExtraCaCerts ? ', NODE_EXTRA_CA_CERTS set' : ''}`
 row('CLI wall time, spawn → first recall answer (valid caches)', `${ms(f.cliFirstRecallWallMs, 0)} (${nodeStart})`, ['cliFirstRecallWallMs', f.cliFirstRecallWallMs])
 row('first recall, fresh process, valid caches', ms(f.firstRecallMs), ['firstRecallMs', f.firstRecallMs])
+row('  the same, scope project (Pi\'s default)', `${ms(f.firstProjectRecall.ms)} (${f.firstProjectRecall.sessions} sessions)`)
 for (const kind of warmKinds) {
   const r = f.warm[kind]
   const own = kind === 'rare' ? ['warmRareP50Ms', r.p50] : kind === 'commonAny' ? ['warmCommonP50Ms', r.p50] : ['', undefined]
