@@ -28,8 +28,9 @@
 //! file fails its checksum and is not used, then written again.
 
 use super::dictionary::{shard_of, SHARDS};
+use super::record::checksum;
 use super::record::{self, Body, CacheRecord, Tier};
-use super::resident::Slot;
+use super::resident::{mode, Slot};
 use super::{ownership, Index, Source, Synced};
 use crate::session::lineage::Branches;
 use parking_lot::Mutex;
@@ -106,23 +107,12 @@ pub struct Packs {
   modes: Mutex<[Mode; 2]>,
 }
 
-fn mode(branches: Branches) -> usize {
-  match branches {
-    Branches::Active => 0,
-    Branches::All => 1,
-  }
-}
-
 impl Packs {
   /// Tests: what a fresh process knows.
   #[cfg(test)]
   pub fn forget(&self) {
     *self.modes.lock() = Default::default();
   }
-}
-
-fn checksum(payload: &[u8]) -> [u8; 8] {
-  xxhash_rust::xxh3::xxh3_64(payload).to_le_bytes()
 }
 
 /// A shard file of `entries` (record file name, head).
@@ -201,7 +191,7 @@ pub(super) fn preload(index: &Index, branches: Branches, sources: &[Source], lis
   let mut written = Vec::with_capacity(read.len());
   for (shard, packed, mut extra) in read {
     // Names this index wrote: a record name's base is its source's, unhashed.
-    index.remember_base_names(packed.iter().map(|p| (p.path.as_path(), p.base())));
+    index.remember_base_names(packed.iter().map(|p| (p.path.as_path(), &p.slot.name[..p.base_len])));
     let count = packed.len();
     let slots = index.resident.put_absent(branches, packed.into_iter().map(|p| (p.path, p.slot)));
     extra |= slots.len() < count;
@@ -219,14 +209,8 @@ pub(super) fn preload(index: &Index, branches: Branches, sources: &[Source], lis
 struct Packed {
   path: std::path::PathBuf,
   slot: Arc<Slot>,
-}
-
-impl Packed {
-  /// The record name without its `.<mode>.cold`.
-  fn base(&self) -> &str {
-    let name = self.slot.name.as_str();
-    name.rsplitn(3, '.').nth(2).unwrap_or(name)
-  }
+  /// How much of the slot's record name is its source's base name.
+  base_len: usize,
 }
 
 /// The record one packed head stands for; `None` when the head is not one
@@ -235,19 +219,13 @@ impl Packed {
 /// long keys were a fifth of this): a head that stands for neither is
 /// never fresh for a listed source, and a shard holding one is written again.
 fn packed(index: &Index, branches: Branches, (name, head): (&str, &[u8]), limit: u64) -> Option<Packed> {
-  let cold = match branches {
-    Branches::Active => ".active.cold",
-    Branches::All => ".all.cold",
-  };
-  if record::name_hash(name).is_none() || !name.ends_with(cold) {
-    return None;
-  }
+  let base_len = record::base_of(name, branches, Tier::Cold)?.len();
   let record = record::from_head(head, &index.dir.join(name), limit)?;
   if record.branches != branches {
     return None;
   }
   let (path, verified_ns) = (std::path::PathBuf::from(&record.file), record.verified_ns);
-  Some(Packed { path, slot: Slot::new(Arc::new(record), name.to_string(), verified_ns) })
+  Some(Packed { path, slot: Slot::new(Arc::new(record), name.to_string(), verified_ns), base_len })
 }
 
 /// After a global synchronization that left nothing to the next call:
@@ -256,20 +234,19 @@ fn packed(index: &Index, branches: Branches, (name, head): (&str, &[u8]), limit:
 /// them below [`MIN_RECORDS`]). Best effort: a shard that cannot be
 /// written is tried again by the next synchronization.
 pub(super) fn refresh(index: &Index, branches: Branches, synced: &[Synced]) {
-  let cold: Vec<(&Synced, &Arc<CacheRecord>)> = synced
+  let cold: Vec<(&Synced, &Arc<CacheRecord>, usize)> = synced
     .iter()
     .filter(|s| s.tier == Tier::Cold)
-    .filter_map(|s| Some((s, s.record.as_ref()?)))
-    .filter(|(_, record)| record.tier() == Tier::Cold && !record.content_unreadable())
+    .filter_map(|s| {
+      let record = s.record.as_ref().filter(|r| !r.content_unreadable())?;
+      let Body::Cold(digest) = &record.body else { return None };
+      // The dictionary's shard, which the digest remembers.
+      Some((s, record, digest.matched.shard(|| shard_of(&record.file))))
+    })
     .collect();
   let mut groups: Vec<Vec<(&Synced, &Arc<CacheRecord>)>> = vec![Vec::new(); SHARDS];
   if cold.len() >= min_records() {
-    for (synced, record) in cold {
-      // The dictionary's shard, which the digest remembers.
-      let shard = match &record.body {
-        Body::Cold(digest) => digest.matched.shard(|| shard_of(&record.file)),
-        Body::Hot(_) => shard_of(&record.file),
-      };
+    for (synced, record, shard) in cold {
       groups[shard].push((synced, record));
     }
   }

@@ -377,7 +377,7 @@ fn read_content(path: &Path, head_sum: [u8; 8], cache_bytes: u64, limit: u64) ->
   postcard::from_bytes(body).map_err(|_| Unreadable)
 }
 
-fn checksum(payload: &[u8]) -> [u8; 8] {
+pub(super) fn checksum(payload: &[u8]) -> [u8; 8] {
   xxhash_rust::xxh3::xxh3_64(payload).to_le_bytes()
 }
 
@@ -398,6 +398,13 @@ pub fn file_name(source: &Path, branches: Branches, tier: Tier) -> String {
 /// The record name of a source whose [`base_name`] is `base`.
 pub fn name_of(base: &str, branches: Branches, tier: Tier) -> String {
   format!("{base}.{}.{}", branches.as_str(), tier.as_str())
+}
+
+/// The base of a well-formed record name of `branches` mode and `tier`:
+/// [`name_of`] read backwards.
+pub fn base_of(name: &str, branches: Branches, tier: Tier) -> Option<&str> {
+  name_hash(name)?;
+  name.strip_suffix(tier.as_str())?.strip_suffix('.')?.strip_suffix(branches.as_str())?.strip_suffix('.')
 }
 
 /// Sources whose name was hashed, with how often (tests: a fresh process
@@ -601,6 +608,10 @@ mod tests {
     assert_eq!(name_hash(&name).map(str::len), Some(16));
     assert_eq!(name_hash("0123456789abcdef-x.jsonl.json"), None);
     assert_eq!(name_hash("nothex0123456789-x.active.hot"), None);
+    let base = base_name(Path::new("/x/2026 a:b.jsonl"));
+    assert_eq!(base_of(&name, Branches::All, Tier::Cold), Some(base.as_str()));
+    assert_eq!(base_of(&name, Branches::Active, Tier::Cold), None);
+    assert_eq!(base_of(&name, Branches::All, Tier::Hot), None);
   }
 
   /// Slots are named from the source path, a record from its `file`: the

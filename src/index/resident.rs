@@ -32,7 +32,7 @@ impl Slot {
   }
 }
 
-fn mode(branches: Branches) -> usize {
+pub(super) fn mode(branches: Branches) -> usize {
   match branches {
     Branches::Active => 0,
     Branches::All => 1,
