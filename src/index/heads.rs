@@ -4,6 +4,11 @@
 //! (open, fstat, fstatfs, fadvise, read and close each) were 1.0 of the
 //! 1.8 s of a first recall.
 //!
+//! A global synchronization decodes every packed head; a project's decodes
+//! only those of its candidate sessions (its dir's and the flat custom
+//! dir's, by file name) and names the other heads' sources from the
+//! head's first field, without decoding the rest.
+//!
 //! A packed head is a copy, never the authority. It stands for its record
 //! (made resident as if read from it, unless a resident record already
 //! stands for its source) and goes through the same freshness proof
@@ -86,6 +91,14 @@ impl Written {
     Written { records: pins.iter().map(|r| r.as_ptr() as usize).collect(), _pinned: pins, extra }
   }
 
+  /// Also holds `records`, and `extra` heads besides.
+  fn add<'a>(&mut self, records: impl Iterator<Item = &'a Arc<CacheRecord>>, extra: bool) {
+    let added = Written::of(records, extra);
+    self.records.extend(added.records);
+    self._pinned.extend(added._pinned);
+    self.extra |= extra;
+  }
+
   fn holds_exactly(&self, records: &[&Arc<CacheRecord>]) -> bool {
     !self.extra
       && self.records.len() == records.len()
@@ -93,11 +106,16 @@ impl Written {
   }
 }
 
-/// Per branch mode: whether this process has preloaded the pack, and what
-/// each shard file holds (`None`: not known, it may hold anything).
+/// Per branch mode: which heads this process has preloaded, and what each
+/// shard file holds (`None`: not known, it may hold anything).
 #[derive(Default)]
 struct Mode {
-  preloaded: bool,
+  /// Every head was decoded (a global synchronization's preload).
+  all: bool,
+  /// Until then: the project dirs whose heads were preloaded, and the
+  /// record names already decoded, which a later preload skips.
+  projects: FxHashSet<std::path::PathBuf>,
+  decoded: FxHashSet<Box<str>>,
   shards: Vec<Option<Written>>,
 }
 
@@ -159,50 +177,120 @@ pub fn entry_count(bytes: &[u8]) -> Option<usize> {
   decode(bytes).map(|entries| entries.len())
 }
 
-/// Makes the packed heads of `branches` resident, once per process, before
-/// a global synchronization loads its records: each head stands for its
-/// record as if read from it (see the module doc for which are used).
+/// Which packed heads a preload makes resident.
+pub(super) enum Wanted<'a> {
+  /// Every head: a global synchronization.
+  All,
+  /// The heads of a project's candidate sessions (its own dir's and the
+  /// flat custom dir's), named by their file name. Only with at least
+  /// [`MIN_RECORDS`] of them: for fewer, reading every shard costs more
+  /// than opening their records.
+  Project { dir: &'a std::path::Path, candidates: &'a [Source] },
+}
+
+/// Makes the packed heads of `branches` that `wanted` names resident, once
+/// per process and project dir, before a synchronization loads its
+/// records: each head stands for its record as if read from it (see the
+/// module doc for which are used). A head decoded once is not decoded again.
 /// `listed`: the index dir's names; `limit`: the most a cold record may take.
-pub(super) fn preload(index: &Index, branches: Branches, sources: &[Source], listed: &FxHashSet<&str>, limit: u64) {
-  {
+pub(super) fn preload(
+  index: &Index,
+  branches: Branches,
+  wanted: Wanted,
+  sources: &[Source],
+  listed: &FxHashSet<&str>,
+  limit: u64,
+) {
+  let stems: Option<FxHashSet<String>> = match wanted {
+    Wanted::All => None,
+    Wanted::Project { candidates, .. } if candidates.len() < min_records() => return,
+    Wanted::Project { candidates, .. } => Some(candidates.iter().map(|s| record::stem(&s.path)).collect()),
+  };
+  let decoded = {
     let mut modes = index.packs.modes.lock();
     let known = &mut modes[mode(branches)];
-    if known.preloaded {
+    let first = match wanted {
+      Wanted::All => !std::mem::replace(&mut known.all, true),
+      Wanted::Project { dir, .. } => !known.all && known.projects.insert(dir.to_path_buf()),
+    };
+    if !first {
       return;
     }
-    known.preloaded = true;
-  }
+    std::mem::take(&mut known.decoded)
+  };
+  let wants = |name: &str| {
+    !decoded.contains(name)
+      && stems.as_ref().is_none_or(|stems| {
+        let base = record::base_of(name, branches, Tier::Cold).unwrap_or_default();
+        base.split_once('-').is_some_and(|(_, stem)| stems.contains(stem))
+      })
+  };
   // Decoded in parallel, a shard at a time (only two shards' bytes held at
   // once); made resident under one lock.
-  let read: Vec<(usize, Vec<Packed>, bool)> = (0..SHARDS)
+  let read: Vec<(usize, Option<Shard>)> = (0..SHARDS)
     .into_par_iter()
-    .filter(|&shard| listed.contains(file_name(branches, shard).as_str()))
-    .filter_map(|shard| {
+    .map(|shard| {
+      if !listed.contains(file_name(branches, shard).as_str()) {
+        return (shard, None);
+      }
       let path = index.dir.join(file_name(branches, shard));
       let shard_limit = limit.saturating_mul(sources.len() as u64);
-      let (bytes, _) = crate::fsread::read_regular(&path, shard_limit, crate::fsread::Links::Refuse).ok()?;
-      let entries = decode(&bytes)?;
-      let count = entries.len();
-      let packed: Vec<Packed> = entries.into_iter().filter_map(|entry| packed(index, branches, entry, limit)).collect();
-      let extra = packed.len() < count;
-      Some((shard, packed, extra))
+      let bytes = crate::fsread::read_regular(&path, shard_limit, crate::fsread::Links::Refuse).ok().map(|(b, _)| b);
+      let entries = bytes.as_deref().and_then(decode).map(|entries| {
+        let (wanted, others): (Vec<(&str, &[u8])>, Vec<_>) = entries.into_iter().partition(|(name, _)| wants(name));
+        // The sources of the others are named without decoding their heads,
+        // so that no later step hashes their paths (cleanup names every
+        // source's records).
+        index.remember_base_names(others.into_iter().filter_map(|(name, head)| {
+          Some((std::path::Path::new(record::file_of_head(head)?), record::base_of(name, branches, Tier::Cold)?))
+        }));
+        let names: Vec<Box<str>> = wanted.iter().map(|(name, _)| Box::from(*name)).collect();
+        let packed: Vec<Packed> =
+          wanted.into_iter().filter_map(|entry| packed(index, branches, entry, limit)).collect();
+        Shard { extra: packed.len() < names.len(), names, packed }
+      });
+      (shard, entries)
     })
     .collect();
+  let mut decoded = if stems.is_some() { decoded } else { FxHashSet::default() };
   let mut written = Vec::with_capacity(read.len());
-  for (shard, packed, mut extra) in read {
+  for (shard, entries) in read {
+    let Some(Shard { names, packed, mut extra }) = entries else {
+      written.push((shard, None));
+      continue;
+    };
     // Names this index wrote: a record name's base is its source's, unhashed.
     index.remember_base_names(packed.iter().map(|p| (p.path.as_path(), &p.slot.name[..p.base_len])));
     let count = packed.len();
     let slots = index.resident.put_absent(branches, packed.into_iter().map(|p| (p.path, p.slot)));
     extra |= slots.len() < count;
-    written.push((shard, Written::of(slots.iter().map(|slot| &slot.record), extra)));
+    if stems.is_some() {
+      decoded.extend(names);
+    }
+    written.push((shard, Some((slots, extra))));
   }
   let mut modes = index.packs.modes.lock();
-  let shards = &mut modes[mode(branches)].shards;
-  shards.resize_with(SHARDS, || None);
-  for (shard, written) in written {
-    shards[shard] = Some(written);
+  let known = &mut modes[mode(branches)];
+  known.decoded = decoded;
+  known.shards.resize_with(SHARDS, || None);
+  for (shard, read) in written {
+    let held = &mut known.shards[shard];
+    match (read, held.as_mut()) {
+      // A shard read earlier for another project: it also holds these.
+      (Some((slots, extra)), Some(held)) => held.add(slots.iter().map(|slot| &slot.record), extra),
+      (Some((slots, extra)), None) => *held = Some(Written::of(slots.iter().map(|slot| &slot.record), extra)),
+      // Gone or damaged since: not known.
+      (None, _) => *held = None,
+    }
   }
+}
+
+/// The heads wanted from one intact shard file: the record names
+/// considered, the heads decoded, and whether some could not be.
+struct Shard {
+  names: Vec<Box<str>>,
+  packed: Vec<Packed>,
+  extra: bool,
 }
 
 /// One packed head, decoded, with its source's path.

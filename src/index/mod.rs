@@ -298,8 +298,9 @@ fn is_fresh(
   }
 }
 
-/// The sessions of `scope` among `all`, each with its header.
-fn eligible(engine: &Engine, index: &Index, all: &[Source], scope: &Scope) -> Result<Vec<Source>, ContractError> {
+/// The session an explicit scope's `target` names, or the current one
+/// (`None`): from `all` when listed.
+fn named(engine: &Engine, all: &[Source], target: Option<&str>) -> Result<Vec<Source>, ContractError> {
   let discovery = engine.discovery();
   let pick = |path: &Path| {
     all
@@ -308,13 +309,9 @@ fn eligible(engine: &Engine, index: &Index, all: &[Source], scope: &Scope) -> Re
       .cloned()
       .or_else(|| fs::metadata(path).ok().map(|m| Source::of(path.to_path_buf(), &m)))
   };
-  Ok(match scope {
-    Scope::Global | Scope::Project => {
-      let project = (*scope == Scope::Project).then(|| discovery.project_dir());
-      all.iter().filter(|s| in_scope(index, &discovery, project.as_deref(), s)).cloned().collect()
-    }
-    Scope::Session => discovery.current().and_then(|s| pick(&s.path)).into_iter().collect(),
-    Scope::Explicit(target) => discovery.find(target).map(|s| pick(&s.path).into_iter().collect())?,
+  Ok(match target {
+    None => discovery.current().and_then(|s| pick(&s.path)).into_iter().collect(),
+    Some(target) => discovery.find(target).map(|s| pick(&s.path).into_iter().collect())?,
   })
 }
 
@@ -327,7 +324,7 @@ fn in_scope(index: &Index, discovery: &Discovery, project: Option<&Path>, source
     // sessions a project call read every session's first line).
     Some(dir) if !discovery.may_hold(dir, &source.path) => false,
     Some(dir) => match index.probe(&source.path, &source.stamp) {
-      Ok(header) => header.is_some_and(|h| discovery.in_project(&source.path, &h)),
+      Ok(header) => header.is_some_and(|h| discovery.in_project(&source.path, &h.cwd)),
       // Unreadable in this project's own dir: counted as unavailable.
       Err(()) => source.path.parent() == Some(dir),
     },
@@ -480,23 +477,53 @@ fn sync_changed(
       |source: &Source| build::load_fresh(engine, index, &policies, source, tier_of(source), branches, &listed);
     sources.par_iter().with_min_len(16).map(load).collect()
   };
-  let (eligible, loaded): (Vec<Source>, Vec<_>) = if *scope == Scope::Global {
-    // A fresh process reads the cold heads packed, not record by record.
-    heads::preload(index, branches, all, &in_dir, engine.config.max_cold_cache_bytes);
-    // Every listed file is a candidate, and a fresh record proves its source
-    // a session (it was built from that very content): only the files
-    // without one have their header read.
-    let loaded = load(all);
-    all
-      .iter()
-      .cloned()
-      .zip(loaded)
-      .filter(|(s, fresh)| fresh.is_some() || index.may_be_session(&s.path, &s.stamp))
-      .unzip()
-  } else {
-    let eligible = eligible(engine, index, all, scope)?;
-    let loaded = load(&eligible);
-    (eligible, loaded)
+  let limit = engine.config.max_cold_cache_bytes;
+  let (eligible, loaded): (Vec<Source>, Vec<_>) = match scope {
+    Scope::Global => {
+      // A fresh process reads the cold heads packed, not record by record.
+      heads::preload(index, branches, heads::Wanted::All, all, &in_dir, limit);
+      // Every listed file is a candidate, and a fresh record proves its
+      // source a session (it was built from that very content): only the
+      // files without one have their header read.
+      let loaded = load(all);
+      all
+        .iter()
+        .cloned()
+        .zip(loaded)
+        .filter(|(s, fresh)| fresh.is_some() || index.may_be_session(&s.path, &s.stamp))
+        .unzip()
+    }
+    Scope::Project => {
+      // The same for a project: the sessions of its own dir and the flat
+      // custom dir are candidates, and a fresh record proves its source one
+      // of this project's by the header cwd it was built from.
+      let discovery = engine.discovery();
+      let dir = discovery.project_dir();
+      let candidates: Vec<Source> = all.iter().filter(|s| discovery.may_hold(&dir, &s.path)).cloned().collect();
+      heads::preload(
+        index,
+        branches,
+        heads::Wanted::Project { dir: &dir, candidates: &candidates },
+        all,
+        &in_dir,
+        limit,
+      );
+      let loaded = load(&candidates);
+      candidates
+        .into_iter()
+        .zip(loaded)
+        .filter(|(s, fresh)| match fresh {
+          Some(record) => discovery.in_project(&s.path, &record.cwd),
+          None => in_scope(index, &discovery, Some(&dir), s),
+        })
+        .unzip()
+    }
+    Scope::Session | Scope::Explicit(_) => {
+      let target = if let Scope::Explicit(target) = scope { Some(target.as_str()) } else { None };
+      let eligible = named(engine, all, target)?;
+      let loaded = load(&eligible);
+      (eligible, loaded)
+    }
   };
   let mut synced = Vec::with_capacity(eligible.len());
   for (source, fresh) in eligible.iter().zip(loaded) {

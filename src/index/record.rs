@@ -349,6 +349,13 @@ pub fn from_head(head: &[u8], path: &Path, limit: u64) -> Option<CacheRecord> {
   Some(record)
 }
 
+/// The source file a head of this cache version names, read without
+/// decoding the rest (`cache_version` and `file` lead the head).
+pub fn file_of_head(head: &[u8]) -> Option<&str> {
+  let ((version, file), _) = postcard::take_from_bytes::<(u32, &str)>(head).ok()?;
+  (version == CACHE_VERSION).then_some(file)
+}
+
 /// Gives a cold record read from its head a loader for its body.
 fn defer(record: &mut CacheRecord, path: &Path, head_sum: [u8; 8], limit: u64) {
   let (path, cache_bytes) = (path.to_path_buf(), record.cache_bytes);
@@ -422,7 +429,12 @@ pub fn base_name(source: &Path) -> String {
     *HASHED.lock().get_or_insert_default().entry(source.to_path_buf()).or_default() += 1;
   }
   let hash = sha256_hex(source.to_string_lossy().as_bytes());
-  let stem: String = source
+  format!("{}-{}", &hash[..16], stem(source))
+}
+
+/// The sanitized file name that ends a [`base_name`].
+pub fn stem(source: &Path) -> String {
+  source
     .file_name()
     .map(|n| {
       n.to_string_lossy()
@@ -430,8 +442,7 @@ pub fn base_name(source: &Path) -> String {
         .map(|c| if c.is_ascii_alphanumeric() || "._-".contains(c) { c } else { '_' })
         .collect()
     })
-    .unwrap_or_default();
-  format!("{}-{}", &hash[..16], stem)
+    .unwrap_or_default()
 }
 
 /// The hash prefix of a well-formed record name, for orphan detection.
@@ -556,6 +567,15 @@ mod tests {
     assert_eq!(CacheRecord::decode(&bytes[..bytes.len() - 1]), None, "torn");
     assert_eq!(CacheRecord::decode(b"{\"cacheVersion\":5}"), None, "foreign");
     let _ = IndexCoverage::default();
+  }
+
+  #[test]
+  fn a_heads_source_file_is_read_from_its_first_fields() {
+    let head = record().head_bytes();
+    assert_eq!(file_of_head(&head), Some("/a/b.jsonl"));
+    let other = CacheRecord { cache_version: CACHE_VERSION + 1, ..record() }.head_bytes();
+    assert_eq!(file_of_head(&other), None, "another version's layout is not read");
+    assert_eq!(file_of_head(&head[..3]), None);
   }
 
   #[test]

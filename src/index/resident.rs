@@ -86,6 +86,12 @@ impl Residents {
     self.map.lock().retain(|path, _| keep(Path::new(path)));
   }
 
+  /// Tests: how many sources have a resident record.
+  #[cfg(test)]
+  pub fn len(&self) -> usize {
+    self.map.lock().len()
+  }
+
   /// Tests: what a fresh process holds.
   #[cfg(test)]
   pub fn clear(&self) {

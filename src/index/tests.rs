@@ -475,11 +475,16 @@ fn an_empty_or_index_only_dir_is_adopted_without_chmod() {
 fn forget_process(dir: &Path) {
   Index::shared(dir.to_path_buf()).resident.clear();
   Index::shared(dir.to_path_buf()).base_names.lock().clear();
+  Index::shared(dir.to_path_buf()).headers.lock().clear();
   *Index::shared(dir.to_path_buf()).last.lock() = None;
 }
 
 fn recall_hits(engine: &Engine, query: &str) -> crate::ops::recall::RecallPage {
-  let args = json!({"query": query, "scope": "global"});
+  recall_in(engine, query, "global")
+}
+
+fn recall_in(engine: &Engine, query: &str, scope: &str) -> crate::ops::recall::RecallPage {
+  let args = json!({"query": query, "scope": scope});
   crate::ops::recall::recall(engine, &crate::query::plan::RecallRequest::from_json(Some(&args)).unwrap())
 }
 
@@ -942,4 +947,57 @@ fn a_project_call_reads_no_other_projects_headers() {
   assert!(headers(&fx.project.join("mine.jsonl")));
   assert!(!headers(&theirs), "another project's session header is not read");
   assert_eq!(global(&engine).coverage.eligible_sessions, 2);
+}
+
+#[test]
+fn a_fresh_process_project_call_reads_its_heads_from_the_pack_and_proves_membership_by_them() {
+  let fx = fixture();
+  let engine = packing(&fx, 6);
+  // Another project's cold sessions share the pack, and one session in
+  // this project's dir was recorded for another cwd (the dir name is lossy).
+  let other = fx.agent.join("sessions").join(crate::session::discover::encode_cwd("/home/u/other"));
+  fs::create_dir_all(&other).unwrap();
+  for i in 0..3 {
+    let path = other.join(format!("o{i}.jsonl"));
+    fs::write(&path, session_text(&format!("o{i}"), &["hello theirs"]).replace(CWD, "/home/u/other")).unwrap();
+    set_age(&path, 200 + i);
+  }
+  let stray = fx.project.join("stray.jsonl");
+  fs::write(&stray, session_text("stray", &["hello stray"]).replace(CWD, "/home/u/else")).unwrap();
+  set_age(&stray, 300);
+  let dir = fx.index_dir();
+  let project = |engine: &Engine| sync(engine, &Scope::Project, Branches::Active).unwrap();
+  let first = project(&engine);
+  assert_eq!(first.coverage.eligible_sessions, 6, "the stray session is not this project's");
+  global(&engine);
+  let queries = ["term2", "hello", "theirs", "stray"];
+  let in_project = |engine: &Engine| -> Vec<(usize, bool)> {
+    queries.iter().map(|q| recall_in(engine, q, "project")).map(|p| (p.total, p.coverage.complete)).collect()
+  };
+  let expected = in_project(&engine);
+  assert_eq!(expected, [(1, true), (6, true), (0, true), (0, true)]);
+  // A shard written again is a new file (written beside, then renamed).
+  let stamps = || {
+    use std::os::unix::fs::MetadataExt;
+    pack_files(&fx).into_iter().map(|n| fs::metadata(dir.join(n)).unwrap().ino()).collect::<Vec<_>>()
+  };
+  let packed = stamps();
+
+  forget_all(&dir);
+  cold_opens(&dir);
+  let theirs: Vec<PathBuf> = (0..3).map(|i| other.join(format!("o{i}.jsonl"))).collect();
+  let hashed = || record::HASHED.lock().as_ref().map_or(0, |c| theirs.iter().filter_map(|p| c.get(p)).sum::<usize>());
+  let hashed_before = hashed();
+  let again = project(&engine);
+  assert_eq!(cold_opens(&dir), 0, "no cold record opened: every head came from the pack");
+  assert_eq!(hashed(), hashed_before, "cleanup named the other project's records by the pack, unhashed");
+  assert!(Index::shared(dir.clone()).headers.lock().is_empty(), "membership proven by the fresh records' cwd");
+  assert_eq!(tiers(&again), tiers(&first));
+  // Its 7 candidates (the hot one read from its record), not the 3 others.
+  assert_eq!(Index::shared(dir.clone()).resident.len(), 7, "only this project's heads were decoded");
+  assert_eq!(in_project(&engine), expected);
+  // A global call then decodes the rest, and finds the pack current.
+  let all = global(&engine);
+  assert_eq!((all.coverage.eligible_sessions, cold_opens(&dir)), (10, 0));
+  assert!(stamps() == packed, "nothing changed: no shard written again");
 }

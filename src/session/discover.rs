@@ -24,11 +24,11 @@ pub fn encode_cwd(cwd: &str) -> String {
   format!("--{}--", trimmed.replace(['/', '\\', ':'], "-"))
 }
 
-/// Does a session with this header belong to `cwd`? By the header's cwd
-/// (the directory name is lossy); old sessions without one count as the
-/// directory's.
-pub fn belongs_to(header: &Header, cwd: &Path) -> bool {
-  header.cwd.is_empty() || resolve_path(&header.cwd, Path::new("/")) == cwd
+/// Does a session whose header names `header_cwd` belong to `cwd`? By the
+/// header's cwd (the directory name is lossy); old sessions without one
+/// count as the directory's.
+pub fn belongs_to(header_cwd: &str, cwd: &Path) -> bool {
+  header_cwd.is_empty() || resolve_path(header_cwd, Path::new("/")) == cwd
 }
 
 /// A session file with its header and stat stamp.
@@ -168,10 +168,6 @@ impl Discovery {
     self.sessions_dir().join(encode_cwd(&self.cwd.to_string_lossy()))
   }
 
-  /// Is the session at `path` one of this cwd's? In the default layout by
-  /// its directory and header ([`belongs_to`]); in the flat custom session
-  /// dir, which holds every cwd's sessions, only by a header cwd equal to
-  /// this cwd (as Pi's `SessionManager.list`).
   /// Can the session at `path` belong to the project whose own dir is
   /// `project_dir`, before its header is read? Only the project's dir and
   /// the flat custom dir hold its sessions (see [`Discovery::in_project`]).
@@ -180,12 +176,20 @@ impl Discovery {
     parent == Some(project_dir) || (parent.is_some() && parent == self.session_dir.as_deref())
   }
 
-  pub fn in_project(&self, path: &Path, header: &Header) -> bool {
+  /// Is the session at `path`, whose header names `header_cwd`, one of this
+  /// cwd's? In the default layout by its directory and header cwd
+  /// ([`belongs_to`]); in the flat custom session dir, which holds every
+  /// cwd's sessions, only by a header cwd equal to this cwd (as Pi's
+  /// `SessionManager.list`).
+  pub fn in_project(&self, path: &Path, header_cwd: &str) -> bool {
     let parent = path.parent();
-    if parent == Some(self.project_dir().as_path()) && belongs_to(header, &self.cwd) {
+    if parent == Some(self.project_dir().as_path()) && belongs_to(header_cwd, &self.cwd) {
       return true;
     }
-    parent.is_some() && parent == self.session_dir.as_deref() && !header.cwd.is_empty() && belongs_to(header, &self.cwd)
+    parent.is_some()
+      && parent == self.session_dir.as_deref()
+      && !header_cwd.is_empty()
+      && belongs_to(header_cwd, &self.cwd)
   }
 
   /// Every session under the agent dir and in the custom session dir, newest first.
@@ -203,7 +207,7 @@ impl Discovery {
     let mut files = jsonl_files(&self.project_dir());
     files.extend(self.custom_files());
     let mut sessions = open_all(unique(files));
-    sessions.retain(|s| self.in_project(&s.path, &s.header));
+    sessions.retain(|s| self.in_project(&s.path, &s.header.cwd));
     sessions
   }
 
