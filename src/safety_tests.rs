@@ -156,7 +156,6 @@ mod decoding_as_pi {
 #[test]
 fn errors_echoing_a_long_id_stay_within_the_envelope() {
   use crate::ops::contract::MAX_ENVELOPE_CHARS;
-  use crate::ops::envelope::bounded;
   use crate::ops::sessions::{sessions, SessionsRequest};
   use crate::text::json_len;
   let fx = AgentDir::new();
@@ -167,7 +166,7 @@ fn errors_echoing_a_long_id_stay_within_the_envelope() {
     recall(&engine, &RecallRequest::from_json(Some(&json!({"query": "x", "scope": format!("session:{id}")}))).unwrap());
   let listed =
     sessions(&engine, &SessionsRequest::from_json(Some(&json!({"scope": format!("session:{id}")}))).unwrap());
-  let pages = [bounded(&expanded).unwrap(), bounded(&recalled).unwrap(), bounded(&listed).unwrap()];
+  let pages = [bounded(&expanded), bounded(&recalled), bounded(&listed)];
   assert!(json_len(&expanded) > MAX_ENVELOPE_CHARS, "the raw page echoes the id several times");
   for page in &pages {
     assert!(json_len(page) <= MAX_ENVELOPE_CHARS, "{} chars", json_len(page));
@@ -178,7 +177,6 @@ fn errors_echoing_a_long_id_stay_within_the_envelope() {
 #[cfg(unix)]
 #[test]
 fn a_named_path_that_is_not_a_regular_file_is_source_unavailable_not_not_found() {
-  use crate::ops::envelope::bounded;
   use crate::ops::sessions::{sessions, SessionsRequest};
   let fx = AgentDir::new();
   let engine = fx.engine(json!({}));
@@ -196,7 +194,7 @@ fn a_named_path_that_is_not_a_regular_file_is_source_unavailable_not_not_found()
         [
           recall_json(&engine, json!({"query": "x", "scope": scope})),
           expand_json(&engine, json!({"session": file})),
-          bounded(&listed).unwrap(),
+          bounded(&listed),
         ]
       })
     };
@@ -215,4 +213,9 @@ fn a_named_path_that_is_not_a_regular_file_is_source_unavailable_not_not_found()
   fs::write(&other, "{\"type\":\"note\"}\n").unwrap();
   let page = expand_json(&engine, json!({"session": other.to_str().unwrap()}));
   assert_eq!(page["error"]["code"], "session_not_found", "{page}");
+}
+
+/// What the napi edge hands JS, as a value.
+fn bounded<T: serde::Serialize>(result: &T) -> serde_json::Value {
+  serde_json::from_str(&crate::ops::envelope::bounded(result).unwrap()).unwrap()
 }

@@ -157,7 +157,7 @@ impl Task for OperationTask {
       Operation::Sessions(request) => bounded(&sessions(&self.engine, request)),
     });
     match catch_unwind(run) {
-      Ok(Ok(value)) => Ok(crate::text::ascii_json(value.to_string())),
+      Ok(Ok(json)) => Ok(crate::text::ascii_json(json)),
       Ok(Err(error)) => Err(to_napi(CoreError::Internal(error.to_string()))),
       Err(_) => Err(to_napi(CoreError::Internal("a memory operation panicked".into()))),
     }

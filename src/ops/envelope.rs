@@ -15,11 +15,18 @@ use serde_json::Value;
 /// structure, which the page's own fitting bounds.
 const MIN_CUT_CHARS: usize = 64;
 
-/// `result` as JSON within [`MAX_ENVELOPE_CHARS`].
-pub fn bounded<T: Serialize>(result: &T) -> serde_json::Result<Value> {
+/// `result` as JSON text within [`MAX_ENVELOPE_CHARS`]. Serialized once
+/// when it fits, as every page does (its own fitting saw to that); only an
+/// over-long result goes through a [`Value`] to be cut. A warm recall spent
+/// a tenth of its time building that tree and serializing it twice more.
+pub fn bounded<T: Serialize>(result: &T) -> serde_json::Result<String> {
+  let json = serde_json::to_string(result)?;
+  if utf16_len(&json) <= MAX_ENVELOPE_CHARS {
+    return Ok(json);
+  }
   let mut value = serde_json::to_value(result)?;
   fit(&mut value, MAX_ENVELOPE_CHARS);
-  Ok(value)
+  Ok(value.to_string())
 }
 
 /// Cuts the longest strings of `value` until its JSON is at most `max`.
@@ -48,6 +55,35 @@ fn longest_string(value: &mut Value) -> Option<&mut String> {
 mod tests {
   use super::*;
   use serde_json::json;
+
+  #[derive(Serialize)]
+  #[serde(rename_all = "camelCase")]
+  struct Outer {
+    score: f64,
+    #[serde(flatten)]
+    inner: Inner,
+    missing: Option<u64>,
+    text: String,
+  }
+
+  #[derive(Serialize)]
+  #[serde(rename_all = "camelCase")]
+  struct Inner {
+    entry_id: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    target_id: Option<String>,
+    not_a_number: f64,
+  }
+
+  #[test]
+  fn a_result_that_fits_is_the_text_its_value_would_give() {
+    let inner = Inner { entry_id: Some("e\u{1}\"".into()), target_id: None, not_a_number: f64::NAN };
+    let outer = Outer { score: 0.1 + 0.2, inner, missing: None, text: "…\u{10348} \\".into() };
+    assert_eq!(bounded(&outer).unwrap(), serde_json::to_value(&outer).unwrap().to_string());
+    let long = Outer { text: "x".repeat(MAX_ENVELOPE_CHARS), ..outer };
+    let cut = bounded(&long).unwrap();
+    assert!(utf16_len(&cut) <= MAX_ENVELOPE_CHARS && cut.contains('…'));
+  }
 
   #[test]
   fn long_echoes_are_cut_until_the_result_fits() {
