@@ -416,6 +416,7 @@ impl<'r> Search<'r> {
   }
 
   fn browse(&self) -> Vec<Item> {
+    let mut items = Vec::with_capacity(self.hot.iter().map(|(_, docs)| docs.len()).sum::<usize>() + self.cold.within);
     let entries = self
       .hot
       .iter()
@@ -426,7 +427,8 @@ impl<'r> Search<'r> {
       matched: Matched::Vocabulary(Vec::new()),
       structural,
     });
-    entries.chain(sessions).collect()
+    items.extend(entries.chain(sessions));
+    items
   }
 
   pub(super) fn run(&mut self) -> Result<Vec<Item>, ContractError> {
