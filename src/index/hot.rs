@@ -6,7 +6,7 @@ use super::vocabulary::Vocabulary;
 use super::IndexCoverage;
 use crate::coverage::Reason;
 use crate::query::score::Provenance;
-use crate::session::entry::{Entry, Normalized};
+use crate::session::entry::{Entry, Normalized, Typed};
 use crate::session::lineage::Node;
 use crate::session::parse::Header;
 use crate::tokenize::for_each_token;
@@ -161,19 +161,56 @@ pub struct HotShard {
   /// that binds to them.
   #[serde(skip)]
   chain: Lazy<Option<Vec<String>>>,
+  /// The entries' typed kinds, worked out on the first filtered query.
+  #[serde(skip)]
+  kinds: Lazy<EntryKinds>,
+}
+
+/// The distinct typed fields but the timestamp of a shard's entries, and
+/// which of them each entry has: a structural filter is tested once per
+/// combination (a few dozen) instead of once per entry (string compares
+/// of every entry's fields, a fifth of a warm `ref` recall).
+#[derive(Debug, Default)]
+pub struct EntryKinds {
+  pub distinct: Vec<Typed>,
+  /// Per entry, its position in `distinct`.
+  pub of: Vec<u32>,
+}
+
+impl EntryKinds {
+  pub fn of(entries: &[Entry]) -> EntryKinds {
+    let mut positions: FxHashMap<Typed, u32> = Default::default();
+    let mut distinct = Vec::new();
+    let of = entries
+      .iter()
+      .map(|entry| {
+        let kind = Typed { timestamp: None, ..entry.typed.clone() };
+        *positions.entry(kind).or_insert_with_key(|kind| {
+          distinct.push(kind.clone());
+          distinct.len() as u32 - 1
+        })
+      })
+      .collect();
+    EntryKinds { distinct, of }
+  }
 }
 
 impl HotShard {
   pub fn build(normalized: Normalized, resume: Option<ResumeState>) -> HotShard {
     let postings = Postings::build(normalized.entries.iter().map(|e| e.text.as_str()));
     let index_coverage = IndexCoverage::from_reasons(&normalized.reasons, None);
-    let (provenance, chain) = Default::default();
-    HotShard { entries: normalized.entries, index_coverage, postings, resume, provenance, chain }
+    let (provenance, chain, kinds) = Default::default();
+    HotShard { entries: normalized.entries, index_coverage, postings, resume, provenance, chain, kinds }
   }
 
   /// The provenance of entry `doc`.
   pub fn provenance(&self, doc: usize) -> Provenance {
     self.provenance.get_or_init(|| self.entries.iter().map(Provenance::of).collect())[doc]
+  }
+
+  /// The entries' typed kinds (see [`EntryKinds`]).
+  pub fn kinds(&self) -> &EntryKinds {
+    self.kinds.get_or_init(|| EntryKinds::of(&self.entries))
   }
 
   /// The root-to-leaf ids of the selected records, when they are one
@@ -188,8 +225,9 @@ impl HotShard {
   pub fn extended(&self, normalized: Normalized, resume: ResumeState) -> HotShard {
     let postings = self.postings.extended(normalized.entries[self.entries.len()..].iter().map(|e| e.text.as_str()));
     let index_coverage = IndexCoverage::from_reasons(&normalized.reasons, None);
-    let (provenance, chain) = Default::default();
-    HotShard { entries: normalized.entries, index_coverage, postings, resume: Some(resume), provenance, chain }
+    let (provenance, chain, kinds) = Default::default();
+    let resume = Some(resume);
+    HotShard { entries: normalized.entries, index_coverage, postings, resume, provenance, chain, kinds }
   }
 
   /// The shard's entries and reasons, to continue normalization after an append.

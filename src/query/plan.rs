@@ -101,15 +101,23 @@ impl Filters {
   /// Typed fields alone decide. An entry without a timestamp cannot be
   /// proven inside a time window, so it fails one.
   pub fn matches(&self, item: &Typed) -> bool {
+    self.matches_kind(item) && self.matches_time(item.timestamp)
+  }
+
+  /// The typed fields but the timestamp decide.
+  pub fn matches_kind(&self, item: &Typed) -> bool {
     let exact = |want: &Option<String>, have: &Option<String>| want.is_none() || want == have;
-    let timestamp = item.timestamp;
     exact(&self.role, &item.role)
       && exact(&self.tool, &item.tool)
       && exact(&self.reference, &item.reference)
       && exact(&self.provider, &item.provider)
       && exact(&self.action, &item.action)
       && self.outcome.is_none_or(|o| Some(o) == item.outcome)
-      && self.since.is_none_or(|since| timestamp.is_some_and(|t| t >= since))
+  }
+
+  /// The time window alone decides.
+  pub fn matches_time(&self, timestamp: Option<i64>) -> bool {
+    self.since.is_none_or(|since| timestamp.is_some_and(|t| t >= since))
       && self.until.is_none_or(|until| timestamp.is_some_and(|t| t <= until))
   }
 }

@@ -4,6 +4,7 @@
 //! listing every hot entry first.
 
 use crate::coverage::Reason;
+use crate::index::hot::EntryKinds;
 use crate::query::plan::Filters;
 use crate::session::entry::Entry;
 use std::collections::BTreeSet;
@@ -20,8 +21,9 @@ pub(super) enum Docs {
 /// The candidates of one session's `entries` inside `window`, charged to
 /// `budget` in entry order; `CandidateEntryBudget` once a candidate finds
 /// the budget spent.
-pub(super) fn candidates(
+pub(super) fn candidates<'a>(
   entries: &[Entry],
+  kinds: impl FnOnce() -> &'a EntryKinds,
   window: Range<usize>,
   filters: &Filters,
   budget: &mut usize,
@@ -35,8 +37,12 @@ pub(super) fn candidates(
     *budget -= take;
     return Docs::Range(window.start..window.start + take);
   }
+  // Each distinct kind tested once; an entry is then an index lookup.
+  let kinds = kinds();
+  let passing: Vec<bool> = kinds.distinct.iter().map(|kind| filters.matches_kind(kind)).collect();
+  let passes = |at: usize| passing[kinds.of[at] as usize] && filters.matches_time(entries[at].typed.timestamp);
   let mut listed = Vec::new();
-  for entry in entries[window].iter().filter(|entry| filters.matches(&entry.typed)) {
+  for entry in window.filter(|&at| passes(at)).map(|at| &entries[at]) {
     if *budget == 0 {
       reasons.insert(Reason::CandidateEntryBudget);
       break;
@@ -148,8 +154,9 @@ mod tests {
       let everything = Filters { since: Some(i64::MIN), ..Filters::default() };
       let (mut fast_budget, mut listed_budget) = (budget, budget);
       let (mut fast_reasons, mut listed_reasons) = (BTreeSet::new(), BTreeSet::new());
-      let fast = candidates(&entries, window.clone(), &Filters::default(), &mut fast_budget, &mut fast_reasons);
-      let listed = candidates(&entries, window, &everything, &mut listed_budget, &mut listed_reasons);
+      let kinds = EntryKinds::of(&entries);
+      let fast = candidates(&entries, || &kinds, window.clone(), &Filters::default(), &mut fast_budget, &mut fast_reasons);
+      let listed = candidates(&entries, || &kinds, window, &everything, &mut listed_budget, &mut listed_reasons);
       prop_assert!(matches!(fast, Docs::Range(_)) && matches!(listed, Docs::Listed(_)));
       prop_assert_eq!(fast.iter().collect::<Vec<_>>(), listed.iter().collect::<Vec<_>>());
       prop_assert_eq!((fast.len(), fast_budget, &fast_reasons), (listed.len(), listed_budget, &listed_reasons));
@@ -159,6 +166,34 @@ mod tests {
       let in_request = |i: usize| range.is_none_or(|(first, last)| i as i64 >= first && i as i64 <= last);
       let expected: Vec<usize> = (0..end.min(count)).filter(|&i| in_request(i)).take(budget).collect();
       prop_assert_eq!(fast.iter().collect::<Vec<_>>(), expected);
+    }
+
+    /// Testing each distinct kind once lists what testing every entry does.
+    #[test]
+    fn the_kind_table_lists_what_every_entrys_fields_would(
+      fields in proptest::collection::vec((0..3usize, 0..3usize, 0..3usize, proptest::option::of(0..4i64)), 0..40),
+      want in (0..4usize, 0..4usize, 0..4usize, proptest::option::of(0..4i64), proptest::option::of(0..4i64)),
+    ) {
+      let names = ["a", "b", "c"];
+      let pick = |at: usize| names.get(at).map(|n| n.to_string());
+      let entries: Vec<Entry> = fields
+        .iter()
+        .enumerate()
+        .map(|(index, &(role, tool, reference, timestamp))| {
+          let mut entry = Entry { index, ..Entry::default() };
+          (entry.typed.role, entry.typed.tool, entry.typed.reference) = (pick(role), pick(tool), pick(reference));
+          entry.typed.timestamp = timestamp;
+          entry
+        })
+        .collect();
+      // 3 names or no filter on that field.
+      let filters = Filters { role: pick(want.0), tool: pick(want.1), reference: pick(want.2), since: want.3, until: want.4, ..Filters::default() };
+      prop_assume!(!filters.is_empty());
+      let kinds = EntryKinds::of(&entries);
+      let (mut budget, mut reasons) = (usize::MAX, BTreeSet::new());
+      let listed = candidates(&entries, || &kinds, 0..entries.len(), &filters, &mut budget, &mut reasons);
+      let expected: Vec<usize> = entries.iter().filter(|e| filters.matches(&e.typed)).map(|e| e.index).collect();
+      prop_assert_eq!(listed.iter().collect::<Vec<_>>(), expected);
     }
   }
 }

@@ -205,7 +205,7 @@ impl<'r> Search<'r> {
       let session = self.sessions.at(slot);
       let shard = session.shard().expect("hot session");
       let window = docs::window(self.request.entry_range, self.visible_end(session, shard));
-      let docs = docs::candidates(&shard.entries, window, filters, &mut budget, &mut self.reasons);
+      let docs = docs::candidates(&shard.entries, || shard.kinds(), window, filters, &mut budget, &mut self.reasons);
       self.hot.push((slot, docs));
     }
     if filters.is_empty() {
