@@ -342,6 +342,44 @@ fn a_global_sync_that_builds_cold_records_builds_the_shards_a_query_then_uses() 
 }
 
 #[test]
+fn a_project_with_fewer_cold_sessions_than_the_bound_is_served_by_the_shards_at_hand() {
+  let fx = AgentDir::new();
+  let text = |i: usize| format!("routine {i} quelvarin{}", i % 4);
+  let mine = sessions(&fx, MIN_AT_HAND + 8, text);
+  let other = fx.agent.join("sessions").join(crate::session::discover::encode_cwd("/home/u/other"));
+  fs::create_dir_all(&other).unwrap();
+  for i in 0..MIN_COLD {
+    let path = other.join(format!("o{i:05}.jsonl"));
+    write_session(&path, 100_000 + i, &text(i));
+    fs::write(&path, fs::read_to_string(&path).unwrap().replace(CWD, "/home/u/other")).unwrap();
+  }
+  let engine = all_cold(&fx);
+  let served = || SERVED.with(|served| served.get());
+  let project = |engine: &Engine, term: &str| run(engine, json!({"query": term, "scope": "project"}));
+  // No shard yet: the project's digests are probed, and no shard is built.
+  let before = (served(), builds());
+  let probed = project(&engine, "quelvarin1");
+  assert_eq!((served(), builds()), before);
+  assert_eq!((probed.total, probed.coverage.complete), (mine.len() / 4, true));
+  // A global call builds the shards; the project's query is then served by them.
+  let before = builds();
+  assert_eq!(run(&engine, json!({"query": "quelvarin1", "scope": "global"})).total, (mine.len() + MIN_COLD) / 4);
+  assert!(builds() > before);
+  let (before, built) = (served(), builds());
+  let answered = project(&engine, "quelvarin1");
+  assert_eq!((served(), builds()), (before + 1, built), "served, nothing built");
+  assert_eq!((answered.total, session_ids(&answered)), (probed.total, session_ids(&probed)));
+  // Too few candidates: probed, shards or not.
+  let few = fx.engine(json!({"hotSessions": 0, "maxSyncSessions": 1_000_000}));
+  for path in &mine[MIN_AT_HAND - 1..] {
+    fs::remove_file(path).unwrap();
+  }
+  let before = served();
+  assert_eq!(project(&few, "quelvarin0").total, (MIN_AT_HAND - 1).div_ceil(4));
+  assert_eq!(served(), before);
+}
+
+#[test]
 fn a_global_sync_cut_by_its_budget_leaves_the_shards_to_the_sync_that_completes() {
   let fx = AgentDir::new();
   // The first call indexes enough cold sessions to be served a dictionary.
