@@ -39,10 +39,22 @@ pub use terms::Dictionary;
 pub const MIN_COLD: usize = 256;
 
 /// Below this many cold candidates every digest is probed, shards at hand
-/// or not. Between this and [`MIN_COLD`] (a project's share of a larger
-/// index, Pi's default scope) shards that exist serve them: probing reads
-/// every candidate's vocabulary, ~40 ms for 200 sessions of `medium`.
+/// or not. Between this and [`MIN_COLD`], every cold session of a
+/// synchronization (a project's share of a larger index, Pi's default
+/// scope) is served by the shards that exist: probing reads every
+/// candidate's vocabulary, ~40 ms for 200 sessions of `medium` in a fresh
+/// process. A filtered subset is not (served per call, not once per
+/// synchronization, the lookups cost more than probing resident digests).
 pub const MIN_AT_HAND: usize = 32;
+
+/// Which candidate sets [`serve`] takes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Candidates {
+  /// Every cold session of a synchronization: from [`MIN_AT_HAND`] on.
+  Every,
+  /// A subset (a filter's): from [`MIN_COLD`] on.
+  Subset,
+}
 
 /// Above this many cold candidates no dictionary is served: past the bound
 /// recall probes the newest digests and says so in its coverage
@@ -200,11 +212,20 @@ fn build(dir: &Path, branches: Branches, shard: usize, candidates: &[Candidate<'
 }
 
 /// The dictionary for `candidates` (the cold digests a query may search),
-/// its shards brought up to date by [`refresh`]. `None` below
-/// [`MIN_AT_HAND`], below [`MIN_COLD`] unless every shard holding them is
-/// at hand (in memory or on disk), and above [`MAX_COLD`].
-pub fn serve(dir: &Path, branches: Branches, candidates: &[Candidate<'_>], max_record_bytes: u64) -> Option<Served> {
-  let parts = refresh(dir, branches, candidates, max_record_bytes)?;
+/// its shards brought up to date by [`refresh`]. `None` below [`MIN_COLD`]
+/// (for [`Candidates::Every`]: below [`MIN_AT_HAND`], or unless every shard
+/// holding them is at hand, in memory or on disk) and above [`MAX_COLD`].
+pub fn serve(
+  dir: &Path,
+  branches: Branches,
+  (candidates, which): (&[Candidate<'_>], Candidates),
+  max_record_bytes: u64,
+) -> Option<Served> {
+  let few = which == Candidates::Every && (MIN_AT_HAND..MIN_COLD).contains(&candidates.len());
+  let parts = match few {
+    true => refresh_within(dir, branches, candidates, max_record_bytes, true)?,
+    false => refresh(dir, branches, candidates, max_record_bytes)?,
+  };
   #[cfg(test)]
   SERVED.with(|served| served.set(served.get() + 1));
   let mut served = Served { parts: Vec::new(), stragglers: Vec::new() };
@@ -228,11 +249,20 @@ pub fn refresh(
   candidates: &[Candidate<'_>],
   max_record_bytes: u64,
 ) -> Option<Vec<Option<Matched>>> {
-  if !(MIN_AT_HAND..=MAX_COLD).contains(&candidates.len()) {
+  if !(MIN_COLD..=MAX_COLD).contains(&candidates.len()) {
     return None;
   }
-  // A few candidates are served by the shards there are, never build one.
-  let at_hand_only = candidates.len() < MIN_COLD;
+  refresh_within(dir, branches, candidates, max_record_bytes, false)
+}
+
+/// [`refresh`]; with `at_hand_only`, `None` instead of building a shard.
+fn refresh_within(
+  dir: &Path,
+  branches: Branches,
+  candidates: &[Candidate<'_>],
+  max_record_bytes: u64,
+  at_hand_only: bool,
+) -> Option<Vec<Option<Matched>>> {
   let key = (dir.to_path_buf(), branches);
   let mut shards = resident().lock().get(&key).cloned().unwrap_or_else(|| vec![None; SHARDS]);
   let mut groups = vec![Vec::new(); SHARDS];

@@ -230,8 +230,8 @@ fn no_dictionary_is_built_or_read_past_the_cold_bound() {
   let one = digest("alpha beta");
   let names = files(MAX_COLD + 1);
   let candidates: Vec<Candidate<'_>> = names.iter().enumerate().map(|(at, file)| (at, file.as_str(), &one)).collect();
-  assert!(serve(dir.path(), Branches::Active, &candidates[..MAX_COLD + 1], 1 << 20).is_none());
-  assert!(serve(dir.path(), Branches::Active, &candidates[..MAX_COLD], 1 << 20).is_some());
+  assert!(serve(dir.path(), Branches::Active, (&candidates[..MAX_COLD + 1], Candidates::Every), 1 << 20).is_none());
+  assert!(serve(dir.path(), Branches::Active, (&candidates[..MAX_COLD], Candidates::Every), 1 << 20).is_some());
 }
 
 #[test]
@@ -369,6 +369,10 @@ fn a_project_with_fewer_cold_sessions_than_the_bound_is_served_by_the_shards_at_
   let answered = project(&engine, "quelvarin1");
   assert_eq!((served(), builds()), (before + 1, built), "served, nothing built");
   assert_eq!((answered.total, session_ids(&answered)), (probed.total, session_ids(&probed)));
+  // A filter's subset is served per call: probed, its digests being resident.
+  let before = served();
+  let filtered = run(&engine, json!({"query": "quelvarin1", "scope": "project", "role": "user"}));
+  assert_eq!((filtered.total, served()), (probed.total, before));
   // Too few candidates: probed, shards or not.
   let few = fx.engine(json!({"hotSessions": 0, "maxSyncSessions": 1_000_000}));
   for path in &mine[MIN_AT_HAND - 1..] {

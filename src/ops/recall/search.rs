@@ -270,12 +270,13 @@ impl<'r> Search<'r> {
   /// synchronization, served once per synchronization result.
   fn serve_cold_terms(&mut self) {
     if matches!(self.request.query, Query::Literal { .. } | Query::Phrase { .. }) {
+      let which = if self.cold.is_every() { dictionary::Candidates::Every } else { dictionary::Candidates::Subset };
       let serve = || {
         let candidates: Vec<dictionary::Candidate<'_>> = (self.cold.slots.iter())
           .map(|&slot| (slot, self.sessions.at(slot).file(), self.sessions.at(slot).digest().expect("cold")))
           .collect();
         let (dir, max_record) = (&self.index_dir, self.config.max_cold_cache_bytes);
-        dictionary::serve(dir, self.request.branches, &candidates, max_record).map(Arc::new)
+        dictionary::serve(dir, self.request.branches, (&candidates, which), max_record).map(Arc::new)
       };
       self.cold_terms = match self.cold.is_every() {
         true => self.sessions.plan.served.get_or_init(serve).clone(),
