@@ -244,10 +244,15 @@ pub(super) fn preload(
         index.remember_base_names(others.into_iter().filter_map(|(name, head)| {
           Some((std::path::Path::new(record::file_of_head(head)?), record::base_of(name, branches, Tier::Cold)?))
         }));
-        let names: Vec<Box<str>> = wanted.iter().map(|(name, _)| Box::from(*name)).collect();
+        // A project's preload remembers what it decoded; a global one decodes the rest.
+        let names: Vec<Box<str>> = match stems {
+          Some(_) => wanted.iter().map(|(name, _)| Box::from(*name)).collect(),
+          None => Vec::new(),
+        };
+        let considered = wanted.len();
         let packed: Vec<Packed> =
           wanted.into_iter().filter_map(|entry| packed(index, branches, entry, limit)).collect();
-        Shard { extra: packed.len() < names.len(), names, packed }
+        Shard { extra: packed.len() < considered, names, packed }
       });
       (shard, entries)
     })
@@ -264,9 +269,7 @@ pub(super) fn preload(
     let count = packed.len();
     let slots = index.resident.put_absent(branches, packed.into_iter().map(|p| (p.path, p.slot)));
     extra |= slots.len() < count;
-    if stems.is_some() {
-      decoded.extend(names);
-    }
+    decoded.extend(names);
     written.push((shard, Some((slots, extra))));
   }
   let mut modes = index.packs.modes.lock();
@@ -286,7 +289,8 @@ pub(super) fn preload(
 }
 
 /// The heads wanted from one intact shard file: the record names
-/// considered, the heads decoded, and whether some could not be.
+/// considered (a project's preload only), the heads decoded, and whether
+/// some could not be.
 struct Shard {
   names: Vec<Box<str>>,
   packed: Vec<Packed>,
