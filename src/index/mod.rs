@@ -324,10 +324,27 @@ fn in_scope(index: &Index, discovery: &Discovery, project: Option<&Path>, source
     // sessions a project call read every session's first line).
     Some(dir) if !discovery.may_hold(dir, &source.path) => false,
     Some(dir) => match index.probe(&source.path, &source.stamp) {
-      Ok(header) => header.is_some_and(|h| discovery.in_project(&source.path, &h.cwd)),
+      Ok(header) => header.is_some_and(|h| discovery.in_project(dir, &source.path, &h.cwd)),
       // Unreadable in this project's own dir: counted as unavailable.
       Err(()) => source.path.parent() == Some(dir),
     },
+  }
+}
+
+/// [`in_scope`], told by the source's fresh record when it has one: built
+/// from that very content, it proves the source a session and names its
+/// header's cwd, so only the files without one have their header read.
+fn in_scope_proven(
+  index: &Index,
+  discovery: &Discovery,
+  project: Option<&Path>,
+  source: &Source,
+  fresh: Option<&CacheRecord>,
+) -> bool {
+  match (fresh, project) {
+    (Some(_), None) => true,
+    (Some(record), Some(dir)) => discovery.in_project(dir, &source.path, &record.cwd),
+    (None, _) => in_scope(index, discovery, project, source),
   }
 }
 
@@ -479,43 +496,27 @@ fn sync_changed(
   };
   let limit = engine.config.max_cold_cache_bytes;
   let (eligible, loaded): (Vec<Source>, Vec<_>) = match scope {
-    Scope::Global => {
-      // A fresh process reads the cold heads packed, not record by record.
-      heads::preload(index, branches, heads::Wanted::All, all, &in_dir, limit);
-      // Every listed file is a candidate, and a fresh record proves its
-      // source a session (it was built from that very content): only the
-      // files without one have their header read.
-      let loaded = load(all);
-      all
-        .iter()
-        .cloned()
-        .zip(loaded)
-        .filter(|(s, fresh)| fresh.is_some() || index.may_be_session(&s.path, &s.stamp))
-        .unzip()
-    }
-    Scope::Project => {
-      // The same for a project: the sessions of its own dir and the flat
-      // custom dir are candidates, and a fresh record proves its source one
-      // of this project's by the header cwd it was built from.
+    Scope::Global | Scope::Project => {
       let discovery = engine.discovery();
-      let dir = discovery.project_dir();
-      let candidates: Vec<Source> = all.iter().filter(|s| discovery.may_hold(&dir, &s.path)).cloned().collect();
-      heads::preload(
-        index,
-        branches,
-        heads::Wanted::Project { dir: &dir, candidates: &candidates },
-        all,
-        &in_dir,
-        limit,
-      );
+      let project = (*scope == Scope::Project).then(|| discovery.project_dir());
+      // Every listed file is a candidate; for a project, those of its own
+      // dir and the flat custom dir.
+      let candidates: Vec<Source> = match &project {
+        None => all.to_vec(),
+        Some(dir) => all.iter().filter(|s| discovery.may_hold(dir, &s.path)).cloned().collect(),
+      };
+      // A fresh process reads the cold heads packed, not record by record.
+      let wanted = match &project {
+        None => heads::Wanted::All,
+        Some(dir) => heads::Wanted::Project { dir, candidates: &candidates },
+      };
+      heads::preload(index, branches, wanted, all, &in_dir, limit);
       let loaded = load(&candidates);
+      let project = project.as_deref();
       candidates
         .into_iter()
         .zip(loaded)
-        .filter(|(s, fresh)| match fresh {
-          Some(record) => discovery.in_project(&s.path, &record.cwd),
-          None => in_scope(index, &discovery, Some(&dir), s),
-        })
+        .filter(|(s, fresh)| in_scope_proven(index, &discovery, project, s, fresh.as_deref()))
         .unzip()
     }
     Scope::Session | Scope::Explicit(_) => {

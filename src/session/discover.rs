@@ -177,13 +177,13 @@ impl Discovery {
   }
 
   /// Is the session at `path`, whose header names `header_cwd`, one of this
-  /// cwd's? In the default layout by its directory and header cwd
-  /// ([`belongs_to`]); in the flat custom session dir, which holds every
-  /// cwd's sessions, only by a header cwd equal to this cwd (as Pi's
-  /// `SessionManager.list`).
-  pub fn in_project(&self, path: &Path, header_cwd: &str) -> bool {
+  /// cwd's, whose own dir is `project_dir` ([`Discovery::project_dir`])? In
+  /// the default layout by its directory and header cwd ([`belongs_to`]);
+  /// in the flat custom session dir, which holds every cwd's sessions, only
+  /// by a header cwd equal to this cwd (as Pi's `SessionManager.list`).
+  pub fn in_project(&self, project_dir: &Path, path: &Path, header_cwd: &str) -> bool {
     let parent = path.parent();
-    if parent == Some(self.project_dir().as_path()) && belongs_to(header_cwd, &self.cwd) {
+    if parent == Some(project_dir) && belongs_to(header_cwd, &self.cwd) {
       return true;
     }
     parent.is_some()
@@ -204,10 +204,11 @@ impl Discovery {
 
   /// Sessions recorded for this cwd (by header; the directory name is lossy).
   pub fn project(&self) -> Vec<SessionFile> {
-    let mut files = jsonl_files(&self.project_dir());
+    let project_dir = self.project_dir();
+    let mut files = jsonl_files(&project_dir);
     files.extend(self.custom_files());
     let mut sessions = open_all(unique(files));
-    sessions.retain(|s| self.in_project(&s.path, &s.header.cwd));
+    sessions.retain(|s| self.in_project(&project_dir, &s.path, &s.header.cwd));
     sessions
   }
 
