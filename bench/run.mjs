@@ -164,7 +164,7 @@ const rareArgs = { query: rare[0].token, scope: 'global' }
 const firsts = Array.from({ length: spawns }, () => worker('recall', agentDir, cwd, indexDir, { query: rareArgs, repeat: 20, config }))
 report.figures.firstRecallMs = median(firsts.map((w) => w.ms))
 report.figures.warmPeakRssMB = Math.max(...firsts.map((w) => w.maxRssKB)) / 1024
-// Pi's default scope: the cwd's project only (no target; the packed heads serve global calls).
+// Pi's default scope: the cwd's project only (no target).
 const projectFirsts = Array.from({ length: spawns }, () => worker('recall', agentDir, cwd, indexDir, { query: { ...rareArgs, scope: 'project' }, config }))
 report.figures.firstProjectRecall = { ms: median(projectFirsts.map((w) => w.ms)), sessions: projectFirsts[0].coverage.eligibleSessions }
 const cli = join(root, 'dist', 'extension', 'cli.mjs')
