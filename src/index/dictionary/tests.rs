@@ -122,6 +122,48 @@ fn a_torn_or_edited_dictionary_file_is_not_read() {
   }
 }
 
+/// Resident kB of the mappings of `file` (from `/proc/self/smaps`).
+#[cfg(target_os = "linux")]
+fn mapped_resident_kb(file: &std::path::Path) -> Option<u64> {
+  let smaps = fs::read_to_string("/proc/self/smaps").ok()?;
+  let (mut inside, mut found, mut kb) = (false, false, 0);
+  for line in smaps.lines() {
+    match line.strip_prefix("Rss:") {
+      Some(rss) if inside => kb += rss.trim().trim_end_matches("kB").trim().parse::<u64>().ok()?,
+      Some(_) => {}
+      // A mapping's first line: `address perms offset dev inode path`.
+      None if line.split_whitespace().nth(4).is_some_and(|inode| inode.parse::<u64>().is_ok()) => {
+        inside = line.ends_with(&*file.to_string_lossy());
+        found |= inside;
+      }
+      None => {}
+    }
+  }
+  found.then_some(kb)
+}
+
+/// A shard file read through a mapping keeps none of its pages resident once
+/// decoded: everything decode reads (the checksum, the members, the FST's
+/// footer) comes before the release, so only a lookup maps pages back.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_decoded_shard_keeps_none_of_its_mapped_pages_resident() {
+  let dir = tempfile::tempdir().unwrap();
+  let digests: Vec<ColdDigest> = (0..64).map(|i| digest(&format!("alpha w{i} x{} y{}", i * 7, i * 13))).collect();
+  let names = files(digests.len());
+  let pairs: Vec<(&str, &ColdDigest)> = names.iter().map(String::as_str).zip(&digests).collect();
+  let path = dir.path().join("shard.dict");
+  fs::write(&path, Dictionary::build(&pairs).encode()).unwrap();
+  let shard = bytes::ShardBytes::open(&path, 1 << 30).unwrap();
+  if !matches!(shard, bytes::ShardBytes::Mapped(_)) {
+    return; // a filesystem that is read, not mapped
+  }
+  let dictionary = Dictionary::decode(shard).expect("intact");
+  assert_eq!(mapped_resident_kb(&path), Some(0), "decode left pages of the shard resident");
+  assert_eq!(dictionary.holding("alpha").count(), 64);
+  assert!(mapped_resident_kb(&path).is_some_and(|kb| kb > 0), "a lookup maps pages back");
+}
+
 // --- through recall -------------------------------------------------------------------------------
 
 /// `count` one-message sessions, session `i` dated `i` minutes before a
