@@ -943,10 +943,11 @@ fn a_project_call_reads_no_other_projects_headers() {
   let engine = fx.engine(json!({}));
   let project = sync(&engine, &Scope::Project, Branches::Active).unwrap();
   assert_eq!(tiers(&project), [("mine".to_string(), "hot")]);
-  let headers = |path: &Path| Index::shared(fx.index_dir()).headers.lock().contains_key(path.as_os_str());
-  assert!(headers(&fx.project.join("mine.jsonl")));
-  assert!(!headers(&theirs), "another project's session header is not read");
+  let cached = |path: &Path| Index::shared(fx.index_dir()).headers.lock().contains_key(path.as_os_str());
+  assert!(!cached(&theirs), "another project's session header is not read");
+  assert!(!cached(&fx.project.join("mine.jsonl")), "a built session's header is dropped: its record answers for it");
   assert_eq!(global(&engine).coverage.eligible_sessions, 2);
+  assert!(!cached(&theirs), "nor once the global call built it");
 }
 
 #[test]
