@@ -291,7 +291,7 @@ fn refresh_within(
   #[cfg(test)]
   BUILDS.with(|builds| builds.set(builds.get() + stale.len()));
   let built: Vec<(usize, Arc<Dictionary>)> =
-    stale.into_par_iter().map(|shard| (shard, build(dir, branches, shard, &groups[shard]))).collect();
+    stale.into_iter().map(|shard| (shard, build(dir, branches, shard, &groups[shard]))).collect();
   if !built.is_empty() && dir.join(ownership::MARKER).exists() {
     // Shards now stand for the one file written before them.
     ownership::remove_ours(dir, &unsharded_file_name(branches));

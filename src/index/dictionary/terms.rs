@@ -8,6 +8,7 @@ use super::bytes::ShardBytes;
 use crate::index::cold::{ColdContent, ColdDigest};
 use crate::index::vocabulary::Vocabulary;
 use fst::{Map, MapBuilder};
+use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 use std::borrow::Cow;
 use std::collections::BinaryHeap;
@@ -43,7 +44,7 @@ pub struct Dictionary {
 /// A range of one buffer: a shard read from disk keeps its FST and its
 /// postings in the file's bytes instead of copying them out.
 #[derive(Clone)]
-struct Shared {
+pub(super) struct Shared {
   bytes: std::sync::Arc<ShardBytes>,
   range: std::ops::Range<usize>,
 }
@@ -139,6 +140,81 @@ fn take_varint(bytes: &[u8], at: &mut usize) -> Option<u64> {
   None
 }
 
+/// Terms (ascending) with the offsets of their posting lists, and the postings.
+type Merged<'a> = (Vec<(&'a str, u64)>, Vec<u8>);
+
+/// The k-way merge of `cursors` (each ascending): each term once, with the
+/// members holding it (delta varints after a count).
+fn merge<'a>(mut cursors: Vec<impl Iterator<Item = &'a str>>) -> Merged<'a> {
+  let mut heap = BinaryHeap::with_capacity(cursors.len());
+  for (member, cursor) in cursors.iter_mut().enumerate() {
+    if let Some(term) = cursor.next() {
+      heap.push(Head::new(term, member as u32));
+    }
+  }
+  let (mut terms, mut postings, mut list) = (Vec::new(), Vec::new(), Vec::new());
+  while let Some(head) = heap.pop() {
+    list.clear();
+    list.push(head.member);
+    // Equal terms pop in member order: the list comes out ascending.
+    while heap.peek().is_some_and(|next| next.term_order(&head).is_eq()) {
+      let Some(other) = heap.pop() else { break };
+      list.push(other.member);
+    }
+    for &member in &list {
+      if let Some(next) = cursors[member as usize].next() {
+        heap.push(Head::new(next, member));
+      }
+    }
+    terms.push((head.term, postings.len() as u64));
+    put_varint(&mut postings, list.len() as u64);
+    let mut previous = 0;
+    for &member in &list {
+      put_varint(&mut postings, u64::from(member - previous));
+      previous = member;
+    }
+  }
+  (terms, postings)
+}
+
+/// The merge of `vocabularies` as two halves, below `pivot` and from it on,
+/// run in parallel and joined: the same FST and postings as one merge.
+pub(super) fn merge_split(vocabularies: &[&Vocabulary], pivot: Option<&str>) -> (Map<Shared>, Vec<u8>) {
+  let (low, high) = match pivot {
+    Some(pivot) => rayon::join(
+      || merge(vocabularies.iter().map(|v| v.iter().take_while(move |t| *t < pivot)).collect()),
+      || merge(vocabularies.iter().map(|v| v.iter().skip_while(move |t| *t < pivot)).collect()),
+    ),
+    None => (merge(vocabularies.iter().map(|v| v.iter()).collect()), Default::default()),
+  };
+  let (mut builder, shift) = (MapBuilder::memory(), low.1.len() as u64);
+  for (term, offset) in low.0.into_iter().chain(high.0.into_iter().map(|(term, offset)| (term, offset + shift))) {
+    builder.insert(term, offset).expect("merged terms ascend");
+  }
+  let mut postings = low.1;
+  postings.extend_from_slice(&high.1);
+  (Map::new(Shared::whole(builder.into_inner().expect("in-memory FST"))).expect("a built FST"), postings)
+}
+
+/// The median of the vocabularies' middle terms (each found from its text's
+/// midpoint, so no term offsets are built): where the merge splits.
+fn median_term<'a>(vocabularies: &[&'a Vocabulary]) -> Option<&'a str> {
+  let mut middles: Vec<&str> = vocabularies
+    .iter()
+    .filter_map(|v| {
+      let text = v.text();
+      let mid = text.len() / 2;
+      let start = text.as_bytes()[..mid].iter().rposition(|&b| b == b'\n').map_or(0, |at| at + 1);
+      text[start..].split('\n').next().filter(|term| !term.is_empty())
+    })
+    .collect();
+  if middles.is_empty() {
+    return None;
+  }
+  let at = middles.len() / 2;
+  Some(*middles.select_nth_unstable(at).1)
+}
+
 impl Dictionary {
   /// Merges the (sorted, unique) vocabularies of `digests` into one FST: a
   /// k-way merge, so memory stays at the output plus one cursor per digest.
@@ -147,47 +223,22 @@ impl Dictionary {
   /// minutes. Digests whose vocabulary is not strictly sorted are left out
   /// (they stay stragglers, searched directly), as are digests whose
   /// content cannot be read. Contents not yet resident are read for the
-  /// build, and only their vocabularies are kept until it ends.
+  /// build (in parallel), and only their vocabularies are kept until it
+  /// ends. The merge runs as two halves split at a median term, in
+  /// parallel over the same vocabularies: shards are built one at a time,
+  /// so a build holds one shard's vocabularies (~45 MB a shard at 100,000
+  /// sessions), not two.
   pub fn build(digests: &[(&str, &ColdDigest)]) -> Dictionary {
     let read: Vec<(&str, u128, Cow<'_, Vocabulary>)> = digests
-      .iter()
+      .par_iter()
       .filter_map(|(file, d)| Some((*file, d.vocabulary_fingerprint(), vocabulary_of(d.content.read().ok()?))))
       .filter(|(_, _, vocabulary)| strictly_sorted(vocabulary))
       .collect();
-    let members: Vec<Member> =
-      read.iter().map(|(file, fingerprint, _)| Member { file: file.to_string(), fingerprint: *fingerprint }).collect();
-    let mut cursors: Vec<_> = read.iter().map(|(_, _, vocabulary)| vocabulary.iter()).collect();
-    let mut heap = BinaryHeap::with_capacity(cursors.len());
-    for (member, cursor) in cursors.iter_mut().enumerate() {
-      if let Some(term) = cursor.next() {
-        heap.push(Head::new(term, member as u32));
-      }
-    }
-    let mut builder = MapBuilder::memory();
-    let (mut postings, mut list) = (Vec::new(), Vec::new());
-    while let Some(head) = heap.pop() {
-      list.clear();
-      list.push(head.member);
-      // Equal terms pop in member order: the list comes out ascending.
-      while heap.peek().is_some_and(|next| next.term_order(&head).is_eq()) {
-        let Some(other) = heap.pop() else { break };
-        list.push(other.member);
-      }
-      for &member in &list {
-        if let Some(next) = cursors[member as usize].next() {
-          heap.push(Head::new(next, member));
-        }
-      }
-      builder.insert(head.term, postings.len() as u64).expect("merged terms ascend");
-      put_varint(&mut postings, list.len() as u64);
-      let mut previous = 0;
-      for &member in &list {
-        put_varint(&mut postings, u64::from(member - previous));
-        previous = member;
-      }
-    }
-    let terms = Map::new(Shared::whole(builder.into_inner().expect("in-memory FST"))).expect("a built FST");
-    Dictionary::assemble(members, terms, Shared::whole(postings))
+    let vocabularies: Vec<&Vocabulary> = read.iter().map(|(_, _, vocabulary)| &**vocabulary).collect();
+    let (terms, postings) = merge_split(&vocabularies, median_term(&vocabularies));
+    let members =
+      read.iter().map(|(file, fingerprint, _)| Member { file: file.to_string(), fingerprint: *fingerprint });
+    Dictionary::assemble(members.collect(), terms, Shared::whole(postings))
   }
 
   fn assemble(members: Vec<Member>, terms: Map<Shared>, postings: Shared) -> Dictionary {

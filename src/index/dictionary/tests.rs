@@ -2,6 +2,7 @@ use super::terms::HEADER_BYTES;
 use super::*;
 use crate::engine::Engine;
 use crate::index::cold::ColdContent;
+use crate::index::vocabulary::Vocabulary;
 use crate::ops::recall::{recall, Hit, RecallPage, MAX_DIGEST_CANDIDATES};
 use crate::query::plan::RecallRequest;
 use crate::session::entry::{Entry, Normalized};
@@ -42,6 +43,22 @@ fn sharded_served(built: &[(&str, &ColdDigest)], candidates: &[Candidate<'_>]) -
 
 proptest! {
   #![proptest_config(crate::testing::proptest_config(64))]
+
+  /// The merge split at any term (the build splits at a median) gives the
+  /// same FST and postings, byte for byte, as one merge of everything.
+  #[test]
+  fn a_merge_split_anywhere_equals_one_merge(
+    built in vec(vec("[a-f]{1,3}", 0..25), 1..20),
+    pivot in "[a-g]{0,3}",
+  ) {
+    let digests: Vec<ColdDigest> = built.iter().map(|words| digest(&words.join(" "))).collect();
+    let contents: Vec<&ColdContent> = digests.iter().map(|d| d.content().unwrap()).collect();
+    let vocabularies: Vec<&Vocabulary> = contents.iter().map(|c| &c.vocabulary).collect();
+    let (whole, whole_postings) = terms::merge_split(&vocabularies, None);
+    let (split, split_postings) = terms::merge_split(&vocabularies, Some(&pivot));
+    prop_assert_eq!(whole.as_fst().as_bytes(), split.as_fst().as_bytes());
+    prop_assert_eq!(whole_postings, split_postings);
+  }
 
   /// Built from some digests, persisted and read back, then matched to
   /// candidates of which some changed since: every term answers exactly what
