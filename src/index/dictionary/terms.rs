@@ -225,9 +225,9 @@ impl Dictionary {
   /// content cannot be read. Contents not yet resident are read for the
   /// build (in parallel), and only their vocabularies are kept until it
   /// ends. The merge runs as two halves split at a median term, in
-  /// parallel over the same vocabularies: shards are built one at a time,
-  /// so a build holds one shard's vocabularies (~45 MB a shard at 100,000
-  /// sessions), not two.
+  /// parallel over the same vocabularies: large shards are built one at a
+  /// time, so a build holds one shard's vocabularies (~45 MB a shard at
+  /// 100,000 sessions), not two.
   pub fn build(digests: &[(&str, &ColdDigest)]) -> Dictionary {
     let read: Vec<(&str, u128, Cow<'_, Vocabulary>)> = digests
       .par_iter()
