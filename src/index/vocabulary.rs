@@ -56,6 +56,14 @@ impl Vocabulary {
     starts[index] as usize..end
   }
 
+  /// The term at the text's byte midpoint, found without the term offsets
+  /// (which a merge of thousands of vocabularies would build for each).
+  pub fn middle(&self) -> Option<&str> {
+    let mid = self.text.len() / 2;
+    let start = self.text.as_bytes()[..mid].iter().rposition(|&b| b == b'\n').map_or(0, |at| at + 1);
+    self.text[start..].split('\n').next().filter(|term| !term.is_empty())
+  }
+
   pub fn iter(&self) -> impl Iterator<Item = &str> + Clone {
     self.text.split('\n').filter(|_| !self.text.is_empty())
   }
@@ -136,6 +144,8 @@ mod tests {
     assert_eq!(vocabulary.prefix(0).len(), 0);
     assert_eq!(vocabulary.prefix(9), vocabulary);
     assert!(Vocabulary::default().iter().next().is_none());
+    assert_eq!((vocabulary.middle(), Vocabulary::from_joined("abc".into()).middle()), (Some("bb"), Some("abc")));
+    assert_eq!(Vocabulary::default().middle(), None);
     let bytes = postcard::to_allocvec(&vocabulary).unwrap();
     assert_eq!(postcard::from_bytes::<Vocabulary>(&bytes).unwrap(), vocabulary);
     assert_eq!(serde_json::to_string(&vocabulary).unwrap(), r#"["a","bb","c","dd"]"#);

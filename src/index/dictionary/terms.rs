@@ -196,18 +196,9 @@ pub(super) fn merge_split(vocabularies: &[&Vocabulary], pivot: Option<&str>) -> 
   (Map::new(Shared::whole(builder.into_inner().expect("in-memory FST"))).expect("a built FST"), postings)
 }
 
-/// The median of the vocabularies' middle terms (each found from its text's
-/// midpoint, so no term offsets are built): where the merge splits.
+/// The median of the vocabularies' middle terms: where the merge splits.
 fn median_term<'a>(vocabularies: &[&'a Vocabulary]) -> Option<&'a str> {
-  let mut middles: Vec<&str> = vocabularies
-    .iter()
-    .filter_map(|v| {
-      let text = v.text();
-      let mid = text.len() / 2;
-      let start = text.as_bytes()[..mid].iter().rposition(|&b| b == b'\n').map_or(0, |at| at + 1);
-      text[start..].split('\n').next().filter(|term| !term.is_empty())
-    })
-    .collect();
+  let mut middles: Vec<&str> = vocabularies.iter().filter_map(|v| v.middle()).collect();
   if middles.is_empty() {
     return None;
   }
