@@ -114,7 +114,7 @@ describe('cold sessions among 1,001', () => {
     assert.equal(page.coverage.complete, true)
     assert.equal(page.coverage.eligibleSessions, 1001)
     const hit = page.hits[0] as SessionHit
-    assert.deepEqual([hit.kind, hit.sessionId, hit.tier, hit.matchedTerms], ['session', 'session-1000', 'cold', ['ωmega雪']])
+    assert.deepEqual([hit.kind, hit.sessionId, hit.tier, hit.matchedTerms], ['session', 'session-1000', 'cold', ['ωmega雪', '雪']])
     const hydrated = (await memory.tools.call(hit.follow)) as { hits: EntryHit[] }
     assert.equal(hydrated.hits[0].kind, 'entry')
     assert.equal(hydrated.hits[0].tier, 'cold')

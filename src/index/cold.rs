@@ -12,7 +12,7 @@ use super::IndexCoverage;
 use crate::coverage::Reason;
 use crate::session::binding::BoundTip;
 use crate::session::entry::{Entry, Normalized, Typed};
-use crate::tokenize::for_each_token;
+use crate::tokenize::for_each_stored_term;
 use rustc_hash::FxHashSet;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -226,9 +226,10 @@ impl PartialEq for LazyContent {
 }
 
 /// JSON bytes a term adds to a vocabulary array: the quoted string and a
-/// comma. Canonical terms are letters, numbers and `_`, never escaped.
+/// comma. Canonical terms are word characters, never escaped, but for a
+/// part's leading mark (`\u0001`, 5 bytes more than its one).
 fn term_json_bytes(term: &str) -> usize {
-  term.len() + 3
+  term.len() + 3 + if crate::tokenize::as_part(term).is_some() { 5 } else { 0 }
 }
 
 /// Terms in entry order until the next new term would pass `max_bytes`.
@@ -237,17 +238,17 @@ fn vocabulary(entries: &[Entry], max_bytes: usize) -> (Vec<String>, usize, bool)
   let mut bytes = 2; // "[]"
   let mut capped = false;
   for entry in entries {
-    for_each_token(&entry.text, |token| {
-      if capped || terms.contains(token) {
+    for_each_stored_term(&entry.text, |term, _| {
+      if capped || terms.contains(term) {
         return;
       }
-      let cost = term_json_bytes(token);
+      let cost = term_json_bytes(term);
       if bytes + cost > max_bytes {
         capped = true;
         return;
       }
       bytes += cost;
-      terms.insert(token.to_string());
+      terms.insert(term.to_string());
     });
     if capped {
       break;
@@ -519,7 +520,9 @@ mod tests {
 
   #[test]
   fn fitting_keeps_exact_prefixes() {
-    let entries = (0..100).map(|i| entry(i, &format!("term{i}"), None, false)).collect();
+    // Letters only: `term7` would add the parts `term` and `7`.
+    let word = |i: usize| format!("term{}{}", (b'a' + (i / 26) as u8) as char, (b'a' + (i % 26) as u8) as char);
+    let entries = (0..100).map(|i| entry(i, &word(i), None, false)).collect();
     let mut digest = ColdDigest::build(&normalized(entries), 1 << 20);
     assert!(digest.fit(|d| d.content().unwrap().addresses.len() <= 40));
     assert_eq!(digest.content().unwrap().addresses.len(), 40);

@@ -9,7 +9,7 @@ use crate::query::score::Provenance;
 use crate::session::entry::{Entry, Normalized, Typed};
 use crate::session::lineage::Node;
 use crate::session::parse::Header;
-use crate::tokenize::for_each_token;
+use crate::tokenize::for_each_stored_term;
 use rustc_hash::FxHashMap;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
@@ -53,19 +53,21 @@ impl Postings {
     let mut seen: Vec<u32> = Vec::new();
     for (doc, text) in texts.enumerate() {
       seen.clear();
-      for_each_token(text, |token| {
-        let id = match ids.get(token) {
+      let mut length = 0u32;
+      for_each_stored_term(text, |term, kind| {
+        let id = match ids.get(term) {
           Some(id) => *id,
           None => {
             let id = lists.len() as u32;
-            ids.insert(token.to_string(), id);
+            ids.insert(term.to_string(), id);
             lists.push(Vec::new());
             id
           }
         };
         seen.push(id);
+        length += u32::from(kind.counts_length());
       });
-      doc_lengths.push((seen.len() as u32).max(1));
+      doc_lengths.push(length.max(1));
       seen.sort_unstable();
       for run in seen.chunk_by(|a, b| a == b) {
         lists[run[0] as usize].push((doc as u32, run.len() as u32));

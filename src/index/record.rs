@@ -23,9 +23,10 @@ use std::fs;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-pub const CACHE_VERSION: u32 = 11;
-/// `BS`: cacheVersion 11, a cold digest's files touched and tool histogram
-/// moved from its head to its body; records of earlier versions
+pub const CACHE_VERSION: u32 = 12;
+/// `BS`: cacheVersion 12, the tokenizer's identifier parts and script
+/// bigrams (11: a cold digest's files touched and tool histogram
+/// moved from its head to its body); records of earlier versions
 /// (`PFMIDX06`, `PFMIDX6C`, `PFMIDX07`, `PFMIDX7C`, `PFMIDX8C`, `PFMIDX9C`,
 /// `PFMIDXAS`) are rebuilt.
 const MAGIC: &[u8; 8] = b"PFMIDXBS";
@@ -581,7 +582,11 @@ mod tests {
   #[test]
   fn a_cold_head_longer_than_the_first_read_is_read_whole() {
     let entries = (0..3)
-      .map(|i| crate::session::entry::Entry { index: i, text: format!("term{i}"), ..Default::default() })
+      .map(|i| crate::session::entry::Entry {
+        index: i,
+        text: ["alpha", "beta", "gamma"][i].into(),
+        ..Default::default()
+      })
       .collect();
     let mut digest = ColdDigest::build(&Normalized { entries, reasons: Default::default() }, 1 << 20);
     let long =
@@ -597,7 +602,7 @@ mod tests {
     let opened = open(&path, Tier::Cold, 1 << 20).unwrap().expect("an intact record");
     let (Body::Cold(read), Body::Cold(written)) = (&opened.body, &original.body) else { panic!("cold") };
     assert_eq!(read.kinds, written.kinds);
-    assert_eq!(read.content().unwrap().vocabulary.to_vec(), ["term0", "term1", "term2"]);
+    assert_eq!(read.content().unwrap().vocabulary.to_vec(), ["alpha", "beta", "gamma"]);
     // Cut inside the head: neither read gives an intact head.
     fs::write(&path, &bytes[..head_len as usize]).unwrap();
     assert!(open(&path, Tier::Cold, 1 << 20).unwrap().is_none());

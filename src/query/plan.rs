@@ -174,7 +174,9 @@ fn plan(args: &Args<'_>) -> CoreResult<Query> {
   terms.sort();
   terms.dedup();
   match mode.as_str() {
-    "literal" if terms.is_empty() => Ok(Query::Browse),
+    "literal" if terms.is_empty() => Err(CoreError::invalid(format!(
+      "memory.recall: query {query:?} has no terms (letters or numbers) to search for; omit query to browse, or use queryMode \"phrase\" for punctuation"
+    ))),
     "literal" => Ok(Query::Literal { terms, all }),
     "phrase" => Ok(Query::Phrase { phrase: nfkc(query.trim()).to_lowercase(), terms }),
     "regex" => Ok(Query::Regex { pattern: query }),
@@ -272,7 +274,9 @@ mod tests {
   #[test]
   fn empty_queries_browse_and_phrases_normalize() {
     assert_eq!(plan_of(json!({})), Query::Browse);
-    assert_eq!(plan_of(json!({"query": "  ...  "})), Query::Browse);
+    assert_eq!(plan_of(json!({"query": "   "})), Query::Browse);
+    let no_terms = RecallRequest::from_json(Some(&json!({"query": "  ...  "}))).unwrap_err();
+    assert!(no_terms.to_string().contains("has no terms"), "{no_terms}");
     assert!(
       matches!(plan_of(json!({"query": " Use  ＣＥＦ ", "queryMode": "phrase"})), Query::Phrase { phrase, .. } if phrase == "use  cef")
     );

@@ -21,9 +21,13 @@ pub fn idf(documents: usize, df: usize) -> f64 {
   ((documents as f64 - df as f64 + 0.5) / (df as f64 + 0.5) + 1.0).ln()
 }
 
-/// One term's BM25 contribution for a document.
-pub fn bm25(idf: f64, tf: u32, doc_len: u32, avg_len: f64) -> f64 {
-  let tf = tf as f64;
+/// How much one occurrence of a query word as an identifier's part counts
+/// against one occurrence as a whole word: a whole-word match ranks first.
+pub const PART_WEIGHT: f64 = 0.5;
+
+/// One term's BM25 contribution for a document; `tf` is fractional when
+/// part matches count in it ([`PART_WEIGHT`]).
+pub fn bm25(idf: f64, tf: f64, doc_len: u32, avg_len: f64) -> f64 {
   idf * tf * (K1 + 1.0) / (tf + K1 * (1.0 - B + B * doc_len as f64 / avg_len.max(1.0)))
 }
 
@@ -76,9 +80,10 @@ mod tests {
   #[test]
   fn bm25_saturates_and_normalizes_length() {
     let idf = idf(100, 3);
-    assert!(bm25(idf, 2, 10, 10.0) > bm25(idf, 1, 10, 10.0));
-    assert!(bm25(idf, 1, 5, 10.0) > bm25(idf, 1, 20, 10.0));
-    assert!((bm25(idf, 1, 10, 10.0) - idf).abs() < 1e-12, "tf 1 at average length is exactly the idf");
+    assert!(bm25(idf, 2.0, 10, 10.0) > bm25(idf, 1.0, 10, 10.0));
+    assert!(bm25(idf, 1.0, 5, 10.0) > bm25(idf, 1.0, 20, 10.0));
+    assert!((bm25(idf, 1.0, 10, 10.0) - idf).abs() < 1e-12, "tf 1 at average length is exactly the idf");
+    assert!(bm25(idf, PART_WEIGHT, 10, 10.0) < bm25(idf, 1.0, 10, 10.0), "a part match ranks below a whole one");
     assert!(idf > super::idf(100, 50));
   }
 

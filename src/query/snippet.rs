@@ -6,20 +6,21 @@
 //! surrogate pair.
 
 use crate::text::{slice_utf16, utf16_len};
-use crate::tokenize::for_each_token;
+use crate::tokenize::for_each_term;
 use regex::Regex;
 use std::sync::OnceLock;
 
 fn token_runs() -> &'static Regex {
   static RUNS: OnceLock<Regex> = OnceLock::new();
-  RUNS.get_or_init(|| Regex::new(r"[\p{L}\p{N}_\p{M}]+").expect("token runs compile"))
+  RUNS.get_or_init(|| Regex::new(r"[\p{L}\p{N}_\p{M}\u{200C}\u{200D}]+").expect("token runs compile"))
 }
 
-/// UTF-16 offset of the first token of `text` whose canonical form is `term`.
+/// UTF-16 offset of the first word of `text` that holds `term` (as the
+/// word, one of its parts or grams).
 fn find_term(text: &str, term: &str) -> Option<usize> {
   token_runs().find_iter(text).find_map(|run| {
     let mut hit = false;
-    for_each_token(run.as_str(), |token| hit |= token == term);
+    for_each_term(run.as_str(), |token, _| hit |= token == term);
     hit.then(|| utf16_len(&text[..run.start()]))
   })
 }

@@ -12,10 +12,10 @@ use crate::index::{self, dictionary};
 use crate::query::plan::Query;
 pub use crate::query::plan::RecallRequest;
 use crate::query::regex::BoundedRegex;
-use crate::query::score::{bm25, idf};
+use crate::query::score::{bm25, idf, PART_WEIGHT};
 use crate::session::entry::Entry;
 use crate::session::lineage::LiveBranch;
-use crate::tokenize::nfkc;
+use crate::tokenize::{as_part, nfkc, part_term};
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
@@ -80,6 +80,24 @@ fn accumulate(sums: Vec<Scored>, term: impl Iterator<Item = ((usize, usize), f64
   }
   out.extend(sums);
   out
+}
+
+/// Two ascending (doc, tf) lists as one, the tf of a doc in both summed.
+fn merge_by_doc(
+  a: impl Iterator<Item = (usize, f64)>,
+  b: impl Iterator<Item = (usize, f64)>,
+) -> impl Iterator<Item = (usize, f64)> {
+  let (mut a, mut b) = (a.peekable(), b.peekable());
+  std::iter::from_fn(move || match (a.peek().copied(), b.peek().copied()) {
+    (Some((x, tx)), Some((y, ty))) if x == y => {
+      a.next();
+      b.next();
+      Some((x, tx + ty))
+    }
+    (Some((x, _)), Some((y, _))) if y < x => b.next(),
+    (Some(_), _) => a.next(),
+    (None, _) => b.next(),
+  })
 }
 
 /// The cold candidates: the sessions passing the filters, in slot order.
@@ -242,14 +260,28 @@ impl<'r> Search<'r> {
     self.hot.iter().map(|(_, docs)| docs.len()).sum::<usize>() + self.cold.within
   }
 
-  /// Hot postings of `term` restricted to the candidates: (slot, doc, tf).
-  fn hot_postings(&self, term: &str) -> Vec<(usize, usize, u32)> {
+  /// Hot postings of query word `term` restricted to the candidates:
+  /// (slot, doc, tf), where an occurrence as an identifier's part (`part`,
+  /// the term's stored part form) counts [`PART_WEIGHT`] of one.
+  fn hot_postings(&self, term: &str, part: &str) -> Vec<(usize, usize, f64)> {
     let mut out = Vec::new();
     for &(slot, ref docs) in &self.hot {
       let shard = self.sessions.at(slot).shard().expect("hot session");
-      out.extend(docs.restrict(shard.postings.get(term)).map(|(doc, tf)| (slot, doc, tf)));
+      let whole = docs.restrict(shard.postings.get(term)).map(|(doc, tf)| (doc, f64::from(tf)));
+      let parts = docs.restrict(shard.postings.get(part)).map(|(doc, tf)| (doc, f64::from(tf) * PART_WEIGHT));
+      out.extend(merge_by_doc(whole, parts).map(|(doc, tf)| (slot, doc, tf)));
     }
     out
+  }
+
+  /// The cold candidates holding `term` (stored form), ascending.
+  fn cold_holding(&self, term: &str) -> Vec<usize> {
+    let mut holding: Vec<usize> = match &self.cold_terms {
+      Some(served) => served.holding(term, |slot| self.cold_has(slot, term)),
+      None => self.cold.admitted().map(|(slot, _)| slot).filter(|&slot| self.cold_has(slot, term)).collect(),
+    };
+    holding.sort_unstable();
+    holding
   }
 
   /// Does cold candidate `slot`'s vocabulary hold `term`?
@@ -314,20 +346,24 @@ impl<'r> Search<'r> {
     let mut hot: Vec<Scored> = Vec::new();
     let mut cold: Vec<Vec<usize>> = Vec::with_capacity(terms.len());
     let mut idfs = Vec::with_capacity(terms.len());
+    // Per query word, the cold sessions that hold it only as an
+    // identifier's part (ascending): they score PART_WEIGHT of its IDF.
+    let mut part_only: Vec<Vec<usize>> = Vec::with_capacity(terms.len());
     for term in terms {
-      let postings = self.hot_postings(term);
-      let holding: Vec<usize> = match &self.cold_terms {
-        Some(served) => served.holding(term, |slot| self.cold_has(slot, term)),
-        None => self.cold.admitted().map(|(slot, _)| slot).filter(|&slot| self.cold_has(slot, term)).collect(),
-      };
-      let weight = idf(documents, postings.len() + holding.len());
+      let part = part_term(term);
+      let postings = self.hot_postings(term, &part);
+      let whole = self.cold_holding(term);
+      let parts: Vec<usize> =
+        self.cold_holding(&part).into_iter().filter(|slot| whole.binary_search(slot).is_err()).collect();
+      let weight = idf(documents, postings.len() + whole.len() + parts.len());
       idfs.push(weight);
       let scored = postings.into_iter().map(|(slot, doc, tf)| {
         let length = self.sessions.at(slot).shard().expect("hot").postings.doc_lengths[doc];
         ((slot, doc), bm25(weight, tf, length, average))
       });
       hot = accumulate(hot, scored);
-      cold.push(holding);
+      cold.push(whole.iter().chain(&parts).copied().collect());
+      part_only.push(parts);
     }
     let mut items: Vec<Item> = hot
       .into_iter()
@@ -349,7 +385,14 @@ impl<'r> Search<'r> {
       }
       cold_items += 1;
       let slot = (matched[0] >> 32) as usize;
-      let score = matched.iter().map(|&hit| idfs[hit as u32 as usize]).sum();
+      let score = matched
+        .iter()
+        .map(|&hit| {
+          let term = hit as u32 as usize;
+          let part = part_only[term].binary_search(&slot).is_ok();
+          idfs[term] * if part { PART_WEIGHT } else { 1.0 }
+        })
+        .sum();
       let structural = self.cold.structural_of(slot);
       items.push(Item::Session { session: slot, score, matched: Matched::Query(run), structural });
     }
@@ -399,7 +442,8 @@ impl<'r> Search<'r> {
       let Some(content) = cold_content(session, self.engine, self.request.branches, &self.unreadable) else {
         continue;
       };
-      for term in content.vocabulary.iter() {
+      // A regex runs over words and grams; parts restate their words.
+      for term in content.vocabulary.iter().filter(|term| as_part(term).is_none()) {
         match regex.test(term) {
           Ok(true) => matched.push(term.to_string()),
           Ok(false) => {}

@@ -356,3 +356,53 @@ fn cold_kind_counts_equal_address_counts() {
   }
   assert_eq!(counts(json!({"ref": "pi.bash", "outcome": "failed"})), [("a".to_string(), 1), ("c".to_string(), 3)]);
 }
+
+/// The session ids of a page's hits, in order, each once.
+fn sessions_of(page: &RecallPage) -> Vec<String> {
+  let mut out: Vec<String> = Vec::new();
+  for hit in &page.hits {
+    let id = match hit {
+      Hit::Entry(entry) => entry.session_id.clone(),
+      Hit::Session(session) => session.session_id.clone(),
+    };
+    if !out.contains(&id) {
+      out.push(id);
+    }
+  }
+  out
+}
+
+#[test]
+fn every_script_and_identifier_part_is_found_in_both_tiers() {
+  let fx = fixture();
+  fx.write("zh", &[user("我们今天讨论了部署到生产环境的步骤"), assistant("部署用的是kubernetes集群")]);
+  fx.write("ja", &[user("東京でデプロイした")]);
+  fx.write("ko", &[user("서울에 갔어요")]);
+  fx.write("th", &[user("ระบบนี้ทำงานได้ดี")]);
+  fx.write("hi", &[user("नमस्ते दुनिया")]);
+  fx.write("code", &[assistant("Fixed parseSessionHeader, MAX_RETRY_COUNT and kubernetes_v2")]);
+  fx.write("prose", &[assistant("parse the header before the retry")]);
+  for hot in [0, 10] {
+    let engine = fx.engine(json!({"hotSessions": hot}));
+    let found = |query: &str| {
+      let page = run(&engine, json!({"query": query, "scope": "project"}));
+      assert!(page.coverage.complete, "{query}: {:?}", page.coverage.reasons);
+      sessions_of(&page)
+    };
+    assert_eq!(found("部署"), ["zh"], "hot {hot}");
+    assert_eq!(found("集群"), ["zh"]);
+    let mut kubernetes = found("kubernetes");
+    kubernetes.sort();
+    assert_eq!(kubernetes, ["code", "zh"], "a part of an identifier and of a mixed-script word");
+    assert_eq!(found("東京"), ["ja"]);
+    assert_eq!(found("デプロイ"), ["ja"]);
+    assert_eq!(found("서울"), ["ko"]);
+    assert_eq!(found("ระบบ"), ["th"]);
+    assert_eq!(found("दुनिया"), ["hi"]);
+    assert!(found("तैनात").is_empty(), "a word made of another word's letters is no match");
+    assert_eq!(found("header"), ["prose", "code"], "a whole word ranks above a part (hot {hot})");
+    assert_eq!(found("retry"), ["prose", "code"]);
+    assert_eq!(found("parseSessionHeader"), ["code"]);
+    assert_eq!(found("MAX_RETRY_COUNT"), ["code"]);
+  }
+}
