@@ -72,6 +72,14 @@ pub struct ColdDigest {
   pub matched: DictionaryMatch,
 }
 
+/// Whether a digest's vocabulary holds the words of echoes
+/// (`session::echo`): `indexOwnToolResults` keeps them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Echoes {
+  Kept,
+  Skipped,
+}
+
 /// A digest's shard and its member in one dictionary shard, kept between
 /// queries so a warm query does not hash every cold candidate's file again.
 /// A digest belongs to one record file and its vocabulary never changes, so
@@ -232,12 +240,17 @@ fn term_json_bytes(term: &str) -> usize {
   term.len() + 3 + if crate::tokenize::as_part(term).is_some() { 5 } else { 0 }
 }
 
-/// Terms in entry order until the next new term would pass `max_bytes`.
-fn vocabulary(entries: &[Entry], max_bytes: usize) -> (Vec<String>, usize, bool) {
+/// Terms in entry order until the next new term would pass `max_bytes`;
+/// echoes (`session::echo`) are not evidence unless `echoes` keeps them.
+fn vocabulary(entries: &[Entry], max_bytes: usize, echoes: Echoes) -> (Vec<String>, usize, bool) {
   let mut terms: FxHashSet<String> = FxHashSet::default();
   let mut bytes = 2; // "[]"
   let mut capped = false;
-  for entry in entries {
+  let skipped = match echoes {
+    Echoes::Kept => vec![false; entries.len()],
+    Echoes::Skipped => crate::session::echo::echoes(entries),
+  };
+  for (entry, _) in entries.iter().zip(skipped).filter(|(_, echo)| !echo) {
     for_each_stored_term(&entry.text, |term, _| {
       if capped || terms.contains(term) {
         return;
@@ -368,9 +381,9 @@ impl ColdDigest {
   }
 
   /// Folds untruncated normalized entries into a digest.
-  pub fn build(normalized: &Normalized, max_vocabulary_bytes: usize) -> ColdDigest {
+  pub fn build(normalized: &Normalized, max_vocabulary_bytes: usize, echoes: Echoes) -> ColdDigest {
     let entries = &normalized.entries;
-    let (vocabulary, vocabulary_bytes, capped) = vocabulary(entries, max_vocabulary_bytes);
+    let (vocabulary, vocabulary_bytes, capped) = vocabulary(entries, max_vocabulary_bytes, echoes);
     let mut files_touched = Vec::new();
     let mut files_capped = false;
     let mut tool_histogram = BTreeMap::new();
@@ -487,6 +500,7 @@ mod tests {
     let digest = ColdDigest::build(
       &normalized(vec![user, read, entry(2, "boom", Some("bash"), true), entry(3, "x", Some("read"), false)]),
       1 << 20,
+      Echoes::Kept,
     );
     assert_eq!(
       digest.content().unwrap().vocabulary.to_vec(),
@@ -503,7 +517,8 @@ mod tests {
 
   #[test]
   fn vocabulary_stops_at_its_byte_cap() {
-    let digest = ColdDigest::build(&normalized(vec![entry(0, "alpha beta gamma", None, false)]), 2 + 8 + 7);
+    let digest =
+      ColdDigest::build(&normalized(vec![entry(0, "alpha beta gamma", None, false)]), 2 + 8 + 7, Echoes::Kept);
     assert_eq!(digest.content().unwrap().vocabulary.to_vec(), ["alpha", "beta"]);
     assert!(!digest.index_coverage.complete);
     assert_eq!(digest.index_coverage.reasons, ["max_cold_vocabulary_bytes"]);
@@ -523,7 +538,7 @@ mod tests {
     // Letters only: `term7` would add the parts `term` and `7`.
     let word = |i: usize| format!("term{}{}", (b'a' + (i / 26) as u8) as char, (b'a' + (i % 26) as u8) as char);
     let entries = (0..100).map(|i| entry(i, &word(i), None, false)).collect();
-    let mut digest = ColdDigest::build(&normalized(entries), 1 << 20);
+    let mut digest = ColdDigest::build(&normalized(entries), 1 << 20, Echoes::Kept);
     assert!(digest.fit(|d| d.content().unwrap().addresses.len() <= 40));
     assert_eq!(digest.content().unwrap().addresses.len(), 40);
     assert_eq!(digest.content().unwrap().vocabulary.len(), 100);

@@ -166,6 +166,11 @@ pub struct HotShard {
   /// The entries' typed kinds, worked out on the first filtered query.
   #[serde(skip)]
   kinds: Lazy<EntryKinds>,
+  /// Which entries are echoes (`session::echo`), worked out on the first
+  /// lexical query: derived from the entries, so an append that answers a
+  /// prompt's turn changes it without re-indexing the prompt.
+  #[serde(skip)]
+  echoes: Lazy<Vec<bool>>,
 }
 
 /// The distinct typed fields but the timestamp of a shard's entries, and
@@ -201,13 +206,18 @@ impl HotShard {
   pub fn build(normalized: Normalized, resume: Option<ResumeState>) -> HotShard {
     let postings = Postings::build(normalized.entries.iter().map(|e| e.text.as_str()));
     let index_coverage = IndexCoverage::from_reasons(&normalized.reasons, None);
-    let (provenance, chain, kinds) = Default::default();
-    HotShard { entries: normalized.entries, index_coverage, postings, resume, provenance, chain, kinds }
+    let (provenance, chain, kinds, echoes) = Default::default();
+    HotShard { entries: normalized.entries, index_coverage, postings, resume, provenance, chain, kinds, echoes }
   }
 
   /// The provenance of entry `doc`.
   pub fn provenance(&self, doc: usize) -> Provenance {
     self.provenance.get_or_init(|| self.entries.iter().map(Provenance::of).collect())[doc]
+  }
+
+  /// Is entry `doc` an echo of this package's own recall traffic?
+  pub fn is_echo(&self, doc: usize) -> bool {
+    self.echoes.get_or_init(|| crate::session::echo::echoes(&self.entries))[doc]
   }
 
   /// The entries' typed kinds (see [`EntryKinds`]).
@@ -227,9 +237,9 @@ impl HotShard {
   pub fn extended(&self, normalized: Normalized, resume: ResumeState) -> HotShard {
     let postings = self.postings.extended(normalized.entries[self.entries.len()..].iter().map(|e| e.text.as_str()));
     let index_coverage = IndexCoverage::from_reasons(&normalized.reasons, None);
-    let (provenance, chain, kinds) = Default::default();
+    let (provenance, chain, kinds, echoes) = Default::default();
     let resume = Some(resume);
-    HotShard { entries: normalized.entries, index_coverage, postings, resume, provenance, chain, kinds }
+    HotShard { entries: normalized.entries, index_coverage, postings, resume, provenance, chain, kinds, echoes }
   }
 
   /// The shard's entries and reasons, to continue normalization after an append.

@@ -134,3 +134,8 @@ pub const MEMORY_TOOLS: [(&str, &str); 7] = [
   ("memory_replace", "replace"),
   ("memory_remove", "remove"),
 ];
+
+/// Is `tool` one of this package's tools?
+pub fn is_memory_tool(tool: &str) -> bool {
+  MEMORY_TOOLS.iter().any(|(name, _)| *name == tool)
+}

@@ -4,6 +4,7 @@
 pub(crate) mod binding;
 pub mod decode;
 pub mod discover;
+pub mod echo;
 pub mod entry;
 pub(crate) mod fabric;
 pub(crate) mod json;

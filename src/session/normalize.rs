@@ -8,7 +8,7 @@
 //! is the same for recall and for expansion; the policy only shapes `text`.
 //! Every field comes from typed session fields: nothing is inferred from prose.
 
-use super::entry::{ContextEdit, Entry, Normalized, Outcome, Policy, Typed, MEMORY_TOOLS, PI_TOOLS};
+use super::entry::{is_memory_tool, ContextEdit, Entry, Normalized, Outcome, Policy, Typed, MEMORY_TOOLS, PI_TOOLS};
 use super::fabric;
 use super::json;
 use super::lineage::Lineage;
@@ -133,10 +133,6 @@ fn mark_pi_tool(entry: &mut Entry) {
   entry.typed.reference = Some(format!("{provider}.{action}"));
   entry.typed.provider = Some(provider.into());
   entry.typed.action = Some(action.to_string());
-}
-
-fn is_memory_tool(tool: &str) -> bool {
-  MEMORY_TOOLS.iter().any(|(name, _)| *name == tool)
 }
 
 struct Context<'p> {

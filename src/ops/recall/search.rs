@@ -269,9 +269,16 @@ impl<'r> Search<'r> {
       let shard = self.sessions.at(slot).shard().expect("hot session");
       let whole = docs.restrict(shard.postings.get(term)).map(|(doc, tf)| (doc, f64::from(tf)));
       let parts = docs.restrict(shard.postings.get(part)).map(|(doc, tf)| (doc, f64::from(tf) * PART_WEIGHT));
-      out.extend(merge_by_doc(whole, parts).map(|(doc, tf)| (slot, doc, tf)));
+      let evidence = merge_by_doc(whole, parts).filter(|&(doc, _)| self.is_evidence(shard, doc));
+      out.extend(evidence.map(|(doc, tf)| (slot, doc, tf)));
     }
     out
+  }
+
+  /// May hot entry `doc`'s text match a query? Echoes of this package's own
+  /// recall traffic may not, unless `indexOwnToolResults` keeps them.
+  fn is_evidence(&self, shard: &crate::index::hot::HotShard, doc: usize) -> bool {
+    self.config.index_own_tool_results || !shard.is_echo(doc)
   }
 
   /// The cold candidates holding `term` (stored form), ascending.
@@ -412,7 +419,8 @@ impl<'r> Search<'r> {
     if terms.is_empty() {
       // Punctuation-only phrases have no terms to prefilter by.
       for &(slot, ref docs) in &self.hot {
-        for doc in docs.iter() {
+        let shard = self.sessions.at(slot).shard().expect("hot session");
+        for doc in docs.iter().filter(|&doc| self.is_evidence(shard, doc)) {
           if nfkc(&self.entry(slot, doc).text).to_lowercase().contains(phrase) {
             items.push(Item::Entry { session: slot, doc, score: self.weight(slot, doc) });
           }
@@ -425,7 +433,8 @@ impl<'r> Search<'r> {
   fn regex(&mut self, regex: &mut BoundedRegex) -> Vec<Item> {
     let mut items = Vec::new();
     for &(slot, ref docs) in &self.hot {
-      for doc in docs.iter() {
+      let shard = self.sessions.at(slot).shard().expect("hot session");
+      for doc in docs.iter().filter(|&doc| self.is_evidence(shard, doc)) {
         match regex.test(&self.entry(slot, doc).text) {
           Ok(true) => items.push(Item::Entry { session: slot, doc, score: self.weight(slot, doc) }),
           Ok(false) => {}

@@ -49,8 +49,9 @@ fn own_tool_results_are_not_evidence_by_default() {
   echoing_session(&fx);
   let engine = fx.engine(json!({"recallCurrentTurn": true}));
   let page = run(&engine, json!({"query": "bluefinch"}));
-  // The first prompt, the current prompt and the current recall call, never the echoes at 4 and 5.
-  assert_eq!(indices(&page), [0, 7, 8].into());
+  // The fact alone: not the own results at 4 and 5, nor the prompt that only
+  // asked to recall (7) and its call (8).
+  assert_eq!(indices(&page), [0].into());
   assert!(page.coverage.complete, "a long own result is not a truncated entry: {:?}", page.coverage);
   // They stay structurally findable and fully expandable.
   let calls = run(&engine, json!({"ref": "memory.recall"}));
@@ -68,13 +69,42 @@ fn own_tool_results_are_not_evidence_by_default() {
 fn the_turn_in_progress_is_left_out_of_live_recall() {
   let fx = fixture();
   let path = echoing_session(&fx);
-  let engine = live(&fx.engine(json!({})), &path, 9);
-  assert_eq!(indices(&run(&engine, json!({"query": "bluefinch", "scope": "session"}))), [0].into());
-  assert_eq!(indices(&run(&engine, json!({"query": "bluefinch", "branches": "all"}))), [0].into());
+  // Echoes kept, so what leaves the turn in progress out is the live rule.
+  let config = json!({"indexOwnToolResults": true});
+  let engine = live(&fx.engine(config.clone()), &path, 9);
+  assert_eq!(indices(&run(&engine, json!({"query": "bluefinch", "scope": "session"}))), [0, 4, 5].into());
+  assert_eq!(indices(&run(&engine, json!({"query": "bluefinch", "branches": "all"}))), [0, 4, 5].into());
   // Expansion still reads it; other sessions and a switch see it.
   let current = expand(&engine, &ExpandRequest::from_json(Some(&json!({"indices": [7]}))).unwrap());
   assert_eq!(current.entries[0].text, "recall bluefinch");
-  assert_eq!(indices(&run(&fx.engine(json!({})), json!({"query": "bluefinch"}))), [0, 7, 8].into());
-  let switched = live(&fx.engine(json!({"recallCurrentTurn": true})), &path, 9);
-  assert_eq!(indices(&run(&switched, json!({"query": "bluefinch", "scope": "session"}))), [0, 7, 8].into());
+  assert_eq!(indices(&run(&fx.engine(config), json!({"query": "bluefinch"}))), [0, 4, 5, 7, 8].into());
+  let switched = live(&fx.engine(json!({"recallCurrentTurn": true, "indexOwnToolResults": true})), &path, 9);
+  assert_eq!(indices(&run(&switched, json!({"query": "bluefinch", "scope": "session"}))), [0, 4, 5, 7, 8].into());
+}
+
+#[test]
+fn a_recall_request_is_no_evidence_in_either_tier() {
+  let fx = fixture();
+  fx.write("fact", &[user("the bluefinch is the release codename"), assistant("noted")]);
+  let mut asks = Vec::new();
+  for turn in 0..4 {
+    asks.push(user("recall bluefinch"));
+    asks.push(tool_call(&format!("c{turn}"), "memory_recall", json!({"query": "bluefinch"})));
+    asks.push(tool_result(&format!("c{turn}"), "memory_recall", "{\"hits\":[]}"));
+    asks.push(assistant("done"));
+  }
+  fx.write("asks", &asks);
+  for hot in [0, 10] {
+    let engine = fx.engine(json!({"hotSessions": hot}));
+    let page = run(&engine, json!({"query": "bluefinch"}));
+    assert_eq!(sessions_of(&page), ["fact"], "hot {hot}");
+    assert!(page.coverage.complete);
+    // Structurally the calls are still there: four entries, or one cold candidate.
+    let calls = run(&engine, json!({"ref": "memory.recall", "role": "assistant"}));
+    assert_eq!(calls.total, if hot == 0 { 1 } else { 4 });
+    let switched = fx.engine(json!({"hotSessions": hot, "indexOwnToolResults": true}));
+    let mut echoed = sessions_of(&run(&switched, json!({"query": "bluefinch"})));
+    echoed.sort();
+    assert_eq!(echoed, ["asks", "fact"], "indexOwnToolResults keeps them (hot {hot})");
+  }
 }
