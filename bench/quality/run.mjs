@@ -111,6 +111,7 @@ async function evaluateSet(/** @type {import('./pi-session.mjs').QualitySet} */ 
       byType: grouped(results, (r) => r.type, types),
       byAnswerTier: grouped(results, answerTier, ['all hot', 'hot and cold', 'all cold']),
       tierMismatches,
+      sessionList: written.map((w) => ({ key: w.key, sessionId: w.sessionId, file: path.relative(agentDir, w.file), rank: w.rank, hot: w.hot })),
       perQuestion: questions.map((q, i) => ({
         ...q,
         answerRanks: Object.fromEntries(q.answers.map((a) => [a, byKey.get(a).rank])),
