@@ -61,11 +61,11 @@ export const SIZES = {
 }
 
 // ---------------------------------------------------------------------------
-// PRNG
+// PRNG (exported with the id, time and usage helpers below for bench/quality's session writer)
 // ---------------------------------------------------------------------------
 
 /** FNV-1a over the parts, then a murmur3 finalizer. */
-function hash32(...parts) {
+export function hash32(...parts) {
   let h = 0x811c9dc5
   const s = parts.join('\u0000')
   for (let i = 0; i < s.length; i++) {
@@ -81,7 +81,7 @@ function hash32(...parts) {
 }
 
 /** mulberry32 */
-class Rng {
+export class Rng {
   constructor(seed) {
     this.s = seed >>> 0
   }
@@ -143,14 +143,14 @@ class Rng {
 }
 
 const B62 = 'ABCDEFGHIJKLMNOPRSTVWXYZabcdefghijklmnoprstvwxyz0123456789' // no q/Q/u/U: ids never carry a q
-function randomId(rng, n) {
+export function randomId(rng, n) {
   let s = ''
   for (let i = 0; i < n; i++) s += B62[rng.int(B62.length)]
   return s
 }
 
 /** UUID v7 (Pi 0.80 session ids) from a ms timestamp and the PRNG. */
-function uuidv7(ms, rng) {
+export function uuidv7(ms, rng) {
   const hex = ms.toString(16).padStart(12, '0')
   const r = () => rng.u32().toString(16).padStart(8, '0')
   const a = r()
@@ -597,7 +597,7 @@ function noisePngBase64(rng, width, height) {
 // Models
 // ---------------------------------------------------------------------------
 
-const MODELS = [
+export const MODELS = [
   { api: 'anthropic-messages', provider: 'anthropic', model: 'claude-sonnet-4-5', weight: 6, callId: (r) => `toolu_01${randomId(r, 22)}` },
   { api: 'anthropic-messages', provider: 'anthropic', model: 'claude-opus-4-1', weight: 2, callId: (r) => `toolu_01${randomId(r, 22)}` },
   { api: 'openai-responses', provider: 'openai', model: 'gpt-5', weight: 2, callId: (r) => `call_${randomId(r, 24)}` },
@@ -953,9 +953,9 @@ for (const p of PHRASES) for (const w of p.words) RESERVED_WORDS.add(w)
 // Session generation
 // ---------------------------------------------------------------------------
 
-const iso = (ms) => new Date(ms).toISOString()
+export const iso = (ms) => new Date(ms).toISOString()
 
-function usage(rng, model) {
+export function usage(rng, model) {
   const input = rng.range(5, 4000)
   const output = rng.range(20, 3000)
   const cacheRead = rng.chance(0.8) ? rng.range(2000, 150000) : 0

@@ -8,6 +8,8 @@
 //   node bench/run.mjs [--size medium|large|huge] [--dir /tmp/pfm-bench-<size>] [--iterations 200]
 //                      [--spawns 7] [--json out.json] [--answers-out answers.json] [--answers-check answers.json]
 //                      [--config '{"watchSessions":false}']   (memory config merged into every engine's)
+//   node bench/run.mjs --quality [--quality-data <dir>] [--quality-only locomo|coding] [--quality-questions N]
+//                      [--json out.json]   (retrieval quality against BM25 instead: bench/quality/README.md)
 // `--answers-out` writes the canonical answers of a fixed query set on this shape; `--answers-check` compares a
 // later run's answers to such a file byte for byte (a gate), so a speed change is proven not to change answers.
 import { execFileSync } from 'node:child_process'
@@ -18,6 +20,13 @@ import { fileURLToPath } from 'node:url'
 import { createMemory } from 'pi-fabric-memory'
 import * as native from 'pi-fabric-memory/native'
 import { loadOrGenerateCorpus } from './corpus.mjs'
+
+// `--quality` runs only the retrieval-quality benchmark (bench/quality/README.md) and exits.
+if (process.argv.includes('--quality')) {
+  const { runQuality } = await import('./quality/run.mjs')
+  await runQuality(process.argv.slice(2))
+  process.exit(process.exitCode ?? 0)
+}
 
 const here = dirname(fileURLToPath(import.meta.url))
 const root = dirname(here)
