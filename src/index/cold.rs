@@ -487,7 +487,7 @@ mod tests {
   }
 
   fn normalized(entries: Vec<Entry>) -> Normalized {
-    Normalized { entries, reasons: Default::default() }
+    Normalized { entries, ..Default::default() }
   }
 
   #[test]

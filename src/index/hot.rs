@@ -204,7 +204,7 @@ impl EntryKinds {
 
 impl HotShard {
   pub fn build(normalized: Normalized, resume: Option<ResumeState>) -> HotShard {
-    let postings = Postings::build(normalized.entries.iter().map(|e| e.text.as_str()));
+    let postings = Postings::build(normalized.whole_texts(0));
     let index_coverage = IndexCoverage::from_reasons(&normalized.reasons, None);
     let (provenance, chain, kinds, echoes) = Default::default();
     HotShard { entries: normalized.entries, index_coverage, postings, resume, provenance, chain, kinds, echoes }
@@ -235,7 +235,7 @@ impl HotShard {
   /// This shard grown by the entries `normalized` has beyond it (an append):
   /// only the new entries are tokenized.
   pub fn extended(&self, normalized: Normalized, resume: ResumeState) -> HotShard {
-    let postings = self.postings.extended(normalized.entries[self.entries.len()..].iter().map(|e| e.text.as_str()));
+    let postings = self.postings.extended(normalized.whole_texts(self.entries.len()));
     let index_coverage = IndexCoverage::from_reasons(&normalized.reasons, None);
     let (provenance, chain, kinds, echoes) = Default::default();
     let resume = Some(resume);
@@ -245,7 +245,7 @@ impl HotShard {
   /// The shard's entries and reasons, to continue normalization after an append.
   pub fn normalized(&self) -> Normalized {
     let reasons: BTreeSet<Reason> = self.index_coverage.reasons.iter().copied().collect();
-    Normalized { entries: self.entries.clone(), reasons }
+    Normalized { entries: self.entries.clone(), uncut: Vec::new(), reasons }
   }
 }
 
@@ -277,7 +277,7 @@ mod tests {
       entry.typed.role = Some(role.into());
       entry
     };
-    let normalized = |entries: Vec<Entry>| Normalized { entries, reasons: BTreeSet::new() };
+    let normalized = |entries: Vec<Entry>| Normalized { entries, uncut: Vec::new(), reasons: BTreeSet::new() };
     let shard = HotShard::build(normalized(vec![entry(0, "user")]), None);
     assert_eq!(shard.provenance(0), Provenance::UserProse);
     let grown = normalized(vec![entry(0, "user"), entry(1, "assistant")]);

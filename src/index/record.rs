@@ -588,11 +588,8 @@ mod tests {
         ..Default::default()
       })
       .collect();
-    let mut digest = ColdDigest::build(
-      &Normalized { entries, reasons: Default::default() },
-      1 << 20,
-      crate::index::cold::Echoes::Kept,
-    );
+    let mut digest =
+      ColdDigest::build(&Normalized { entries, ..Default::default() }, 1 << 20, crate::index::cold::Echoes::Kept);
     let long =
       |i: usize| crate::session::entry::Typed { tool: Some(format!("{}{i}", "deep".repeat(40))), ..Default::default() };
     digest.kinds = (0..50).map(|i| (crate::index::kind::Kind::intern(long(i)), 1)).collect();

@@ -116,8 +116,23 @@ pub struct Entry {
 #[derive(Debug, Clone, Default)]
 pub struct Normalized {
   pub entries: Vec<Entry>,
+  /// The whole text of each entry cut at `maxEntryChars` (by entry index,
+  /// ascending): hot postings index every word of an entry, not only the
+  /// words of the text it keeps. Never persisted.
+  pub uncut: Vec<(usize, String)>,
   /// Coverage reasons found while normalizing (sorted, unique).
   pub reasons: BTreeSet<Reason>,
+}
+
+impl Normalized {
+  /// The whole text of each entry from `from` on: what postings index.
+  pub fn whole_texts(&self, from: usize) -> impl Iterator<Item = &str> {
+    let mut uncut = self.uncut.iter().skip_while(move |(at, _)| *at < from).peekable();
+    self.entries[from..].iter().map(move |entry| match uncut.next_if(|(at, _)| *at == entry.index) {
+      Some((_, whole)) => whole.as_str(),
+      None => entry.text.as_str(),
+    })
+  }
 }
 
 /// Pi's built-in tools: their calls and results carry `provider: "pi"`.

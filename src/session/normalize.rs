@@ -321,17 +321,16 @@ impl Normalizer {
     let Normalizer { policy, mut entries, carriers, mut reasons } = self;
     reasons.extend(carriers.reasons);
     mark_context_edits(&mut entries);
+    let mut uncut = Vec::new();
     for (index, entry) in entries.iter_mut().enumerate() {
       entry.index = index;
       if let Some(max) = policy.max_entry_chars {
         let (kept, cut) = truncate_scalars(&entry.text, max);
         if cut {
-          entry.text = kept.to_string();
+          let kept = kept.to_string();
+          uncut.push((index, std::mem::replace(&mut entry.text, kept)));
           entry.truncated = true;
         }
-      }
-      if entry.truncated {
-        reasons.insert(Reason::MaxEntryChars);
       }
     }
     if has_duplicates(entries.iter().filter_map(|e| e.entry_id.as_deref())) {
@@ -340,7 +339,7 @@ impl Normalizer {
     if has_duplicates(entries.iter().filter_map(|e| e.operation_address.as_deref())) {
       reasons.insert(Reason::DuplicateOperationAddress);
     }
-    Normalized { entries, reasons }
+    Normalized { entries, uncut, reasons }
   }
 }
 

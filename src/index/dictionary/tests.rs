@@ -17,7 +17,7 @@ use std::time::{Duration, SystemTime};
 fn digest(text: &str) -> ColdDigest {
   let entry = Entry { text: text.into(), entry_id: Some("e0".into()), ..Entry::default() };
   ColdDigest::build(
-    &Normalized { entries: vec![entry], reasons: Default::default() },
+    &Normalized { entries: vec![entry], ..Default::default() },
     1 << 20,
     crate::index::cold::Echoes::Kept,
   )

@@ -407,12 +407,22 @@ impl<'r> Search<'r> {
     items
   }
 
+  /// Does hot entry (slot, doc)'s kept text hold `phrase`? One cut at
+  /// `maxEntryChars` that does not may hold it past the cut: `cut` is set.
+  fn holds_phrase(&self, slot: usize, doc: usize, phrase: &str, cut: &mut bool) -> bool {
+    let entry = self.entry(slot, doc);
+    let holds = nfkc(&entry.text).to_lowercase().contains(phrase);
+    *cut |= !holds && entry.truncated;
+    holds
+  }
+
   fn phrase(&mut self, phrase: &str, terms: &[String]) -> Vec<Item> {
     let mut items = self.lexical(terms, !terms.is_empty(), true);
+    let mut cut = false;
     items.retain_mut(|item| match item {
       Item::Entry { session, doc, score } => {
         *score = self.weight(*session, *doc);
-        nfkc(&self.entry(*session, *doc).text).to_lowercase().contains(phrase)
+        self.holds_phrase(*session, *doc, phrase, &mut cut)
       }
       Item::Session { .. } => true,
     });
@@ -421,29 +431,37 @@ impl<'r> Search<'r> {
       for &(slot, ref docs) in &self.hot {
         let shard = self.sessions.at(slot).shard().expect("hot session");
         for doc in docs.iter().filter(|&doc| self.is_evidence(shard, doc)) {
-          if nfkc(&self.entry(slot, doc).text).to_lowercase().contains(phrase) {
+          if self.holds_phrase(slot, doc, phrase, &mut cut) {
             items.push(Item::Entry { session: slot, doc, score: self.weight(slot, doc) });
           }
         }
       }
+    }
+    if cut {
+      self.reasons.insert(Reason::MaxEntryChars);
     }
     items
   }
 
   fn regex(&mut self, regex: &mut BoundedRegex) -> Vec<Item> {
     let mut items = Vec::new();
+    let mut cut = false;
     for &(slot, ref docs) in &self.hot {
       let shard = self.sessions.at(slot).shard().expect("hot session");
       for doc in docs.iter().filter(|&doc| self.is_evidence(shard, doc)) {
         match regex.test(&self.entry(slot, doc).text) {
           Ok(true) => items.push(Item::Entry { session: slot, doc, score: self.weight(slot, doc) }),
-          Ok(false) => {}
+          // It may match past the cut.
+          Ok(false) => cut |= self.entry(slot, doc).truncated,
           Err(stop) => {
             self.reasons.insert(stop);
             return items;
           }
         }
       }
+    }
+    if cut {
+      self.reasons.insert(Reason::MaxEntryChars);
     }
     for (slot, structural) in self.cold.admitted() {
       let mut matched = Vec::new();

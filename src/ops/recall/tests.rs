@@ -406,3 +406,23 @@ fn every_script_and_identifier_part_is_found_in_both_tiers() {
     assert_eq!(found("MAX_RETRY_COUNT"), ["code"]);
   }
 }
+
+#[test]
+fn every_word_of_a_cut_entry_is_found_and_only_text_scans_say_it_was_cut() {
+  let fx = fixture();
+  let log = format!("{} CrashLoopBackOff in pod api-7", "trace line ".repeat(400));
+  fx.write("long", &[user("the deploy failed, log below"), assistant(&log)]);
+  let engine = fx.engine(json!({"hotSessions": 10, "maxEntryChars": 200}));
+  let page = run(&engine, json!({"query": "crashloopbackoff"}));
+  assert_eq!(sessions_of(&page), ["long"]);
+  assert!(page.coverage.complete, "postings hold the whole entry: {:?}", page.coverage.reasons);
+  let none = run(&engine, json!({"query": "absentword"}));
+  assert!(none.hits.is_empty() && none.coverage.complete, "a lexical no-match stays authoritative");
+  let phrase = run(&engine, json!({"query": "CrashLoopBackOff in pod", "queryMode": "phrase"}));
+  assert!(phrase.hits.is_empty());
+  assert_eq!(phrase.coverage.reasons, [Reason::MaxEntryChars], "the phrase may stand past the cut");
+  let regex = run(&engine, json!({"query": "CrashLoop", "queryMode": "regex"}));
+  assert_eq!(regex.coverage.reasons, [Reason::MaxEntryChars]);
+  let kept = run(&engine, json!({"query": "deploy failed", "queryMode": "phrase"}));
+  assert_eq!((kept.total, kept.coverage.complete), (1, true));
+}

@@ -78,7 +78,8 @@ fn truncation_counts_scalars_and_reports_the_reason() {
   let out = run(&text, Branches::Active, &bounded);
   assert_eq!(out.entries[0].text, "a😀");
   assert!(out.entries[0].truncated);
-  assert!(out.reasons.contains(&Reason::MaxEntryChars));
+  assert_eq!(out.uncut, [(0, "a😀b".to_string())], "the whole text is kept for the postings");
+  assert!(!out.reasons.contains(&Reason::MaxEntryChars), "a cut is no gap in the postings");
 }
 
 fn session(lines: &[&str]) -> String {
