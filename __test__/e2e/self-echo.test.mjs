@@ -33,10 +33,11 @@ for (const line of PI_LINES) {
         assert.equal(inProgress.total, 1, JSON.stringify(inProgress.hits.map((h) => h.snippet.slice(0, 60))))
         assert.ok(inProgress.hits[0].snippet.startsWith('the bluefinch nests'))
         assert.ok(followed.entries[0].text.startsWith('the bluefinch nests'), 'expand reads the entry')
-        // A turn later: the earlier prompt and recall call are history, the quoting results are not evidence.
+        // A turn later: the prompt that only asked to recall, its calls and their quoting results are no
+        // evidence; the note alone is.
         const roles = later.hits.map((h) => `${h.role}:${h.ref}`)
-        assert.ok(!roles.some((r) => r.startsWith('toolResult')), `no echoes: ${roles}`)
-        assert.ok(roles.includes('user:null') && roles.includes('assistant:memory.recall'), `${roles}`)
+        assert.deepEqual(roles, ['user:null'], `no echoes: ${roles}`)
+        assert.ok(later.hits[0].snippet.startsWith('the bluefinch nests'))
         assert.equal(later.coverage.complete, true, `a long own result is not truncated evidence: ${JSON.stringify(later.coverage)}`)
         // Structurally findable, fully expandable.
         const results = calls.hits.filter((h) => h.role === 'toolResult')
@@ -51,8 +52,27 @@ for (const line of PI_LINES) {
         const { inProgress, later } = await recallTwice(indexed)
         assert.ok(inProgress.total >= 2, 'the asking prompt is a hit with recallCurrentTurn')
         assert.ok(later.hits.some((h) => h.role === 'toolResult' && h.tool === 'memory_recall'), 'echoes with indexOwnToolResults')
+        assert.ok(later.hits.some((h) => h.role === 'user' && h.snippet === 'recall bluefinch'), 'the asking prompt with indexOwnToolResults')
       } finally {
         indexed.close()
+      }
+    })
+
+    test('after four turns that asked to recall a word, the fact is the first hit', { timeout: TIMEOUT_MS }, async () => {
+      const pi = await openPiSession(line)
+      try {
+        await pi.turn('the bluefinch is the codename of the spring release')
+        const pages = []
+        for (let turn = 0; turn < 4; turn++) {
+          const [page] = await pi.turn('recall bluefinch', [() => ['memory_recall', { query: 'bluefinch' }]])
+          pages.push(page)
+        }
+        for (const page of pages) {
+          assert.equal(page.total, 1, JSON.stringify(page.hits.map((h) => `${h.role}:${h.ref}:${h.snippet.slice(0, 40)}`)))
+          assert.ok(page.hits[0].snippet.startsWith('the bluefinch is the codename'), page.hits[0].snippet)
+        }
+      } finally {
+        pi.close()
       }
     })
   })
