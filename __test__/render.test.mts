@@ -31,7 +31,8 @@ test('memory_recall: a header line, a one-line summary, a readable expanded view
   assert.deepEqual(lines(r.renderCall(args, theme), 80), ['memory_recall "timeout" · project · tool=bash'])
   const page = await memory.recall({ query: 'timeout' })
   const collapsed = lines(r.renderResult({ details: page }, { expanded: false }, theme))
-  assert.deepEqual(collapsed, ['4 hits · 3/3 sessions · complete'])
+  // Four entries say "timeout"; a fifth has it inside an identifier (a part match, ranked last).
+  assert.deepEqual(collapsed, ['5 hits · 3/3 sessions · complete'])
   const expanded = lines(r.renderResult({ details: page }, { expanded: true }, theme), 100).join('\n')
   assert.match(expanded, /#4 2026-11-20 09:00 · toolResult tool=bash outcome=failed/)
   assert.ok(!/expectedSourceHash|[0-9a-f]{64}|"args"/.test(expanded), 'no hashes or follow arguments')
