@@ -184,8 +184,12 @@ impl<F: FnMut(&str, TermKind)> Emitter<F> {
   /// The identifier parts of `word` (one without bigram-script characters),
   /// when it has several, or one that differs from the word (`__init__`).
   fn parts(&mut self, word: &str) {
-    // The common case, a plain lowercase word or a number, has no parts.
-    if word.bytes().all(|b| b.is_ascii_lowercase()) || word.bytes().all(|b| b.is_ascii_digit()) {
+    // The common cases, a lowercase or capitalized word or a number, have no
+    // parts; they skip the scan.
+    let bytes = word.as_bytes();
+    if bytes[0].is_ascii_alphabetic() && bytes[1..].iter().all(u8::is_ascii_lowercase)
+      || bytes.iter().all(u8::is_ascii_digit)
+    {
       return;
     }
     let mut parts = IdentifierParts::new(word).peekable();
@@ -274,8 +278,12 @@ fn class_of(c: char) -> Class {
 
 impl<'w> IdentifierParts<'w> {
   fn new(word: &'w str) -> Self {
-    let classes = word.chars().filter(|&c| !is_attached(c) && c != '_').map(|c| class_of(c) == Class::Digit);
-    let changes = classes.collect::<Vec<_>>().windows(2).filter(|pair| pair[0] != pair[1]).count();
+    let mut digits = word.chars().filter(|&c| !is_attached(c) && c != '_').map(|c| class_of(c) == Class::Digit);
+    let (mut changes, mut previous) = (0, digits.next());
+    for digit in digits {
+      changes += usize::from(previous != Some(digit));
+      previous = Some(digit);
+    }
     IdentifierParts { word, at: 0, digits_split: changes <= 2 }
   }
 }
