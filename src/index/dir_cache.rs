@@ -148,7 +148,13 @@ mod tests {
     assert_eq!(*first, ["a"]);
     fs::write(dir.path().join("a.tmp"), "2").unwrap();
     fs::rename(dir.path().join("a.tmp"), dir.path().join("a")).unwrap();
-    assert!(Arc::ptr_eq(&first, &watched.names(&cache, dir.path(), true)), "the same names");
+    let lost = watch::LOST_EVENTS.load(std::sync::atomic::Ordering::Relaxed);
+    let again = watched.names(&cache, dir.path(), true);
+    // Tests share one inotify queue: one that overflowed (other tests' writes)
+    // makes every watcher list again, which is right but a new listing.
+    let overflowed = watch::LOST_EVENTS.load(std::sync::atomic::Ordering::Relaxed) > lost;
+    assert!(Arc::ptr_eq(&first, &again) || overflowed, "the same names");
+    assert_eq!(*again, ["a"]);
     fs::write(dir.path().join("b"), "").unwrap();
     assert_eq!(*watched.names(&cache, dir.path(), true), ["a", "b"]);
     fs::remove_file(dir.path().join("a")).unwrap();

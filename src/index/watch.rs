@@ -193,6 +193,8 @@ impl Arming<'_> {
 
 #[cfg(target_os = "linux")]
 mod linux;
+#[cfg(all(test, target_os = "linux"))]
+pub(crate) use linux::LOST as LOST_EVENTS;
 
 #[cfg(all(test, target_os = "linux"))]
 mod tests;

@@ -88,7 +88,11 @@ fn a_quiet_watch_reuses_the_listing_and_an_overflow_lists_again() {
   let index = Index::shared(index_dir(&engine));
   let first = index.sources(&engine);
   assert!(first.iter().all(|s| s.quiet_since != watch::NEVER_QUIET), "a local dir is watched");
-  assert!(Arc::ptr_eq(&first, &index.sources(&engine)), "nothing changed: no stat, no listing");
+  let lost = watch::LOST_EVENTS.load(std::sync::atomic::Ordering::Relaxed);
+  let again = index.sources(&engine);
+  // An overflow of the queue the tests share lists again, rightly.
+  let overflowed = watch::LOST_EVENTS.load(std::sync::atomic::Ordering::Relaxed) > lost;
+  assert!(Arc::ptr_eq(&first, &again) || overflowed, "nothing changed: no stat, no listing");
   append(&a, "a-1", "a-0", "appended zulu");
   let appended = index.sources(&engine);
   assert!(!Arc::ptr_eq(&first, &appended), "the append is seen");

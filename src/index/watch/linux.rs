@@ -133,12 +133,14 @@ impl Hub {
         Ok(events) => events,
         Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
         Err(_) => {
+          lost_events();
           self.pending.values_mut().for_each(|p| p.unknown = true);
           break;
         }
       };
       for event in events {
         if event.mask.contains(EventMask::Q_OVERFLOW) {
+          lost_events();
           self.pending.values_mut().for_each(|p| p.unknown = true);
           continue;
         }
@@ -200,4 +202,15 @@ fn classify(dir: &Path, kind: Kind, mask: EventMask, name: Option<&OsStr>) -> Ch
   } else {
     Change::File(dir.join(name))
   }
+}
+
+/// How often the shared queue lost events (an overflow, a failed read), in
+/// tests: every watcher of the process is then told Unknown and lists again,
+/// which tests that expect a reused listing must allow for.
+#[cfg(test)]
+pub static LOST: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+fn lost_events() {
+  #[cfg(test)]
+  LOST.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
 }
