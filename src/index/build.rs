@@ -9,6 +9,7 @@ use super::{is_fresh, policy, Index, Proof, Source};
 use crate::coverage::Reason;
 use crate::engine::Engine;
 use crate::fsread::ReadError;
+use crate::index::cold::Echoes;
 use crate::session::binding::BoundTip;
 use crate::session::decode::decode;
 use crate::session::entry::{Normalized, Policy};
@@ -237,14 +238,6 @@ fn has_duplicate_ids(nodes: &[Node]) -> bool {
   nodes.iter().filter_map(|n| n.id.as_deref()).any(|id| !seen.insert(id))
 }
 
-/// What a cold vocabulary does with echoes under `engine`'s config.
-fn echoes(engine: &Engine) -> crate::index::cold::Echoes {
-  match engine.config.index_own_tool_results {
-    true => crate::index::cold::Echoes::Kept,
-    false => crate::index::cold::Echoes::Skipped,
-  }
-}
-
 fn body(engine: &Engine, tier: Tier, built: Built, previous: Option<&HotShard>) -> Body {
   match tier {
     Tier::Hot => Body::Hot(Box::new(match previous {
@@ -253,7 +246,11 @@ fn body(engine: &Engine, tier: Tier, built: Built, previous: Option<&HotShard>) 
     })),
     Tier::Cold => Body::Cold(ColdDigest {
       tip: built.tip(),
-      ..ColdDigest::build(&built.normalized, engine.config.max_cold_vocabulary_bytes as usize, echoes(engine))
+      ..ColdDigest::build(
+        &built.normalized,
+        engine.config.max_cold_vocabulary_bytes as usize,
+        Echoes::of(&engine.config),
+      )
     }),
   }
 }

@@ -10,10 +10,11 @@ use super::kind::Kind;
 use super::vocabulary::Vocabulary;
 use super::IndexCoverage;
 use crate::coverage::Reason;
+use crate::query::score::{frequency_class, Provenance};
 use crate::session::binding::BoundTip;
 use crate::session::entry::{Entry, Normalized, Typed};
 use crate::tokenize::for_each_stored_term;
-use rustc_hash::FxHashSet;
+use rustc_hash::FxHashMap;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -61,6 +62,9 @@ pub struct ColdDigest {
   /// test these instead of every address.
   pub kinds: Vec<(Kind, u64)>,
   pub index_coverage: IndexCoverage,
+  /// The session's length for ranking: its evidence entries' token counts
+  /// times their field units (`score::Provenance::field_units`), in tenths.
+  pub length: u64,
   /// Where the active path ends on disk (active mode): follow calls bind to
   /// it, so an append keeps them valid.
   pub tip: Option<BoundTip>,
@@ -78,6 +82,16 @@ pub struct ColdDigest {
 pub enum Echoes {
   Kept,
   Skipped,
+}
+
+impl Echoes {
+  /// What `config` does with echoes.
+  pub fn of(config: &crate::config::Config) -> Echoes {
+    match config.index_own_tool_results {
+      true => Echoes::Kept,
+      false => Echoes::Skipped,
+    }
+  }
 }
 
 /// A digest's shard and its member in one dictionary shard, kept between
@@ -145,6 +159,9 @@ impl DictionaryMatch {
 #[serde(rename_all = "camelCase")]
 pub struct ColdContent {
   pub vocabulary: Vocabulary,
+  /// Per vocabulary term, the session's frequency class of it
+  /// (`score::frequency_class`).
+  pub frequencies: Vec<u8>,
   pub addresses: Vec<Address>,
   pub files_touched: Vec<String>,
   pub tool_histogram: BTreeMap<String, u64>,
@@ -155,15 +172,24 @@ pub struct ColdContent {
 }
 
 impl ColdContent {
-  pub fn new(vocabulary: Vocabulary, addresses: Vec<Address>) -> ColdContent {
+  pub fn new(vocabulary: Vocabulary, frequencies: Vec<u8>, addresses: Vec<Address>) -> ColdContent {
     let (files_touched, tool_histogram) = Default::default();
-    ColdContent { vocabulary, addresses, files_touched, tool_histogram, filter: Lazy::default() }
+    ColdContent { vocabulary, frequencies, addresses, files_touched, tool_histogram, filter: Lazy::default() }
   }
 
   /// Exact vocabulary membership, checking the Bloom filter first.
   pub fn contains(&self, term: &str) -> bool {
-    self.filter.0.get_or_init(|| TermFilter::build(self.vocabulary.iter())).may_contain(term)
-      && self.vocabulary.binary_search(term).is_ok()
+    self.frequency(term).is_some()
+  }
+
+  /// The session's frequency class of `term`, when its vocabulary holds it
+  /// (the Bloom filter first). A digest without classes (a test's) says 1.
+  pub fn frequency(&self, term: &str) -> Option<u8> {
+    if !self.filter.0.get_or_init(|| TermFilter::build(self.vocabulary.iter())).may_contain(term) {
+      return None;
+    }
+    let at = self.vocabulary.binary_search(term).ok()?;
+    Some(self.frequencies.get(at).copied().unwrap_or(1))
   }
 }
 
@@ -240,36 +266,52 @@ fn term_json_bytes(term: &str) -> usize {
   term.len() + 3 + if crate::tokenize::as_part(term).is_some() { 5 } else { 0 }
 }
 
-/// Terms in entry order until the next new term would pass `max_bytes`;
-/// echoes (`session::echo`) are not evidence unless `echoes` keeps them.
-fn vocabulary(entries: &[Entry], max_bytes: usize, echoes: Echoes) -> (Vec<String>, usize, bool) {
-  let mut terms: FxHashSet<String> = FxHashSet::default();
-  let mut bytes = 2; // "[]"
-  let mut capped = false;
+/// A digest's terms: the sorted vocabulary with each term's frequency class,
+/// the session's length (tenths), the vocabulary's JSON bytes, and whether
+/// the byte cap cut it.
+struct Terms {
+  vocabulary: Vec<String>,
+  frequencies: Vec<u8>,
+  length: u64,
+  bytes: usize,
+  capped: bool,
+}
+
+/// Terms in entry order until the next new term would pass `max_bytes`,
+/// each occurrence adding its entry's field units; echoes
+/// (`session::echo`) are not evidence unless `echoes` keeps them.
+fn terms(entries: &[Entry], max_bytes: usize, echoes: Echoes) -> Terms {
+  let mut units: FxHashMap<String, u64> = FxHashMap::default();
+  let (mut bytes, mut capped, mut length) = (2, false, 0u64); // "[]"
   let skipped = match echoes {
     Echoes::Kept => vec![false; entries.len()],
     Echoes::Skipped => crate::session::echo::echoes(entries),
   };
   for (entry, _) in entries.iter().zip(skipped).filter(|(_, echo)| !echo) {
-    for_each_stored_term(&entry.text, |term, _| {
-      if capped || terms.contains(term) {
+    let weight = Provenance::of(entry).field_units();
+    let mut tokens = 0u64;
+    for_each_stored_term(&entry.text, |term, kind| {
+      tokens += u64::from(kind.counts_length());
+      if let Some(sum) = units.get_mut(term) {
+        *sum += weight;
         return;
       }
       let cost = term_json_bytes(term);
-      if bytes + cost > max_bytes {
+      if capped || bytes + cost > max_bytes {
         capped = true;
         return;
       }
       bytes += cost;
-      terms.insert(term.to_string());
+      units.insert(term.to_string(), weight);
     });
-    if capped {
-      break;
-    }
+    // As a hot shard counts a document's length: at least 1.
+    length += tokens.max(1) * weight;
   }
-  let mut sorted: Vec<String> = terms.into_iter().collect();
+  let mut sorted: Vec<(String, u64)> = units.into_iter().collect();
   sorted.sort_unstable();
-  (sorted, bytes, capped)
+  let frequencies = sorted.iter().map(|(_, tenths)| frequency_class(*tenths)).collect();
+  let vocabulary = sorted.into_iter().map(|(term, _)| term).collect();
+  Terms { vocabulary, frequencies, length, bytes, capped }
 }
 
 /// A Bloom filter over a vocabulary: no false negatives, about 1% false
@@ -383,7 +425,8 @@ impl ColdDigest {
   /// Folds untruncated normalized entries into a digest.
   pub fn build(normalized: &Normalized, max_vocabulary_bytes: usize, echoes: Echoes) -> ColdDigest {
     let entries = &normalized.entries;
-    let (vocabulary, vocabulary_bytes, capped) = vocabulary(entries, max_vocabulary_bytes, echoes);
+    let Terms { vocabulary, frequencies, length, bytes: vocabulary_bytes, capped } =
+      terms(entries, max_vocabulary_bytes, echoes);
     let mut files_touched = Vec::new();
     let mut files_capped = false;
     let mut tool_histogram = BTreeMap::new();
@@ -418,12 +461,13 @@ impl ColdDigest {
       fingerprint: [0, 0],
       kinds: Vec::new(),
       index_coverage: IndexCoverage::from_reasons(&reasons.into_iter().collect(), Some(vocabulary_bytes as u64)),
+      length,
       tip: None,
       content: LazyContent::default(),
       matched: DictionaryMatch::default(),
     };
     let addresses = entries.iter().map(Address::from).collect();
-    let content = ColdContent::new(Vocabulary::from_sorted(&vocabulary), addresses);
+    let content = ColdContent::new(Vocabulary::from_sorted(&vocabulary), frequencies, addresses);
     digest.with_content(ColdContent { files_touched, tool_histogram, ..content })
   }
 
@@ -436,12 +480,13 @@ impl ColdDigest {
     }
     let Ok(content) = self.content().cloned() else { return false };
     self.index_coverage.add_reason(Reason::MaxColdCacheBytes);
-    let (vocabulary, addresses) = (content.vocabulary, content.addresses);
+    let (vocabulary, addresses, frequencies) = (content.vocabulary, content.addresses, content.frequencies);
     let (files_touched, tool_histogram) = (content.files_touched, content.tool_histogram);
     let trial = |vocabulary: Vocabulary, addresses: &[Address]| {
       let (files_touched, tool_histogram) = (files_touched.clone(), tool_histogram.clone());
-      let content = ColdContent { files_touched, tool_histogram, ..ColdContent::new(vocabulary, addresses.to_vec()) };
-      self.clone().with_content(content)
+      let frequencies = frequencies[..vocabulary.len().min(frequencies.len())].to_vec();
+      let kept = ColdContent::new(vocabulary, frequencies, addresses.to_vec());
+      self.clone().with_content(ColdContent { files_touched, tool_histogram, ..kept })
     };
     if let Some(keep) = longest_prefix(addresses.len(), |n| fits(&trial(vocabulary.clone(), &addresses[..n]))) {
       *self = trial(vocabulary, &addresses[..keep]);

@@ -171,13 +171,21 @@ impl Served {
 
   /// Candidate slots whose digest holds `term`: the vouched members' postings
   /// in every shard, then the stragglers for which `scan` says so. Unordered.
+  #[cfg(test)]
   pub fn holding(&self, term: &str, scan: impl Fn(usize) -> bool) -> Vec<usize> {
-    let vouched = self
-      .parts
-      .iter()
-      .flat_map(|part| part.dictionary.holding(term).map(|m| part.slot_of[m as usize]).filter(|&s| s != NONE));
-    let mut slots: Vec<usize> = vouched.map(|s| s as usize).collect();
-    slots.extend(self.stragglers.iter().copied().filter(|&s| scan(s)));
+    let frequencies = self.frequencies(term, |slot| scan(slot).then_some(1));
+    frequencies.into_iter().map(|(slot, _)| slot).collect()
+  }
+
+  /// [`Served::holding`] with each session's frequency class of `term`
+  /// (`scan` gives a straggler's).
+  pub fn frequencies(&self, term: &str, scan: impl Fn(usize) -> Option<u8>) -> Vec<(usize, u8)> {
+    let vouched = self.parts.iter().flat_map(|part| {
+      let slots = part.dictionary.frequencies(term).map(|(m, frequency)| (part.slot_of[m as usize], frequency));
+      slots.filter(|&(s, _)| s != NONE)
+    });
+    let mut slots: Vec<(usize, u8)> = vouched.map(|(s, frequency)| (s as usize, frequency)).collect();
+    slots.extend(self.stragglers.iter().filter_map(|&s| scan(s).map(|frequency| (s, frequency))));
     slots
   }
 }

@@ -23,9 +23,10 @@ use std::fs;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-pub const CACHE_VERSION: u32 = 12;
-/// `BS`: cacheVersion 12, the tokenizer's identifier parts and script
-/// bigrams (11: a cold digest's files touched and tool histogram
+pub const CACHE_VERSION: u32 = 13;
+/// `BS`: cacheVersion 13, session frequencies and lengths for ranking (12:
+/// the tokenizer's identifier parts and script
+/// bigrams; 11: a cold digest's files touched and tool histogram
 /// moved from its head to its body); records of earlier versions
 /// (`PFMIDX06`, `PFMIDX6C`, `PFMIDX07`, `PFMIDX7C`, `PFMIDX8C`, `PFMIDX9C`,
 /// `PFMIDXAS`) are rebuilt.

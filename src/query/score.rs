@@ -31,6 +31,27 @@ pub fn bm25(idf: f64, tf: f64, doc_len: u32, avg_len: f64) -> f64 {
   idf * tf * (K1 + 1.0) / (tf + K1 * (1.0 - B + B * doc_len as f64 / avg_len.max(1.0)))
 }
 
+/// A session's frequency of a term in one byte: quarter occurrences of its
+/// field-weighted count ([`Provenance::field_units`], tenths), at least 1 for
+/// any occurrence, at most 255 (63.75 occurrences: BM25 has saturated long
+/// before). Hot sessions work it out from their postings, cold digests keep
+/// it per vocabulary term and the cold term dictionary per posting, from the
+/// same integer sums, so both tiers give a session the same frequency.
+pub fn frequency_class(tenths: u64) -> u8 {
+  ((tenths * 4 + 5) / 10).clamp(1, 255) as u8
+}
+
+/// The occurrences a [`frequency_class`] stands for.
+pub fn class_frequency(class: u8) -> f64 {
+  f64::from(class) / 4.0
+}
+
+/// The frequency a session holds a query word with: whole occurrences, and
+/// part occurrences at [`PART_WEIGHT`] (classes, 0 when absent).
+pub fn session_frequency(whole: u8, part: u8) -> f64 {
+  class_frequency(whole) + PART_WEIGHT * class_frequency(part)
+}
+
 /// Where an entry's text comes from, as ranking weighs it: worked out once
 /// per hot shard (see `HotShard::provenance`), not per scored entry.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -52,6 +73,20 @@ impl Provenance {
       (_, Some("toolResult" | "fabricOperation")) => Provenance::ToolOutput,
       (false, _) => Provenance::ToolCall,
       _ => Provenance::Other,
+    }
+  }
+
+  /// What an occurrence counts in a session's frequencies and length, in
+  /// tenths (BM25F's field weights): the provenance weights scaled so
+  /// assistant prose is 10. Integers, so every tier sums them exactly alike.
+  pub fn field_units(self) -> u64 {
+    match self {
+      Provenance::AssistantProse => 10,
+      Provenance::UserProse => 9,
+      Provenance::Summary => 6,
+      Provenance::ToolOutput => 3,
+      Provenance::ToolCall => 3,
+      Provenance::Other => 4,
     }
   }
 

@@ -13,7 +13,8 @@ use rustc_hash::FxHashMap;
 use std::borrow::Cow;
 use std::collections::BinaryHeap;
 
-const MAGIC: &[u8; 8] = b"PFMIDXD1";
+/// `D2`: each posting carries its session's frequency class (`D1` had none).
+const MAGIC: &[u8; 8] = b"PFMIDXD2";
 pub(super) const HEADER_BYTES: usize = MAGIC.len() + 8;
 
 /// One digest the dictionary was built from.
@@ -68,14 +69,24 @@ fn strictly_sorted(vocabulary: &Vocabulary) -> bool {
   terms.all(|term| std::mem::replace(&mut last, term) < term)
 }
 
-/// A digest's vocabulary for the merge: borrowed when its content is
-/// resident, else taken out of the content just read, whose addresses (about
-/// half of it decoded) are dropped at once instead of held for the merge.
-fn vocabulary_of(content: Cow<'_, ColdContent>) -> Cow<'_, Vocabulary> {
+/// A digest's vocabulary and its frequency classes, as a merge reads them.
+type MergeTerms<'a> = (Cow<'a, Vocabulary>, Cow<'a, [u8]>);
+
+/// A digest's vocabulary and frequency classes for the merge: borrowed when
+/// its content is resident, else taken out of the content just read, whose
+/// addresses (about half of it decoded) are dropped at once instead of held
+/// for the merge.
+fn vocabulary_of(content: Cow<'_, ColdContent>) -> MergeTerms<'_> {
   match content {
-    Cow::Borrowed(content) => Cow::Borrowed(&content.vocabulary),
-    Cow::Owned(content) => Cow::Owned(content.vocabulary),
+    Cow::Borrowed(content) => (Cow::Borrowed(&content.vocabulary), Cow::Borrowed(&content.frequencies[..])),
+    Cow::Owned(content) => (Cow::Owned(content.vocabulary), Cow::Owned(content.frequencies)),
   }
+}
+
+/// A vocabulary's terms with their frequency classes (1 where a digest has
+/// none, as `ColdContent::frequency` says).
+fn with_frequencies<'a>(vocabulary: &'a Vocabulary, frequencies: &'a [u8]) -> impl Iterator<Item = (&'a str, u8)> + 'a {
+  vocabulary.iter().zip(frequencies.iter().copied().chain(std::iter::repeat(1)))
 }
 
 /// A merge cursor's current term, ordered by term then member. It carries
@@ -88,14 +99,15 @@ struct Head<'a> {
   key: u64,
   term: &'a str,
   member: u32,
+  frequency: u8,
 }
 
 impl<'a> Head<'a> {
-  fn new(term: &'a str, member: u32) -> Head<'a> {
+  fn new((term, frequency): (&'a str, u8), member: u32) -> Head<'a> {
     let mut bytes = [0u8; 8];
     let len = term.len().min(8);
     bytes[..len].copy_from_slice(&term.as_bytes()[..len]);
-    Head { key: u64::from_be_bytes(bytes), term, member }
+    Head { key: u64::from_be_bytes(bytes), term, member, frequency }
   }
 
   fn term_order(&self, other: &Head<'_>) -> std::cmp::Ordering {
@@ -144,8 +156,9 @@ fn take_varint(bytes: &[u8], at: &mut usize) -> Option<u64> {
 type Merged<'a> = (Vec<(&'a str, u64)>, Vec<u8>);
 
 /// The k-way merge of `cursors` (each ascending): each term once, with the
-/// members holding it (delta varints after a count).
-fn merge<'a>(mut cursors: Vec<impl Iterator<Item = &'a str>>) -> Merged<'a> {
+/// members holding it (a count, then per member a delta varint and its
+/// frequency class).
+fn merge<'a>(mut cursors: Vec<impl Iterator<Item = (&'a str, u8)>>) -> Merged<'a> {
   let mut heap = BinaryHeap::with_capacity(cursors.len());
   for (member, cursor) in cursors.iter_mut().enumerate() {
     if let Some(term) = cursor.next() {
@@ -155,13 +168,13 @@ fn merge<'a>(mut cursors: Vec<impl Iterator<Item = &'a str>>) -> Merged<'a> {
   let (mut terms, mut postings, mut list) = (Vec::new(), Vec::new(), Vec::new());
   while let Some(head) = heap.pop() {
     list.clear();
-    list.push(head.member);
+    list.push((head.member, head.frequency));
     // Equal terms pop in member order: the list comes out ascending.
     while heap.peek().is_some_and(|next| next.term_order(&head).is_eq()) {
       let Some(other) = heap.pop() else { break };
-      list.push(other.member);
+      list.push((other.member, other.frequency));
     }
-    for &member in &list {
+    for &(member, _) in &list {
       if let Some(next) = cursors[member as usize].next() {
         heap.push(Head::new(next, member));
       }
@@ -169,8 +182,9 @@ fn merge<'a>(mut cursors: Vec<impl Iterator<Item = &'a str>>) -> Merged<'a> {
     terms.push((head.term, postings.len() as u64));
     put_varint(&mut postings, list.len() as u64);
     let mut previous = 0;
-    for &member in &list {
+    for &(member, frequency) in &list {
       put_varint(&mut postings, u64::from(member - previous));
+      postings.push(frequency);
       previous = member;
     }
   }
@@ -179,13 +193,17 @@ fn merge<'a>(mut cursors: Vec<impl Iterator<Item = &'a str>>) -> Merged<'a> {
 
 /// The merge of `vocabularies` as two halves, below `pivot` and from it on,
 /// run in parallel and joined: the same FST and postings as one merge.
-pub(super) fn merge_split(vocabularies: &[&Vocabulary], pivot: Option<&str>) -> (Map<Shared>, Vec<u8>) {
+pub(super) fn merge_split<'a>(
+  vocabularies: &[(&'a Vocabulary, &'a [u8])],
+  pivot: Option<&str>,
+) -> (Map<Shared>, Vec<u8>) {
+  let terms = |&(vocabulary, frequencies): &(&'a Vocabulary, &'a [u8])| with_frequencies(vocabulary, frequencies);
   let (low, high) = match pivot {
     Some(pivot) => rayon::join(
-      || merge(vocabularies.iter().map(|v| v.iter().take_while(move |t| *t < pivot)).collect()),
-      || merge(vocabularies.iter().map(|v| v.iter().skip_while(move |t| *t < pivot)).collect()),
+      || merge(vocabularies.iter().map(|v| terms(v).take_while(move |(t, _)| *t < pivot)).collect()),
+      || merge(vocabularies.iter().map(|v| terms(v).skip_while(move |(t, _)| *t < pivot)).collect()),
     ),
-    None => (merge(vocabularies.iter().map(|v| v.iter()).collect()), Default::default()),
+    None => (merge(vocabularies.iter().map(terms).collect()), Default::default()),
   };
   let (mut builder, shift) = (MapBuilder::memory(), low.1.len() as u64);
   for (term, offset) in low.0.into_iter().chain(high.0.into_iter().map(|(term, offset)| (term, offset + shift))) {
@@ -197,8 +215,8 @@ pub(super) fn merge_split(vocabularies: &[&Vocabulary], pivot: Option<&str>) -> 
 }
 
 /// The median of the vocabularies' middle terms: where the merge splits.
-fn median_term<'a>(vocabularies: &[&'a Vocabulary]) -> Option<&'a str> {
-  let mut middles: Vec<&str> = vocabularies.iter().filter_map(|v| v.middle()).collect();
+fn median_term<'a>(vocabularies: &[(&'a Vocabulary, &[u8])]) -> Option<&'a str> {
+  let mut middles: Vec<&str> = vocabularies.iter().filter_map(|(v, _)| v.middle()).collect();
   if middles.is_empty() {
     return None;
   }
@@ -220,12 +238,12 @@ impl Dictionary {
   /// time, so a build holds one shard's vocabularies (~45 MB a shard at
   /// 100,000 sessions), not two.
   pub fn build(digests: &[(&str, &ColdDigest)]) -> Dictionary {
-    let read: Vec<(&str, u128, Cow<'_, Vocabulary>)> = digests
+    let read: Vec<(&str, u128, MergeTerms<'_>)> = digests
       .par_iter()
       .filter_map(|(file, d)| Some((*file, d.vocabulary_fingerprint(), vocabulary_of(d.content.read().ok()?))))
-      .filter(|(_, _, vocabulary)| strictly_sorted(vocabulary))
+      .filter(|(_, _, (vocabulary, _))| strictly_sorted(vocabulary))
       .collect();
-    let vocabularies: Vec<&Vocabulary> = read.iter().map(|(_, _, vocabulary)| &**vocabulary).collect();
+    let vocabularies: Vec<(&Vocabulary, &[u8])> = read.iter().map(|(_, _, (v, f))| (&**v, &**f)).collect();
     let (terms, postings) = merge_split(&vocabularies, median_term(&vocabularies));
     let members =
       read.iter().map(|(file, fingerprint, _)| Member { file: file.to_string(), fingerprint: *fingerprint });
@@ -265,20 +283,30 @@ impl Dictionary {
     self.terms.len()
   }
 
-  /// The members holding the term whose posting list starts at `offset`.
-  fn list(&self, offset: u64) -> impl Iterator<Item = u32> + '_ {
+  /// The members holding the term whose posting list starts at `offset`,
+  /// with their frequency classes.
+  fn list(&self, offset: u64) -> impl Iterator<Item = (u32, u8)> + '_ {
     let mut at = offset as usize;
     let postings = self.postings.as_ref();
     let count = take_varint(postings, &mut at).unwrap_or(0);
     let mut member = 0u32;
     (0..count).map_while(move |_| {
       member += take_varint(postings, &mut at)? as u32;
-      Some(member)
+      let frequency = *postings.get(at)?;
+      at += 1;
+      Some((member, frequency))
     })
   }
 
   /// Members (in build order) whose vocabulary holds `term`.
+  #[cfg(test)]
   pub fn holding(&self, term: &str) -> impl Iterator<Item = u32> + '_ {
+    self.frequencies(term).map(|(member, _)| member)
+  }
+
+  /// Members (in build order) whose vocabulary holds `term`, with the
+  /// session's frequency class of it.
+  pub fn frequencies(&self, term: &str) -> impl Iterator<Item = (u32, u8)> + '_ {
     let offset = self.terms.get(term);
     offset.into_iter().flat_map(|offset| self.list(offset))
   }

@@ -57,7 +57,7 @@ proptest! {
   ) {
     let digests: Vec<ColdDigest> = built.iter().map(|words| digest(&words.join(" "))).collect();
     let contents: Vec<&ColdContent> = digests.iter().map(|d| d.content().unwrap()).collect();
-    let vocabularies: Vec<&Vocabulary> = contents.iter().map(|c| &c.vocabulary).collect();
+    let vocabularies: Vec<(&Vocabulary, &[u8])> = contents.iter().map(|c| (&c.vocabulary, &c.frequencies[..])).collect();
     let (whole, whole_postings) = terms::merge_split(&vocabularies, None);
     let (split, split_postings) = terms::merge_split(&vocabularies, Some(&pivot));
     prop_assert_eq!(whole.as_fst().as_bytes(), split.as_fst().as_bytes());
@@ -105,7 +105,7 @@ proptest! {
 fn a_digest_whose_vocabulary_is_not_sorted_is_a_straggler() {
   let mut unsorted = digest("alpha beta");
   let vocabulary = crate::index::vocabulary::Vocabulary::from_sorted(&["beta".into(), "alpha".into()]);
-  unsorted = unsorted.with_content(ColdContent::new(vocabulary, Vec::new()));
+  unsorted = unsorted.with_content(ColdContent::new(vocabulary, Vec::new(), Vec::new()));
   let sorted = digest("gamma");
   let dictionary = Dictionary::build(&[("/a", &unsorted), ("/b", &sorted)]);
   assert_eq!(dictionary.members.len(), 1);
@@ -525,9 +525,11 @@ fn synthetic(count: usize, terms: usize) -> Vec<ColdDigest> {
         .collect();
       vocabulary.sort_unstable();
       vocabulary.dedup();
-      template
-        .clone()
-        .with_content(ColdContent::new(crate::index::vocabulary::Vocabulary::from_sorted(&vocabulary), Vec::new()))
+      template.clone().with_content(ColdContent::new(
+        crate::index::vocabulary::Vocabulary::from_sorted(&vocabulary),
+        Vec::new(),
+        Vec::new(),
+      ))
     })
     .collect()
 }

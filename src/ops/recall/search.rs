@@ -7,15 +7,16 @@ use super::searched::{Searched, Sessions};
 use crate::coverage::Reason;
 use crate::engine::Engine;
 use crate::error::ContractError;
-use crate::index::cold::ColdContent;
+use crate::index::cold::{ColdContent, Echoes};
 use crate::index::{self, dictionary};
 use crate::query::plan::Query;
 pub use crate::query::plan::RecallRequest;
 use crate::query::regex::BoundedRegex;
-use crate::query::score::{bm25, idf, PART_WEIGHT};
+use crate::query::score::{bm25, idf, session_frequency, PART_WEIGHT};
 use crate::session::entry::Entry;
 use crate::session::lineage::LiveBranch;
 use crate::tokenize::{as_part, nfkc, part_term};
+use rustc_hash::FxHashMap;
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
@@ -256,10 +257,6 @@ impl<'r> Search<'r> {
     self.sessions.at(slot).shard().expect("hot session").provenance(doc).weight(&self.request.filters)
   }
 
-  fn documents(&self) -> usize {
-    self.hot.iter().map(|(_, docs)| docs.len()).sum::<usize>() + self.cold.within
-  }
-
   /// Hot postings of query word `term` restricted to the candidates:
   /// (slot, doc, tf), where an occurrence as an identifier's part (`part`,
   /// the term's stored part form) counts [`PART_WEIGHT`] of one.
@@ -279,21 +276,6 @@ impl<'r> Search<'r> {
   /// recall traffic may not, unless `indexOwnToolResults` keeps them.
   fn is_evidence(&self, shard: &crate::index::hot::HotShard, doc: usize) -> bool {
     self.config.index_own_tool_results || !shard.is_echo(doc)
-  }
-
-  /// The cold candidates holding `term` (stored form), ascending.
-  fn cold_holding(&self, term: &str) -> Vec<usize> {
-    let mut holding: Vec<usize> = match &self.cold_terms {
-      Some(served) => served.holding(term, |slot| self.cold_has(slot, term)),
-      None => self.cold.admitted().map(|(slot, _)| slot).filter(|&slot| self.cold_has(slot, term)).collect(),
-    };
-    holding.sort_unstable();
-    holding
-  }
-
-  /// Does cold candidate `slot`'s vocabulary hold `term`?
-  fn cold_has(&self, slot: usize, term: &str) -> bool {
-    self.cold_content(slot).is_some_and(|content| content.contains(term))
   }
 
   /// A cold candidate's vocabulary and addresses; one that cannot be read
@@ -346,36 +328,93 @@ impl<'r> Search<'r> {
     }
   }
 
-  /// BM25 over hot candidates and IDF sums over cold ones, on one scale.
+  /// A session's ranking length: the same number in a hot shard and in a
+  /// cold digest of the same entries.
+  fn session_length(&self, slot: usize, echoes: Echoes) -> u32 {
+    let session = self.sessions.at(slot);
+    let length = match session.shard() {
+      Some(shard) => shard.length(echoes),
+      None => session.digest().expect("cold").length,
+    };
+    length.clamp(1, u64::from(u32::MAX)) as u32
+  }
+
+  /// The candidate sessions holding stored term `term`, with their
+  /// frequency classes: hot ones (with a filter, those with a passing entry)
+  /// from their postings, cold ones from the dictionary or their digests.
+  fn session_frequencies(&self, term: &str, echoes: Echoes) -> FxHashMap<usize, u8> {
+    let mut out: FxHashMap<usize, u8> = FxHashMap::default();
+    for &(slot, ref docs) in &self.hot {
+      if !self.request.filters.is_empty() && docs.is_empty() {
+        continue;
+      }
+      let frequency = self.sessions.at(slot).shard().expect("hot").frequency(term, echoes);
+      if frequency > 0 {
+        out.insert(slot, frequency);
+      }
+    }
+    let scan = |slot: usize| self.cold_content(slot).and_then(|content| content.frequency(term));
+    let cold: Vec<(usize, u8)> = match &self.cold_terms {
+      Some(served) => served.frequencies(term, scan),
+      None => self.cold.admitted().filter_map(|(slot, _)| Some((slot, scan(slot)?))).collect(),
+    };
+    out.extend(cold);
+    out
+  }
+
+  /// Lexical ranking on one scale for both tiers. Each session is scored as
+  /// one BM25 document (IDF over the universe's sessions, frequencies and
+  /// lengths weighted by provenance: BM25F), from statistics that are the
+  /// same whether it is hot or cold. A cold session is one item with that
+  /// score; a hot session's matching entries are items scored by it times
+  /// 0.5–1 by their own BM25 against the session's best entry, so the best
+  /// entry carries the session's score and sessions appear in the same order
+  /// in every tier.
   fn lexical(&mut self, terms: &[String], all: bool, cold_needs_all: bool) -> Vec<Item> {
-    let documents = self.documents();
-    let average = self.average_length();
+    let echoes = Echoes::of(self.config);
+    let (sessions, average_session) = self.sessions.plan.lengths(&self.sessions, echoes);
+    let average_entry = self.average_length();
+    let mut session_scores: FxHashMap<usize, f64> = FxHashMap::default();
     let mut hot: Vec<Scored> = Vec::new();
     let mut cold: Vec<Vec<usize>> = Vec::with_capacity(terms.len());
-    let mut idfs = Vec::with_capacity(terms.len());
-    // Per query word, the cold sessions that hold it only as an
-    // identifier's part (ascending): they score PART_WEIGHT of its IDF.
-    let mut part_only: Vec<Vec<usize>> = Vec::with_capacity(terms.len());
     for term in terms {
       let part = part_term(term);
-      let postings = self.hot_postings(term, &part);
-      let whole = self.cold_holding(term);
-      let parts: Vec<usize> =
-        self.cold_holding(&part).into_iter().filter(|slot| whole.binary_search(slot).is_err()).collect();
-      let weight = idf(documents, postings.len() + whole.len() + parts.len());
-      idfs.push(weight);
-      let scored = postings.into_iter().map(|(slot, doc, tf)| {
+      let wholes = self.session_frequencies(term, echoes);
+      let parts = self.session_frequencies(&part, echoes);
+      let mut holding: Vec<usize> = wholes.keys().chain(parts.keys()).copied().collect();
+      holding.sort_unstable();
+      holding.dedup();
+      let weight = idf(sessions, holding.len());
+      for &slot in &holding {
+        let frequency =
+          session_frequency(wholes.get(&slot).copied().unwrap_or(0), parts.get(&slot).copied().unwrap_or(0));
+        let length = self.session_length(slot, echoes);
+        *session_scores.entry(slot).or_insert(0.0) += bm25(weight, frequency, length, average_session);
+      }
+      let scored = self.hot_postings(term, &part).into_iter().map(|(slot, doc, tf)| {
         let length = self.sessions.at(slot).shard().expect("hot").postings.doc_lengths[doc];
-        ((slot, doc), bm25(weight, tf, length, average))
+        ((slot, doc), bm25(weight, tf, length, average_entry))
       });
       hot = accumulate(hot, scored);
-      cold.push(whole.iter().chain(&parts).copied().collect());
-      part_only.push(parts);
+      cold.push(holding.into_iter().filter(|slot| self.sessions.at(*slot).shard().is_none()).collect());
     }
-    let mut items: Vec<Item> = hot
+    let session_score = |slot: usize| session_scores.get(&slot).copied().unwrap_or(0.0);
+    let entries: Vec<((usize, usize), f64)> = hot
       .into_iter()
       .filter(|(_, (_, matched))| !all || *matched == terms.len())
-      .map(|((slot, doc), (score, _))| Item::Entry { session: slot, doc, score: score * self.weight(slot, doc) })
+      .map(|((slot, doc), (score, _))| ((slot, doc), score * self.weight(slot, doc)))
+      .collect();
+    let mut best: FxHashMap<usize, f64> = FxHashMap::default();
+    for &((slot, _), score) in &entries {
+      let top = best.entry(slot).or_insert(0.0);
+      *top = top.max(score);
+    }
+    let mut items: Vec<Item> = entries
+      .into_iter()
+      .map(|((slot, doc), score)| {
+        let share = if best[&slot] > 0.0 { score / best[&slot] } else { 1.0 };
+        Item::Entry { session: slot, doc, score: session_score(slot) * (0.5 + 0.5 * share) }
+      })
       .collect();
     let needs_all = all || cold_needs_all;
     let cold = by_session(&cold, self.sessions.len());
@@ -392,16 +431,8 @@ impl<'r> Search<'r> {
       }
       cold_items += 1;
       let slot = (matched[0] >> 32) as usize;
-      let score = matched
-        .iter()
-        .map(|&hit| {
-          let term = hit as u32 as usize;
-          let part = part_only[term].binary_search(&slot).is_ok();
-          idfs[term] * if part { PART_WEIGHT } else { 1.0 }
-        })
-        .sum();
       let structural = self.cold.structural_of(slot);
-      items.push(Item::Session { session: slot, score, matched: Matched::Query(run), structural });
+      items.push(Item::Session { session: slot, score: session_score(slot), matched: Matched::Query(run), structural });
     }
     self.cold_hits = cold;
     items

@@ -3,6 +3,7 @@
 
 use crate::engine::Engine;
 use crate::error::{ContractError, ErrorCode};
+use crate::index::cold::Echoes;
 use crate::index::cold::{ColdContent, ColdDigest, Unreadable};
 use crate::index::dictionary::Served;
 use crate::index::hot::HotShard;
@@ -132,6 +133,9 @@ pub(super) struct Plan {
   pub(super) served: OnceLock<Option<Arc<Served>>>,
   /// The cold digests' kinds, interned on the first filtered query.
   kinds: OnceLock<ColdKinds>,
+  /// How many sessions there are and their mean length, worked out on the
+  /// first lexical query (ranking's BM25 over sessions).
+  lengths: OnceLock<(usize, f64)>,
 }
 
 /// The typed kinds of every cold digest, interned: a filter is tested once
@@ -185,11 +189,24 @@ impl Plan {
         cold.push(slot);
       }
     }
-    Plan { hot, cold: Arc::new(cold), served: OnceLock::new(), kinds: OnceLock::new() }
+    Plan { hot, cold: Arc::new(cold), served: OnceLock::new(), kinds: OnceLock::new(), lengths: OnceLock::new() }
   }
 
   pub(super) fn cold_kinds(&self, sessions: &Sessions) -> &ColdKinds {
     self.kinds.get_or_init(|| ColdKinds::of(sessions, &self.cold))
+  }
+
+  /// The number of sessions and their mean ranking length: every session
+  /// of the synchronization, whatever a call filters, so a filter that
+  /// passes everything ranks as no filter does. A synchronization has one
+  /// config, so one way of counting echoes.
+  pub(super) fn lengths(&self, sessions: &Sessions, echoes: Echoes) -> (usize, f64) {
+    *self.lengths.get_or_init(|| {
+      let count = self.hot.len() + self.cold.len();
+      let hot = self.hot.iter().map(|&slot| sessions.at(slot).shard().expect("hot").length(echoes));
+      let cold = self.cold.iter().map(|&slot| sessions.at(slot).digest().expect("cold").length);
+      (count, hot.chain(cold).sum::<u64>() as f64 / count.max(1) as f64)
+    })
   }
 }
 
@@ -287,7 +304,13 @@ impl Sessions {
 
 impl Plan {
   fn empty() -> Plan {
-    Plan { hot: Vec::new(), cold: Arc::default(), served: OnceLock::new(), kinds: OnceLock::new() }
+    Plan {
+      hot: Vec::new(),
+      cold: Arc::default(),
+      served: OnceLock::new(),
+      kinds: OnceLock::new(),
+      lengths: OnceLock::new(),
+    }
   }
 }
 

@@ -426,3 +426,52 @@ fn every_word_of_a_cut_entry_is_found_and_only_text_scans_say_it_was_cut() {
   let kept = run(&engine, json!({"query": "deploy failed", "queryMode": "phrase"}));
   assert_eq!((kept.total, kept.coverage.complete), (1, true));
 }
+
+/// Sessions in the order they first appear among all of a query's hits.
+fn session_order(engine: &Engine, query: &str) -> Vec<String> {
+  let page = run(engine, json!({"query": query, "pageSize": 50}));
+  assert!(page.total <= 50, "one page holds every hit of {query}");
+  sessions_of(&page)
+}
+
+#[test]
+fn a_session_ranks_the_same_hot_cold_or_mixed() {
+  let fx = fixture();
+  let bash = |id: &str, command: &str| json!({"role": "assistant", "content": [{"type": "toolCall", "id": id, "name": "bash", "arguments": {"command": command}}]});
+  let output = |id: &str, text: &str| json!({"role": "toolResult", "toolCallId": id, "toolName": "bash", "content": [{"type": "text", "text": text}], "isError": false});
+  let sessions: Vec<(&str, Vec<Value>)> = vec![
+    ("a", vec![user("the uploader times out on large files"), assistant("raised the uploader timeout to 30 s")]),
+    (
+      "b",
+      vec![
+        user("why does the deploy fail"),
+        bash("c1", "kubectl rollout status"),
+        output("c1", "timeout waiting for rollout"),
+      ],
+    ),
+    ("c", vec![user("timeout timeout timeout in the retry loop"), assistant("the retry loop had no backoff")]),
+    ("d", vec![assistant(&format!("a long report {} with one timeout at the end", "of many words ".repeat(300)))]),
+    ("e", vec![user("parseSessionHeader fails on v1 files"), assistant("parse the header before the entries")]),
+    (
+      "f",
+      vec![
+        user("the photos upload with the wrong content type"),
+        assistant("set the uploader content type from the file"),
+      ],
+    ),
+    ("g", vec![user("unrelated chat about lunch"), assistant("pizza it is")]),
+    ("h", vec![user("部署到生产环境的步骤"), assistant("deploy steps written down")]),
+  ];
+  for (id, messages) in &sessions {
+    fx.write(id, messages);
+  }
+  let queries = ["timeout", "uploader timeout", "header", "deploy", "部署", "retry backoff", "content type uploader"];
+  let orders = |hot: i64| -> Vec<Vec<String>> {
+    let engine = fx.engine(json!({"hotSessions": hot}));
+    queries.iter().map(|query| session_order(&engine, query)).collect()
+  };
+  let cold = orders(0);
+  assert_eq!(cold[0][..2], ["c".to_string(), "a".to_string()], "the session that is about it leads: {:?}", cold[0]);
+  assert_eq!(orders(3), cold, "some sessions hot");
+  assert_eq!(orders(100), cold, "every session hot");
+}
