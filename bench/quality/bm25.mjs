@@ -42,7 +42,7 @@ export class Bm25 {
    * @returns {{ key: string, score: number }[]}
    */
   search(/** @type {string} */ query, /** @type {{ docs: any[], df: Map<string, number>, avgLength: number }} */ scope) {
-    const terms = [...new Set(this.tokenizer(query))]
+    const terms = [...new Set(this.tokenizer(query, 'query'))]
     const n = scope.docs.length
     const scored = []
     for (const d of scope.docs) {
