@@ -153,3 +153,46 @@ proptest! {
     prop_assert_eq!(hits(&fast), hits(&listed));
   }
 }
+
+/// The sessions of a page's hits in the order they first appear.
+fn session_order(page: &super::RecallPage) -> Vec<String> {
+  let mut order: Vec<String> = Vec::new();
+  for hit in &page.hits {
+    let id = match hit {
+      super::Hit::Entry(entry) => &entry.session_id,
+      super::Hit::Session(session) => &session.session_id,
+    };
+    if !order.contains(id) {
+      order.push(id.clone());
+    }
+  }
+  order
+}
+
+proptest! {
+  #![proptest_config(proptest_config(32))]
+
+  /// A session's rank does not depend on its tier: every session hot, every
+  /// one cold, or some of each, a literal query orders the sessions alike
+  /// (distinct ages, so no tie falls to the entry-before-session rule).
+  #[test]
+  fn sessions_rank_alike_hot_cold_or_mixed(
+    sessions in proptest::collection::vec(session(), 1..6),
+    words in (0..WORDS.len(), 0..WORDS.len()),
+    mixed in 1..5i64,
+  ) {
+    let fx = AgentDir::new();
+    for (i, session) in sessions.iter().enumerate() {
+      write(&fx, i, &Session { age: i as u64, ..session.clone() });
+    }
+    let query = json!({"query": format!("{} {}", WORDS[words.0], WORDS[words.1]), "scope": "project", "pageSize": 50});
+    let order = |hot: i64| {
+      let page = call(&fx.engine(json!({"hotSessions": hot})), &query);
+      assert!(page.next.is_none(), "the corpus fits one page");
+      session_order(&page)
+    };
+    let cold = order(0);
+    prop_assert_eq!(&order(mixed), &cold, "{} hot", mixed);
+    prop_assert_eq!(&order(10), &cold, "every session hot");
+  }
+}
