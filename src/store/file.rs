@@ -115,10 +115,15 @@ fn sync_dir(_dir: &Path) -> io::Result<()> {
   Ok(())
 }
 
+/// How many backups of one file are kept: the oldest (the first state that
+/// was saved) and the newest others.
+pub(crate) const KEPT_BACKUPS: usize = 8;
+
 /// Saves `bytes` as `<file>.bak.<unix-seconds>` and returns the path. A
 /// backup with identical content is reused, so repeated refusals of the same
 /// drifted file do not pile up copies; an existing different backup is never
-/// overwritten.
+/// overwritten. Past [`KEPT_BACKUPS`], the backups between the oldest and
+/// the newest are removed (only files named as this function names them).
 pub(crate) fn backup(file: &Path, bytes: &[u8]) -> Result<PathBuf, (PathBuf, io::Error)> {
   let prefix = format!("{}.bak.", file_name(file));
   let secs = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
@@ -126,13 +131,52 @@ pub(crate) fn backup(file: &Path, bytes: &[u8]) -> Result<PathBuf, (PathBuf, io:
   if let Some(existing) = identical_backup(file, &prefix, bytes) {
     return Ok(existing);
   }
-  let mut candidate = fresh.clone();
-  let mut n = 1;
+  // After the newest backup in name order, even if the clock went back or
+  // pruning freed an older name: the order of names is the order of saves.
+  let (secs, mut n) = match backups(file, &prefix).last() {
+    Some(&((last, n), _)) if last >= secs => (last, n + 1),
+    _ => (secs, 0),
+  };
+  let name = |n: u64| if n == 0 { format!("{prefix}{secs}") } else { format!("{prefix}{secs}.{n}") };
+  let mut candidate = file.with_file_name(name(n));
   while candidate.exists() {
-    candidate = file.with_file_name(format!("{prefix}{secs}.{n}"));
     n += 1;
+    candidate = file.with_file_name(name(n));
   }
-  write_atomic(&candidate, bytes).map(|()| candidate).map_err(|e| (fresh, e))
+  write_atomic(&candidate, bytes).map_err(|e| (fresh, e))?;
+  prune_backups(file, &prefix);
+  Ok(candidate)
+}
+
+/// `<prefix><secs>` or `<prefix><secs>.<n>` as (secs, n): a name [`backup`] wrote.
+fn backup_order(name: &str, prefix: &str) -> Option<(u64, u64)> {
+  let rest = name.strip_prefix(prefix)?;
+  let (secs, n) = rest.split_once('.').unwrap_or((rest, "0"));
+  let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+  (digits(secs) && digits(n)).then(|| Some((secs.parse().ok()?, n.parse().ok()?))).flatten()
+}
+
+/// The regular files named as [`backup`] names them, oldest first.
+fn backups(file: &Path, prefix: &str) -> Vec<((u64, u64), PathBuf)> {
+  let Some(Ok(listing)) = file.parent().map(fs::read_dir) else { return Vec::new() };
+  let mut ours: Vec<((u64, u64), PathBuf)> = listing
+    .filter_map(Result::ok)
+    .filter(|entry| entry.file_type().is_ok_and(|kind| kind.is_file()))
+    .filter_map(|entry| Some((backup_order(entry.file_name().to_str()?, prefix)?, entry.path())))
+    .collect();
+  ours.sort();
+  ours
+}
+
+/// Keeps the oldest backup and the newest `KEPT_BACKUPS - 1`; removes the
+/// ones in between. Best effort: a backup that cannot be removed stays.
+fn prune_backups(file: &Path, prefix: &str) {
+  let ours = backups(file, prefix);
+  if ours.len() > KEPT_BACKUPS {
+    for (_, path) in &ours[1..ours.len() - (KEPT_BACKUPS - 1)] {
+      let _ = fs::remove_file(path);
+    }
+  }
 }
 
 fn identical_backup(file: &Path, prefix: &str, bytes: &[u8]) -> Option<PathBuf> {
@@ -219,5 +263,27 @@ mod tests {
     assert_eq!(fs::read(&first).unwrap(), b"drifted");
     assert_eq!(fs::read(&second).unwrap(), b"drifted again");
     assert!(first.file_name().unwrap().to_string_lossy().starts_with("MEMORY.md.bak."));
+  }
+
+  #[test]
+  fn backups_keep_the_oldest_and_the_newest_and_nothing_not_ours() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("MEMORY.md");
+    fs::write(dir.path().join("MEMORY.md.bak.notes"), "mine").unwrap();
+    let saved: Vec<PathBuf> =
+      (0..KEPT_BACKUPS + 5).map(|i| backup(&file, format!("state {i}").as_bytes()).unwrap()).collect();
+    let mut left: Vec<String> = fs::read_dir(dir.path())
+      .unwrap()
+      .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+      .filter(|name| name.starts_with("MEMORY.md.bak."))
+      .collect();
+    left.sort();
+    assert_eq!(left.len(), KEPT_BACKUPS + 1, "{left:?}");
+    assert!(left.contains(&"MEMORY.md.bak.notes".to_string()), "a file we did not name is never removed");
+    assert_eq!(fs::read(&saved[0]).unwrap(), b"state 0", "the first saved state stays");
+    for newest in &saved[saved.len() - (KEPT_BACKUPS - 1)..] {
+      assert!(newest.exists(), "{newest:?}");
+    }
+    assert!(!saved[1].exists());
   }
 }

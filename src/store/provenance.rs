@@ -82,9 +82,13 @@ pub fn read_for_write(path: &Path) -> (Option<Records>, Option<String>) {
   match read(path) {
     Ok(records) => (records, None),
     Err(reason) => {
-      let saved = match std::fs::read(path)
+      // Bounded and non-blocking, as every read of a file we keep: a FIFO,
+      // a device or a huge file here is not backed up (it hung the write,
+      // holding the memory lock, or grew memory without bound).
+      let bytes = crate::fsread::read_regular(path, MAX_SIDECAR_BYTES, crate::fsread::Links::Refuse);
+      let saved = match bytes
         .map_err(|e| e.to_string())
-        .and_then(|bytes| file::backup(path, &bytes).map_err(|(_, e)| e.to_string()))
+        .and_then(|(bytes, _)| file::backup(path, &bytes).map_err(|(_, e)| e.to_string()))
       {
         Ok(backup) => format!("saved as {}", backup.display()),
         Err(error) => format!("not backed up: {error}"),
@@ -286,5 +290,22 @@ mod tests {
       .filter(|e| e.file_name().to_string_lossy().starts_with("MEMORY.provenance.json.bak."))
       .collect();
     assert_eq!(std::fs::read_to_string(backups[0].path()).unwrap(), "{broken");
+  }
+
+  #[cfg(unix)]
+  #[test]
+  fn a_special_file_as_the_sidecar_is_replaced_without_reading_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join(file_name(Target::Memory));
+    crate::testing::mkfifo(&path);
+    // Reading a FIFO whole blocked forever here, inside the memory lock.
+    let (fresh, reason) = read_for_write(&path);
+    assert_eq!(fresh, Some(Records::new()));
+    assert!(reason.unwrap().contains("not backed up: not a regular file"));
+    std::fs::remove_file(&path).unwrap();
+    let huge = std::fs::File::create(&path).unwrap();
+    huge.set_len(MAX_SIDECAR_BYTES + 1).unwrap();
+    let (_, reason) = read_for_write(&path);
+    assert!(reason.unwrap().contains("not backed up"), "a sparse file over the bound is not copied");
   }
 }
