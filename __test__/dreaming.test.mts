@@ -2,6 +2,7 @@
 // dream() with a stand-in session model and consolidation (the real agent
 // with the faux model runs in e2e/dreaming.test.mjs).
 import assert from 'node:assert/strict'
+import { execFileSync } from 'node:child_process'
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -61,6 +62,17 @@ describe('state file', () => {
     // The original's field name is read too.
     writeFileSync(join(dir, STATE_FILE), JSON.stringify({ lastConsolidatedAt: '2026-01-02T03:04:05.000Z', lastSessionCount: 3 }))
     assert.equal(readState(dir).lastTurnCount, 3)
+  })
+
+  test('a FIFO or an oversized file as the state is "never ran", read without blocking', () => {
+    const special = join(dir, 'special')
+    mkdirSync(special, { recursive: true })
+    execFileSync('mkfifo', [join(special, STATE_FILE)])
+    // readFileSync blocked the event loop here forever.
+    assert.deepEqual(readState(special), { lastConsolidatedAt: null, lastTurnCount: 0 })
+    rmSync(join(special, STATE_FILE))
+    writeFileSync(join(special, STATE_FILE), `{"lastConsolidatedAt":"2026-01-02T03:04:05.000Z","pad":"${'x'.repeat(70_000)}"}`)
+    assert.deepEqual(readState(special), { lastConsolidatedAt: null, lastTurnCount: 0 })
   })
 })
 

@@ -1,7 +1,8 @@
 /** The state file (`<memoryDir>/dreaming-state.json`) and the gates it opens. */
 
-import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
+import { readRegularText } from '../bounded-read.mjs'
 import type { DreamingSettings } from './settings.mjs'
 
 export const STATE_FILE = 'dreaming-state.json'
@@ -17,10 +18,13 @@ export interface DreamingState {
 
 const NEVER: DreamingState = { lastConsolidatedAt: null, lastTurnCount: 0 }
 
-/** The state; a missing, unreadable or malformed file is "never ran". */
+/** A state file is a few dozen bytes; anything past this is not one. */
+const MAX_STATE_BYTES = 64 * 1024
+
+/** The state; a missing, unreadable, malformed or special file (a FIFO never blocks) is "never ran". */
 export function readState(memoryDir: string): DreamingState {
   try {
-    const raw = JSON.parse(readFileSync(join(memoryDir, STATE_FILE), 'utf8')) as Record<string, unknown>
+    const raw = JSON.parse(readRegularText(join(memoryDir, STATE_FILE), MAX_STATE_BYTES)) as Record<string, unknown>
     const at = raw?.lastConsolidatedAt
     if (typeof at !== 'string' || Number.isNaN(Date.parse(at))) return { ...NEVER }
     const count = raw.lastTurnCount ?? raw.lastSessionCount
