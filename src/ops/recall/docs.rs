@@ -1,7 +1,9 @@
 //! The candidate entries of one hot session. Without filters they are one
-//! contiguous range (the entry range, cut at the live turn and the entry
-//! budget), so a query touches only the postings it reads instead of
-//! listing every hot entry first.
+//! contiguous range (the entry range, cut at the live turn), so a query
+//! touches only the postings it reads instead of listing every hot entry
+//! first; nothing is materialized, so no budget applies. With filters the
+//! passing entries are listed, newest first, within the entry budget: in a
+//! long live session the newest entries are what a user asks about.
 
 use crate::coverage::Reason;
 use crate::index::hot::EntryKinds;
@@ -18,9 +20,9 @@ pub(super) enum Docs {
   Listed(Vec<usize>),
 }
 
-/// The candidates of one session's `entries` inside `window`, charged to
-/// `budget` in entry order; `CandidateEntryBudget` once a candidate finds
-/// the budget spent.
+/// The candidates of one session's `entries` inside `window`; listed ones
+/// (with filters) are charged to `budget` newest first, and
+/// `CandidateEntryBudget` is set once a candidate finds the budget spent.
 pub(super) fn candidates<'a>(
   entries: &[Entry],
   kinds: impl FnOnce() -> &'a EntryKinds,
@@ -30,19 +32,14 @@ pub(super) fn candidates<'a>(
   reasons: &mut BTreeSet<Reason>,
 ) -> Docs {
   if filters.is_empty() {
-    let take = window.len().min(*budget);
-    if take < window.len() {
-      reasons.insert(Reason::CandidateEntryBudget);
-    }
-    *budget -= take;
-    return Docs::Range(window.start..window.start + take);
+    return Docs::Range(window);
   }
   // Each distinct kind tested once; an entry is then an index lookup.
   let kinds = kinds();
   let passing: Vec<bool> = kinds.distinct.iter().map(|kind| filters.matches_kind(kind)).collect();
   let passes = |at: usize| passing[kinds.of[at] as usize] && filters.matches_time(entries[at].typed.timestamp);
   let mut listed = Vec::new();
-  for entry in window.filter(|&at| passes(at)).map(|at| &entries[at]) {
+  for entry in window.rev().filter(|&at| passes(at)).map(|at| &entries[at]) {
     if *budget == 0 {
       reasons.insert(Reason::CandidateEntryBudget);
       break;
@@ -50,6 +47,7 @@ pub(super) fn candidates<'a>(
     *budget -= 1;
     listed.push(entry.index);
   }
+  listed.reverse();
   Docs::Listed(listed)
 }
 
@@ -138,8 +136,10 @@ mod tests {
   proptest! {
     #![proptest_config(proptest_config(256))]
 
-    /// The range (no filter) and the list (a filter every entry passes)
-    /// are the same candidates, charged to the budget the same way.
+    /// The range (no filter) and the list (a filter every entry passes) are
+    /// the same candidates while the budget allows; past it the list keeps
+    /// the newest entries, and the range, which materializes nothing, is
+    /// never cut.
     #[test]
     fn a_range_equals_the_list_a_pass_all_filter_makes(
       count in 0..40usize,
@@ -158,14 +158,19 @@ mod tests {
       let fast = candidates(&entries, || &kinds, window.clone(), &Filters::default(), &mut fast_budget, &mut fast_reasons);
       let listed = candidates(&entries, || &kinds, window, &everything, &mut listed_budget, &mut listed_reasons);
       prop_assert!(matches!(fast, Docs::Range(_)) && matches!(listed, Docs::Listed(_)));
-      prop_assert_eq!(fast.iter().collect::<Vec<_>>(), listed.iter().collect::<Vec<_>>());
-      prop_assert_eq!((fast.len(), fast_budget, &fast_reasons), (listed.len(), listed_budget, &listed_reasons));
-      prop_assert_eq!(fast.length_sum(&lengths), listed.length_sum(&lengths));
-      let postings: Vec<(u32, u32)> = list.into_iter().collect();
-      prop_assert_eq!(fast.restrict(&postings).collect::<Vec<_>>(), listed.restrict(&postings).collect::<Vec<_>>());
       let in_request = |i: usize| range.is_none_or(|(first, last)| i as i64 >= first && i as i64 <= last);
-      let expected: Vec<usize> = (0..end.min(count)).filter(|&i| in_request(i)).take(budget).collect();
-      prop_assert_eq!(fast.iter().collect::<Vec<_>>(), expected);
+      let inside: Vec<usize> = (0..end.min(count)).filter(|&i| in_request(i)).collect();
+      prop_assert_eq!(fast.iter().collect::<Vec<_>>(), inside.clone());
+      prop_assert_eq!((fast_budget, fast_reasons.is_empty()), (budget, true));
+      let newest = inside[inside.len().saturating_sub(budget)..].to_vec();
+      prop_assert_eq!(listed.iter().collect::<Vec<_>>(), newest.clone());
+      prop_assert_eq!(listed_budget, budget - newest.len());
+      prop_assert_eq!(listed_reasons.contains(&Reason::CandidateEntryBudget), newest.len() < inside.len());
+      if newest.len() == inside.len() {
+        prop_assert_eq!(fast.length_sum(&lengths), listed.length_sum(&lengths));
+        let postings: Vec<(u32, u32)> = list.into_iter().collect();
+        prop_assert_eq!(fast.restrict(&postings).collect::<Vec<_>>(), listed.restrict(&postings).collect::<Vec<_>>());
+      }
     }
 
     /// Testing each distinct kind once lists what testing every entry does.
@@ -195,5 +200,26 @@ mod tests {
       let expected: Vec<usize> = entries.iter().filter(|e| filters.matches(&e.typed)).map(|e| e.index).collect();
       prop_assert_eq!(listed.iter().collect::<Vec<_>>(), expected);
     }
+  }
+
+  #[test]
+  fn the_budget_keeps_the_newest_listed_entries_and_never_cuts_a_range() {
+    let entries: Vec<Entry> = (0..10)
+      .map(|index| {
+        let mut entry = Entry { index, ..Entry::default() };
+        entry.typed.role = Some(if index % 2 == 0 { "user" } else { "assistant" }.into());
+        entry
+      })
+      .collect();
+    let kinds = EntryKinds::of(&entries);
+    let users = Filters { role: Some("user".into()), ..Filters::default() };
+    let (mut budget, mut reasons) = (3, BTreeSet::new());
+    let listed = candidates(&entries, || &kinds, 0..10, &users, &mut budget, &mut reasons);
+    assert_eq!(listed, Docs::Listed(vec![4, 6, 8]), "the newest three");
+    assert!(reasons.contains(&Reason::CandidateEntryBudget));
+    let (mut budget, mut reasons) = (3, BTreeSet::new());
+    let range = candidates(&entries, || &kinds, 2..10, &Filters::default(), &mut budget, &mut reasons);
+    assert_eq!((range, budget), (Docs::Range(2..10), 3), "a range materializes nothing");
+    assert!(reasons.is_empty());
   }
 }
