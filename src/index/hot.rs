@@ -219,7 +219,7 @@ impl HotShard {
   /// a cold digest of the same entries keeps it: every occurrence adds its
   /// entry's field units; echoes count only when `echoes` keeps them.
   pub fn frequency(&self, term: &str, echoes: crate::index::cold::Echoes) -> u8 {
-    let counted = self.postings.get(term).iter().filter(|(doc, _)| self.counts(*doc as usize, echoes));
+    let counted = self.postings.get(term).iter().filter(|(doc, _)| self.is_evidence(*doc as usize, echoes));
     let tenths: u64 = counted.map(|&(doc, tf)| u64::from(tf) * self.provenance(doc as usize).field_units()).sum();
     if tenths == 0 {
       0
@@ -232,17 +232,16 @@ impl HotShard {
   /// keeps it (`ColdDigest::length`).
   pub fn length(&self, echoes: crate::index::cold::Echoes) -> u64 {
     let docs = 0..self.postings.doc_lengths.len();
-    let counted = docs.filter(|&doc| self.counts(doc, echoes));
+    let counted = docs.filter(|&doc| self.is_evidence(doc, echoes));
     counted.map(|doc| u64::from(self.postings.doc_lengths[doc]) * self.provenance(doc).field_units()).sum()
   }
 
-  fn counts(&self, doc: usize, echoes: crate::index::cold::Echoes) -> bool {
-    echoes == crate::index::cold::Echoes::Kept || !self.is_echo(doc)
-  }
-
-  /// Is entry `doc` an echo of this package's own recall traffic?
-  pub fn is_echo(&self, doc: usize) -> bool {
-    self.echoes.get_or_init(|| crate::session::echo::echoes(&self.entries))[doc]
+  /// May entry `doc`'s text match a query and count in the session's
+  /// statistics? Not an echo of this package's own recall traffic
+  /// (`session::echo`), unless `echoes` keeps them.
+  pub fn is_evidence(&self, doc: usize, echoes: crate::index::cold::Echoes) -> bool {
+    echoes == crate::index::cold::Echoes::Kept
+      || !self.echoes.get_or_init(|| crate::session::echo::echoes(&self.entries))[doc]
   }
 
   /// The entries' typed kinds (see [`EntryKinds`]).

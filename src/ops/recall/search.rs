@@ -272,10 +272,9 @@ impl<'r> Search<'r> {
     out
   }
 
-  /// May hot entry `doc`'s text match a query? Echoes of this package's own
-  /// recall traffic may not, unless `indexOwnToolResults` keeps them.
+  /// May hot entry `doc`'s text match a query (`HotShard::is_evidence`)?
   fn is_evidence(&self, shard: &crate::index::hot::HotShard, doc: usize) -> bool {
-    self.config.index_own_tool_results || !shard.is_echo(doc)
+    shard.is_evidence(doc, Echoes::of(self.config))
   }
 
   /// A cold candidate's vocabulary and addresses; one that cannot be read
