@@ -178,12 +178,13 @@ impl Discovery {
 
   /// Is the session at `path`, whose header names `header_cwd`, one of this
   /// cwd's, whose own dir is `project_dir` ([`Discovery::project_dir`])? In
-  /// the default layout by its directory and header cwd ([`belongs_to`]);
-  /// in the flat custom session dir, which holds every cwd's sessions, only
-  /// by a header cwd equal to this cwd (as Pi's `SessionManager.list`).
+  /// the default layout its directory decides, whatever its header says (a
+  /// session moved into this cwd's dir is this cwd's, as Pi's
+  /// `SessionManager.list` lists it); in the flat custom session dir, which
+  /// holds every cwd's sessions, only a header cwd equal to this cwd does.
   pub fn in_project(&self, project_dir: &Path, path: &Path, header_cwd: &str) -> bool {
     let parent = path.parent();
-    if parent == Some(project_dir) && belongs_to(header_cwd, &self.cwd) {
+    if parent == Some(project_dir) {
       return true;
     }
     parent.is_some()

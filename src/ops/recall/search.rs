@@ -339,12 +339,13 @@ impl<'r> Search<'r> {
   }
 
   /// The candidate sessions holding stored term `term`, with their
-  /// frequency classes: hot ones (with a filter, those with a passing entry)
-  /// from their postings, cold ones from the dictionary or their digests.
+  /// frequency classes: hot ones with a candidate entry (one that passes the
+  /// filters, the entry range and the live turn's cut) from their postings,
+  /// cold ones from the dictionary or their digests.
   fn session_frequencies(&self, term: &str, echoes: Echoes) -> FxHashMap<usize, u8> {
     let mut out: FxHashMap<usize, u8> = FxHashMap::default();
     for &(slot, ref docs) in &self.hot {
-      if !self.request.filters.is_empty() && docs.is_empty() {
+      if docs.is_empty() {
         continue;
       }
       let frequency = self.sessions.at(slot).shard().expect("hot").frequency(term, echoes);
