@@ -83,8 +83,9 @@ type FileId = (u64, u64);
 /// Paths here come from one listing, so equal files are equal bytes.
 pub(crate) type PathMap<V> = rustc_hash::FxHashMap<std::ffi::OsString, V>;
 
-/// A header as read, with the file's (dev, inode) and size then.
-type ProbedHeader = (FileId, u64, Option<Header>);
+/// A probed header with the file it was read from and the stat it was
+/// proven against.
+type ProbedHeader = (FileId, StatStamp, Option<Header>);
 
 /// One process-resident index per index dir, shared by concurrent calls.
 pub struct Index {
@@ -186,18 +187,25 @@ impl Index {
   }
 
   /// The header of `path` (cached while the file is the same: appends never
-  /// change a header; "not a session" only while the size is the same too,
-  /// since a file seen before its header line was complete may become one);
-  /// `Err` when it cannot be read at all, which is never cached.
+  /// change a header; "not a session" only while its whole stat is the same
+  /// too, since a file seen mid-write may become one); `Err` when it cannot
+  /// be read at all, which is never cached. A probe is remembered only when
+  /// the file's stat after the read is still `stamp`: one that raced a
+  /// rewrite (truncate, then write back to the same size) read a torn file,
+  /// and remembering its "not a session" hid the session until its size
+  /// changed.
   fn probe(&self, path: &Path, stamp: &StatStamp) -> Result<Option<Header>, ()> {
     let file = (stamp.dev, stamp.ino);
-    if let Some((seen, size, header)) = self.headers.lock().get(path.as_os_str()) {
-      if *seen == file && (header.is_some() || *size == stamp.size) {
+    if let Some((seen, proven, header)) = self.headers.lock().get(path.as_os_str()) {
+      if *seen == file && (header.is_some() || proven == stamp) {
         return Ok(header.clone());
       }
     }
     let header = try_read_header(path).map_err(|_| ())?;
-    self.headers.lock().insert(path.as_os_str().to_owned(), (file, stamp.size, header.clone()));
+    let unchanged = fs::metadata(path).is_ok_and(|after| StatStamp::of(&after) == *stamp);
+    if unchanged {
+      self.headers.lock().insert(path.as_os_str().to_owned(), (file, *stamp, header.clone()));
+    }
     Ok(header)
   }
 

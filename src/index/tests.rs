@@ -1003,3 +1003,28 @@ fn a_fresh_process_project_call_reads_its_heads_from_the_pack_and_proves_members
   assert_eq!((all.coverage.eligible_sessions, cold_opens(&dir)), (10, 0));
   assert!(stamps() == packed, "nothing changed: no shard written again");
 }
+
+/// A probe that raced a same-size rewrite (truncated, then written back)
+/// read a torn file: its "not a session" must not outlive the stat it was
+/// made against, or the session stays out of every listing.
+#[test]
+fn a_header_probe_that_raced_a_rewrite_is_not_remembered() {
+  let fx = fixture();
+  let path = fx.project.join("raced.jsonl");
+  let text = session_text("raced", &["hello raced"]);
+  fs::write(&path, &text).unwrap();
+  let before = crate::session::source::StatStamp::of(&fs::metadata(&path).unwrap());
+  let index = Index::shared(fx.index_dir());
+  // Mid-rewrite: the file is empty when the probe reads it.
+  fs::write(&path, "").unwrap();
+  assert_eq!(index.probe(&path, &before), Ok(None));
+  // The rewrite completes at the same size.
+  std::thread::sleep(std::time::Duration::from_millis(5));
+  fs::write(&path, &text).unwrap();
+  let after = crate::session::source::StatStamp::of(&fs::metadata(&path).unwrap());
+  assert_eq!(after.size, before.size);
+  let probed = index.probe(&path, &after).expect("readable");
+  assert_eq!(probed.map(|header| header.id), Some("raced".to_string()), "the session is one again");
+  // A probe against a stat that still holds is remembered.
+  assert!(index.headers.lock().get(path.as_os_str()).is_some_and(|(_, proven, _)| *proven == after));
+}
