@@ -223,6 +223,11 @@ test('doctor: where it looks, sessions per project, coverage without building, s
   assert.match(human.stdout, /^index +3 of 3 sessions indexed · 0 stale · coverage complete$/m)
   assert.match(human.stdout, new RegExp(`^ {2}memory\\.hotSessions +7 \\(${settingsFile}\\)$`, 'm'))
   assert.match(human.stdout, /^ok$/m)
+  assert.equal(JSON.parse(run(['doctor', '--json', '--agent-dir', agentDir, ...WEBSHOP]).stdout).indexDir.tempFiles, 0)
+  // A killed writer's temp file is counted (the next full pass removes it once 10 minutes old).
+  writeFileSync(join(agentDir, 'fabric', 'memory-index', 'x-s.active.hot.tmp.4242.7'), 'partial')
+  assert.equal(JSON.parse(run(['doctor', '--json', '--agent-dir', agentDir, ...WEBSHOP]).stdout).indexDir.tempFiles, 1)
+  assert.match(run(['doctor', '--agent-dir', agentDir, ...WEBSHOP]).stdout, /3 records, \d+ kB, 1 temp files of interrupted writes/)
   writeFileSync(settingsFile, JSON.stringify({ memory: { enabled: false } }))
   const disabled = run(['doctor', '--json', '--agent-dir', agentDir, ...WEBSHOP])
   assert.equal(disabled.status, 0, 'a warning, not a problem')

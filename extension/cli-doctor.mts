@@ -33,7 +33,8 @@ export interface DoctorReport {
   ok: boolean
   agentDir: { path: string; origin: string; exists: boolean }
   sessionsDir: { path: string; sessions: number; bytes: number; projects: Array<{ dir: string; cwd: string | null; sessions: number; bytes: number }> }
-  indexDir: { path: string; exists: boolean; records: number; bytes: number } | null
+  /** `tempFiles`: temp files of index writes that were interrupted (a killed process); removed after 10 minutes. */
+  indexDir: { path: string; exists: boolean; records: number; tempFiles: number; bytes: number } | null
   coverage: MemoryCoverage | null
   memoryDir: { path: string; memory: MemoryFileStatus; user: MemoryFileStatus } | null
   settings: SettingRow[]
@@ -69,7 +70,10 @@ function writable(path: string): boolean {
 function indexDirStats(path: string): DoctorReport['indexDir'] {
   const names = safeReaddir(path)
   const records = names.filter((name) => /\.(hot|cold)$/.test(name))
-  return { path, exists: isDir(path), records: records.length, bytes: names.reduce((sum, name) => sum + sizeOf(join(path, name)), 0) }
+  // `<name>.tmp.<pid>.<n>`, as the index's atomic writer names them (src/index/record.rs).
+  const tempFiles = names.filter((name) => /\.tmp\.\d+\.\d+$/.test(name)).length
+  const bytes = names.reduce((sum, name) => sum + sizeOf(join(path, name)), 0)
+  return { path, exists: isDir(path), records: records.length, tempFiles, bytes }
 }
 
 /** Recall's side: the coverage of every session as it stands (see the module comment). */
@@ -154,7 +158,10 @@ function printReport(r: DoctorReport): void {
   const s = r.sessionsDir
   console.log(`${label('sessions')}${s.path}: ${s.sessions} sessions (${bytes(s.bytes)}) in ${s.projects.length} projects`)
   for (const p of s.projects) console.log(`  ${String(p.sessions).padStart(5)}  ${p.cwd ?? p.dir} ${dim(`(${bytes(p.bytes)})`)}`)
-  if (r.indexDir) console.log(`${label('index dir')}${r.indexDir.path}: ${r.indexDir.exists ? `${r.indexDir.records} records, ${bytes(r.indexDir.bytes)}` : 'not built yet'}`)
+  if (r.indexDir) {
+    const temps = r.indexDir.tempFiles > 0 ? `, ${r.indexDir.tempFiles} temp files of interrupted writes (removed after 10 minutes)` : ''
+    console.log(`${label('index dir')}${r.indexDir.path}: ${r.indexDir.exists ? `${r.indexDir.records} records, ${bytes(r.indexDir.bytes)}${temps}` : 'not built yet'}`)
+  }
   if (r.coverage) {
     const c = r.coverage
     console.log(`${label('index')}${c.indexedSessions} of ${c.eligibleSessions} sessions indexed · ${c.staleSessions} stale · coverage ${coverageText(c)}`)
