@@ -375,6 +375,8 @@ impl<'r> Search<'r> {
     let (sessions, average_session) = self.sessions.plan.lengths(&self.sessions, echoes);
     let average_entry = self.average_length();
     let mut session_scores: FxHashMap<usize, f64> = FxHashMap::default();
+    // A hot session's length is a pass over its entries: once per call, not per term.
+    let mut lengths: FxHashMap<usize, u32> = FxHashMap::default();
     let mut hot: Vec<Scored> = Vec::new();
     let mut cold: Vec<Vec<usize>> = Vec::with_capacity(terms.len());
     for term in terms {
@@ -388,7 +390,7 @@ impl<'r> Search<'r> {
       for &slot in &holding {
         let frequency =
           session_frequency(wholes.get(&slot).copied().unwrap_or(0), parts.get(&slot).copied().unwrap_or(0));
-        let length = self.session_length(slot, echoes);
+        let length = *lengths.entry(slot).or_insert_with(|| self.session_length(slot, echoes));
         *session_scores.entry(slot).or_insert(0.0) += bm25(weight, frequency, length, average_session);
       }
       let scored = self.hot_postings(term, &part).into_iter().map(|(slot, doc, tf)| {
