@@ -442,8 +442,12 @@ export declare class MemoryEngine {
   get config(): Record<string, unknown>
   /** The index directory this engine reads and writes. */
   get indexDir(): string
-  /** `memory.recall`: ranked, bounded evidence with copy-ready `follow` calls. */
-  recall(args?: RecallArgs, live?: LiveBranchArg): Promise<RecallPage>
+  /**
+   * `memory.recall`: ranked, bounded evidence with copy-ready `follow` calls.
+   * `onProgress` receives the indexing work this call does (the plan, then
+   * each build), so a host can show a first recall's wait.
+   */
+  recall(args?: RecallArgs, live?: LiveBranchArg, onProgress?: (progress: IndexProgress) => void): Promise<RecallPage>
   /** `memory.expand`: full normalized entries in `textRange` chunks. */
   expand(args?: ExpandArgs, live?: LiveBranchArg): Promise<ExpandPage>
   /**

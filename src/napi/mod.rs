@@ -208,8 +208,18 @@ impl MemoryEngine {
   }
 
   fn task(&self, live: Option<Value>, operation: Operation) -> Result<AsyncTask<OperationTask>> {
+    self.task_with_progress(live, None, operation)
+  }
+
+  fn task_with_progress(
+    &self,
+    live: Option<Value>,
+    on_progress: Option<ProgressCallback>,
+    operation: Operation,
+  ) -> Result<AsyncTask<OperationTask>> {
     let live = Live::from_json(live.as_ref()).map_err(to_napi)?;
-    Ok(AsyncTask::new(OperationTask { engine: self.engine.with_live(live), operation }))
+    let engine = Engine { progress: on_progress.map(progress_sink), ..self.engine.with_live(live) };
+    Ok(AsyncTask::new(OperationTask { engine, operation }))
   }
 
   /// The effective `memory` configuration (defaults filled in), camelCase.
@@ -225,14 +235,17 @@ impl MemoryEngine {
   }
 
   /// `memory.recall`: ranked, bounded evidence with copy-ready `follow` calls.
+  /// `onProgress` receives the indexing work this call does (the plan, then
+  /// each build), so a host can show a first recall's wait.
   #[napi(ts_return_type = "Promise<RecallPage>")]
   pub fn recall(
     &self,
     #[napi(ts_arg_type = "RecallArgs")] args: Option<Value>,
     #[napi(ts_arg_type = "LiveBranchArg")] live: Option<Value>,
+    #[napi(ts_arg_type = "(progress: IndexProgress) => void")] on_progress: Option<ProgressCallback>,
   ) -> Result<AsyncTask<OperationTask>> {
     let request = RecallRequest::from_json(args.as_ref()).map_err(to_napi)?;
-    self.task(live, Operation::Recall(Box::new(request)))
+    self.task_with_progress(live, on_progress, Operation::Recall(Box::new(request)))
   }
 
   /// `memory.expand`: full normalized entries in `textRange` chunks.
@@ -256,9 +269,7 @@ impl MemoryEngine {
     #[napi(ts_arg_type = "(progress: IndexProgress) => void")] on_progress: Option<ProgressCallback>,
   ) -> Result<AsyncTask<OperationTask>> {
     let request = SessionsRequest::from_json(args.as_ref()).map_err(to_napi)?;
-    let live = Live::from_json(live.as_ref()).map_err(to_napi)?;
-    let engine = Engine { progress: on_progress.map(progress_sink), ..self.engine.with_live(live) };
-    Ok(AsyncTask::new(OperationTask { engine, operation: Operation::Sessions(request) }))
+    self.task_with_progress(live, on_progress, Operation::Sessions(request))
   }
 }
 

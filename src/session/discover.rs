@@ -226,7 +226,9 @@ impl Discovery {
   }
 
   /// `session:<id-or-path>`: an existing path, else a header id or file stem
-  /// across the agent dir. Several files with that id are ambiguous.
+  /// across the agent dir, else a unique prefix of a header id (at least
+  /// [`MIN_ID_PREFIX`] characters: what recall's human view shows). Several
+  /// files with that id or prefix are ambiguous.
   pub fn find(&self, target: &str) -> Result<SessionFile, ContractError> {
     let as_path = resolve_path(target, &self.cwd);
     if target.contains('/') || target.contains('\\') || target.ends_with(".jsonl") {
@@ -234,12 +236,16 @@ impl Discovery {
         return named;
       }
     }
-    let mut matches: Vec<SessionFile> =
-      self.global().into_iter().filter(|s| s.header.id == target || s.stem() == target).collect();
+    let mut known = self.global();
     if let Some(live) = self.live_file.as_deref().and_then(SessionFile::open) {
-      if (live.header.id == target || live.stem() == target) && !matches.iter().any(|m| m.path == live.path) {
-        matches.push(live);
+      if !known.iter().any(|m| m.path == live.path) {
+        known.push(live);
       }
+    }
+    let mut matches: Vec<SessionFile> =
+      known.iter().filter(|s| s.header.id == target || s.stem() == target).cloned().collect();
+    if matches.is_empty() && target.chars().count() >= MIN_ID_PREFIX {
+      matches = known.into_iter().filter(|s| s.header.id.starts_with(target)).collect();
     }
     match matches.len() {
       0 => Err(not_found(target)),
@@ -284,6 +290,10 @@ fn open_named(path: &Path, target: &str) -> Option<Result<SessionFile, ContractE
     Err(error) => Err(super::read_failed(path, &ReadError::Io(error))),
   })
 }
+
+/// The shortest id prefix `session:<prefix>` accepts: shorter ones would
+/// match by accident (every UUIDv7 of a month shares its first characters).
+pub const MIN_ID_PREFIX: usize = 8;
 
 fn not_found(target: &str) -> ContractError {
   ContractError::new(ErrorCode::SessionNotFound, format!("No Pi session matches \"{target}\".")).with("session", target)

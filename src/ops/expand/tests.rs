@@ -115,6 +115,24 @@ fn duplicate_session_ids_are_ambiguous() {
 }
 
 #[test]
+fn a_unique_id_prefix_names_its_session_and_a_shared_one_is_ambiguous() {
+  let fx = fixture();
+  fx.write("a.jsonl", &(header("019e9a22-a7d6-7000-8000-000000000001") + &user("u1", None, "one")));
+  fx.write("b.jsonl", &(header("019e9a22-a7d6-7000-8000-000000000002") + &user("u1", None, "two")));
+  fx.write("c.jsonl", &(header("019e9b00-0000-7000-8000-000000000003") + &user("u1", None, "three")));
+  assert_eq!(fx.expand(json!({"session": "019e9b00", "indices": [0]})).entries[0].text, "three");
+  assert_eq!(
+    fx.expand(json!({"session": "019e9a22-a7d6-7000-8000-000000000002", "indices": [0]})).entries[0].text,
+    "two"
+  );
+  let shared = fx.expand(json!({"session": "019e9a22-a7d6"})).error.unwrap();
+  assert_eq!(shared.code, "ambiguous_session");
+  assert_eq!(shared.details["candidates"].as_array().unwrap().len(), 2);
+  // Below the minimum a prefix names nothing, even a unique one.
+  assert_eq!(fx.expand(json!({"session": "019e9b0"})).error.unwrap().code, "session_not_found");
+}
+
+#[test]
 fn long_entries_reassemble_exactly_within_the_envelope() {
   let fx = fixture();
   let long: String = (0..55_000)
