@@ -82,6 +82,20 @@ const PATTERNS: &[(&str, &str, Scope)] = &[
   ),
   (r"you\s+have\s+been\s+(?:\w+\s+)*(updated|upgraded|patched)\s+to", "fake_update", Scope::Context),
   (r"\bname\s+yourself\s+\w+", "identity_override", Scope::Context),
+  // Role reassignment by name ("you are now DAN"): an all-caps persona name,
+  // or an explicit "called/named/known as"; "you are now ready" stays clean.
+  // One concatenation, so the evidence prefilter anchors on its words.
+  (
+    r"you\s+are\s+(?:now\s+(?:called\s+|named\s+|known\s+as\s+)?(?-i:[A-Z][A-Z0-9]+)\b|(?:now\s+)?(?:called|named|known\s+as)\s+\w+)",
+    "role_rename",
+    Scope::Context,
+  ),
+  // Instruction erasure: "forget your system prompt", "disregard prior guidance".
+  (
+    r"(?:forget|disregard|abandon|erase|unlearn|wipe)\s+(?:\w+\s+){0,3}?(?:your|all|any|prior|previous|earlier|above|original|existing)\s+(?:\w+\s+){0,2}?(?:instructions|rules|guidelines|guidance|directives|system\s+prompt|programming|training|constraints)\b",
+    "instruction_erasure",
+    Scope::Context,
+  ),
   (r"register\s+(as\s+)?a?\s*node", "c2_node_registration", Scope::Context),
   (r"(heartbeat|beacon|check[\s\-]?in)\s+(to|with)\s+", "c2_heartbeat", Scope::Context),
   (r"pull\s+(down\s+)?(?:new\s+)?task(?:ing|s)?\b", "c2_task_pull", Scope::Context),
@@ -112,6 +126,14 @@ const PATTERNS: &[(&str, &str, Scope)] = &[
   (
     r"(include|output|print|share)\s+(?:\w+\s+)*(conversation|chat\s+history|previous\s+messages|full\s+context|entire\s+context)",
     "context_exfil",
+    Scope::Strict,
+  ),
+  // Fetch-and-execute: a download piped or substituted into a shell or
+  // interpreter runs whatever the URL serves; strict only, since recalled
+  // install logs hold `curl … | sh` legitimately.
+  (
+    r"\b(?:curl|wget|fetch|iwr|irm|invoke-webrequest|invoke-restmethod)\b[^\n|]*\|\s*(?:sudo\s+(?:-\w+\s+)*)?(?:ba|z|da|k|fi)?sh\b|\b(?:curl|wget)\b[^\n|]*\|\s*(?:sudo\s+)?(?:python[0-9.]*|perl|ruby|node)\b|(?:ba|z)?sh\s+(?:-c\s+)?[\x22']?(?:<\(|\$\()\s*(?:curl|wget)\b|\b(?:iex|invoke-expression)\b[^\n]*\b(?:iwr|irm|invoke-webrequest|invoke-restmethod|downloadstring)\b",
+    "fetch_execute",
     Scope::Strict,
   ),
   (r"authorized_keys", "ssh_backdoor", Scope::Strict),
