@@ -9,7 +9,8 @@
 //! change that takes the entry off the active path, is `stale_pointer`.
 //! Without `expectedSourceBytes` the hash covers the whole file, and without
 //! a leaf id the fingerprint covers the whole lineage: older tokens keep
-//! their exact meaning.
+//! their exact meaning. Both hashes may be stated by a prefix of at least
+//! [`MIN_HASH_PREFIX`] hex digits (compact pointers for the model).
 
 use super::lineage::{tip_fingerprint, Branches};
 use super::source::{read_source, sha256_hex};
@@ -181,7 +182,7 @@ pub fn check_source(view: &SessionView, binding: &Binding) -> SourceCheck {
     },
   };
   match actual {
-    Some(actual) if actual == expected => SourceCheck::Holds,
+    Some(actual) if same_hash(&actual, expected) => SourceCheck::Holds,
     _ => SourceCheck::Stale(stale(view, binding, SOURCE_CHANGED).with("expectedSourceBytes", binding.source_bytes)),
   }
 }
@@ -224,10 +225,23 @@ pub fn check_lineage(view: &SessionView, binding: &Binding) -> Result<(), Contra
     },
     _ => view.lineage_fingerprint.clone(),
   };
-  if actual == expected {
+  if same_hash(&actual, expected) {
     return Ok(());
   }
   Err(stale(view, binding, "Session active lineage changed after the pointer was issued."))
+}
+
+/// The shortest hash prefix a binding may carry: 64 bits, as a compact
+/// pointer (the shim's `pin`) states them; a chance match is 2^-64.
+pub const MIN_HASH_PREFIX: usize = 16;
+
+/// Is `expected` this hash, or a lowercase-hex prefix of it at least
+/// [`MIN_HASH_PREFIX`] long?
+fn same_hash(actual: &str, expected: &str) -> bool {
+  actual == expected
+    || (expected.len() >= MIN_HASH_PREFIX
+      && expected.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
+      && actual.starts_with(expected))
 }
 
 /// The entries a call names still come from the bound leaf record: the last

@@ -213,3 +213,27 @@ fn a_pinned_page_stream_neither_loses_nor_repeats_while_the_session_grows() {
   assert_eq!(sorted.len(), seen.len(), "no hit repeats: {seen:?}");
   assert_eq!(sorted, (0..30).collect::<Vec<_>>(), "the stream is the session as it was");
 }
+
+/// A follow whose hashes are cut to a prefix (what the shim's compact `pin`
+/// states): 16 hex digits or more hold as the whole hash does, and a rewrite
+/// is still stale; shorter or non-hex prefixes are not hashes.
+#[test]
+fn hash_prefixes_of_sixteen_digits_bind_as_the_whole_hash() {
+  let dir = AgentDir::new();
+  let (path, engine, follow) = follow_of_the_reply(&dir);
+  let cut = |follow: &Value, digits: usize| {
+    let mut cut = follow.clone();
+    for key in ["expectedSourceHash", "expectedLineageFingerprint"] {
+      cut[key] = json!(follow[key].as_str().unwrap()[..digits].to_string());
+    }
+    cut
+  };
+  assert_eq!(expand_of(&engine, &cut(&follow, 16)).entries[0].text, "noted");
+  assert_eq!(expand_of(&engine, &cut(&follow, 15)).error.unwrap().code, "stale_pointer");
+  let mut upper = cut(&follow, 20);
+  upper["expectedSourceHash"] = json!(upper["expectedSourceHash"].as_str().unwrap().to_uppercase());
+  assert_eq!(expand_of(&engine, &upper).error.unwrap().code, "stale_pointer");
+  let text = fs::read_to_string(&path).unwrap();
+  fs::write(&path, text.replacen("remember", "rememBer", 1)).unwrap();
+  assert_eq!(expand_of(&engine, &cut(&follow, 16)).error.unwrap().code, "stale_pointer");
+}
