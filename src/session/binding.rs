@@ -237,7 +237,7 @@ pub const MIN_HASH_PREFIX: usize = 16;
 
 /// Is `expected` this hash, or a lowercase-hex prefix of it at least
 /// [`MIN_HASH_PREFIX`] long?
-fn same_hash(actual: &str, expected: &str) -> bool {
+pub(crate) fn same_hash(actual: &str, expected: &str) -> bool {
   actual == expected
     || (expected.len() >= MIN_HASH_PREFIX
       && expected.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))

@@ -171,7 +171,7 @@ fn pinned(
   let len = bound.source_bytes.unwrap_or(source.bytes.len() as u64) as usize;
   let prefix = source.bytes.get(..len).map(|p| (p, source::sha256_hex(p)));
   let expected = bound.source_hash.as_deref();
-  let prefix = prefix.filter(|(_, hash)| expected.is_none_or(|h| h == hash));
+  let prefix = prefix.filter(|(_, hash)| expected.is_none_or(|h| binding::same_hash(hash, h)));
   let stale = || {
     ContractError::new(ErrorCode::StalePointer, "Session source changed after the pointer was issued.")
       .with("sessionFile", current.file())
@@ -187,7 +187,7 @@ fn pinned(
     }
   })
   .map_err(|_| stale())?;
-  if bound.fingerprint.as_deref().is_some_and(|f| f != view.lineage_fingerprint) {
+  if bound.fingerprint.as_deref().is_some_and(|f| !binding::same_hash(&view.lineage_fingerprint, f)) {
     return Err(stale());
   }
   Ok(view)

@@ -230,6 +230,9 @@ fn hash_prefixes_of_sixteen_digits_bind_as_the_whole_hash() {
   };
   assert_eq!(expand_of(&engine, &cut(&follow, 16)).entries[0].text, "noted");
   assert_eq!(expand_of(&engine, &cut(&follow, 15)).error.unwrap().code, "stale_pointer");
+  // After an append the bound prefix is re-read and checked against the prefix too.
+  append(&path, &line("a2", Some("u2"), "assistant", "later"));
+  assert_eq!(expand_of(&engine, &cut(&follow, 16)).entries[0].text, "noted");
   let mut upper = cut(&follow, 20);
   upper["expectedSourceHash"] = json!(upper["expectedSourceHash"].as_str().unwrap().to_uppercase());
   assert_eq!(expand_of(&engine, &upper).error.unwrap().code, "stale_pointer");
