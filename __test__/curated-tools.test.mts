@@ -66,8 +66,10 @@ describe('memory tools', () => {
     const { tools } = toolsFor(new MemoryStore({ dir }))
     assert.deepEqual(tools.map((t) => t.name), ['memory_add', 'memory_replace', 'memory_remove', 'memory_read', 'memory_apply'])
     const guidance = tools[0].promptGuidelines!.join('\n')
-    for (const phrase of ['declarative facts', 'reported capacity', 'keep existing valid facts']) assert.ok(guidance.includes(phrase), phrase)
-    assert.match(tools[0].description, /never retry an unchanged failing add/)
+    for (const phrase of ['declarative facts', 'memory_replace', 'reported entries and usage', 'never retry an unchanged failing add']) {
+      assert.ok(guidance.includes(phrase), phrase)
+    }
+    assert.match(tools[0].description, /remember/)
     assert.ok(tools.every((t) => t.promptSnippet && t.outputSchema))
   })
 

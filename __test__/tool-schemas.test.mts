@@ -8,6 +8,8 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, test } from 'node:test'
+import { writeFileSync } from 'node:fs'
+import { DECLARED_TOOLS } from '../extension/exposure.mjs'
 import piFabricMemory, { MEMORY_NAMESPACE } from '../extension/index.mjs'
 
 const agent = mkdtempSync(join(tmpdir(), 'pfm-schemas-'))
@@ -26,6 +28,9 @@ function registeredTools(): any[] {
   return tools
 }
 
+/** What one declaration costs per request: name, description and parameter schema as sent. */
+const declared = (tool: any) => tool.name.length + tool.description.length + JSON.stringify(tool.parameters).length
+
 const ENUMS: Record<string, Record<string, string[]>> = {
   memory_recall: { branches: ['active', 'all'], queryMode: ['literal', 'phrase', 'regex'], queryMatch: ['any', 'all'], outcome: ['succeeded', 'failed', 'aborted', 'timed_out'] },
   memory_expand: { branches: ['active', 'all'] },
@@ -42,7 +47,7 @@ test('eight tools, one namespace, output schemas, plain string enums', () => {
   assert.deepEqual(tools.map((t) => t.name).sort(), Object.keys(ENUMS).sort())
   for (const tool of tools) {
     assert.equal(tool.namespace, MEMORY_NAMESPACE, `${tool.name} namespace`)
-    assert.equal(tool.exposure, undefined, `${tool.name} keeps the default exposure`)
+    assert.equal(tool.exposure, DECLARED_TOOLS.includes(tool.name) ? undefined : 'codemode', `${tool.name} exposure`)
     assert.equal(tool.outputSchema?.type, 'object', `${tool.name} outputSchema`)
     const parameters = JSON.parse(JSON.stringify(tool.parameters))
     for (const [key, values] of Object.entries(ENUMS[tool.name])) {
@@ -51,4 +56,23 @@ test('eight tools, one namespace, output schemas, plain string enums', () => {
     assert.ok(!JSON.stringify(parameters).includes('"const"'), `${tool.name}: no literal unions`)
   }
   assert.match(MEMORY_NAMESPACE.instructions, /async function walk\(args, visit\)/)
+})
+
+// The prompt-footprint goal of issue 32: what the default exposure declares
+// every turn stays within 4,000 characters (README "Prompt footprint").
+test('the declared tools fit in 4,000 characters; the others are codemode, reachable by scripts and tool_search', () => {
+  const tools = registeredTools()
+  const direct = tools.filter((t) => (t.exposure ?? 'direct') === 'direct')
+  assert.deepEqual(direct.map((t) => t.name).sort(), [...DECLARED_TOOLS].sort())
+  const total = direct.reduce((sum, t) => sum + declared(t), 0)
+  assert.ok(total <= 4000, `declared: ${total} characters`)
+})
+
+test('memory.tools "all" declares all eight', () => {
+  writeFileSync(join(agent, 'settings.json'), JSON.stringify({ memory: { tools: 'all' } }))
+  try {
+    assert.deepEqual(registeredTools().filter((t) => t.exposure !== undefined), [])
+  } finally {
+    rmSync(join(agent, 'settings.json'))
+  }
 })

@@ -20,6 +20,7 @@ import { createMemory } from './memory.mjs'
 import { agentDir, liveSessionDir, memorySettings } from './settings.mjs'
 import { guarded } from './errors.mjs'
 import { entries, registerMemoryCommand } from './memory-command.mjs'
+import { exposed, type ToolsSetting } from './exposure.mjs'
 import { createMemoryTools, MEMORY_GUIDANCE, MEMORY_GUIDELINES } from './memory-tools.mjs'
 
 /** The Pi ≥ 1.0 prompt section (`<memory>…</memory>`) that holds the memory block. */
@@ -42,6 +43,8 @@ export interface MemoryExtensionOptions extends CuratedSettings {
   store?: MemoryStore
   /** Pi's own `@earendil-works/pi-agent-core`, for dreaming; the package's Pi entry passes the running Pi's copy. */
   agentCore?: unknown
+  /** Which tools are declared every turn (exposure.mts); default `"essential"`. */
+  tools?: ToolsSetting
 }
 
 type SessionView = Pick<ExtensionContext['sessionManager'], 'getBranch' | 'getSessionId'>
@@ -107,7 +110,7 @@ const message = (error: unknown) => (error instanceof Error ? error.message : St
 export function memoryExtension(pi: ExtensionAPI, options: MemoryExtensionOptions = {}): void {
   const state: { store?: MemoryStore; snapshot?: string; dreaming?: DreamingSettings; includeGlobal?: boolean; abort?: AbortController } = {}
   const tools = createMemoryTools(() => state.store)
-  for (const tool of tools) pi.registerTool(tool)
+  for (const tool of tools) pi.registerTool(exposed(tool, options.tools ?? 'essential'))
   const curatedTools = new Set(tools.map((tool) => tool.name))
 
   /**

@@ -5,6 +5,7 @@
 import type { ExtensionAPI, ExtensionContext } from '@earendil-works/pi-coding-agent'
 import { piActions, type ActionDescriptor } from './catalog.mjs'
 import { memoryExtension, type MemoryExtensionOptions } from './curated.mjs'
+import { exposed, toolsSetting, type ToolsSetting } from './exposure.mjs'
 import { createMemory, type Memory } from './memory.mjs'
 import { recallTools } from './recall-tools.mjs'
 import { recallRenderers, type TuiModule } from './render.mjs'
@@ -48,16 +49,20 @@ function memoryFor(cache: Map<string, CwdMemory>, ctx: ExtensionContext, actions
  * the global settings) and curated memory. Hosts may pass their own store.
  */
 export default function piFabricMemory(pi: ExtensionAPI, curated?: MemoryExtensionOptions & { tui?: TuiModule }): void {
-  if (memorySettings(agentDir(), process.cwd(), false).enabled !== false) registerRecallTools(pi, curated?.tui)
+  const settings = memorySettings(agentDir(), process.cwd(), false)
+  const tools = toolsSetting(settings)
+  if (settings.enabled !== false) registerRecallTools(pi, tools, curated?.tui)
   // Curated memory (MEMORY.md / USER.md): tools, /memory and the prompt snapshot.
-  memoryExtension(pi, curated)
+  memoryExtension(pi, { tools, ...curated })
 }
 
 /** Pi's TUI renderers for one tool, when the running Pi's pi-tui was passed in (else Pi shows the JSON text). */
 const renderersFor = (tool: string, tui: TuiModule | undefined) => (tui ? (recallRenderers(tool, tui) as object) : {})
 
-function registerRecallTools(pi: ExtensionAPI, tui?: TuiModule): void {
+function registerRecallTools(pi: ExtensionAPI, setting: ToolsSetting, tui?: TuiModule): void {
   const memories = new Map<string, CwdMemory>()
   const actions = () => piActions(typeof pi.getAllTools === 'function' ? pi.getAllTools() : [])
-  for (const tool of recallTools((ctx) => memoryFor(memories, ctx, actions), (name) => renderersFor(name, tui))) pi.registerTool(tool)
+  for (const tool of recallTools((ctx) => memoryFor(memories, ctx, actions), (name) => renderersFor(name, tui))) {
+    pi.registerTool(exposed(tool, setting))
+  }
 }

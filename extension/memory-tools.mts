@@ -24,9 +24,8 @@ const LISTS = ['entries', 'provenance', 'currentEntries', 'matches', 'operations
 
 /** Short rules Pi adds to the system prompt's guidelines while the tools are active. */
 export const MEMORY_GUIDELINES = [
-  'Memory (memory_* tools): save durable declarative facts that reduce future user steering — user preferences, stable environment facts, project conventions — never task progress, PR numbers, commit SHAs or anything stale within a week.',
-  'Memory: call memory_read for a target before changing it; update a fact with memory_replace instead of adding a near-duplicate; write declarative facts ("User prefers concise answers"), not instructions ("Always answer concisely").',
-  'Memory: when a write fails for capacity, use the reported capacity (usage, currentEntries) to consolidate without losing facts, keep existing valid facts, and never retry an unchanged failing add.',
+  'Memory (memory_* tools): save durable declarative facts that spare the user repeating themselves (preferences, stable environment facts, project conventions), never task progress, PR numbers, commit SHAs or anything stale within a week; write facts ("User prefers concise answers"), not instructions.',
+  'Memory: correct a fact with memory_replace rather than adding a near-duplicate; when a write fails for capacity, consolidate using the reported entries and usage, and never retry an unchanged failing add.',
 ]
 
 /** The same rules as one block, appended to the system prompt once when Pi has not already listed them. */
@@ -55,11 +54,8 @@ export class MemoryOutputLimitError extends Error {
   readonly code = 'output_limit'
 }
 
-const Target = Type.Union([Type.Literal('memory'), Type.Literal('user')], {
-  description: "Which memory store: 'memory' (your notes) or 'user' (user profile).",
-})
-const OldText = (verb: string) =>
-  Type.String({ description: `A short substring uniquely identifying the entry to ${verb}. Must match exactly one entry.` })
+const Target = Type.Union([Type.Literal('memory'), Type.Literal('user')], { description: 'memory: MEMORY.md, user: USER.md' })
+const OldText = Type.String({ description: 'A unique substring of the entry' })
 
 const OutputSchema = Type.Object({
   success: Type.Boolean(),
@@ -139,7 +135,7 @@ function resolveStore(source: StoreSource): ToolStore {
 /** Pi validates `target`; direct callers get the original's leniency: anything but "user" is "memory". */
 const targetOf = (params: { target?: unknown }): MemoryTarget => (params.target === 'user' ? 'user' : 'memory')
 
-/** Shapes a store result as a Pi tool result (see the module comment). */
+/** Shapes a store result as a Pi tool result (see the module comment); the text is compact JSON (tokens are billed). */
 export function toolResult(result: MemoryStoreResult, target: MemoryTarget): MemoryToolResult {
   const record = { ...result } as Record<string, unknown>
   const failed = result.success === false
@@ -149,10 +145,10 @@ export function toolResult(result: MemoryStoreResult, target: MemoryTarget): Mem
   } catch (error) {
     if (!(error instanceof MemoryOutputLimitError)) throw error
     const details = { success: false, target, error: error.message, code: error.code }
-    return { content: [{ type: 'text', text: JSON.stringify(details, null, 2) }], details, structuredContent: details, isError: true }
+    return { content: [{ type: 'text', text: JSON.stringify(details) }], details, structuredContent: details, isError: true }
   }
-  const full = JSON.stringify(result, null, 2)
-  const text = full.length <= MAX_TEXT_CHARS ? full : JSON.stringify(structuredContent, null, 2)
+  const full = JSON.stringify(result)
+  const text = full.length <= MAX_TEXT_CHARS ? full : JSON.stringify(structuredContent)
   return { content: [{ type: 'text', text }], details: result, structuredContent, ...(failed ? { isError: true } : {}) }
 }
 
@@ -205,9 +201,9 @@ const operationSchema = (evidence: boolean) =>
   // Flat (no union): every provider's tool-schema dialect accepts it; the store checks which fields an action needs.
   Type.Object({
     action: Type.Union([Type.Literal('add'), Type.Literal('replace'), Type.Literal('remove')]),
-    content: Type.Optional(Type.String({ description: 'add: the entry content to append.' })),
-    oldText: Type.Optional(Type.String({ description: 'replace/remove: the whole entry, or a short substring matching exactly one entry.' })),
-    newContent: Type.Optional(Type.String({ description: 'replace: the replacement entry content.' })),
+    content: Type.Optional(Type.String({ description: 'add' })),
+    oldText: Type.Optional(Type.String({ description: 'replace/remove: a unique substring of the entry' })),
+    newContent: Type.Optional(Type.String({ description: 'replace' })),
     ...(evidence ? { evidence: Type.Optional(Evidence) } : {}),
   })
 
@@ -237,27 +233,24 @@ export function createMemoryTools(store: StoreSource, options: MemoryToolOptions
   return [
     memoryTool(
       'memory_add',
-      'Append one durable fact to MEMORY.md (target "memory": your notes on the environment, conventions and procedures) or USER.md (target "user": who the user is and what they prefer). ' +
-        'Call memory_read for the target first. An exact duplicate is a successful no-op. ' +
-        'If the add fails for capacity, inspect currentEntries and usage, then shorten or consolidate existing entries with memory_replace without losing facts; never retry an unchanged failing add. ' +
-        'Save when the user corrects you or asks you to remember something, and for stable preferences and facts; do not save task progress. ' +
-        'After any successful write, call memory_read to verify it. The system prompt keeps the snapshot taken at session start until compaction.',
+      'Append one durable fact to MEMORY.md (target "memory": environment, conventions, procedures) or USER.md ' +
+        '(target "user": who the user is, what they prefer). Save when the user corrects you or asks you to remember. ' +
+        'The result lists the live entries; the system prompt keeps the start-of-session snapshot.',
       'Append durable facts to MEMORY.md or USER.md.',
-      Type.Object({ target: Target, content: Type.String({ description: 'The entry content to append.' }), ...evidenceParam }),
+      Type.Object({ target: Target, content: Type.String(), ...evidenceParam }),
       (s, target, p) => s.add(target, str(p.content), ...evidenceOf(p)),
       store,
       { promptGuidelines: MEMORY_GUIDELINES },
     ),
     memoryTool(
       'memory_replace',
-      'Replace the whole entry that contains oldText (a short substring matching exactly one entry) with newContent. ' +
-        'Use it to update or correct a fact instead of adding a near-duplicate. newContent replaces the entire entry, so keep the qualifiers that are still valid. ' +
-        'If no entry or several entries match, call memory_read and pick a unique substring; do not guess.',
+      'Replace the whole entry containing oldText with newContent (keep its still-valid qualifiers). ' +
+        'No or several matches: the result lists the entries; pick a unique substring, do not guess.',
       'Update an existing MEMORY.md or USER.md entry.',
       Type.Object({
         target: Target,
-        oldText: OldText('replace'),
-        newContent: Type.String({ description: 'The replacement entry content.' }),
+        oldText: OldText,
+        newContent: Type.String(),
         ...evidenceParam,
       }),
       (s, target, p) => s.replace(target, str(p.oldText), str(p.newContent), ...evidenceOf(p)),
@@ -265,33 +258,30 @@ export function createMemoryTools(store: StoreSource, options: MemoryToolOptions
     ),
     memoryTool(
       'memory_remove',
-      'Delete the one entry that contains oldText (a short unique substring). Remove only facts that are wrong, redundant or superseded; ' +
-        'being unrelated to the current task is not evidence that a fact is obsolete. If no entry or several match, call memory_read first.',
+      'Delete the entry containing oldText. Only for facts that are wrong, redundant or superseded (unrelated to the task is not obsolete).',
       'Delete an entry from MEMORY.md or USER.md.',
-      Type.Object({ target: Target, oldText: OldText('remove'), ...evidenceParam }),
+      Type.Object({ target: Target, oldText: OldText, ...evidenceParam }),
       (s, target, p) => s.remove(target, str(p.oldText), ...evidenceOf(p)),
       store,
     ),
     memoryTool(
       'memory_read',
-      'Return the live entries and usage of MEMORY.md or USER.md, read from disk (including writes made since the session started). ' +
-        'Read before changing memory and after a write to verify it. Use a short unique substring of an entry as oldText. ' +
-        'With provenance: true, provenance[i] is the evidence entries[i] was written from (Pi session and entry ids), or null when none was recorded (written by hand or by the model directly).',
+      'The live entries and usage of MEMORY.md or USER.md, read from disk (writes since the session started included). ' +
+        'provenance: true adds provenance[i], the Pi session and entry ids entries[i] was written from (null: none recorded).',
       'Read the current contents of MEMORY.md or USER.md.',
       Type.Object({
         target: Target,
-        provenance: Type.Optional(Type.Boolean({ description: 'Include each entry\'s provenance (default false).' })),
+        provenance: Type.Optional(Type.Boolean()),
       }),
       (s, target, p) => (p.provenance === true ? s.read(target, { provenance: true }) : s.read(target)),
       store,
     ),
     memoryTool(
       'memory_apply',
-      'Apply several memory_add / memory_replace / memory_remove operations to one target in a single all-or-nothing call: they run in order (each sees the previous ones), ' +
-        'the size limit applies to the final result only (so a merge can add the merged entry before removing the parts), and if any operation fails nothing is written and failedOperation names it. ' +
-        'Use it to consolidate or merge entries in one step instead of a chain of separate calls.',
+      'Apply add/replace/remove operations to one target all or nothing, in order: the size limit applies to the ' +
+        'final result (a merge may add before it removes); on a failure nothing is written and failedOperation names it.',
       'Apply several memory edits to MEMORY.md or USER.md at once, all or nothing.',
-      Type.Object({ target: Target, operations: Type.Array(operationSchema(cited), { minItems: 1, maxItems: 100, description: 'The operations, applied in order.' }) }),
+      Type.Object({ target: Target, operations: Type.Array(operationSchema(cited), { minItems: 1, maxItems: 100 }) }),
       (s, target, p) => s.apply(target, operationsOf(p.operations, cited)),
       store,
     ),

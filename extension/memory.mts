@@ -1,6 +1,7 @@
 import { MemoryEngine, type ExpandArgs, type IndexProgress, type ExpandPage, type FabricCall, type LiveBranchArg, type RecallArgs, type RecallPage, type SessionsArgs, type SessionsPage } from './native.mjs'
 import { catalog, MEMORY_ACTIONS, search, type ActionDescriptor, type Catalog } from './catalog.mjs'
 import { guarded, MemoryUnsupportedError } from './errors.mjs'
+import { unpinned } from './pin.mjs'
 import { walk, type WalkResult, type WalkSelector, type WalkVisitor } from './walk.mjs'
 
 /** The part of Pi's `SessionManager` the live branch is read from. */
@@ -40,8 +41,10 @@ export interface MemoryTools {
 }
 
 export interface Memory {
-  recall(args?: RecallArgs): Promise<RecallPage>
-  expand(args?: ExpandArgs): Promise<ExpandPage>
+  /** `pin`: a hit's compact binding from the model's view of a page, in place of `scope` and the binding keys. */
+  recall(args?: RecallArgs & { pin?: string }): Promise<RecallPage>
+  /** `pin`: a hit's compact binding, in place of `session`, `branches` and the binding keys. */
+  expand(args?: ExpandArgs & { pin?: string }): Promise<ExpandPage>
   /** `onProgress` receives the indexing work the call does: its plan, then each session built. */
   sessions(args?: SessionsArgs, options?: { onProgress?: (progress: IndexProgress) => void }): Promise<SessionsPage>
   walk(selector: WalkSelector | undefined, visitor: WalkVisitor): Promise<WalkResult>
@@ -67,10 +70,11 @@ export function createMemory(options: CreateMemoryOptions = {}): Memory {
   const engine = new MemoryEngine({ agentDir: options.agentDir, cwd: options.cwd, config: options.config, sessionDir: options.sessionDir })
   // The live branch is read on every call, so /tree navigation is seen at once.
   const live = () => liveBranch(options.live)
-  const expand = (args: ExpandArgs = {}) => guarded(() => engine.expand(args, live()))
+  // A `pin` (a hit's compact binding, pin.mts) is unfolded here, so tools, scripts and hosts all accept it.
+  const expand = (args: ExpandArgs & { pin?: string } = {}) => guarded(async () => engine.expand(unpinned(args, 'session', 'memory.expand'), live()))
   const sessions = (args: SessionsArgs = {}, { onProgress }: { onProgress?: (p: IndexProgress) => void } = {}) =>
     guarded(() => engine.sessions(args, live(), onProgress))
-  const recall = (args: RecallArgs = {}) => guarded(() => engine.recall(args, live()))
+  const recall = (args: RecallArgs & { pin?: string } = {}) => guarded(async () => engine.recall(unpinned(args, 'scope', 'memory.recall'), live()))
   const actions = () => [...MEMORY_ACTIONS, ...(options.actions?.() ?? [])]
   const memory: Memory = {
     recall,

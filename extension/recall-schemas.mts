@@ -8,63 +8,66 @@ import { type TSchema, Type } from './schema.mjs'
 /** A closed set of strings: `{type: "string", enum}` (schema.mts turns a union of literals into that). */
 const stringEnum = (values: readonly string[], options?: { description?: string }) => Type.Union(values.map((v) => Type.Literal(v)), options)
 
-const Branches = stringEnum(['active', 'all'], {
-  description: '"active" (default): only the current branch; "all": every branch of the session tree',
-})
+const Branches = stringEnum(['active', 'all'])
 const OUTCOMES = ['succeeded', 'failed', 'aborted', 'timed_out'] as const
 const EntryRange = Type.Object({ first: Type.Integer(), last: Type.Integer() })
+const Pin = Type.Optional(Type.String())
+
+/**
+ * Keys the addon accepts that the model is not told about: a follow or next
+ * call carries them (the model's view folds the binding into `pin`), so they
+ * need no declaration; scripts pass them in `follow.args`, which Pi validates
+ * against these schemas without dropping undeclared keys.
+ */
+export const CARRIED_KEYS = {
+  memory_recall: ['expectedSourceHash', 'expectedSourceBytes', 'expectedLineageFingerprint', 'expectedLineageLeafId'],
+  memory_expand: ['expectedSourceHash', 'expectedSourceBytes', 'expectedLineageFingerprint', 'expectedLineageLeafId', 'entryOffset', 'textOffset'],
+} as const
+
+/** Keys the shim reads itself and the addon never sees (`pin`: unfolded by memory.mts). */
+export const SHIM_KEYS = ['pin'] as const
 
 export const ExpandParameters = Type.Object({
-  session: Type.Optional(Type.String({ description: 'Session id, file stem or absolute path; default: the current session' })),
+  pin: Pin,
+  session: Type.Optional(Type.String({ description: 'id or path; default: this session' })),
   branches: Type.Optional(Branches),
-  indices: Type.Optional(Type.Array(Type.Integer(), { description: 'Normalized entry indices' })),
-  entryIds: Type.Optional(Type.Array(Type.String(), { description: 'Pi entry ids' })),
-  operationAddresses: Type.Optional(Type.Array(Type.String(), { description: 'Fabric operation addresses, e.g. "entry/3"' })),
+  indices: Type.Optional(Type.Array(Type.Integer())),
+  entryIds: Type.Optional(Type.Array(Type.String())),
+  operationAddresses: Type.Optional(Type.Array(Type.String())),
   entryRange: Type.Optional(EntryRange),
-  before: Type.Optional(Type.Integer({ minimum: 0, maximum: 100, description: 'Entries of context before the one selected entry' })),
-  after: Type.Optional(Type.Integer({ minimum: 0, maximum: 100, description: 'Entries of context after the one selected entry' })),
-  maxChars: Type.Optional(Type.Integer({ minimum: 256, maximum: 24000 })),
-  maxEntries: Type.Optional(Type.Integer({ minimum: 1, maximum: 20 })),
-  expectedSourceHash: Type.Optional(Type.String()),
-  expectedSourceBytes: Type.Optional(Type.Integer({ minimum: 0 })),
-  expectedLineageFingerprint: Type.Optional(Type.String()),
-  expectedLineageLeafId: Type.Optional(Type.String()),
-  entryOffset: Type.Optional(Type.Integer({ minimum: 0 })),
-  textOffset: Type.Optional(Type.Integer({ minimum: 0 })),
+  before: Type.Optional(Type.Integer()),
+  after: Type.Optional(Type.Integer()),
+  maxChars: Type.Optional(Type.Integer()),
+  maxEntries: Type.Optional(Type.Integer({ maximum: 20 })),
 })
 
 const Filters = {
-  role: Type.Optional(Type.String({ description: 'Exact role: user, assistant, toolResult, bashExecution, custom, compaction, …' })),
-  tool: Type.Optional(Type.String({ description: 'Exact tool name, e.g. "grep"' })),
-  ref: Type.Optional(Type.String({ description: 'Exact capability ref, e.g. "pi.grep" or "agents.run"' })),
+  role: Type.Optional(Type.String({ description: 'user, assistant, toolResult, …' })),
+  tool: Type.Optional(Type.String()),
+  ref: Type.Optional(Type.String({ description: 'e.g. "pi.grep"' })),
   provider: Type.Optional(Type.String()),
   action: Type.Optional(Type.String()),
   outcome: Type.Optional(stringEnum(OUTCOMES)),
-  since: Type.Optional(Type.Union([Type.Number(), Type.String()], { description: 'Inclusive: ms since the epoch or an ISO date' })),
+  since: Type.Optional(Type.Union([Type.Number(), Type.String()], { description: 'ms or ISO date, inclusive' })),
   until: Type.Optional(Type.Union([Type.Number(), Type.String()])),
 }
 
 export const RecallParameters = Type.Object({
-  query: Type.Optional(Type.String({ description: 'Words to find; omit to browse (filters alone decide)' })),
+  query: Type.Optional(Type.String()),
   queryMode: Type.Optional(stringEnum(['literal', 'phrase', 'regex'])),
   queryMatch: Type.Optional(stringEnum(['any', 'all'])),
-  scope: Type.Optional(Type.String({ description: '"project" (default), "session", "global" or "session:<id-or-path>"' })),
+  scope: Type.Optional(Type.String({ description: 'project (default), session, global or session:<id>' })),
+  pin: Pin,
   branches: Type.Optional(Branches),
   ...Filters,
-  pageSize: Type.Optional(Type.Integer({ minimum: 1, maximum: 50 })),
-  offset: Type.Optional(Type.Integer({ minimum: 0 })),
-  snippetChars: Type.Optional(Type.Integer({ minimum: 80, maximum: 2000 })),
+  pageSize: Type.Optional(Type.Integer({ maximum: 50 })),
+  offset: Type.Optional(Type.Integer()),
+  snippetChars: Type.Optional(Type.Integer()),
   entryRange: Type.Optional(EntryRange),
-  expectedSourceHash: Type.Optional(Type.String()),
-  expectedSourceBytes: Type.Optional(Type.Integer({ minimum: 0 })),
-  expectedLineageFingerprint: Type.Optional(Type.String()),
-  expectedLineageLeafId: Type.Optional(Type.String()),
 })
 
 export const SessionsParameters = Type.Object({
-  scope: Type.Optional(
-    Type.String({ description: '"session", "project" (default), "global" (all projects) or "session:<id-or-path>"' }),
-  ),
+  scope: Type.Optional(Type.String()),
   branches: Type.Optional(Branches),
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 500 })),
 })

@@ -19,7 +19,10 @@ import { fileURLToPath } from 'node:url'
 import { fauxModel, openSession, teardown, tempPiHome } from './faux.mjs'
 
 const PACKAGE_DIR = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..')
-const TOOLS = ['codemode', 'memory_recall', 'memory_expand', 'memory_sessions', 'memory_read', 'memory_add', 'memory_replace', 'memory_remove']
+// What a user who turned codemode on has: Pi's default tools plus codemode (no allowlist), the five declared
+// memory tools active; memory_sessions, memory_read and memory_apply have codemode exposure (exposure.mts)
+// and are reached from the script only.
+const TOOLS = ['+codemode']
 
 /** 25,000+ characters of distinct numbered words, so any lost or repeated chunk changes the text. */
 const LONG = `bluefinch report: ${Array.from({ length: 5000 }, (_, i) => `w${i.toString(36)}`).join(' ')} — end of report ✓`
@@ -57,6 +60,8 @@ test('codemode: recall → follow → next until null reassembles a > 20,000-cha
 ${WALK_SOURCE}
 const ns = await describeNamespace('memory')
 const read = await tools.memory_read({ target: 'memory' })
+const listed = await tools.memory_sessions({ scope: 'global' })
+const applied = await tools.memory_apply({ target: 'user', operations: [{ action: 'add', content: 'prefers tabs' }] })
 const page = await tools.memory_recall({ query: 'bluefinch', role: 'user' })
 const hit = page.hits[0]
 let whole = null
@@ -68,7 +73,7 @@ for (pages = 1; p.next; pages++) p = await tools[p.next.tool](p.next.args)
 const missing = await tools.memory_expand({ session: 'no-such-session', indices: [0] })
 return {
   namespace: { name: ns.name, hasWalk: ns.instructions.includes(${JSON.stringify(WALK_SOURCE.split('\n')[0])}), tools: ns.tools },
-  typeofRead: typeof read, readEntries: read.entries,
+  typeofRead: typeof read, readEntries: read.entries, listedSessions: listed.sessions.length, applied: applied.entries,
   typeofRecall: typeof page, total: page.total, followTool: hit.follow.tool, followRef: hit.follow.ref, hitIndex: hit.index,
   walked, pages, wholeLength: whole && whole.length, whole,
   missing: { typeofMissing: typeof missing, code: missing.error && missing.error.code },
@@ -91,9 +96,11 @@ return {
     const json = text.slice(text.indexOf('{'), text.lastIndexOf('}') + 1)
     const out = JSON.parse(json)
     assert.deepEqual([out.namespace.name, out.namespace.hasWalk], ['memory', true])
-    assert.deepEqual([...out.namespace.tools].sort(), ['memory_add', 'memory_expand', 'memory_read', 'memory_recall', 'memory_remove', 'memory_replace', 'memory_sessions'])
+    assert.deepEqual([...out.namespace.tools].sort(), ['memory_add', 'memory_apply', 'memory_expand', 'memory_read', 'memory_recall', 'memory_remove', 'memory_replace', 'memory_sessions'])
     assert.equal(out.typeofRead, 'object')
     assert.deepEqual(out.readEntries, ['the deploy host is kestrel'])
+    assert.ok(out.listedSessions >= 1, 'memory_sessions (codemode exposure) answers a script')
+    assert.deepEqual(out.applied, ['prefers tabs'], 'memory_apply (codemode exposure) answers a script')
     assert.equal(out.typeofRecall, 'object')
     assert.ok(out.total >= 1)
     assert.deepEqual([out.followRef, out.followTool], ['memory.expand', 'memory_expand'])

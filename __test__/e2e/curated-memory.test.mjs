@@ -94,7 +94,7 @@ for (const line of LINES) {
         // Frozen: the snapshot taken at session start, identical across calls and runs.
         assert.match(seen.first, /MEMORY \(your personal notes\) \[\d+% — [\d,]+\/2,200 chars\]\n═+\nseed fact from an earlier session/)
         // The guidance arrives once: Pi lists memory_add's promptGuidelines, so no second copy is appended.
-        assert.equal(seen.first.split('reported capacity').length - 1, 1)
+        assert.equal(seen.first.split('never retry an unchanged failing add').length - 1, 1)
         assert.ok(!seen.first.includes('# Memory guidance'))
         assert.ok(!seen.first.includes('heliotrope is the project codename'))
         assert.equal(seen.afterTool, seen.first)

@@ -198,7 +198,7 @@ for (const line of LINES) {
         assert.equal(outcome.dropped, 1)
         assert.equal(w.state().lastDropped, 1)
         // The agent is told its write was dropped, and why.
-        assert.match(seen.dropped.content[0].text, /"code": "unverified",\n\s*"error": "Not staged, the evidence does not verify: cited entry [^"]*holds none of the entry's distinctive terms \(artifacts, signed, cosign, keys\)/)
+        assert.match(seen.dropped.content[0].text, /"code":"unverified","error":"Not staged, the evidence does not verify: cited entry [^"]*holds none of the entry's distinctive terms \(artifacts, signed, cosign, keys\)/)
         assert.equal(w.file('MEMORY.md'), 'Project uses npm\n§\nStaging cluster is kestrel; deploys on Fridays', 'MEMORY.md stays a plain § list')
 
         // The citation is a real address: Pi's own session file holds that entry, in that session.
@@ -430,7 +430,8 @@ describe(`dreaming gates, lock, abort and failures (Pi ${PI.label})`, () => {
         (ctx) => {
           seen.recall = resultOf(ctx, 'q1')
           const hit = seen.recall.hits.find((h) => h.snippet.includes('every secret printed'))
-          return w.ai.fauxAssistantMessage(w.ai.fauxToolCall('memory_expand', hit.follow.args, { id: 'x1' }), { stopReason: 'toolUse' })
+          // The model reads the lean view: the hit's call is keyed by its tool (model-view.mts).
+          return w.ai.fauxAssistantMessage(w.ai.fauxToolCall('memory_expand', hit.memory_expand, { id: 'x1' }), { stopReason: 'toolUse' })
         },
         (ctx) => ((seen.expand = resultOf(ctx, 'x1')), w.ai.fauxAssistantMessage(w.ai.fauxText('That text was an injection attempt.'))),
       ])

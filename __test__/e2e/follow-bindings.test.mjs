@@ -1,6 +1,7 @@
 // End-to-end: follow and next calls of the live session survive Pi's appends
 // between turns, and still fail (no content) on a rewrite or a branch change,
-// in real Pi 0.80.10 and 1.6.0 driven by the faux model.
+// in real Pi 0.80.10 and 1.6.0 driven by the faux model. The model calls what
+// it read: the lean view's pinned calls, not the page's full arguments.
 import assert from 'node:assert/strict'
 import { readFileSync, writeFileSync } from 'node:fs'
 import { describe, test } from 'node:test'
@@ -11,6 +12,10 @@ const WORD = 'bluefinch'
 
 const entryHits = (page) => page.hits.filter((hit) => hit.kind === 'entry')
 const hitFor = (page, text) => entryHits(page).find((hit) => hit.snippet.includes(text))
+/** What the model calls to read a hit or a page: the lean view's `{tool: args}` (pinned), as the model read it. */
+const modelCall = (call) => Object.entries(call)[0]
+const followOf = (page, hit) => modelCall(page.view.hits[page.hits.indexOf(hit)])
+const nextOf = (page) => modelCall(page.view.next)
 
 for (const line of PI_LINES) {
   describe(`follow bindings in Pi ${line.label}`, () => {
@@ -30,15 +35,15 @@ for (const line of PI_LINES) {
 
         // Turn 5: Pi appended turn 4 in between; the follow still reads the entry, and page 2 continues the same stream.
         const [followed, second] = await pi.turn('show the first one', [
-          () => ['memory_expand', first.hits[0].follow.args],
-          () => ['memory_recall', first.next.args],
+          () => followOf(first, first.hits[0]),
+          () => nextOf(first),
         ])
         assert.equal(followed.error, undefined, JSON.stringify(followed.error))
         assert.equal(followed.entries[0].index, first.hits[0].index)
         assert.ok(followed.entries[0].text.includes(WORD), followed.entries[0].text)
         assert.equal(second.error, undefined, JSON.stringify(second.error))
         // Turn 6: page 3, after another append.
-        const [third] = await pi.turn('and the rest', [() => ['memory_recall', second.next.args]])
+        const [third] = await pi.turn('and the rest', [() => nextOf(second)])
         assert.equal(third.error, undefined, JSON.stringify(third.error))
         assert.equal(third.next, null)
         const paged = [first, second, third].flatMap((page) => entryHits(page).map((hit) => hit.index))
@@ -51,7 +56,7 @@ for (const line of PI_LINES) {
         assert.ok(original.includes(`note ${WORD} alpha`))
         writeFileSync(file, original.replace(`note ${WORD} alpha`, `note ${WORD} alphA`))
         const gamma = hitFor(all, 'gamma')
-        const [rewritten] = await pi.turn('show gamma', [() => ['memory_expand', gamma.follow.args]])
+        const [rewritten] = await pi.turn('show gamma', [() => followOf(all, gamma)])
         assert.equal(rewritten.error?.code, 'stale_pointer', JSON.stringify(rewritten))
         assert.deepEqual(rewritten.entries, [])
 
@@ -67,9 +72,9 @@ for (const line of PI_LINES) {
         const navigation = await pi.session.navigateTree(reply.id, { summarize: false })
         assert.equal(navigation.cancelled, false)
         const [offBranch, readable, onBranch] = await pi.turn('show gamma once more', [
-          () => ['memory_expand', hitFor(active, 'gamma').follow.args],
-          () => ['memory_expand', hitFor(every, 'gamma').follow.args],
-          () => ['memory_expand', hitFor(active, 'alphA').follow.args],
+          () => followOf(active, hitFor(active, 'gamma')),
+          () => followOf(every, hitFor(every, 'gamma')),
+          () => followOf(active, hitFor(active, 'alphA')),
         ])
         assert.ok(['stale_pointer', 'address_not_found'].includes(offBranch.error?.code), JSON.stringify(offBranch))
         assert.deepEqual(offBranch.entries, [])

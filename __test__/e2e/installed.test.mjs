@@ -77,17 +77,17 @@ function piWorld(line) {
 
 for (const line of LINES) {
   describe(`installed with pi install (Pi ${line.label})`, () => {
-    test('a turn calls memory_sessions and memory_add; /memory dream runs with Pi\'s own pi-agent-core', { timeout: 180_000 }, () => {
+    test('a turn calls memory_recall and memory_add; /memory dream runs with Pi\'s own pi-agent-core', { timeout: 180_000 }, () => {
       const w = piWorld(line)
       assert.ok(JSON.stringify(w.settings.packages ?? []).includes('pi-fabric-memory'), `pi install recorded the package: ${w.installOut}`)
 
       const out = w.prompt('What do you remember?', [
-        { call: 'memory_sessions', args: { scope: 'global' } },
+        { call: 'memory_recall', args: { query: 'remember', scope: 'global' } },
         { call: 'memory_add', args: { target: 'memory', content: 'The installed package works in real Pi.' } },
         { say: 'RESULTS', echo: true },
       ])
-      assert.match(out, /memory_sessions: \{.*"sessions":\[\{"id"/, out)
-      assert.match(out, /memory_add: \{\s*"success": true/, out)
+      assert.match(out, /memory_recall: \{"total":\d+.*"coverage":\{"complete":true\}/, out)
+      assert.match(out, /memory_add: \{\s*"success":\s*true/, out)
       assert.equal(readFileSync(w.memoryFile, 'utf8'), 'The installed package works in real Pi.')
 
       // Dreaming over the session just written, with the session's own (faux) model.

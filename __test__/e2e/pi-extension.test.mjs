@@ -92,7 +92,8 @@ function recordLiveReads(sessionManager) {
 /** Finds the toolResult for `toolCallId` in the provider context the faux model received. */
 function toolResultIn(ctxMessages, toolCallId) {
   const message = (ctxMessages ?? []).find((m) => m.role === 'toolResult' && m.toolCallId === toolCallId)
-  return message ? { text: textOf(message), isError: message.isError, message } : undefined
+  // `text` is what the model read (the lean view, model-view.mts); `page` the whole page the result's details keep.
+  return message ? { text: textOf(message), isError: message.isError, message, page: message.details ?? JSON.parse(textOf(message)) } : undefined
 }
 
 for (const line of LINES) {
@@ -211,7 +212,7 @@ for (const line of LINES) {
         assert.equal(faux.getPendingResponseCount(), 0, 'both faux responses were consumed')
         assert.ok(captured.expand1, `toolResult call_expand_1 reached the model; messages:\n${diag.messagesAfter1.join('\n')}`)
         assert.equal(captured.expand1.isError, false, `tool result isError; text: ${captured.expand1.text}`)
-        const expand1 = JSON.parse(captured.expand1.text)
+        const expand1 = captured.expand1.page
         assert.equal(expand1.error, undefined, `expand error: ${JSON.stringify(expand1.error)}`)
         assert.equal(expand1.session, session.sessionFile, 'expand.session is the live session file')
         assert.equal(expand1.sessionId, sessionId, 'expand.sessionId')
@@ -269,7 +270,7 @@ for (const line of LINES) {
         assert.equal(faux.getPendingResponseCount(), 0, 'all three faux responses were consumed')
         assert.ok(captured.sessions2, `toolResult call_sessions_2 reached the model; messages:\n${diag.messagesAfter2.join('\n')}`)
         assert.equal(captured.sessions2.isError, false, `sessions isError; text: ${captured.sessions2.text}`)
-        const sessions2 = JSON.parse(captured.sessions2.text)
+        const sessions2 = captured.sessions2.page
         diag.sessions2 = sessions2
         assert.equal(sessions2.error, undefined, `sessions error: ${JSON.stringify(sessions2.error)}`)
         assert.equal(sessions2.scope, 'project', 'default scope')
@@ -282,7 +283,7 @@ for (const line of LINES) {
 
         assert.ok(captured.expand2, `toolResult call_expand_2 reached the model; messages:\n${diag.messagesAfter2.join('\n')}`)
         assert.equal(captured.expand2.isError, false, `expand2 isError; text: ${captured.expand2.text}`)
-        const expand2 = JSON.parse(captured.expand2.text)
+        const expand2 = captured.expand2.page
         diag.expand2 = expand2
         assert.equal(expand2.error, undefined, `expand2 error: ${JSON.stringify(expand2.error)}`)
         assert.equal(expand2.session, session.sessionFile)
@@ -312,13 +313,14 @@ for (const line of LINES) {
           () => fauxAssistantMessage(fauxToolCall('memory_recall', { query: line.word }, { id: 'call_recall_3' }), { stopReason: 'toolUse' }),
           (ctx) => {
             captured.recall3 = toolResultIn(ctx.messages, 'call_recall_3')
-            const hit = JSON.parse(captured.recall3.text).hits[0]
-            return fauxAssistantMessage(fauxToolCall(hit.follow.ref.replace('.', '_'), hit.follow.args, { id: 'call_follow_3' }), { stopReason: 'toolUse' })
+            // The model calls what it read: the hit's tool with its pinned arguments.
+            const [tool, args] = Object.entries(JSON.parse(captured.recall3.text).hits[0])[0]
+            return fauxAssistantMessage(fauxToolCall(tool, args, { id: 'call_follow_3' }), { stopReason: 'toolUse' })
           },
           (ctx) => {
             captured.follow3 = toolResultIn(ctx.messages, 'call_follow_3')
-            const hit = JSON.parse(captured.recall3.text).hits[0]
-            return fauxAssistantMessage(fauxToolCall('memory_expand', { indices: hit.follow.args.indices }, { id: 'call_reread_3' }), { stopReason: 'toolUse' })
+            const hit = captured.recall3.page.hits[0]
+            return fauxAssistantMessage(fauxToolCall('memory_expand', { indices: [hit.index] }, { id: 'call_reread_3' }), { stopReason: 'toolUse' })
           },
           (ctx) => {
             captured.reread3 = toolResultIn(ctx.messages, 'call_reread_3')
@@ -328,16 +330,16 @@ for (const line of LINES) {
         await session.prompt(`Recall ${line.word}`)
         assert.equal(faux.getPendingResponseCount(), 0, 'all faux responses of prompt 3 were consumed')
         assert.equal(captured.recall3.isError, false, `recall isError; text: ${captured.recall3.text}`)
-        const recall3 = JSON.parse(captured.recall3.text)
+        const recall3 = captured.recall3.page
         assert.equal(recall3.error, undefined, `recall error: ${JSON.stringify(recall3.error)}`)
         assert.ok(recall3.total >= 1 && recall3.hits[0].kind === 'entry', `recall hits: ${captured.recall3.text.slice(0, 2000)}`)
         assert.ok(recall3.hits[0].snippet.includes(line.word), `snippet: ${recall3.hits[0].snippet}`)
         assert.equal(recall3.coverage.complete, true, `coverage: ${JSON.stringify(recall3.coverage)}`)
-        const follow3 = JSON.parse(captured.follow3.text)
+        const follow3 = captured.follow3.page
         assert.equal(follow3.error, undefined, `follow after Pi appended: ${captured.follow3.text.slice(0, 500)}`)
         assert.equal(follow3.entries[0].index, recall3.hits[0].index)
         assert.ok(follow3.entries[0].text.includes(line.word), `followed entry: ${captured.follow3.text.slice(0, 500)}`)
-        const reread3 = JSON.parse(captured.reread3.text)
+        const reread3 = captured.reread3.page
         assert.equal(reread3.error, undefined, `re-read error: ${JSON.stringify(reread3.error)}`)
         assert.ok(reread3.entries[0].text.includes(line.word), `re-read entry: ${captured.reread3.text.slice(0, 500)}`)
 

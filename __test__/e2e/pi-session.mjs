@@ -28,7 +28,8 @@ export const textOf = (message) =>
  * Opens a session in a fresh agent dir. `turn(prompt, steps)` runs one prompt
  * whose assistant makes one tool call per step (`step(results)` returns
  * `[toolName, args]`, seeing the parsed results of the earlier steps) and
- * then answers with text; it resolves to those parsed results.
+ * then answers with text; it resolves to those results: each page as the
+ * tool's details, with the model's lean text parsed as `view`.
  */
 export async function openPiSession(line, { tools, memory, compaction } = {}) {
   const sdk = await import(line.sdk)
@@ -67,7 +68,9 @@ export async function openPiSession(line, { tools, memory, compaction } = {}) {
           const id = `call_${calls}_${index - 1}`
           const message = ctx.messages.find((m) => m.role === 'toolResult' && m.toolCallId === id)
           assert.ok(message, `tool result ${id} reached the model`)
-          results.push(JSON.parse(textOf(message)))
+          // The page (the result's details) for assertions; `view` is what the model read (model-view.mts).
+          const view = JSON.parse(textOf(message))
+          results.push(Object.defineProperty(message.details ?? view, 'view', { value: view }))
         }
         if (index === steps.length) return ai.fauxAssistantMessage(ai.fauxText(`done ${calls}`))
         const [name, args] = steps[index](results)

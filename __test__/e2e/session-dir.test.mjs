@@ -68,7 +68,8 @@ for (const line of LINES) {
         const call = (name, args, id) => () => fauxAssistantMessage(fauxToolCall(name, args, { id }), { stopReason: 'toolUse' })
         const keep = (id) => (ctx) => {
           const message = ctx.messages.find((m) => m.role === 'toolResult' && m.toolCallId === id)
-          results[id] = JSON.parse(message.content.map((b) => b.text ?? '').join(''))
+          // The whole page (the result's details); the model's text is the lean view.
+          results[id] = message.details ?? JSON.parse(message.content.map((b) => b.text ?? '').join(''))
         }
         faux.setResponses([
           call('memory_sessions', {}, 'project'),

@@ -58,7 +58,7 @@ export async function runConsolidation(options: {
       ? (model: any, context: any, opts: any) => runtime.streamSimple(model, context, capped(opts))
       : undefined
   const recall = options.memory
-    ? recallTools(() => options.memory as Memory).filter((tool) => tool.name === 'memory_recall' || tool.name === 'memory_expand')
+    ? recallTools(() => options.memory as Memory, undefined, { lean: false }).filter((tool) => tool.name === 'memory_recall' || tool.name === 'memory_expand')
     : []
   const tools = [...createMemoryTools(options.store, { evidence: true }), ...recall]
   const agent = new core.Agent({
