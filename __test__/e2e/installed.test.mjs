@@ -106,19 +106,31 @@ for (const line of LINES) {
 }
 
 describe('the native loader when no binary fits', () => {
-  test('names the platform, the package that should provide it, and the build-from-source command', () => {
-    const copy = join(work, 'hidden')
+  /** Requires a copy of the installed loader (its manifest edited by `edit`) that finds no binary; its error. */
+  function missing(name, edit) {
+    const copy = join(work, name)
     mkdirSync(copy)
     for (const f of ['package.json', 'binding.cjs', 'index.js']) copyFileSync(join(installed, f), join(copy, f))
-    const manifest = JSON.parse(readFileSync(join(copy, 'package.json'), 'utf8'))
-    manifest.optionalDependencies = { [`pi-fabric-memory-${TRIPLE}`]: manifest.version, 'pi-fabric-memory-darwin-arm64': manifest.version }
+    const manifest = edit(JSON.parse(readFileSync(join(copy, 'package.json'), 'utf8')))
     writeFileSync(join(copy, 'package.json'), JSON.stringify(manifest))
     const probe = `try { require(${JSON.stringify(join(copy, 'binding.cjs'))}) } catch (e) { console.log(JSON.stringify({ code: e.code, message: e.message })) }`
     const { code, message } = JSON.parse(run(process.execPath, ['-e', probe], { cwd: work }))
     assert.equal(code, 'native_binding_missing')
     assert.match(message, new RegExp(`no native addon for ${TRIPLE} \\(Node ${process.versions.node}\\)`))
-    assert.match(message, new RegExp(`optional dependency pi-fabric-memory-${TRIPLE}@${manifest.version}`))
     assert.match(message, /Rust toolchain/)
     assert.ok(message.includes(`cd "${copy}" && npx --yes @napi-rs/cli@3 build --platform --release`), message)
+    return { manifest, message }
+  }
+
+  test('installed from the registry: names the platform, the package that should provide it, and the build-from-source command', () => {
+    const { manifest, message } = missing('hidden', (m) => ({ ...m, optionalDependencies: { [`pi-fabric-memory-${TRIPLE}`]: m.version, 'pi-fabric-memory-darwin-arm64': m.version } }))
+    assert.match(message, new RegExp(`optional dependency pi-fabric-memory-${TRIPLE}@${manifest.version}`))
+  })
+
+  test('a checkout or a copy packed from one (no platform packages listed): says a build and pack:local bring the binary, not a reinstall', () => {
+    const { message } = missing('local-copy', (m) => m)
+    assert.match(message, /lists no platform packages: it is a checkout or was packed from one/)
+    assert.match(message, /npm run build writes the binary; npm run pack:local then writes local\/pi-fabric-memory\/ with it, to pi install/)
+    assert.doesNotMatch(message, /reinstalling|optional dependency/)
   })
 })
