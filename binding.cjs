@@ -79,19 +79,29 @@ function stamped(binding) {
 }
 
 function missingBinding(cause) {
-  const { name, version } = require('./package.json')
+  const { name, version, optionalDependencies } = require('./package.json')
   const triple = platformTriple()
-  const prebuilt = Object.keys(require('./package.json').optionalDependencies ?? {})
+  const prebuilt = Object.keys(optionalDependencies ?? {})
   const expected = `${name}-${triple}`
-  const known = prebuilt.length === 0 || prebuilt.includes(expected)
+  // `napi prepublish` lists the platform packages at release: a copy without
+  // them is a checkout or was packed from one, and no install fetches a binary.
+  const where =
+    prebuilt.length === 0
+      ? [
+          `This copy (${__dirname}) lists no platform packages: it is a checkout or was packed from one, so no install fetches a binary for it.`,
+          `In the checkout, npm run build writes the binary; npm run pack:local then writes local/${name}/ with it, to pi install (README: Install in Pi).`,
+        ]
+      : prebuilt.includes(expected)
+        ? [
+            `It comes from the optional dependency ${expected}@${version}, which is not installed or failed to load ` +
+              '(an install with --omit=optional or --no-optional skips it; reinstalling the package fetches it).',
+          ]
+        : [`No prebuilt package is published for ${triple} (${expected} does not exist).`]
   const error = new Error(
     [
       `${name}: no native addon for ${triple} (Node ${process.versions.node}).`,
-      known
-        ? `It comes from the optional dependency ${expected}@${version}, which is not installed or failed to load ` +
-          '(an install with --omit=optional or --no-optional skips it; reinstalling the package fetches it).'
-        : `No prebuilt package is published for ${triple} (${expected} does not exist).`,
-      'To build it from source instead (needs a Rust toolchain >= 1.88, https://rustup.rs):',
+      ...where,
+      'To build it from source here instead (needs a Rust toolchain >= 1.88, https://rustup.rs):',
       `  cd "${__dirname}" && npx --yes @napi-rs/cli@3 build --platform --release`,
     ].join('\n'),
   )

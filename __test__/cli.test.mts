@@ -2,9 +2,9 @@
 // with a clean HOME, so no settings of the machine leak in.
 import assert from 'node:assert/strict'
 import { execFileSync, spawnSync } from 'node:child_process'
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { dirname, join } from 'node:path'
 import { test } from 'node:test'
 import { MemoryStore } from 'pi-fabric-memory'
 import { progressLine } from '../extension/cli-index.mjs'
@@ -50,6 +50,23 @@ test('demo indexes a synthetic agent dir and shows what memory sees', () => {
   assert.match(out, /Files the agent touched .*: src\/checkout\/service\.ts/)
   assert.match(out, /toolResult\(bash\) \[error\]: FAIL test\/checkout\.test\.ts .*\[Timeout\] of 5000ms/)
   assert.match(out, /1 of 1 hits · 3\/3 sessions indexed · coverage complete/)
+})
+
+test('demo closes with a Try line that runs as printed: node and the file from a checkout, the name once npm link put it on PATH', () => {
+  const nodeOnly = dirname(process.execPath)
+  const linked = mkdtempSync(join(tmpdir(), 'pfm-cli-bin-'))
+  symlinkSync(cli, join(linked, 'pi-fabric-memory')) // what `npm link` leaves in the global bin dir
+  for (const [cwd, PATH, form] of [
+    [ROOT, nodeOnly, 'node dist/extension/cli.mjs'],
+    [home, nodeOnly, `node ${cli}`],
+    [home, `${linked}:${nodeOnly}`, 'pi-fabric-memory'],
+  ]) {
+    const out = execFileSync(process.execPath, [cli, 'demo'], { cwd, encoding: 'utf8', env: { ...ENV, PATH } })
+    const line = /^Try: (.*)$/m.exec(out)![1]
+    assert.ok(line.startsWith(`${form} sessions --agent-dir `), line)
+    assert.match(execFileSync('/bin/sh', ['-c', line], { cwd, encoding: 'utf8', env: { ...ENV, PATH } }), /019a0003-demo-7000-8000-release00003 {2}5 /)
+  }
+  rmSync(linked, { recursive: true })
 })
 
 test('recall and index print readable results; --json the exact API result', () => {

@@ -1,9 +1,34 @@
 /** One CLI command: its help (usage, flags, examples) and what it runs. */
+import { realpathSync } from 'node:fs'
+import { delimiter, isAbsolute, join, relative } from 'node:path'
 import { flagLines, GLOBAL_FLAGS } from './cli-args.mjs'
 import type { Context } from './cli-context.mjs'
 import { bold } from './cli-output.mjs'
 
 export const BIN = 'pi-fabric-memory'
+
+/**
+ * How to run this CLI again from the user's shell: its name when PATH finds
+ * this very file (`npm link` in a checkout, a global install; under `npx`,
+ * `npx` and the name), else `node` and this file (a checkout's `npm run demo`,
+ * where the name is on no PATH), relative to the cwd when it lies under it.
+ */
+export function invocation(): string {
+  const script = process.argv[1]
+  const sameFile = (path: string) => {
+    try {
+      return realpathSync(path) === realpathSync(script)
+    } catch {
+      return false
+    }
+  }
+  if ((process.env.PATH ?? '').split(delimiter).some((dir) => dir !== '' && sameFile(join(dir, BIN)))) {
+    return process.env.npm_command === 'exec' ? `npx ${BIN}` : BIN
+  }
+  const near = relative(process.cwd(), script)
+  const shown = near && !near.startsWith('..') && !isAbsolute(near) ? near : script
+  return `node ${/^[\w./@:+-]+$/.test(shown) ? shown : `'${shown.replace(/'/g, "'\\''")}'`}`
+}
 
 export interface Command {
   name: string

@@ -2,7 +2,7 @@
 import { mkdtempSync, utimesSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import type { Command } from './cli-command.mjs'
+import { invocation, type Command } from './cli-command.mjs'
 import { expandAll, printEntry, printRecall, printSessions } from './cli-history.mjs'
 import { bold, dim } from './cli-output.mjs'
 import { curatedDemo, DEMO_CWD, writeDemoAgentDir } from './demo.mjs'
@@ -38,7 +38,7 @@ async function demo(): Promise<void> {
   })
   console.log(`\n${bold('Files the agent touched')} in ${checkout.id.slice(0, 13)}…: ${[...files2].join(', ')}`)
   await curatedDemo(agentDir, { bold, dim })
-  console.log(dim(`\nTry: pi-fabric-memory sessions --agent-dir ${agentDir} --cwd ${DEMO_CWD}`))
+  console.log(dim(`\nTry: ${invocation()} sessions --agent-dir ${agentDir} --cwd ${DEMO_CWD}`))
 }
 
 export const DEMO_COMMAND: Command = {

@@ -9,6 +9,7 @@
 // ~20 ms. The addon stays outside (`createRequire` of `pi-fabric-memory/native`
 // at run time), so there is still one `MemoryEngine` class per process.
 import { build } from 'esbuild'
+import { chmodSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
@@ -46,3 +47,6 @@ await build({
   banner: { js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);" },
   logLevel: 'warning',
 })
+
+// The `bin`: executable as built, so a link to it (npm link, a PATH entry) runs without npm's chmod.
+chmodSync(join(root, 'dist', 'extension', 'cli.mjs'), 0o755)

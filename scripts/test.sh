@@ -7,8 +7,9 @@
 #      index.js / index.d.ts equal to what napi writes;
 #   3. the Rust unit tests, the addon under Bun, the real-Pi tests under
 #      Node 22 (both Pi lines, including the packed package installed with
-#      `pi install`), and the addon/shim tests under the machine's Node
-#      (>= 20), whose TAP summary closes the run.
+#      `pi install` and the README's "Install in Pi" block run as written),
+#      and the addon/shim tests under the machine's Node (>= 20), whose TAP
+#      summary closes the run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
