@@ -2,7 +2,7 @@
 // with a clean HOME, so no settings of the machine leak in.
 import assert from 'node:assert/strict'
 import { execFileSync, spawnSync } from 'node:child_process'
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { test } from 'node:test'
@@ -78,6 +78,33 @@ test('expand --json prints the exact API result; a contract error exits 1 with i
   const json = run(['expand', 'missing-session', '0', '--json', '--agent-dir', agentDir])
   assert.equal(json.status, 1)
   assert.equal(JSON.parse(json.stdout).error.code, 'session_not_found')
+})
+
+test('a session is named by the id prefix recall prints; a prefix two sessions share lists both (recall, expand, sessions, index)', () => {
+  const agentDir = demoAgentDir()
+  const where = ['--agent-dir', agentDir, ...WEBSHOP]
+  const shown = /^ +[\d.]+ {2}(\S+)… #4 /m.exec(run(['recall', '--ref', 'pi.bash', '--outcome', 'failed', ...where]).stdout)![1]
+  assert.equal(shown, '019a0001-demo', 'recall prints ids cut to 13 characters')
+  const expanded = run(['expand', shown, '4', ...where])
+  assert.equal(expanded.status, 0, expanded.stderr)
+  assert.match(expanded.stdout, /^#4 \S+ toolResult tool=bash outcome=failed\n/)
+  assert.match(run(['sessions', '--scope', `session:${shown}`, ...where]).stdout, /019a0001-demo-7000-8000-checkout0001/)
+  // A second session whose id shares those 13 characters.
+  const dir = join(agentDir, 'sessions', '--home-demo-webshop--')
+  const original = join(dir, readdirSync(dir).find((f) => f.includes('checkout0001'))!)
+  writeFileSync(join(dir, 'twin.jsonl'), readFileSync(original, 'utf8').replace('checkout0001', 'checkout0009'))
+  const candidates = /candidates \(name one by a longer id prefix or its path\):\n {2}\S+\.jsonl\n {2}\S+\.jsonl\n$/
+  for (const args of [['expand', shown, '4'], ['recall', 'timeout', '--scope', `session:${shown}`], ['sessions', '--scope', `session:${shown}`], ['index', '--scope', `session:${shown}`]]) {
+    const ambiguous = run([...args, ...where])
+    assert.equal(ambiguous.status, 1, args.join(' '))
+    assert.match(ambiguous.stderr, new RegExp(`^pi-fabric-memory: \\[ambiguous_session\\] Session "${shown}" matches 2 files\\.\\n`), args.join(' '))
+    assert.match(ambiguous.stderr, candidates, args.join(' '))
+    assert.match(ambiguous.stderr, /twin\.jsonl/)
+  }
+  const json = JSON.parse(run(['expand', shown, '4', '--json', ...where]).stdout)
+  assert.equal(json.error.code, 'ambiguous_session')
+  assert.equal(json.error.candidates.length, 2)
+  assert.match(run(['expand', '019a0001-demo-7000-8000-checkout0009', '4', ...where]).stdout, /^#4 /, 'a longer prefix (here the whole id) picks one')
 })
 
 test('--help and <command> --help show usage, options and examples', () => {

@@ -18,9 +18,18 @@ function highlight(text: string, query: string | undefined): string {
 
 const branchesOf = (ctx: Context): 'active' | 'all' => (ctx.parsed.options.has('branches-all') ? 'all' : 'active')
 
-/** A contract error of a page is a failed command (exit 1), shown with its code. */
+/**
+ * A contract error of a page as a failed command (exit 1), shown with its
+ * code; an ambiguous session lists its candidates, so the next try can name one.
+ */
+export function pageFailure(error: MemoryError): CliError {
+  const candidates = Array.isArray(error.candidates) ? (error.candidates as unknown[]).map(String) : []
+  const hint = candidates.length ? `candidates (name one by a longer id prefix or its path):\n${candidates.map((c) => `  ${c}`).join('\n')}` : undefined
+  return new CliError(error.message, error.code, EXIT.failure, hint)
+}
+
 function failOn(error: MemoryError | undefined): void {
-  if (error) throw new CliError(error.message, error.code)
+  if (error) throw pageFailure(error)
 }
 
 /** `--json`: the page exactly as the API returned it; a contract error in it still exits 1. */
@@ -158,8 +167,9 @@ export const HISTORY_COMMANDS: Command[] = [
     name: 'expand',
     summary: 'read whole entries of a session, with context around one',
     usage: 'expand <session> <index|entryId> [options]',
+    details: '<session> is a session id, a unique prefix of one (at least 8 characters, as recall prints them) or a\nsession file\'s path. A prefix two sessions share is ambiguous_session, listing both.',
     flags: ['before', 'after', 'branches-all', 'json'],
-    examples: ['expand 019a0001-demo-7000-8000-checkout0001 4 --before 1 --after 1', 'expand ~/.pi/agent/sessions/--home-me-app--/s.jsonl a1b2c3d4 --json'],
+    examples: ['expand 019a0001-demo 4 --before 1 --after 1', 'expand ~/.pi/agent/sessions/--home-me-app--/s.jsonl a1b2c3d4 --json'],
     run: expand,
   },
   {
