@@ -68,6 +68,36 @@ test('recall and index print readable results; --json the exact API result', () 
   assert.match(elsewhere.stdout, /no sessions in scope project for \/somewhere\/else \(3 in the agent dir: --scope global/)
 })
 
+test('recall pages in the human view: --page N follows next, each page prints the exact command for the one after', () => {
+  const where = ['--agent-dir', demoAgentDir(), ...WEBSHOP]
+  const label = (h: { sessionId: string; index: number }) => `${h.sessionId.slice(0, 13)}… #${h.index}`
+  const all = JSON.parse(run(['recall', 'timeout', '--json', ...where]).stdout).hits.map(label)
+  assert.equal(all.length, 5)
+  const seen: string[] = []
+  let out = run(['recall', 'timeout', '--page-size', '2', ...where]).stdout
+  let page = 1
+  for (;; page++) {
+    seen.push(...[...out.matchAll(/^ +[\d.]+ {2}(\S+… #\d+) /gm)].map((m) => m[1]))
+    assert.match(out, new RegExp(`^\\d of 5 hits · page ${page} · 3/3 sessions indexed`, 'm'))
+    const next = /^next page: (pi-fabric-memory recall .*)$/m.exec(out)
+    if (!next) break
+    assert.match(next[1], new RegExp(`--page ${page + 1}$`))
+    // The printed line, run by a shell as the user would paste it.
+    out = execFileSync('sh', ['-c', next[1].replace(/^pi-fabric-memory /, `'${process.execPath}' '${cli}' `)], { encoding: 'utf8', env: ENV })
+  }
+  assert.equal(page, 3)
+  assert.deepEqual(seen, all, 'the pages hold every hit once, in rank order')
+  assert.deepEqual(JSON.parse(run(['recall', 'timeout', '--page-size', '2', '--page', '3', '--json', ...where]).stdout).hits.map(label), all.slice(4))
+  const past = run(['recall', 'timeout', '--page-size', '2', '--page', '4', ...where])
+  assert.equal(past.status, 2)
+  assert.match(past.stderr, /^pi-fabric-memory: no page 4: the 5 hits end on page 3\n/)
+  assert.equal(run(['recall', 'timeout', '--page', '0', ...where]).status, 2)
+  // A query word a shell would split or a flag-like word survives the printed command.
+  const odd = run(['recall', '--page-size', '1', ...where, '--', "it's", '-x', 'timeout']).stdout
+  assert.match(odd, / --page 2 -- 'it'\\''s' -x timeout$/m)
+  assert.match(execFileSync('sh', ['-c', /^next page: (.*)$/m.exec(odd)![1].replace(/^pi-fabric-memory /, `'${process.execPath}' '${cli}' `)], { encoding: 'utf8', env: ENV }), /· page 2 ·/)
+})
+
 test('expand --json prints the exact API result; a contract error exits 1 with its code', () => {
   const agentDir = demoAgentDir()
   const page = JSON.parse(run(['expand', '019a0001-demo-7000-8000-checkout0001', '0', '--json', '--agent-dir', agentDir]).stdout)

@@ -34,6 +34,7 @@ export const FLAGS: Record<string, FlagSpec> = {
   since: { value: 'D', help: 'entries at or after this ISO date or epoch ms' },
   until: { value: 'D', help: 'entries at or before this ISO date or epoch ms' },
   'page-size': { value: 'N', integer: true, help: 'hits per page (default 10, at most 50)' },
+  page: { value: 'N', integer: true, help: 'the Nth page of hits (default 1), reached by following each page\'s next call' },
   before: { value: 'N', integer: true, help: 'entries of context before the selected one' },
   after: { value: 'N', integer: true, help: 'entries of context after the selected one' },
 }

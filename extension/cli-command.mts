@@ -1,5 +1,5 @@
 /** One CLI command: its help (usage, flags, examples) and what it runs. */
-import { flagLines, GLOBAL_FLAGS } from './cli-args.mjs'
+import { flagLines, GLOBAL_FLAGS, type Parsed } from './cli-args.mjs'
 import type { Context } from './cli-context.mjs'
 import { bold } from './cli-output.mjs'
 
@@ -15,6 +15,20 @@ export interface Command {
   /** Extra help text (subcommands), printed after the usage line. */
   details?: string
   run(ctx: Context): Promise<void>
+}
+
+/** A word as a POSIX shell reads it back: bare when that is safe, else single-quoted. */
+const shellWord = (word: string) => (/^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replace(/'/g, "'\\''")}'`)
+
+/**
+ * The command line that runs `command` with these arguments, ready to paste
+ * (flags after the positionals; positionals that look like flags after `--`).
+ */
+export function commandLine(command: string, parsed: Parsed): string {
+  const flags = [...parsed.options].flatMap(([name, value]) => (value === true ? [`--${name}`] : [`--${name}`, value]))
+  const dashed = parsed.positional.some((word) => word.startsWith('-'))
+  const words = dashed ? [...flags, '--', ...parsed.positional] : [...parsed.positional, ...flags]
+  return [BIN, command, ...words].map(shellWord).join(' ')
 }
 
 export const acceptedFlags = (command: Command) => [...command.flags, ...GLOBAL_FLAGS]

@@ -3,7 +3,7 @@ import type { ExpandedEntry, ExpandPage, MemoryCoverage, MemoryError, MemoryHit,
 import { integerOption, option, UsageError } from './cli-args.mjs'
 import { openMemory, requireSessions, sessionFiles, type Context } from './cli-context.mjs'
 import { bold, CliError, dim, EXIT, mark, minuteOf, oneLine, printJson, table } from './cli-output.mjs'
-import type { Command } from './cli-command.mjs'
+import { commandLine, type Command } from './cli-command.mjs'
 import type { Memory } from './memory.mjs'
 
 const SCOPED = ['scope', 'branches-all', 'json']
@@ -54,11 +54,19 @@ export function coverageText(c: MemoryCoverage): string {
   return c.complete ? 'complete' : `incomplete: ${c.reasons.join(', ')}`
 }
 
-export function printRecall(page: RecallPage, query: string | undefined): void {
+/** Where a page is in the CLI's walk: its number and the command that prints the next one. */
+export interface Paging {
+  page: number
+  nextCommand: string
+}
+
+export function printRecall(page: RecallPage, query: string | undefined, paging?: Paging): void {
   failOn(page.error)
   page.hits.forEach((hit) => printHit(hit, query))
   const c = page.coverage
-  console.log(dim(`${page.hits.length} of ${page.total} hits · ${c.indexedSessions}/${c.eligibleSessions} sessions indexed · coverage ${coverageText(c)}${page.next ? ' · more with --json next' : ''}`))
+  const numbered = paging && (paging.page > 1 || page.next) ? ` · page ${paging.page}` : ''
+  console.log(dim(`${page.hits.length} of ${page.total} hits${numbered} · ${c.indexedSessions}/${c.eligibleSessions} sessions indexed · coverage ${coverageText(c)}`))
+  if (page.next && paging) console.log(dim(`next page: ${paging.nextCommand}`))
 }
 
 /** An empty scope is not an answer: say which sessions exist and how to reach them. */
@@ -89,10 +97,19 @@ async function recall(ctx: Context): Promise<void> {
     pageSize: integerOption(parsed, 'page-size'),
   }
   const clean = Object.fromEntries(Object.entries(args).filter(([, v]) => v !== undefined)) as RecallArgs
-  const page = await openMemory(ctx).recall(clean)
+  const wanted = integerOption(parsed, 'page') ?? 1
+  if (wanted < 1) throw new UsageError('--page counts from 1', 'recall')
+  const memory = openMemory(ctx)
+  // Page n is where n - 1 `next` calls lead: a page holds fewer than page-size hits when they would not fit.
+  let page = await memory.recall(clean)
+  for (let n = 1; n < wanted && !page.error; n++) {
+    if (!page.next) throw new UsageError(`no page ${wanted}: the ${page.total} hits end on page ${n}`, 'recall')
+    page = await memory.recall(page.next.args as RecallArgs)
+  }
   if (ctx.json) return printPage(page)
   if (!page.error && page.coverage.eligibleSessions === 0) return console.log(emptyScopeHint(ctx, String(scope)))
-  printRecall(page, query)
+  const following = new Map(parsed.options).set('page', String(wanted + 1))
+  printRecall(page, query, { page: wanted, nextCommand: commandLine('recall', { ...parsed, options: following }) })
 }
 
 export function printSessions(page: SessionsPage): void {
@@ -154,11 +171,12 @@ export const HISTORY_COMMANDS: Command[] = [
     name: 'recall',
     summary: 'search session history: ranked hits with their session and entry index',
     usage: 'recall [<query…>] [options]',
-    flags: [...SCOPED, 'mode', 'all', 'role', 'tool', 'ref', 'provider', 'action', 'outcome', 'since', 'until', 'page-size'],
+    flags: [...SCOPED, 'mode', 'all', 'role', 'tool', 'ref', 'provider', 'action', 'outcome', 'since', 'until', 'page-size', 'page'],
     examples: [
       'recall checkout timeout',
       'recall "connection refused" --mode phrase --scope global',
       'recall --ref pi.bash --outcome failed --since 2026-11-01',
+      'recall checkout timeout --page 2',
       'recall pricing --json | jq ".hits[0].follow"',
     ],
     run: recall,
