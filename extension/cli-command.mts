@@ -67,6 +67,6 @@ export function mainHelp(commands: Command[]): string {
     `  ${BIN} doctor`,
     `  ${BIN} index`,
     `  ${BIN} recall checkout timeout --scope global`,
-    `  ${BIN} memory add user "Prefers tabs over spaces"`,
+    `  ${BIN} memory add --target user "Prefers tabs over spaces"`,
   ].join('\n')
 }
