@@ -6,7 +6,7 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, wr
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { test } from 'node:test'
-import { MemoryStore } from 'pi-fabric-memory'
+import { MemoryStore, version as nativeVersion } from 'pi-fabric-memory'
 import { progressLine } from '../extension/cli-index.mjs'
 import { ROOT } from './helpers.mjs'
 
@@ -152,6 +152,16 @@ test('--help and <command> --help show usage, options and examples', () => {
   const bare = run([])
   assert.equal(bare.status, 2, 'no command is a usage error')
   assert.match(bare.stderr, /^Commands:/m)
+})
+
+test('--version prints the package version and the native addon version', () => {
+  const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).version
+  const addon = nativeVersion()
+  const human = run(['--version'])
+  assert.equal(human.status, 0)
+  assert.equal(human.stdout, `pi-fabric-memory ${pkg} (native addon ${addon})\n`)
+  assert.deepEqual(JSON.parse(run(['--version', '--json']).stdout), { package: pkg, addon })
+  assert.match(run(['--help']).stdout, /^ +pi-fabric-memory --version +the package version/m)
 })
 
 test('unknown flags, commands and bad values are usage errors that name them (exit 2)', () => {

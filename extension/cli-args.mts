@@ -21,6 +21,7 @@ export const FLAGS: Record<string, FlagSpec> = {
   'no-color': { help: 'no colour even on a terminal (NO_COLOR does the same)' },
   quiet: { help: 'no progress output' },
   help: { help: 'show this help' },
+  version: { help: 'print the package version and the native addon version' },
   scope: { value: 'S', help: 'project (default), global, session or session:<id, id prefix or path>' },
   'branches-all': { help: 'every branch of each session, not only the active one' },
   mode: { value: 'M', help: 'literal (default), phrase or regex' },

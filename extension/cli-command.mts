@@ -54,6 +54,7 @@ export function mainHelp(commands: Command[]): string {
     `${bold(BIN)} — recall over Pi session history and curated memory, from the shell`,
     '',
     `Usage: ${BIN} <command> [options]      ${BIN} <command> --help for its options and examples`,
+    `       ${BIN} --version                the package version and the native addon's`,
     '',
     'Commands:',
     ...commands.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`),
