@@ -269,6 +269,28 @@ test('memory: the target is --target; every word after add/replace/remove is tex
   assert.match(mem('why', 'user', '1').stdout, /^user #1: user of vim\n/, 'and the word, as /memory does')
 })
 
+test('memory writes refuse an agent dir that does not exist (a typo) unless --create; reads leave it alone', () => {
+  const root = mkdtempSync(join(tmpdir(), 'pfm-cli-typo-'))
+  const typo = join(root, 'agnet')
+  for (const args of [['add', 'x'], ['replace', 'x', 'y'], ['remove', 'x'], ['review', 'apply', '1'], ['review', 'reject', 'all']]) {
+    const refused = run(['memory', ...args, '--agent-dir', typo])
+    assert.equal(refused.status, 2, args.join(' '))
+    assert.equal(refused.stderr, `pi-fabric-memory: [no_agent_dir] the agent dir ${typo} (--agent-dir) does not exist: nothing written\ncheck the path, or pass --create to create it\n`)
+    assert.throws(() => statSync(typo), /ENOENT/, `${args.join(' ')} created nothing`)
+  }
+  const viaEnv = run(['memory', 'add', 'x', '--json'], { PI_CODING_AGENT_DIR: typo })
+  assert.equal(viaEnv.status, 2)
+  assert.deepEqual(JSON.parse(viaEnv.stdout).error, { code: 'no_agent_dir', message: `the agent dir ${typo} (PI_CODING_AGENT_DIR) does not exist: nothing written` })
+  for (const args of [['status'], ['read'], ['review'], ['why', '1']]) run(['memory', ...args, '--agent-dir', typo])
+  assert.throws(() => statSync(typo), /ENOENT/, 'reads create nothing either')
+  assert.equal(run(['memory', 'read', '--create', '--agent-dir', typo]).status, 2, '--create is for writes')
+  const created = run(['memory', 'add', 'Prefers small PRs', '--create', '--agent-dir', typo])
+  assert.equal(created.status, 0, created.stderr)
+  assert.equal(readFileSync(join(typo, 'memories', 'MEMORY.md'), 'utf8'), 'Prefers small PRs')
+  assert.equal(run(['memory', 'add', 'Second', '--agent-dir', typo]).status, 0, 'an existing agent dir needs no --create')
+  rmSync(root, { recursive: true, force: true })
+})
+
 test('memory review and why: dreaming\'s proposals listed, applied and rejected from the shell', async () => {
   const agentDir = join(mkdtempSync(join(tmpdir(), 'pfm-cli-review-')), 'agent')
   const dir = join(agentDir, 'memories')

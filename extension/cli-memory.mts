@@ -3,15 +3,16 @@
  * through the same store (lock, threat scanner, limits), settings and reply
  * texts as the memory tools and `/memory`.
  */
+import { mkdirSync } from 'node:fs'
 import type { MemoryStore, MemoryStoreResult, MemoryTarget } from 'pi-fabric-memory/native'
 import { option, UsageError } from './cli-args.mjs'
 import type { Command } from './cli-command.mjs'
-import { openStore, type Context } from './cli-context.mjs'
+import { isDir, openStore, type Context } from './cli-context.mjs'
 import { curatedSettings } from './curated-settings.mjs'
 import { dreamingSettings, dreamingStatus } from './dreaming/index.mjs'
 import { guarded } from './errors.mjs'
 import { readReply, reviewReply, statusReply, whyReply, writeReply, type CommandReply, type WriteVerb } from './memory-command.mjs'
-import { EXIT, printJson } from './cli-output.mjs'
+import { CliError, EXIT, printJson } from './cli-output.mjs'
 
 const SUBCOMMANDS = ['status', 'read', 'add', 'replace', 'remove', 'review', 'why'] as const
 const isTarget = (word: string | undefined): word is MemoryTarget => word === 'memory' || word === 'user'
@@ -151,12 +152,36 @@ async function why(ctx: Context, store: MemoryStore, words: string[]): Promise<v
   if (!found || result.provenanceError) process.exitCode = EXIT.failure
 }
 
+const ORIGIN_TEXT = { flag: '--agent-dir', env: 'PI_CODING_AGENT_DIR', default: 'the default' } as const
+
+/**
+ * A write into an agent dir that does not exist is most likely a typo'd
+ * `--agent-dir`: it would create `<typo>/memories/` while every other command
+ * reports no sessions there. It is refused unless `--create` says it is meant.
+ */
+function requireAgentDir(ctx: Context, write: boolean): void {
+  const create = ctx.parsed.options.has('create')
+  if (!write) {
+    if (create) throw new UsageError('--create applies to writes only (add, replace, remove, review apply|reject)', 'memory')
+    return
+  }
+  if (isDir(ctx.agentDir)) return
+  if (create) return void mkdirSync(ctx.agentDir, { recursive: true })
+  throw new CliError(
+    `the agent dir ${ctx.agentDir} (${ORIGIN_TEXT[ctx.agentDirOrigin]}) does not exist: nothing written`,
+    'no_agent_dir',
+    EXIT.usage,
+    'check the path, or pass --create to create it',
+  )
+}
+
 async function memory(ctx: Context): Promise<void> {
   const [sub = 'status', ...words] = ctx.parsed.positional
   if (!(SUBCOMMANDS as readonly string[]).includes(sub)) {
     throw new UsageError(`unknown memory subcommand ${JSON.stringify(sub)} (${SUBCOMMANDS.join(', ')})`, 'memory')
   }
   if ((sub === 'status' || sub === 'review') && ctx.parsed.options.has('target')) throw new UsageError(`memory ${sub} covers both targets: it takes no --target`, 'memory')
+  requireAgentDir(ctx, sub === 'add' || sub === 'replace' || sub === 'remove' || (sub === 'review' && words.length > 0))
   const store = openStore(ctx)
   if (sub === 'status') {
     if (words.length) throw new UsageError('memory status takes no arguments', 'memory')
@@ -184,9 +209,10 @@ export const MEMORY_COMMAND: Command = {
     'Every word after add/replace/remove is text; a first word memory or user without --target is refused',
     '(it was the target once): give --target. read and why also take the target as a word, as /memory does.',
     'Writes take the same lock and threat scan as the memory tools; a refused write exits 1 with its reason.',
+    'A write into an agent dir that does not exist exits 2 (no_agent_dir), nothing created, unless --create.',
     'The directory is pi-memory.dataDir from Pi\'s settings, else <agentDir>/memories.',
   ].join('\n'),
-  flags: ['target', 'json'],
+  flags: ['target', 'create', 'json'],
   examples: [
     'memory status',
     'memory add --target user "Prefers tabs over spaces"',
