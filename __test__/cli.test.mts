@@ -149,6 +149,10 @@ test('--help and <command> --help show usage, options and examples', () => {
   assert.match(recall.stdout, /^Examples:\n {2}pi-fabric-memory recall /m)
   assert.equal(run(['help', 'memory']).stdout, run(['memory', '-h']).stdout)
   assert.match(run(['memory', '--help']).stdout, /^ {2}replace <oldText> <new> +replace the one entry containing oldText; prints it before and after$/m)
+  const index = run(['index', '--help']).stdout
+  assert.match(index, /^ {2}--scope S +global \(default: every session of the agent dir\), project, /m, 'index says its own default')
+  assert.doesNotMatch(index, /project \(default\)|defaults to/)
+  assert.match(run(['sessions', '--help']).stdout, /^ {2}--scope S +project \(default\), global/m)
   const bare = run([])
   assert.equal(bare.status, 2, 'no command is a usage error')
   assert.match(bare.stderr, /^Commands:/m)

@@ -106,9 +106,9 @@ export function parseArgs(argv: string[], accepted: readonly string[], command?:
   return { positional, options }
 }
 
-/** The options block of a help text, in the order given. */
-export function flagLines(names: readonly string[]): string {
+/** The options block of a help text, in the order given; `help` replaces a flag's text for one command. */
+export function flagLines(names: readonly string[], help: Record<string, string> = {}): string {
   const left = names.map((name) => `--${name}${FLAGS[name].value ? ` ${FLAGS[name].value}` : ''}`)
   const width = Math.max(...left.map((l) => l.length))
-  return names.map((name, i) => `  ${left[i].padEnd(width)}  ${FLAGS[name].help}`).join('\n')
+  return names.map((name, i) => `  ${left[i].padEnd(width)}  ${help[name] ?? FLAGS[name].help}`).join('\n')
 }

@@ -11,6 +11,8 @@ export interface Command {
   usage: string
   /** Flags besides the global ones, in help order. */
   flags: string[]
+  /** A flag's help text where this command differs from the shared one (e.g. another default). */
+  flagHelp?: Record<string, string>
   examples: string[]
   /** Extra help text (subcommands), printed after the usage line. */
   details?: string
@@ -41,7 +43,7 @@ export function commandHelp(command: Command): string {
     ...(command.details ? ['', command.details] : []),
     '',
     'Options:',
-    flagLines(acceptedFlags(command)),
+    flagLines(acceptedFlags(command), command.flagHelp),
     '',
     'Examples:',
     ...command.examples.map((example) => `  ${BIN} ${example}`),

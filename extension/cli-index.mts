@@ -133,6 +133,7 @@ export const INDEX_COMMAND: Command = {
   usage: 'index [options]',
   flags: ['scope', 'branches-all', 'quiet', 'json'],
   examples: ['index', 'index --scope project --quiet', 'index --json'],
-  details: 'Scope defaults to global here (every session of the agent dir). Budgets (memory.maxSyncSessions,\nmaxSyncSourceBytes) bound each call; index keeps calling until every session is current.',
+  flagHelp: { scope: 'global (default: every session of the agent dir), project, session or session:<id, id prefix or path>' },
+  details: 'Budgets (memory.maxSyncSessions, maxSyncSourceBytes) bound each call; index keeps calling until every\nsession in scope is current.',
   run: index,
 }
