@@ -2,7 +2,7 @@
 import type { ExpandedEntry, ExpandPage, MemoryCoverage, MemoryError, MemoryHit, RecallArgs, RecallPage, SessionsPage } from 'pi-fabric-memory/native'
 import { integerOption, option, UsageError } from './cli-args.mjs'
 import { openMemory, requireSessions, sessionFiles, type Context } from './cli-context.mjs'
-import { bold, CliError, dim, EXIT, mark, minuteOf, oneLine, printJson, table } from './cli-output.mjs'
+import { bold, CliError, dim, EXIT, mark, minuteOf, oneLine, plural, printJson, table } from './cli-output.mjs'
 import { commandLine, type Command } from './cli-command.mjs'
 import type { Memory } from './memory.mjs'
 
@@ -50,8 +50,14 @@ function printHit(hit: MemoryHit, query: string | undefined): void {
   console.log(`        ${highlight(oneLine(hit.snippet, 240), query)}`)
 }
 
+/**
+ * `complete`, or `incomplete: <reasons>`. Stale sessions alone carry no
+ * reason code (e.g. doctor drops its probe's budget reasons): they are named.
+ */
 export function coverageText(c: MemoryCoverage): string {
-  return c.complete ? 'complete' : `incomplete: ${c.reasons.join(', ')}`
+  if (c.complete) return 'complete'
+  if (c.reasons.length) return `incomplete: ${c.reasons.join(', ')}`
+  return c.staleSessions > 0 ? `incomplete: ${plural(c.staleSessions, 'session')} not indexed yet` : 'incomplete'
 }
 
 /** Where a page is in the CLI's walk: its number and the command that prints the next one. */
