@@ -33,16 +33,22 @@ function onTty(args: string[], env: NodeJS.ProcessEnv = {}): string | undefined 
   return result.error ? undefined : result.stdout
 }
 
+/** A demo agent dir kept for the test (`demo --agent-dir`; a plain `demo` removes its own). */
 function demoAgentDir(): string {
-  const demo = execFileSync(process.execPath, [cli, 'demo'], { encoding: 'utf8', env: ENV })
-  return /Demo agent dir (\S+)/.exec(demo)![1]
+  const agentDir = join(mkdtempSync(join(tmpdir(), 'pfm-cli-demo-')), 'agent')
+  execFileSync(process.execPath, [cli, 'demo', '--agent-dir', agentDir], { encoding: 'utf8', env: ENV })
+  return agentDir
 }
 
 const WEBSHOP = ['--cwd', '/home/demo/webshop']
 const ESC = /\x1b/
 
-test('demo indexes a synthetic agent dir and shows what memory sees', () => {
-  const out = execFileSync(process.execPath, [cli, 'demo'], { encoding: 'utf8', env: ENV })
+test('demo indexes a synthetic agent dir and shows what memory sees, then removes its temp dir', () => {
+  const tmp = mkdtempSync(join(tmpdir(), 'pfm-cli-demotmp-'))
+  const out = execFileSync(process.execPath, [cli, 'demo'], { encoding: 'utf8', env: { ...ENV, TMPDIR: tmp } })
+  assert.match(out, new RegExp(`^Demo agent dir ${tmp}/pi-fabric-memory-demo-\\w+/agent \\(a temp dir, removed when the demo ends; demo --agent-dir DIR keeps one\\)\n`))
+  assert.deepEqual(readdirSync(tmp), [], 'nothing left behind')
+  assert.match(out, new RegExp(`^Try: pi-fabric-memory sessions --agent-dir ${tmp}/pfm-demo --cwd /home/demo/webshop$`, 'm'), 'the Try line names a dir that will exist')
   assert.match(out, /019a0003-demo-7000-8000-release00003 {2}5 /)
   assert.match(out, /#4 \S+ toolResult tool=bash outcome=failed ◀/)
   assert.match(out, /active visited 8 entries/)
@@ -50,6 +56,28 @@ test('demo indexes a synthetic agent dir and shows what memory sees', () => {
   assert.match(out, /Files the agent touched .*: src\/checkout\/service\.ts/)
   assert.match(out, /toolResult\(bash\) \[error\]: FAIL test\/checkout\.test\.ts .*\[Timeout\] of 5000ms/)
   assert.match(out, /1 of 1 hits · 3\/3 sessions indexed · coverage complete/)
+})
+
+test('demo --agent-dir writes the demo there and keeps it; a non-empty dir is refused, never written over', () => {
+  const root = mkdtempSync(join(tmpdir(), 'pfm-cli-demodir-'))
+  const kept = join(root, 'demo')
+  const out = run(['demo', '--agent-dir', kept])
+  assert.equal(out.status, 0, out.stderr)
+  assert.match(out.stdout, new RegExp(`^Demo agent dir ${kept} \\(kept\\)\n`))
+  assert.match(out.stdout, new RegExp(`^Try: pi-fabric-memory sessions --agent-dir ${kept} --cwd /home/demo/webshop$`, 'm'))
+  assert.deepEqual(readdirSync(kept).sort(), ['fabric', 'memories', 'sessions'])
+  assert.match(run(['sessions', '--agent-dir', kept, ...WEBSHOP]).stdout, /019a0003-demo-7000-8000-release00003/)
+  const again = run(['demo', '--agent-dir', kept])
+  assert.equal(again.status, 2)
+  assert.equal(again.stderr, `pi-fabric-memory: [agent_dir_not_empty] demo --agent-dir needs a new or empty directory; ${kept} is not (nothing written)\n`)
+  const mine = join(root, 'mine')
+  mkdirSync(mine)
+  writeFileSync(join(mine, 'settings.json'), '{}')
+  assert.equal(run(['demo', '--agent-dir', mine]).status, 2)
+  assert.deepEqual(readdirSync(mine), ['settings.json'], 'a user\'s dir is left as it was')
+  // The demo reads none of the other global flags: passing one is an error, not ignored.
+  assert.match(run(['demo', '--cwd', '/x']).stderr, /^pi-fabric-memory: unknown flag --cwd for demo\n/)
+  rmSync(root, { recursive: true, force: true })
 })
 
 test('recall and index print readable results; --json the exact API result', () => {

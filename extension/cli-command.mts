@@ -11,6 +11,8 @@ export interface Command {
   usage: string
   /** Flags besides the global ones, in help order. */
   flags: string[]
+  /** The global flags this command takes, when not all of them (a flag it would ignore is refused instead). */
+  globalFlags?: string[]
   /** A flag's help text where this command differs from the shared one (e.g. another default). */
   flagHelp?: Record<string, string>
   examples: string[]
@@ -33,7 +35,7 @@ export function commandLine(command: string, parsed: Parsed): string {
   return [BIN, command, ...words].map(shellWord).join(' ')
 }
 
-export const acceptedFlags = (command: Command) => [...command.flags, ...GLOBAL_FLAGS]
+export const acceptedFlags = (command: Command) => [...command.flags, ...(command.globalFlags ?? GLOBAL_FLAGS)]
 
 export function commandHelp(command: Command): string {
   return [
@@ -61,7 +63,7 @@ export function mainHelp(commands: Command[]): string {
     'Commands:',
     ...commands.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`),
     '',
-    'Options of every command:',
+    'Options of every command (demo takes only --agent-dir):',
     flagLines(GLOBAL_FLAGS),
     '',
     'Exit codes: 0 done, 1 failed (or doctor found a problem), 2 usage error, 3 no Pi sessions found.',
