@@ -21,7 +21,8 @@ export const FLAGS: Record<string, FlagSpec> = {
   'no-color': { help: 'no colour even on a terminal (NO_COLOR does the same)' },
   quiet: { help: 'no progress output' },
   help: { help: 'show this help' },
-  scope: { value: 'S', help: 'project (default), global, session or session:<id-or-path>' },
+  version: { help: 'print the package version and the native addon version' },
+  scope: { value: 'S', help: 'project (default), global, session or session:<id, id prefix or path>' },
   'branches-all': { help: 'every branch of each session, not only the active one' },
   mode: { value: 'M', help: 'literal (default), phrase or regex' },
   all: { help: 'every query word in one entry (literal mode)' },
@@ -34,6 +35,9 @@ export const FLAGS: Record<string, FlagSpec> = {
   since: { value: 'D', help: 'entries at or after this ISO date or epoch ms' },
   until: { value: 'D', help: 'entries at or before this ISO date or epoch ms' },
   'page-size': { value: 'N', integer: true, help: 'hits per page (default 10, at most 50)' },
+  page: { value: 'N', integer: true, help: 'the Nth page of hits (default 1), reached by following each page\'s next call' },
+  create: { help: 'create the agent dir when it does not exist (a memory write refuses a missing one)' },
+  target: { value: 'T', help: 'memory (MEMORY.md, the agent\'s notes; the default) or user (USER.md)' },
   before: { value: 'N', integer: true, help: 'entries of context before the selected one' },
   after: { value: 'N', integer: true, help: 'entries of context after the selected one' },
 }
@@ -102,9 +106,9 @@ export function parseArgs(argv: string[], accepted: readonly string[], command?:
   return { positional, options }
 }
 
-/** The options block of a help text, in the order given. */
-export function flagLines(names: readonly string[]): string {
+/** The options block of a help text, in the order given; `help` replaces a flag's text for one command. */
+export function flagLines(names: readonly string[], help: Record<string, string> = {}): string {
   const left = names.map((name) => `--${name}${FLAGS[name].value ? ` ${FLAGS[name].value}` : ''}`)
   const width = Math.max(...left.map((l) => l.length))
-  return names.map((name, i) => `  ${left[i].padEnd(width)}  ${FLAGS[name].help}`).join('\n')
+  return names.map((name, i) => `  ${left[i].padEnd(width)}  ${help[name] ?? FLAGS[name].help}`).join('\n')
 }

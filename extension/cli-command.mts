@@ -1,7 +1,7 @@
 /** One CLI command: its help (usage, flags, examples) and what it runs. */
 import { realpathSync } from 'node:fs'
 import { delimiter, isAbsolute, join, relative } from 'node:path'
-import { flagLines, GLOBAL_FLAGS } from './cli-args.mjs'
+import { flagLines, GLOBAL_FLAGS, type Parsed } from './cli-args.mjs'
 import type { Context } from './cli-context.mjs'
 import { bold } from './cli-output.mjs'
 
@@ -36,13 +36,31 @@ export interface Command {
   usage: string
   /** Flags besides the global ones, in help order. */
   flags: string[]
+  /** The global flags this command takes, when not all of them (a flag it would ignore is refused instead). */
+  globalFlags?: string[]
+  /** A flag's help text where this command differs from the shared one (e.g. another default). */
+  flagHelp?: Record<string, string>
   examples: string[]
   /** Extra help text (subcommands), printed after the usage line. */
   details?: string
   run(ctx: Context): Promise<void>
 }
 
-export const acceptedFlags = (command: Command) => [...command.flags, ...GLOBAL_FLAGS]
+/** A word as a POSIX shell reads it back: bare when that is safe, else single-quoted. */
+const shellWord = (word: string) => (/^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replace(/'/g, "'\\''")}'`)
+
+/**
+ * The command line that runs `command` with these arguments, ready to paste
+ * (flags after the positionals; positionals that look like flags after `--`).
+ */
+export function commandLine(command: string, parsed: Parsed): string {
+  const flags = [...parsed.options].flatMap(([name, value]) => (value === true ? [`--${name}`] : [`--${name}`, value]))
+  const dashed = parsed.positional.some((word) => word.startsWith('-'))
+  const words = dashed ? [...flags, '--', ...parsed.positional] : [...parsed.positional, ...flags]
+  return [BIN, command, ...words].map(shellWord).join(' ')
+}
+
+export const acceptedFlags = (command: Command) => [...command.flags, ...(command.globalFlags ?? GLOBAL_FLAGS)]
 
 export function commandHelp(command: Command): string {
   return [
@@ -52,7 +70,7 @@ export function commandHelp(command: Command): string {
     ...(command.details ? ['', command.details] : []),
     '',
     'Options:',
-    flagLines(acceptedFlags(command)),
+    flagLines(acceptedFlags(command), command.flagHelp),
     '',
     'Examples:',
     ...command.examples.map((example) => `  ${BIN} ${example}`),
@@ -65,11 +83,12 @@ export function mainHelp(commands: Command[]): string {
     `${bold(BIN)} — recall over Pi session history and curated memory, from the shell`,
     '',
     `Usage: ${BIN} <command> [options]      ${BIN} <command> --help for its options and examples`,
+    `       ${BIN} --version                the package version and the native addon's`,
     '',
     'Commands:',
     ...commands.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`),
     '',
-    'Options of every command:',
+    'Options of every command (demo takes only --agent-dir):',
     flagLines(GLOBAL_FLAGS),
     '',
     'Exit codes: 0 done, 1 failed (or doctor found a problem), 2 usage error, 3 no Pi sessions found.',
@@ -78,6 +97,6 @@ export function mainHelp(commands: Command[]): string {
     `  ${BIN} doctor`,
     `  ${BIN} index`,
     `  ${BIN} recall checkout timeout --scope global`,
-    `  ${BIN} memory add user "Prefers tabs over spaces"`,
+    `  ${BIN} memory add --target user "Prefers tabs over spaces"`,
   ].join('\n')
 }

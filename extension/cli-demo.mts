@@ -1,20 +1,45 @@
 /** `demo`: a synthetic agent dir, and what memory sees in it. */
-import { mkdtempSync, utimesSync } from 'node:fs'
+import { existsSync, mkdtempSync, rmSync, utimesSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { invocation, type Command } from './cli-command.mjs'
+import { isDir, safeReaddir, type Context } from './cli-context.mjs'
 import { expandAll, printEntry, printRecall, printSessions } from './cli-history.mjs'
-import { bold, dim } from './cli-output.mjs'
+import { bold, CliError, dim, EXIT } from './cli-output.mjs'
 import { curatedDemo, DEMO_CWD, writeDemoAgentDir } from './demo.mjs'
 import { createMemory } from './memory.mjs'
 
-async function demo(): Promise<void> {
-  const agentDir = join(mkdtempSync(join(tmpdir(), 'pi-fabric-memory-demo-')), 'agent')
+/**
+ * Where the demo writes: `--agent-dir DIR` when DIR is new or empty (kept, to
+ * try the commands on; never written over), else a temp dir it removes when
+ * it ends. `PI_CODING_AGENT_DIR` is not used: that is the user's real one.
+ */
+function demoDir(ctx: Context): { agentDir: string; remove?: () => void } {
+  if (ctx.agentDirOrigin !== 'flag') {
+    const root = mkdtempSync(join(tmpdir(), 'pi-fabric-memory-demo-'))
+    return { agentDir: join(root, 'agent'), remove: () => rmSync(root, { recursive: true, force: true }) }
+  }
+  if (existsSync(ctx.agentDir) && (!isDir(ctx.agentDir) || safeReaddir(ctx.agentDir).length > 0)) {
+    throw new CliError(`demo --agent-dir needs a new or empty directory; ${ctx.agentDir} is not (nothing written)`, 'agent_dir_not_empty', EXIT.usage)
+  }
+  return { agentDir: ctx.agentDir }
+}
+
+async function demo(ctx: Context): Promise<void> {
+  const { agentDir, remove } = demoDir(ctx)
+  try {
+    await show(agentDir, remove === undefined)
+  } finally {
+    remove?.()
+  }
+}
+
+async function show(agentDir: string, kept: boolean): Promise<void> {
   const files = writeDemoAgentDir(agentDir)
   // Give the files their sessions' ages, so "newest first" means something.
   files.forEach((file, i) => utimesSync(file, new Date(Date.UTC(2026, 10, 20 + i, 18)), new Date(Date.UTC(2026, 10, 20 + i, 18))))
   const memory = createMemory({ agentDir, cwd: DEMO_CWD })
-  console.log(`${bold('Demo agent dir')} ${agentDir}\n`)
+  console.log(`${bold('Demo agent dir')} ${agentDir} ${dim(kept ? '(kept)' : '(a temp dir, removed when the demo ends; demo --agent-dir DIR keeps one)')}\n`)
   console.log(bold('memory.sessions({scope: "project"})'))
   printSessions(await memory.sessions())
   console.log(`\n${bold('memory.recall({query: "timeout"})')}`)
@@ -38,14 +63,19 @@ async function demo(): Promise<void> {
   })
   console.log(`\n${bold('Files the agent touched')} in ${checkout.id.slice(0, 13)}…: ${[...files2].join(', ')}`)
   await curatedDemo(agentDir, { bold, dim })
-  console.log(dim(`\nTry: ${invocation()} sessions --agent-dir ${agentDir} --cwd ${DEMO_CWD}`))
+  const tryDir = kept ? agentDir : join(tmpdir(), 'pfm-demo')
+  if (!kept) console.log(dim(`\nKeep a demo agent dir: ${invocation()} demo --agent-dir ${tryDir}`))
+  console.log(dim(`${kept ? '\n' : ''}Try: ${invocation()} sessions --agent-dir ${tryDir} --cwd ${DEMO_CWD}`))
 }
 
 export const DEMO_COMMAND: Command = {
   name: 'demo',
   summary: 'index a synthetic agent dir and show what memory sees',
-  usage: 'demo',
+  usage: 'demo [--agent-dir DIR]',
+  details: 'Without --agent-dir the demo writes a temp dir and removes it when it ends. --agent-dir DIR (new or\nempty; never written over) keeps it, to try the other commands on.',
   flags: [],
-  examples: ['demo'],
-  run: () => demo(),
+  globalFlags: ['agent-dir', 'no-color', 'help'],
+  flagHelp: { 'agent-dir': 'write the demo agent dir here and keep it (a new or empty directory)' },
+  examples: ['demo', 'demo --agent-dir /tmp/pfm-demo'],
+  run: demo,
 }

@@ -11,7 +11,8 @@ import type { MemoryCoverage, MemoryFileStatus, MemoryStore } from 'pi-fabric-me
 import type { Command } from './cli-command.mjs'
 import { headerCwd, isDir, memoryConfig, openMemory, openStore, safeReaddir, sessionFiles, sessionsDir, sizeOf, type Context } from './cli-context.mjs'
 import { coverageText } from './cli-history.mjs'
-import { bold, bytes, dim, EXIT, green, printJson, red, yellow } from './cli-output.mjs'
+import { bold, bytes, dim, EXIT, green, plural, printJson, red, yellow } from './cli-output.mjs'
+import { entries } from './memory-command.mjs'
 import { curatedLayers, curatedSettings } from './curated-settings.mjs'
 import { dreamingSettings } from './dreaming/index.mjs'
 import { guarded } from './errors.mjs'
@@ -98,7 +99,7 @@ async function recallSide(ctx: Context, report: DoctorReport): Promise<void> {
   report.coverage = { ...coverage, reasons }
   if (coverage.error) report.problems.push({ code: coverage.error.code, message: coverage.error.message })
   if (coverage.staleSessions > 0) {
-    report.warnings.push({ code: 'not_indexed', message: `${coverage.staleSessions} sessions not indexed yet: run "pi-fabric-memory index" (recall would index them first)` })
+    report.warnings.push({ code: 'not_indexed', message: `${plural(coverage.staleSessions, 'session')} not indexed yet: run "pi-fabric-memory index" (recall would index them first)` })
   }
   if (!writable(memory.indexDir)) report.problems.push({ code: 'index_unwritable', message: `the index dir ${memory.indexDir} cannot be written: every call re-reads the sessions` })
   if (reasons.length) report.warnings.push({ code: 'coverage_incomplete', message: `answers are not authoritative: ${reasons.join(', ')} (README, Coverage)` })
@@ -156,18 +157,18 @@ function printReport(r: DoctorReport): void {
   const label = (s: string) => bold(s.padEnd(13))
   console.log(`${label('agent dir')}${r.agentDir.path} ${dim(`(${ORIGIN[r.agentDir.origin]})`)}${r.agentDir.exists ? '' : red(' missing')}`)
   const s = r.sessionsDir
-  console.log(`${label('sessions')}${s.path}: ${s.sessions} sessions (${bytes(s.bytes)}) in ${s.projects.length} projects`)
+  console.log(`${label('sessions')}${s.path}: ${plural(s.sessions, 'session')} (${bytes(s.bytes)}) in ${plural(s.projects.length, 'project')}`)
   for (const p of s.projects) console.log(`  ${String(p.sessions).padStart(5)}  ${p.cwd ?? p.dir} ${dim(`(${bytes(p.bytes)})`)}`)
   if (r.indexDir) {
-    const temps = r.indexDir.tempFiles > 0 ? `, ${r.indexDir.tempFiles} temp files of interrupted writes (removed after 10 minutes)` : ''
-    console.log(`${label('index dir')}${r.indexDir.path}: ${r.indexDir.exists ? `${r.indexDir.records} records, ${bytes(r.indexDir.bytes)}${temps}` : 'not built yet'}`)
+    const temps = r.indexDir.tempFiles > 0 ? `, ${plural(r.indexDir.tempFiles, 'temp file')} of interrupted writes (removed after 10 minutes)` : ''
+    console.log(`${label('index dir')}${r.indexDir.path}: ${r.indexDir.exists ? `${plural(r.indexDir.records, 'record')}, ${bytes(r.indexDir.bytes)}${temps}` : 'not built yet'}`)
   }
   if (r.coverage) {
     const c = r.coverage
     console.log(`${label('index')}${c.indexedSessions} of ${c.eligibleSessions} sessions indexed · ${c.staleSessions} stale · coverage ${coverageText(c)}`)
   }
   if (r.memoryDir) {
-    const line = (f: MemoryFileStatus) => (f.error ? red(`unreadable — ${f.error}`) : `${f.entryCount} entries (${f.usage})`)
+    const line = (f: MemoryFileStatus) => (f.error ? red(`unreadable — ${f.error}`) : `${entries(f.entryCount)} (${f.usage})`)
     console.log(`${label('memory dir')}${r.memoryDir.path}: MEMORY.md ${line(r.memoryDir.memory)}; USER.md ${line(r.memoryDir.user)}`)
   }
   console.log(bold('settings'))
@@ -176,7 +177,7 @@ function printReport(r: DoctorReport): void {
   console.log(dim(`  project settings ${r.projectSettings.file}: ${r.projectSettings.read ? 'read (--trust-project)' : 'not read (Pi reads them only for trusted projects; --trust-project)'}`))
   for (const w of r.warnings) console.log(`${yellow('warning')} ${w.message}`)
   for (const p of r.problems) console.log(`${red('problem')} ${p.message}`)
-  console.log(r.ok ? green('ok') : red(`${r.problems.length} problem(s)`))
+  console.log(r.ok ? green('ok') : red(plural(r.problems.length, 'problem')))
 }
 
 async function doctor(ctx: Context): Promise<void> {

@@ -2,8 +2,8 @@
 import type { ExpandedEntry, ExpandPage, MemoryCoverage, MemoryError, MemoryHit, RecallArgs, RecallPage, SessionsPage } from 'pi-fabric-memory/native'
 import { integerOption, option, UsageError } from './cli-args.mjs'
 import { openMemory, requireSessions, sessionFiles, type Context } from './cli-context.mjs'
-import { bold, CliError, dim, EXIT, mark, minuteOf, oneLine, printJson, table } from './cli-output.mjs'
-import type { Command } from './cli-command.mjs'
+import { bold, CliError, dim, EXIT, mark, minuteOf, oneLine, plural, printJson, table } from './cli-output.mjs'
+import { commandLine, type Command } from './cli-command.mjs'
 import type { Memory } from './memory.mjs'
 
 const SCOPED = ['scope', 'branches-all', 'json']
@@ -18,9 +18,18 @@ function highlight(text: string, query: string | undefined): string {
 
 const branchesOf = (ctx: Context): 'active' | 'all' => (ctx.parsed.options.has('branches-all') ? 'all' : 'active')
 
-/** A contract error of a page is a failed command (exit 1), shown with its code. */
+/**
+ * A contract error of a page as a failed command (exit 1), shown with its
+ * code; an ambiguous session lists its candidates, so the next try can name one.
+ */
+export function pageFailure(error: MemoryError): CliError {
+  const candidates = Array.isArray(error.candidates) ? (error.candidates as unknown[]).map(String) : []
+  const hint = candidates.length ? `candidates (name one by a longer id prefix or its path):\n${candidates.map((c) => `  ${c}`).join('\n')}` : undefined
+  return new CliError(error.message, error.code, EXIT.failure, hint)
+}
+
 function failOn(error: MemoryError | undefined): void {
-  if (error) throw new CliError(error.message, error.code)
+  if (error) throw pageFailure(error)
 }
 
 /** `--json`: the page exactly as the API returned it; a contract error in it still exits 1. */
@@ -41,15 +50,29 @@ function printHit(hit: MemoryHit, query: string | undefined): void {
   console.log(`        ${highlight(oneLine(hit.snippet, 240), query)}`)
 }
 
+/**
+ * `complete`, or `incomplete: <reasons>`. Stale sessions alone carry no
+ * reason code (e.g. doctor drops its probe's budget reasons): they are named.
+ */
 export function coverageText(c: MemoryCoverage): string {
-  return c.complete ? 'complete' : `incomplete: ${c.reasons.join(', ')}`
+  if (c.complete) return 'complete'
+  if (c.reasons.length) return `incomplete: ${c.reasons.join(', ')}`
+  return c.staleSessions > 0 ? `incomplete: ${plural(c.staleSessions, 'session')} not indexed yet` : 'incomplete'
 }
 
-export function printRecall(page: RecallPage, query: string | undefined): void {
+/** Where a page is in the CLI's walk: its number and the command that prints the next one. */
+export interface Paging {
+  page: number
+  nextCommand: string
+}
+
+export function printRecall(page: RecallPage, query: string | undefined, paging?: Paging): void {
   failOn(page.error)
   page.hits.forEach((hit) => printHit(hit, query))
   const c = page.coverage
-  console.log(dim(`${page.hits.length} of ${page.total} hits · ${c.indexedSessions}/${c.eligibleSessions} sessions indexed · coverage ${coverageText(c)}${page.next ? ' · more with --json next' : ''}`))
+  const numbered = paging && (paging.page > 1 || page.next) ? ` · page ${paging.page}` : ''
+  console.log(dim(`${page.hits.length} of ${page.total} hits${numbered} · ${c.indexedSessions}/${c.eligibleSessions} sessions indexed · coverage ${coverageText(c)}`))
+  if (page.next && paging) console.log(dim(`next page: ${paging.nextCommand}`))
 }
 
 /** An empty scope is not an answer: say which sessions exist and how to reach them. */
@@ -80,10 +103,19 @@ async function recall(ctx: Context): Promise<void> {
     pageSize: integerOption(parsed, 'page-size'),
   }
   const clean = Object.fromEntries(Object.entries(args).filter(([, v]) => v !== undefined)) as RecallArgs
-  const page = await openMemory(ctx).recall(clean)
+  const wanted = integerOption(parsed, 'page') ?? 1
+  if (wanted < 1) throw new UsageError('--page counts from 1', 'recall')
+  const memory = openMemory(ctx)
+  // Page n is where n - 1 `next` calls lead: a page holds fewer than page-size hits when they would not fit.
+  let page = await memory.recall(clean)
+  for (let n = 1; n < wanted && !page.error; n++) {
+    if (!page.next) throw new UsageError(`no page ${wanted}: the ${page.total} hits end on page ${n}`, 'recall')
+    page = await memory.recall(page.next.args as RecallArgs)
+  }
   if (ctx.json) return printPage(page)
   if (!page.error && page.coverage.eligibleSessions === 0) return console.log(emptyScopeHint(ctx, String(scope)))
-  printRecall(page, query)
+  const following = new Map(parsed.options).set('page', String(wanted + 1))
+  printRecall(page, query, { page: wanted, nextCommand: commandLine('recall', { ...parsed, options: following }) })
 }
 
 export function printSessions(page: SessionsPage): void {
@@ -145,11 +177,12 @@ export const HISTORY_COMMANDS: Command[] = [
     name: 'recall',
     summary: 'search session history: ranked hits with their session and entry index',
     usage: 'recall [<query…>] [options]',
-    flags: [...SCOPED, 'mode', 'all', 'role', 'tool', 'ref', 'provider', 'action', 'outcome', 'since', 'until', 'page-size'],
+    flags: [...SCOPED, 'mode', 'all', 'role', 'tool', 'ref', 'provider', 'action', 'outcome', 'since', 'until', 'page-size', 'page'],
     examples: [
       'recall checkout timeout',
       'recall "connection refused" --mode phrase --scope global',
       'recall --ref pi.bash --outcome failed --since 2026-11-01',
+      'recall checkout timeout --page 2',
       'recall pricing --json | jq ".hits[0].follow"',
     ],
     run: recall,
@@ -158,8 +191,9 @@ export const HISTORY_COMMANDS: Command[] = [
     name: 'expand',
     summary: 'read whole entries of a session, with context around one',
     usage: 'expand <session> <index|entryId> [options]',
+    details: '<session> is a session id, a unique prefix of one (at least 8 characters, as recall prints them) or a\nsession file\'s path. A prefix two sessions share is ambiguous_session, listing both.',
     flags: ['before', 'after', 'branches-all', 'json'],
-    examples: ['expand 019a0001-demo-7000-8000-checkout0001 4 --before 1 --after 1', 'expand ~/.pi/agent/sessions/--home-me-app--/s.jsonl a1b2c3d4 --json'],
+    examples: ['expand 019a0001-demo 4 --before 1 --after 1', 'expand ~/.pi/agent/sessions/--home-me-app--/s.jsonl a1b2c3d4 --json'],
     run: expand,
   },
   {

@@ -7,8 +7,8 @@ import type { IndexProgress, MemoryCoverage, SessionsArgs } from 'pi-fabric-memo
 import { option } from './cli-args.mjs'
 import type { Command } from './cli-command.mjs'
 import { openMemory, requireSessions, type Context } from './cli-context.mjs'
-import { bytes, CliError, printJson } from './cli-output.mjs'
-import { coverageText, emptyScopeHint } from './cli-history.mjs'
+import { bytes, printJson } from './cli-output.mjs'
+import { coverageText, emptyScopeHint, pageFailure } from './cli-history.mjs'
 
 /** Work done by the calls before the current one. */
 interface Done {
@@ -118,7 +118,7 @@ async function index(ctx: Context): Promise<void> {
   }
   view.done()
   const elapsedMs = Date.now() - started
-  if (page.error) throw new CliError(page.error.message, page.error.code)
+  if (page.error) throw pageFailure(page.error)
   const c = page.coverage
   if (ctx.json) return printJson({ scope: page.scope, branches: page.branches, indexDir: memory.indexDir, built, elapsedMs, coverage: c })
   if (c.eligibleSessions === 0) return console.log(emptyScopeHint(ctx, page.scope))
@@ -133,6 +133,7 @@ export const INDEX_COMMAND: Command = {
   usage: 'index [options]',
   flags: ['scope', 'branches-all', 'quiet', 'json'],
   examples: ['index', 'index --scope project --quiet', 'index --json'],
-  details: 'Scope defaults to global here (every session of the agent dir). Budgets (memory.maxSyncSessions,\nmaxSyncSourceBytes) bound each call; index keeps calling until every session is current.',
+  flagHelp: { scope: 'global (default: every session of the agent dir), project, session or session:<id, id prefix or path>' },
+  details: 'Budgets (memory.maxSyncSessions, maxSyncSourceBytes) bound each call; index keeps calling until every\nsession in scope is current.',
   run: index,
 }

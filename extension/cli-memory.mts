@@ -3,22 +3,54 @@
  * through the same store (lock, threat scanner, limits), settings and reply
  * texts as the memory tools and `/memory`.
  */
-import type { MemoryStore, MemoryTarget } from 'pi-fabric-memory/native'
-import { UsageError } from './cli-args.mjs'
+import { mkdirSync } from 'node:fs'
+import type { MemoryStore, MemoryStoreResult, MemoryTarget } from 'pi-fabric-memory/native'
+import { option, UsageError } from './cli-args.mjs'
 import type { Command } from './cli-command.mjs'
-import { openStore, type Context } from './cli-context.mjs'
+import { isDir, openStore, type Context } from './cli-context.mjs'
 import { curatedSettings } from './curated-settings.mjs'
 import { dreamingSettings, dreamingStatus } from './dreaming/index.mjs'
 import { guarded } from './errors.mjs'
 import { readReply, reviewReply, statusReply, whyReply, writeReply, type CommandReply, type WriteVerb } from './memory-command.mjs'
-import { EXIT, printJson } from './cli-output.mjs'
+import { CliError, EXIT, printJson } from './cli-output.mjs'
 
 const SUBCOMMANDS = ['status', 'read', 'add', 'replace', 'remove', 'review', 'why'] as const
 const isTarget = (word: string | undefined): word is MemoryTarget => word === 'memory' || word === 'user'
 
-/** A leading `memory`/`user` argument is the target, as in `/memory` (quote text that starts with one). */
-function targetAndTexts(words: string[]): [MemoryTarget, string[]] {
-  return isTarget(words[0]) ? [words[0], words.slice(1)] : ['memory', words]
+/** `--target`, checked; undefined when not given. */
+function targetFlag(ctx: Context): MemoryTarget | undefined {
+  const flag = option(ctx.parsed, 'target')
+  if (flag !== undefined && !isTarget(flag)) throw new UsageError(`--target must be memory or user, got ${JSON.stringify(flag)}`, 'memory')
+  return flag
+}
+
+/**
+ * `read` and `why`: `--target`, or a leading `memory`/`user` word as in
+ * `/memory` (nothing else could be meant there: read takes no text, why a number).
+ */
+function targetAndRest(ctx: Context, words: string[]): [MemoryTarget, string[]] {
+  const flag = targetFlag(ctx)
+  if (!isTarget(words[0])) return [flag ?? 'memory', words]
+  if (flag !== undefined && flag !== words[0]) throw new UsageError(`--target ${flag} and the word ${words[0]} name different targets`, 'memory')
+  return [words[0], words.slice(1)]
+}
+
+/**
+ * `add`, `replace`, `remove`: the target is `--target` only, and every word is
+ * text. A leading `memory`/`user` word without `--target` is refused, not
+ * guessed: it was the target in earlier versions, and either reading of
+ * `add memory leaks are checked…` would store something the user did not mean.
+ */
+function writeTarget(ctx: Context, verb: WriteVerb, words: string[]): MemoryTarget {
+  const flag = targetFlag(ctx)
+  if (flag === undefined && isTarget(words[0])) {
+    const file = words[0] === 'user' ? 'USER.md' : 'MEMORY.md'
+    throw new UsageError(
+      `memory ${verb}: the first word "${words[0]}" is not taken as the target: to write ${file} without it, drop it and give --target ${words[0]}; to ${verb === 'add' ? 'store' : 'match'} the words as written, give --target explicitly`,
+      'memory',
+    )
+  }
+  return flag ?? 'memory'
 }
 
 /** Prints a reply; a warning or error is a failed command. */
@@ -41,8 +73,8 @@ async function status(ctx: Context, store: MemoryStore): Promise<void> {
 }
 
 async function read(ctx: Context, store: MemoryStore, words: string[]): Promise<void> {
-  if (words.length > 1 || (words.length === 1 && !isTarget(words[0]))) throw new UsageError('memory read takes one target: memory or user', 'memory')
-  const target = words[0] === 'user' ? 'user' : 'memory'
+  const [target, rest] = targetAndRest(ctx, words)
+  if (rest.length) throw new UsageError('memory read takes one target: --target memory|user (or the word memory or user)', 'memory')
   if (!ctx.json) return finish(await readReply(store, target))
   const result = await guarded(() => store.read(target))
   printJson({ ...result, target })
@@ -50,19 +82,30 @@ async function read(ctx: Context, store: MemoryStore, words: string[]): Promise<
 }
 
 const USAGE: Record<WriteVerb, string> = {
-  add: 'memory add [memory|user] <content…>',
-  replace: 'memory replace [memory|user] <oldText> <newContent>',
-  remove: 'memory remove [memory|user] <oldText…>',
+  add: 'memory add [--target memory|user] <content…>',
+  replace: 'memory replace [--target memory|user] <oldText> <newContent>',
+  remove: 'memory remove [--target memory|user] <oldText…>',
+}
+
+/** An entry's text under a label, continuation lines indented to match. */
+const labelled = (label: string, text: string) => `  ${label.padEnd(9)}${text.replace(/\n/g, `\n${' '.repeat(11)}`)}`
+
+/** Which entry a replace or remove changed: its text before, and after a replace (the store trims and joins CRLF). */
+function changedEntry(result: MemoryStoreResult, newContent: string): string[] {
+  if (!result.success) return []
+  if (result.replacedEntry !== undefined) return [labelled('before:', result.replacedEntry), labelled('after:', newContent.replace(/\r\n?/g, '\n').trim())]
+  if (result.removedEntry !== undefined) return [labelled('removed:', result.removedEntry)]
+  return []
 }
 
 async function write(ctx: Context, store: MemoryStore, verb: WriteVerb, words: string[]): Promise<void> {
-  const [target, texts] = targetAndTexts(words)
-  const valid = verb === 'replace' ? texts.length === 2 : texts.length >= 1
+  const target = writeTarget(ctx, verb, words)
+  const valid = verb === 'replace' ? words.length === 2 : words.length >= 1
   if (!valid) throw new UsageError(`usage: pi-fabric-memory ${USAGE[verb]}`, 'memory')
   // Unquoted words are one text, as a shell user means them.
-  const [text, newContent] = verb === 'replace' ? texts : [texts.join(' ')]
+  const [text, newContent = ''] = verb === 'replace' ? words : [words.join(' ')]
   const { result, reply } = await writeReply(verb, store, target, text, newContent)
-  if (!ctx.json) return finish(reply)
+  if (!ctx.json) return finish({ ...reply, text: [reply.text, ...changedEntry(result, newContent)].join('\n') })
   printJson({ ...result, target })
   if (!result.success) process.exitCode = EXIT.failure
 }
@@ -94,7 +137,7 @@ async function review(ctx: Context, store: MemoryStore, words: string[]): Promis
 }
 
 async function why(ctx: Context, store: MemoryStore, words: string[]): Promise<void> {
-  const [target, rest] = targetAndTexts(words)
+  const [target, rest] = targetAndRest(ctx, words)
   const n = rest.length === 1 && /^#?\d+$/.test(rest[0]) ? Number(rest[0].replace(/^#/, '')) : NaN
   if (Number.isNaN(n)) throw new UsageError('usage: pi-fabric-memory memory why [memory|user] <n>', 'memory')
   if (!ctx.json) return finish(await whyReply(store, target, n))
@@ -109,11 +152,36 @@ async function why(ctx: Context, store: MemoryStore, words: string[]): Promise<v
   if (!found || result.provenanceError) process.exitCode = EXIT.failure
 }
 
+const ORIGIN_TEXT = { flag: '--agent-dir', env: 'PI_CODING_AGENT_DIR', default: 'the default' } as const
+
+/**
+ * A write into an agent dir that does not exist is most likely a typo'd
+ * `--agent-dir`: it would create `<typo>/memories/` while every other command
+ * reports no sessions there. It is refused unless `--create` says it is meant.
+ */
+function requireAgentDir(ctx: Context, write: boolean): void {
+  const create = ctx.parsed.options.has('create')
+  if (!write) {
+    if (create) throw new UsageError('--create applies to writes only (add, replace, remove, review apply|reject)', 'memory')
+    return
+  }
+  if (isDir(ctx.agentDir)) return
+  if (create) return void mkdirSync(ctx.agentDir, { recursive: true })
+  throw new CliError(
+    `the agent dir ${ctx.agentDir} (${ORIGIN_TEXT[ctx.agentDirOrigin]}) does not exist: nothing written`,
+    'no_agent_dir',
+    EXIT.usage,
+    'check the path, or pass --create to create it',
+  )
+}
+
 async function memory(ctx: Context): Promise<void> {
   const [sub = 'status', ...words] = ctx.parsed.positional
   if (!(SUBCOMMANDS as readonly string[]).includes(sub)) {
     throw new UsageError(`unknown memory subcommand ${JSON.stringify(sub)} (${SUBCOMMANDS.join(', ')})`, 'memory')
   }
+  if ((sub === 'status' || sub === 'review') && ctx.parsed.options.has('target')) throw new UsageError(`memory ${sub} covers both targets: it takes no --target`, 'memory')
+  requireAgentDir(ctx, sub === 'add' || sub === 'replace' || sub === 'remove' || (sub === 'review' && words.length > 0))
   const store = openStore(ctx)
   if (sub === 'status') {
     if (words.length) throw new UsageError('memory status takes no arguments', 'memory')
@@ -128,30 +196,34 @@ async function memory(ctx: Context): Promise<void> {
 export const MEMORY_COMMAND: Command = {
   name: 'memory',
   summary: 'curated memory (MEMORY.md, USER.md): status, read, add, replace, remove, review, why',
-  usage: 'memory <status|read|add|replace|remove|review|why> [memory|user] [text…] [options]',
+  usage: 'memory <status|read|add|replace|remove|review|why> [--target memory|user] [text…] [options]',
   details: [
-    'Subcommands (target "memory" = MEMORY.md, the agent\'s notes; "user" = USER.md; default memory):',
-    '  status                                   entry counts and usage of both files (the default)',
-    '  read [memory|user]                       the live entries, numbered',
-    '  add [memory|user] <content…>             append one entry (an exact duplicate is a no-op)',
-    '  replace [memory|user] <oldText> <new>    replace the one entry containing oldText',
-    '  remove [memory|user] <oldText…>          remove the one entry containing oldText',
-    '  review [apply|reject <n…>|all]           dreaming\'s staged replacements/removals: list, apply or reject',
-    '  why [memory|user] <n>                    entry n and the evidence dreaming recorded for it',
+    'Subcommands (--target memory = MEMORY.md, the agent\'s notes, the default; --target user = USER.md):',
+    '  status                         entry counts and usage of both files (the default)',
+    '  read                           the live entries, numbered',
+    '  add <content…>                 append one entry (an exact duplicate is a no-op)',
+    '  replace <oldText> <new>        replace the one entry containing oldText; prints it before and after',
+    '  remove <oldText…>              remove the one entry containing oldText; prints it',
+    '  review [apply|reject <n…>|all] dreaming\'s staged replacements/removals: list, apply or reject',
+    '  why <n>                        entry n and the evidence dreaming recorded for it',
+    'Every word after add/replace/remove is text; a first word memory or user without --target is refused',
+    '(it was the target once): give --target. read and why also take the target as a word, as /memory does.',
     'Writes take the same lock and threat scan as the memory tools; a refused write exits 1 with its reason.',
+    'A write into an agent dir that does not exist exits 2 (no_agent_dir), nothing created, unless --create.',
     'The directory is pi-memory.dataDir from Pi\'s settings, else <agentDir>/memories.',
   ].join('\n'),
-  flags: ['json'],
+  flags: ['target', 'create', 'json'],
   examples: [
     'memory status',
-    'memory add user "Prefers tabs over spaces"',
-    'memory read user --json',
-    'memory replace user "tabs over spaces" "Prefers 2-space indentation"',
+    'memory add --target user "Prefers tabs over spaces"',
+    'memory add memory leaks are checked with valgrind --target memory',
+    'memory read --target user --json',
+    'memory replace --target user "tabs over spaces" "Prefers 2-space indentation"',
     'memory remove "2-space"',
     'memory review',
     'memory review apply 1 3',
     'memory review reject all --json',
-    'memory why user 1',
+    'memory why --target user 1',
   ],
   run: memory,
 }

@@ -5,6 +5,7 @@
  * the command, parses its flags strictly, and turns failures into one
  * message (or one JSON document) and an exit code (see `EXIT`).
  */
+import { readFileSync } from 'node:fs'
 import { FLAGS, parseArgs, UsageError } from './cli-args.mjs'
 import { acceptedFlags, BIN, commandHelp, mainHelp, type Command } from './cli-command.mjs'
 import { createContext } from './cli-context.mjs'
@@ -14,6 +15,7 @@ import { HISTORY_COMMANDS } from './cli-history.mjs'
 import { INDEX_COMMAND } from './cli-index.mjs'
 import { MEMORY_COMMAND } from './cli-memory.mjs'
 import { CliError, colorAllowed, EXIT, printJson, setColor } from './cli-output.mjs'
+import { version } from './native.mjs'
 
 const COMMANDS: Command[] = [...HISTORY_COMMANDS, INDEX_COMMAND, MEMORY_COMMAND, DOCTOR_COMMAND, DEMO_COMMAND]
 
@@ -35,10 +37,11 @@ async function main(argv: string[]): Promise<void> {
   if (name === 'help') return void console.log(argv[at + 1] ? helpOf(argv[at + 1]) : mainHelp(COMMANDS))
   const command = COMMANDS.find((c) => c.name === name)
   if (!command) {
-    const parsed = parseArgs(rest, ['help', 'no-color', 'json'])
+    const parsed = parseArgs(rest, ['help', 'version', 'no-color', 'json'])
     setColor(colorAllowed(process.stdout, parsed.options.has('no-color')))
     if (name !== undefined) throw new UsageError(`unknown command ${JSON.stringify(name)}`)
     if (parsed.options.has('help')) return void console.log(mainHelp(COMMANDS))
+    if (parsed.options.has('version')) return printVersion(parsed.options.has('json'))
     console.error(mainHelp(COMMANDS))
     process.exitCode = EXIT.usage
     return
@@ -53,6 +56,18 @@ async function main(argv: string[]): Promise<void> {
     if ((error as { code?: string }).code === 'invalid_argument') throw new UsageError((error as Error).message, command.name)
     throw error
   }
+}
+
+/**
+ * `--version`: package.json's version (found from this file: dist/extension/
+ * when built, extension/ in the tests) and the loaded addon's own version.
+ */
+function printVersion(json: boolean): void {
+  const here = new URL('.', import.meta.url)
+  const manifest = new URL(here.pathname.endsWith('/dist/extension/') ? '../../package.json' : '../package.json', here)
+  const versions = { package: (JSON.parse(readFileSync(manifest, 'utf8')) as { version: string }).version, addon: version() }
+  if (json) printJson(versions)
+  else console.log(`${BIN} ${versions.package} (native addon ${versions.addon})`)
 }
 
 function helpOf(name: string): string {
