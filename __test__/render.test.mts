@@ -2,13 +2,14 @@
 // a readable expanded view without hashes or follow arguments — rendered with
 // Pi's own pi-tui Text at a narrow width, as Pi would.
 import assert from 'node:assert/strict'
-import { mkdtempSync, rmSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, before, test } from 'node:test'
 import { Text } from '@earendil-works/pi-tui'
 import { DEMO_CWD, writeDemoAgentDir } from '../extension/demo.mjs'
 import { createMemory, type Memory } from '../extension/memory.mjs'
+import { encodeCwd } from '../extension/pi-paths.mjs'
 import { recallRenderers } from '../extension/render.mjs'
 
 const theme = { fg: (_color: string, text: string) => text, bold: (text: string) => text }
@@ -62,3 +63,58 @@ test('memory_expand and memory_sessions summaries', async () => {
   ])
   assert.deepEqual(lines(e.renderResult({ details: page }, { isPartial: true }, theme)), ['reading session history…'])
 })
+
+test('memory_expand names a session path by project and short id; the path is in the expanded view only', async () => {
+  const e = recallRenderers('memory_expand', tui)
+  const sessions = await memory.sessions()
+  const file = sessions.sessions.find((s) => s.id.startsWith('019a0003'))!.file
+  const context = { cwd: DEMO_CWD }
+  assert.deepEqual(lines(e.renderCall({ session: file, indices: [4] }, theme, context), 60), ['memory_expand · webshop 019a0003-demo… · #4'])
+  const page = await memory.expand({ session: file, indices: [4] })
+  assert.ok(!lines(e.renderResult({ details: page }, { expanded: false }, theme, context), 200).join('\n').includes(file))
+  assert.ok(lines(e.renderResult({ details: page }, { expanded: true }, theme, context), 400).some((l) => l.endsWith('019a0003-demo-7000-8000-release00003.jsonl')))
+  // A followed cold-session hit scopes recall to `session:<path>`: named the same way.
+  const r = recallRenderers('memory_recall', tui)
+  assert.deepEqual(lines(r.renderCall({ query: 'vite', scope: `session:${file}` }, theme, context), 80), ['memory_recall "vite" · session webshop 019a0003-demo…'])
+})
+
+test('global recall hits name their project; project hits of this cwd do not', async () => {
+  // A second project beside the demo's, with one session that says "timeout".
+  const dir = join(root, 'agent', 'sessions', encodeCwd('/home/demo/shop-api'))
+  mkdirSync(dir, { recursive: true })
+  const at = Date.UTC(2026, 10, 23, 9, 0, 0)
+  writeFileSync(
+    join(dir, '2026-11-23T09-00-00-000Z_019a0009-demo-7000-8000-shopapi00009.jsonl'),
+    [
+      { type: 'session', version: 3, id: '019a0009-demo-7000-8000-shopapi00009', timestamp: new Date(at).toISOString(), cwd: '/home/demo/shop-api' },
+      { type: 'message', id: 'a1', parentId: null, timestamp: new Date(at + 1000).toISOString(), message: { role: 'user', content: 'the payment timeout is 5 s', timestamp: at + 1000 } },
+    ].map((line) => JSON.stringify(line)).join('\n') + '\n',
+  )
+  try {
+    const r = recallRenderers('memory_recall', tui)
+    const args = { query: 'payment timeout', scope: 'global' as const }
+    const page = await memory.recall(args)
+    const rows = lines(r.renderResult({ details: page }, { expanded: true }, theme, { args, cwd: DEMO_CWD }), 120).filter((l) => /^\d\.\d\d /.test(l))
+    assert.ok(rows.some((l) => /^\d\.\d\d 019a0009-demo… #0 shop-api · 2026-11-23 09:00 · user$/.test(l)), rows.join('\n'))
+    assert.ok(rows.some((l) => /019a0001-demo… #\d+ webshop · /.test(l)), 'every global hit names its project')
+    const own = await memory.recall({ query: 'timeout' })
+    const projectRows = lines(r.renderResult({ details: own }, { expanded: true }, theme, { args: { query: 'timeout' }, cwd: DEMO_CWD }), 120)
+    assert.ok(projectRows.every((l) => !l.includes('webshop')), 'hits of the current project are not labelled')
+  } finally {
+    rmSync(dir, { recursive: true, force: true })
+  }
+})
+
+test('memory_sessions rows show Pi\'s session name, else the first prompt, when the addon reports them', async () => {
+  const page = await memory.sessions()
+  const s = recallRenderers('memory_sessions', tui)
+  const titled = {
+    ...page,
+    sessions: page.sessions.map((row, i) => (i === 0 ? { ...row, name: 'Release notes 2.4', firstPrompt: 'Collect the merged PRs' } : i === 1 ? { ...row, firstPrompt: 'Why does search miss "café"?' } : row)),
+  }
+  const rows = lines(s.renderResult({ details: titled }, { expanded: true }, theme), 200).slice(1)
+  assert.match(rows[0], /^\S+ \S+  \S+  "Release notes 2\.4" \d+ entries · \/home\/demo\/webshop$/)
+  assert.match(rows[1], /  "Why does search miss "café"\?" \d+ entries/)
+  assert.match(rows[2], /^\S+ \S+  \S+  \d+ entries · /, 'no title: nothing in its place')
+})
+
