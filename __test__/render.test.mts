@@ -7,7 +7,11 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, before, test } from 'node:test'
 import { Text } from '@earendil-works/pi-tui'
+import { MemoryStore } from 'pi-fabric-memory'
+import { memoryExtension } from '../extension/curated.mjs'
 import { DEMO_CWD, writeDemoAgentDir } from '../extension/demo.mjs'
+import piFabricMemory from '../extension/index.mjs'
+import { createMemoryTools } from '../extension/memory-tools.mjs'
 import { createMemory, type Memory } from '../extension/memory.mjs'
 import { encodeCwd } from '../extension/pi-paths.mjs'
 import { recallRenderers } from '../extension/render.mjs'
@@ -118,3 +122,87 @@ test('memory_sessions rows show Pi\'s session name, else the first prompt, when 
   assert.match(rows[2], /^\S+ \S+  \S+  \d+ entries · /, 'no title: nothing in its place')
 })
 
+/** The curated tools as Pi registers them (with the renderers of the running Pi's pi-tui), and their results. */
+function curatedWorld() {
+  const registered: any[] = []
+  memoryExtension({ registerTool: (tool: any) => registered.push(tool), registerCommand: () => {}, on: () => {}, appendEntry: () => {} } as never, { tui })
+  const store = new MemoryStore({ dir: join(mkdtempSync(join(root, 'curated-')), 'memories'), memoryCharLimit: 200 })
+  const tools = createMemoryTools(store)
+  const run = async (name: string, args: Record<string, unknown>) => {
+    const result = await tools.find((t) => t.name === name)!.execute('call', args as never, undefined, undefined, undefined as never)
+    const r = registered.find((t) => t.name === name)
+    const context = { args, cwd: DEMO_CWD }
+    return {
+      call: (width = 80) => lines(r.renderCall(args, theme, context), width),
+      collapsed: (width = 80) => lines(r.renderResult(result, { expanded: false }, theme, context), width),
+      expanded: (width = 80) => lines(r.renderResult(result, { expanded: true }, theme, context), width),
+    }
+  }
+  return { registered, run }
+}
+
+test('curated tools: one header line and one summary line each, not the JSON entry list', async () => {
+  const { run } = curatedWorld()
+  await run('memory_add', { target: 'memory', content: 'Checkout: pricing calls use withTimeout().' })
+  const add = await run('memory_add', { target: 'memory', content: 'Search folds accents with NFKD.' })
+  assert.deepEqual(add.call(), ['memory_add "Search folds accents with NFKD." · memory'])
+  assert.deepEqual(add.collapsed(), ['added · 2 entries · 38% — 76/200 chars'])
+  assert.deepEqual(add.expanded(), ['added · 2 entries · 38% — 76/200 chars', '+ Search folds accents with NFKD.'])
+  const again = await run('memory_add', { target: 'memory', content: 'Search folds accents with NFKD.' })
+  assert.deepEqual(again.collapsed(), ['already saved · 2 entries · 38% — 76/200 chars'])
+
+  const replace = await run('memory_replace', { target: 'memory', oldText: 'NFKD', newContent: 'Search folds accents with NFKD and lowercases.' })
+  assert.deepEqual(replace.call(), ['memory_replace "NFKD" → "Search folds accents with NFK…" · memory'])
+  assert.deepEqual(replace.collapsed(), ['replaced "Search folds accents with NFKD." · 2 entries · 45% — 91/200 chars'])
+  assert.deepEqual(replace.expanded(100).slice(1), ['- Search folds accents with NFKD.', '+ Search folds accents with NFKD and lowercases.'])
+
+  const read = await run('memory_read', { target: 'memory' })
+  assert.deepEqual(read.call(), ['memory_read · memory'])
+  assert.deepEqual(read.collapsed(), ['2 entries · 45% — 91/200 chars'])
+  assert.deepEqual(read.expanded(100).slice(1), ['1. Checkout: pricing calls use withTimeout().', '2. Search folds accents with NFKD and lowercases.'])
+
+  const apply = await run('memory_apply', {
+    target: 'memory',
+    operations: [
+      { action: 'add', content: 'Release notes list PR numbers.' },
+      { action: 'remove', oldText: 'lowercases' },
+    ],
+  })
+  assert.deepEqual(apply.call(), ['memory_apply · memory · 2 operations'])
+  assert.deepEqual(apply.collapsed(), ['2 operations: 1 added, 1 removed · 2 entries · 37% — 75/200 chars'])
+  assert.deepEqual(apply.expanded(100).slice(1), ['+ Release notes list PR numbers.', '- Search folds accents with NFKD and lowercases.'])
+
+  const remove = await run('memory_remove', { target: 'memory', oldText: 'Release' })
+  assert.deepEqual(remove.collapsed(), ['removed "Release notes list PR numbers." · 1 entry · 21% — 42/200 chars'])
+  assert.deepEqual(remove.expanded().slice(1), ['- Release notes list PR numbers.'])
+})
+
+test('curated tool errors: the code, what to do and the usage in one line; the detail when expanded', async () => {
+  const { run } = curatedWorld()
+  await run('memory_add', { target: 'memory', content: 'Checkout: pricing calls use withTimeout().' })
+  const missing = await run('memory_remove', { target: 'memory', oldText: 'valgrind' })
+  assert.equal(missing.collapsed(200).length, 1)
+  assert.match(missing.collapsed(200)[0], /^no_match: .* — no entry contains that text; memory_read the target; usage 42\/200$/)
+  const full = await run('memory_add', { target: 'memory', content: 'x'.repeat(190) })
+  assert.equal(full.collapsed(200).length, 1)
+  assert.match(full.collapsed(200)[0], /^over_limit: .* — over the size limit; consolidate entries; usage \d+\/200$/)
+  assert.ok(full.expanded(200).includes('1. Checkout: pricing calls use withTimeout().'), 'the entries to consolidate')
+  const batch = await run('memory_apply', { target: 'memory', operations: [{ action: 'add', content: 'ok' }, { action: 'remove', oldText: 'nope' }] })
+  assert.match(batch.collapsed(200)[0], /^no_match \(operation 2 remove\): /)
+})
+
+test('a curated tool that threw shows Pi\'s error text, not an empty row', () => {
+  const { registered } = curatedWorld()
+  const read = registered.find((t) => t.name === 'memory_read')
+  const thrown = { content: [{ type: 'text', text: 'pi-fabric-memory: curated memory is not loaded (no session has started)' }], details: {} }
+  assert.deepEqual(lines(read.renderResult(thrown, { expanded: false }, theme, { args: { target: 'user' } }), 100), [
+    'pi-fabric-memory: curated memory is not loaded (no session has started)',
+  ])
+})
+
+test('dreaming\'s own memory tools get no renderers (no pi-tui), the package entry passes it to both halves', () => {
+  assert.deepEqual(createMemoryTools(() => undefined).filter((t) => 'renderCall' in t), [])
+  const registered: any[] = []
+  piFabricMemory({ registerTool: (tool: any) => registered.push(tool), registerCommand: () => {}, on: () => {}, appendEntry: () => {} } as never, { tui })
+  assert.deepEqual(registered.filter((t) => typeof t.renderCall !== 'function').map((t) => t.name), [])
+})

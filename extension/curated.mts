@@ -21,6 +21,8 @@ import { agentDir, liveSessionDir, memorySettings } from './settings.mjs'
 import { guarded } from './errors.mjs'
 import { entries, registerMemoryCommand } from './memory-command.mjs'
 import { createMemoryTools, MEMORY_GUIDANCE, MEMORY_GUIDELINES } from './memory-tools.mjs'
+import { curatedRenderers } from './render-curated.mjs'
+import type { TuiModule } from './render.mjs'
 
 /** The Pi ≥ 1.0 prompt section (`<memory>…</memory>`) that holds the memory block. */
 export const MEMORY_SECTION = 'memory'
@@ -42,6 +44,8 @@ export interface MemoryExtensionOptions extends CuratedSettings {
   store?: MemoryStore
   /** Pi's own `@earendil-works/pi-agent-core`, for dreaming; the package's Pi entry passes the running Pi's copy. */
   agentCore?: unknown
+  /** Pi's own `@earendil-works/pi-tui`, for the tools' TUI views (without it Pi shows the JSON text). */
+  tui?: TuiModule
 }
 
 type SessionView = Pick<ExtensionContext['sessionManager'], 'getBranch' | 'getSessionId'>
@@ -106,7 +110,8 @@ const message = (error: unknown) => (error instanceof Error ? error.message : St
  */
 export function memoryExtension(pi: ExtensionAPI, options: MemoryExtensionOptions = {}): void {
   const state: { store?: MemoryStore; snapshot?: string; dreaming?: DreamingSettings; includeGlobal?: boolean; abort?: AbortController } = {}
-  const tools = createMemoryTools(() => state.store)
+  const tui = options.tui
+  const tools = createMemoryTools(() => state.store).map((tool) => (tui ? { ...tool, ...(curatedRenderers(tool.name, tui) as object) } : tool))
   for (const tool of tools) pi.registerTool(tool)
   const curatedTools = new Set(tools.map((tool) => tool.name))
 

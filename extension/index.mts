@@ -47,7 +47,7 @@ function memoryFor(cache: Map<string, CwdMemory>, ctx: ExtensionContext, actions
  * The Pi extension factory: recall tools (unless `memory.enabled` is false in
  * the global settings) and curated memory. Hosts may pass their own store.
  */
-export default function piFabricMemory(pi: ExtensionAPI, curated?: MemoryExtensionOptions & { tui?: TuiModule }): void {
+export default function piFabricMemory(pi: ExtensionAPI, curated?: MemoryExtensionOptions): void {
   if (memorySettings(agentDir(), process.cwd(), false).enabled !== false) registerRecallTools(pi, curated?.tui)
   // Curated memory (MEMORY.md / USER.md): tools, /memory and the prompt snapshot.
   memoryExtension(pi, curated)
