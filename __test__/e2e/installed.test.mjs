@@ -36,7 +36,7 @@ before(() => {
   work = mkdtempSync(join(tmpdir(), 'pfm-installed-'))
   const root = pack(ROOT, work)
   assert.ok(!root.files.some((f) => f.endsWith('.node')), 'the root package ships no binary: platform packages do')
-  for (const needed of ['binding.cjs', 'index.js', 'extensions/index.mts', 'dist/extension/index.mjs', 'dist/extension/cli.mjs', 'Cargo.toml', 'src/lib.rs']) {
+  for (const needed of ['binding.cjs', 'index.js', 'extensions/pi-fabric-memory/index.ts', 'extensions/pi-fabric-memory/package.json', 'dist/extension/index.mjs', 'dist/extension/cli.mjs', 'Cargo.toml', 'src/lib.rs']) {
     assert.ok(root.files.includes(needed), `${needed} is packed`)
   }
   // The platform package as `napi prepublish` publishes it: its package.json and this machine's binary.
