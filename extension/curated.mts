@@ -22,6 +22,8 @@ import { guarded } from './errors.mjs'
 import { entries, registerMemoryCommand } from './memory-command.mjs'
 import { exposed, type ToolsSetting } from './exposure.mjs'
 import { createMemoryTools, MEMORY_GUIDANCE, MEMORY_GUIDELINES } from './memory-tools.mjs'
+import { curatedRenderers } from './render-curated.mjs'
+import type { TuiModule } from './render.mjs'
 
 /** The Pi ≥ 1.0 prompt section (`<memory>…</memory>`) that holds the memory block. */
 export const MEMORY_SECTION = 'memory'
@@ -45,6 +47,8 @@ export interface MemoryExtensionOptions extends CuratedSettings {
   agentCore?: unknown
   /** Which tools are declared every turn (exposure.mts); default `"essential"`. */
   tools?: ToolsSetting
+  /** Pi's own `@earendil-works/pi-tui`, for the tools' TUI views (without it Pi shows the JSON text). */
+  tui?: TuiModule
 }
 
 type SessionView = Pick<ExtensionContext['sessionManager'], 'getBranch' | 'getSessionId'>
@@ -109,7 +113,8 @@ const message = (error: unknown) => (error instanceof Error ? error.message : St
  */
 export function memoryExtension(pi: ExtensionAPI, options: MemoryExtensionOptions = {}): void {
   const state: { store?: MemoryStore; snapshot?: string; dreaming?: DreamingSettings; includeGlobal?: boolean; abort?: AbortController } = {}
-  const tools = createMemoryTools(() => state.store)
+  const tui = options.tui
+  const tools = createMemoryTools(() => state.store).map((tool) => (tui ? { ...tool, ...(curatedRenderers(tool.name, tui) as object) } : tool))
   for (const tool of tools) pi.registerTool(exposed(tool, options.tools ?? 'essential'))
   const curatedTools = new Set(tools.map((tool) => tool.name))
 

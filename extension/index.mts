@@ -48,7 +48,7 @@ function memoryFor(cache: Map<string, CwdMemory>, ctx: ExtensionContext, actions
  * The Pi extension factory: recall tools (unless `memory.enabled` is false in
  * the global settings) and curated memory. Hosts may pass their own store.
  */
-export default function piFabricMemory(pi: ExtensionAPI, curated?: MemoryExtensionOptions & { tui?: TuiModule }): void {
+export default function piFabricMemory(pi: ExtensionAPI, curated?: MemoryExtensionOptions): void {
   const settings = memorySettings(agentDir(), process.cwd(), false)
   const tools = toolsSetting(settings)
   if (settings.enabled !== false) registerRecallTools(pi, tools, curated?.tui)

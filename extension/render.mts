@@ -7,8 +7,12 @@
  * Components are Pi's own `Text` (the package's Pi entry passes the running
  * Pi's `pi-tui`), so wrapping and width are Pi's; this file only makes strings.
  */
-import type { ExpandPage, MemoryHit, RecallPage, SessionsPage } from 'pi-fabric-memory/native'
+import { homedir } from 'node:os'
+import { basename, dirname } from 'node:path'
+import type { ExpandPage, MemoryHit, RecallPage, SessionRow, SessionsPage } from 'pi-fabric-memory/native'
 import { minuteOf, oneLine } from './cli-output.mjs'
+import { unpinned } from './pin.mjs'
+import { encodeCwd } from './pi-paths.mjs'
 
 /** The part of `@earendil-works/pi-tui` the renderers use. */
 export interface TuiModule {
@@ -16,9 +20,15 @@ export interface TuiModule {
 }
 
 /** The part of Pi's theme the renderers use. */
-interface Theme {
+export interface Theme {
   fg(color: 'toolTitle' | 'muted' | 'dim' | 'accent' | 'error' | 'warning' | 'success' | 'text', text: string): string
   bold(text: string): string
+}
+
+/** The part of Pi's render context the renderers use (the call's arguments and the session's cwd). */
+export interface RenderContext {
+  args?: unknown
+  cwd?: string
 }
 
 type Page = { error?: { code: string; message: string } | null; coverage?: RecallPage['coverage'] }
@@ -31,20 +41,72 @@ const NEXT_STEP: Record<string, string> = {
   ambiguous_session: 'several sessions match; use the full id or path',
 }
 
-const quoted = (value: unknown) => (typeof value === 'string' && value ? ` "${oneLine(value, 60)}"` : '')
+export const quoted = (value: unknown, max = 60) => (typeof value === 'string' && value ? ` "${oneLine(value, max)}"` : '')
+
+/** A session id as the hit rows show it: its first 13 characters (a unique prefix names the session). */
+const shortId = (id: string) => (id.length > 14 ? `${id.slice(0, 13)}…` : id)
+
+/**
+ * A project's short name: the cwd's last component, or for a session file in
+ * Pi's `sessions/--<cwd>--/` dir, that encoded cwd without the part it shares
+ * with the current project's parent or the home dir (the encoding turns every
+ * `/` into `-`, so only the current cwd decodes exactly).
+ */
+export function projectName(place: { cwd?: string; file?: string }, currentCwd?: string): string | undefined {
+  if (place.cwd) return basename(place.cwd) || place.cwd
+  if (!place.file) return undefined
+  const dir = basename(dirname(place.file))
+  if (!/^--.+--$/.test(dir)) return undefined
+  if (currentCwd && dir === encodeCwd(currentCwd)) return basename(currentCwd) || currentCwd
+  const inner = dir.slice(2, -2)
+  const prefixes = [currentCwd && dirname(currentCwd), homedir()].filter(Boolean).map((d) => `${encodeCwd(d as string).slice(2, -2)}-`)
+  const prefix = prefixes.find((p) => inner.startsWith(p) && inner.length > p.length)
+  return prefix ? inner.slice(prefix.length) : inner
+}
+
+/** `webshop 019a0001-demo…` for a session path (Pi names files `<time>_<id>.jsonl`); an id or stem as given. */
+function sessionLabel(session: string, currentCwd?: string): string {
+  if (!/[/\\]|\.jsonl$/.test(session)) return session
+  const stem = basename(session).replace(/\.jsonl$/, '')
+  const id = shortId(stem.slice(stem.lastIndexOf('_') + 1))
+  const project = projectName({ file: session }, currentCwd)
+  return project ? `${project} ${id}` : id
+}
+
+/** A path with the home dir as `~`. */
+const tildePath = (path: string) => {
+  const home = homedir()
+  return home && path.startsWith(`${home}/`) ? `~${path.slice(home.length)}` : path
+}
 
 const coverageText = (coverage: RecallPage['coverage']) =>
   `${coverage.indexedSessions}/${coverage.eligibleSessions} sessions · ${coverage.complete ? 'complete' : `incomplete: ${coverage.reasons.join(', ')}`}`
 
 /** `memory_recall "bluefinch" · project · tool=bash`: the call as one line. */
-export function callLine(tool: string, args: Record<string, unknown>, theme: Theme): string {
+export function callLine(tool: string, called: Record<string, unknown>, theme: Theme, currentCwd?: string): string {
+  const args = shownArgs(tool, called)
   const filters = ['role', 'tool', 'ref', 'provider', 'action', 'outcome', 'since', 'until']
     .filter((key) => args[key] !== undefined)
     .map((key) => `${key}=${String(args[key])}`)
-  const where = tool === 'memory_expand' ? (args.session ? String(args.session) : 'this session') : String(args.scope ?? 'project')
+  const scope = String(args.scope ?? 'project')
+  // A followed cold-session hit scopes recall to `session:<path>`: named like expand's session.
+  const where =
+    tool === 'memory_expand'
+      ? args.session ? sessionLabel(String(args.session), currentCwd) : 'this session'
+      : scope.startsWith('session:') ? `session ${sessionLabel(scope.slice('session:'.length), currentCwd)}` : scope
   const what = tool === 'memory_expand' ? selectorText(args) : ''
   const parts = [where, what, args.branches === 'all' ? 'all branches' : '', ...filters].filter(Boolean)
   return `${theme.fg('toolTitle', theme.bold(tool))}${theme.fg('accent', quoted(args.query))} ${theme.fg('muted', `· ${parts.join(' · ')}`)}`
+}
+
+/** The call as the addon gets it: a pinned call (the model's lean view) names its session by the pin's id. */
+function shownArgs(tool: string, args: Record<string, unknown>): Record<string, unknown> {
+  if (args.pin === undefined) return args
+  try {
+    return unpinned(args, tool === 'memory_expand' ? 'session' : 'scope', tool)
+  } catch {
+    return args
+  }
 }
 
 function selectorText(args: Record<string, unknown>): string {
@@ -62,7 +124,7 @@ function errorLine(page: Page, theme: Theme): string | undefined {
   return theme.fg('error', `${page.error.code}: ${oneLine(page.error.message, 160)}`) + (next ? theme.fg('muted', ` — ${next}`) : '')
 }
 
-const plural = (n: number, word: string) => `${n} ${n === 1 ? word : word.endsWith('y') ? `${word.slice(0, -1)}ies` : `${word}s`}`
+export const plural = (n: number, word: string) => `${n} ${n === 1 ? word : word.endsWith('y') ? `${word.slice(0, -1)}ies` : `${word}s`}`
 
 /** The collapsed one-line summary of a result. */
 export function summaryLine(tool: string, page: unknown, theme: Theme): string {
@@ -83,29 +145,53 @@ export function summaryLine(tool: string, page: unknown, theme: Theme): string {
 }
 
 
-function hitLines(hit: MemoryHit, theme: Theme): string[] {
+/** The project of a hit, when the row should name it: every hit of a global call, and hits of another project. */
+function hitProject(hit: MemoryHit, global: boolean, currentCwd: string | undefined): string | undefined {
+  const cwd = (hit as { cwd?: unknown }).cwd
+  const file = hit.kind === 'entry' ? hit.follow?.args?.session : undefined
+  const project = projectName({ cwd: typeof cwd === 'string' ? cwd : undefined, file: typeof file === 'string' ? file : undefined }, currentCwd)
+  if (!project || global) return project
+  if (currentCwd === undefined) return undefined
+  const own = typeof cwd === 'string' ? cwd === currentCwd : typeof file === 'string' && basename(dirname(file)) === encodeCwd(currentCwd)
+  return own ? undefined : project
+}
+
+function hitLines(hit: MemoryHit, theme: Theme, project: string | undefined): string[] {
+  const where = project ? `${project} · ` : ''
   if (hit.kind === 'session') {
-    return [`${theme.fg('accent', hit.score.toFixed(2))} ${hit.sessionId} ${theme.fg('muted', `cold session · matched ${hit.matchedTerms.join(', ') || 'typed entries'}`)}`]
+    return [`${theme.fg('accent', hit.score.toFixed(2))} ${hit.sessionId} ${theme.fg('muted', `${where}cold session · matched ${hit.matchedTerms.join(', ') || 'typed entries'}`)}`]
   }
   const what = [hit.role, hit.tool && `tool=${hit.tool}`, hit.outcome && `outcome=${hit.outcome}`].filter(Boolean).join(' ')
   return [
-    `${theme.fg('accent', hit.score.toFixed(2))} ${hit.sessionId.slice(0, 13)}… #${hit.index} ${theme.fg('muted', `${minuteOf(hit.timestamp)} · ${what}`)}`,
+    `${theme.fg('accent', hit.score.toFixed(2))} ${shortId(hit.sessionId)} #${hit.index} ${theme.fg('muted', `${where}${minuteOf(hit.timestamp)} · ${what}`)}`,
     `  ${oneLine(hit.snippet, 400)}`,
   ]
 }
 
+/** Pi's session name, else the first prompt (fields the addon may not report yet). */
+function sessionTitle(row: SessionRow): string {
+  const { name, firstPrompt } = row as SessionRow & { name?: unknown; firstPrompt?: unknown }
+  const title = typeof name === 'string' && name.trim() ? name : typeof firstPrompt === 'string' && firstPrompt.trim() ? firstPrompt : ''
+  return title ? `"${oneLine(title, 80)}" ` : ''
+}
+
 /** The expanded view: the summary, then each hit, entry or session readably. */
-export function detailText(tool: string, page: unknown, theme: Theme): string {
+export function detailText(tool: string, page: unknown, theme: Theme, context: RenderContext = {}): string {
   const lines = [summaryLine(tool, page, theme)]
   if ((page as Page).error) return lines.join('\n')
-  if (tool === 'memory_recall') for (const hit of (page as RecallPage).hits) lines.push(...hitLines(hit, theme))
-  else if (tool === 'memory_expand') {
+  if (tool === 'memory_recall') {
+    const global = (context.args as { scope?: unknown } | undefined)?.scope === 'global'
+    for (const hit of (page as RecallPage).hits) lines.push(...hitLines(hit, theme, hitProject(hit, global, context.cwd)))
+  } else if (tool === 'memory_expand') {
+    const file = (page as ExpandPage).session
+    // The header names the session by short id and project; the path is here, to open the file.
+    if (file) lines.push(theme.fg('dim', tildePath(file)))
     for (const chunk of (page as ExpandPage).entries) {
       const what = [chunk.role, chunk.tool && `tool=${chunk.tool}`, chunk.outcome && `outcome=${chunk.outcome}`].filter(Boolean).join(' ')
       lines.push(`${theme.fg('accent', `#${chunk.index}`)} ${theme.fg('muted', `${minuteOf(chunk.timestamp)} · ${what}`)}`, ...chunk.text.split('\n').slice(0, 40).map((l) => `  ${l}`))
     }
   } else {
-    for (const s of (page as SessionsPage).sessions) lines.push(`${minuteOf(s.mtime)}  ${s.id}  ${theme.fg('muted', `${plural(s.entryCount, 'entry')} · ${s.cwd}`)}`)
+    for (const s of (page as SessionsPage).sessions) lines.push(`${minuteOf(s.mtime)}  ${s.id}  ${sessionTitle(s)}${theme.fg('muted', `${plural(s.entryCount, 'entry')} · ${s.cwd}`)}`)
   }
   return lines.join('\n')
 }
@@ -113,12 +199,13 @@ export function detailText(tool: string, page: unknown, theme: Theme): string {
 /** `renderCall` / `renderResult` for one recall tool, over Pi's `Text`. */
 export function recallRenderers(tool: string, tui: TuiModule) {
   return {
-    renderCall: (args: unknown, theme: Theme) => new tui.Text(callLine(tool, (args ?? {}) as Record<string, unknown>, theme), 0, 0),
-    renderResult: (result: { details?: unknown }, options: { expanded?: boolean; isPartial?: boolean }, theme: Theme) => {
+    renderCall: (args: unknown, theme: Theme, context: RenderContext = {}) =>
+      new tui.Text(callLine(tool, (args ?? {}) as Record<string, unknown>, theme, context.cwd), 0, 0),
+    renderResult: (result: { details?: unknown }, options: { expanded?: boolean; isPartial?: boolean }, theme: Theme, context: RenderContext = {}) => {
       if (options.isPartial) return new tui.Text(theme.fg('muted', 'reading session history…'), 0, 0)
       const page = result.details
       if (!page || typeof page !== 'object') return new tui.Text('', 0, 0)
-      return new tui.Text(options.expanded ? detailText(tool, page, theme) : summaryLine(tool, page, theme), 0, 0)
+      return new tui.Text(options.expanded ? detailText(tool, page, theme, context) : summaryLine(tool, page, theme), 0, 0)
     },
   }
 }

@@ -54,7 +54,7 @@ before(() => {
   work = mkdtempSync(join(tmpdir(), 'pfm-installed-'))
   const root = (rootPack = pack(ROOT, work))
   assert.ok(!root.files.some((f) => f.endsWith('.node')), 'the root package ships no binary: platform packages do')
-  for (const needed of ['binding.cjs', 'index.js', 'extensions/index.mts', 'dist/extension/index.mjs', 'dist/extension/cli.mjs', 'Cargo.toml', 'src/lib.rs']) {
+  for (const needed of ['binding.cjs', 'index.js', 'extensions/pi-fabric-memory/index.ts', 'extensions/pi-fabric-memory/package.json', 'dist/extension/index.mjs', 'dist/extension/cli.mjs', 'Cargo.toml', 'src/lib.rs']) {
     assert.ok(root.files.includes(needed), `${needed} is packed`)
   }
   // The platform package as `napi prepublish` publishes it: its package.json and this machine's binary.
@@ -235,7 +235,10 @@ describe("the README's Install in Pi block, run as written", () => {
     assert.match(section('## CLI'), /run `npm link` there once/)
     run('npm', ['link', '--offline', '--no-audit', '--no-fund'], { cwd: checkout, env })
     env.PATH = `${join(prefix, 'bin')}:${process.env.PATH}`
-    const runnable = commandsOf(section('## CLI')).filter((c) => /^pi-fabric-memory (--help|demo)$/.test(c))
+    // `demo [--agent-dir DIR]`: the optional part left out, as a newcomer types it.
+    const runnable = commandsOf(section('## CLI'))
+      .map((c) => c.replace(/ \[[^\]]*\]$/, ''))
+      .filter((c) => /^pi-fabric-memory (--help|demo)$/.test(c))
     assert.deepEqual(runnable, ['pi-fabric-memory --help', 'pi-fabric-memory demo'], 'the CLI block lists --help and demo without arguments')
     for (const command of runnable) {
       const out = run('bash', ['-c', command], { cwd: env.HOME, env })
