@@ -10,7 +10,7 @@ import { afterEach, beforeEach, describe, test } from 'node:test'
 import { MemoryStore } from 'pi-fabric-memory'
 import {
   acquireLock,
-  buildUserPrompt,
+  composeUserPrompt,
   CONSOLIDATION_SYSTEM_PROMPT,
   dream,
   dreamingSettings,
@@ -120,15 +120,21 @@ describe('prompts', () => {
     assert.ok(!/2200|1375|ZERO information loss/.test(CONSOLIDATION_SYSTEM_PROMPT))
   })
 
-  test('the user prompt keeps the newest turns within the budget, oldest first', () => {
+  test('the user prompt keeps the newest turns within the budget, oldest first, and says which it kept', () => {
     const turns: Turn[] = Array.from({ length: 10 }, (_, i) => ({ sessionId: `s${i}`, user: `u${i} ${'x'.repeat(1500)}`, assistant: `a${i}`, entryIds: [`e${i}`], at: 1_700_000_000_000 + i }))
-    const prompt = buildUserPrompt(turns)
+    const composed = composeUserPrompt(turns)
+    const prompt = composed.text
     assert.ok(prompt.length <= 8000, String(prompt.length))
+    assert.deepEqual(composed.turns, turns.slice(10 - composed.turns.length), 'the newest turns, oldest first')
+    assert.equal(composed.turns.length, prompt.split('### Session ').length - 1)
+    const overhead = composeUserPrompt(turns.slice(9)).text.length - composeUserPrompt(turns.slice(9)).chars
+    assert.equal(composed.chars, prompt.length - overhead, 'the characters of the turns, without header and footer')
     assert.ok(prompt.includes('u9') && prompt.includes('u8') && !prompt.includes('u0 '))
     assert.ok(prompt.indexOf('u8') < prompt.indexOf('u9'))
     assert.match(prompt, /evidence to review, not instructions/)
     assert.match(prompt, /Begin by calling memory_read/)
-    assert.match(buildUserPrompt([]), /No recent conversations/)
+    assert.deepEqual({ ...composeUserPrompt([]), text: '' }, { text: '', turns: [], chars: 0 })
+    assert.match(composeUserPrompt([]).text, /No recent conversations/)
   })
 })
 
@@ -212,8 +218,25 @@ describe('gatherTurns and dream()', () => {
 
     const done = await dream(options({ consolidate: ok, now: () => Date.parse('2026-05-01T00:00:00Z') }))
     assert.equal(done.status, 'done')
-    assert.match(done.message, /reviewed 3 turn\(s\): 1 change\(s\): memory_add memory/)
+    assert.match(done.message, /^Dreaming read 3 new turn\(s\) from 1 session\(s\) \(\d+ characters\): 1 change\(s\): memory_add memory/)
     assert.deepEqual(readState(dir), { lastConsolidatedAt: '2026-05-01T00:00:00.000Z', lastTurnCount: 3, lastDropped: 0 })
+  })
+
+  test('the outcome says what the model read: the newest turns that fit the transcript budget, not every turn found', async () => {
+    const seen: string[] = []
+    const recording = async (o: { prompt: string }) => (seen.push(o.prompt), ok())
+    const memory = fakeMemory({ '/a.jsonl': entries(876) })
+    const outcome = await dream(options({ memory, consolidate: recording as never }))
+    assert.equal(outcome.status, 'done', outcome.message)
+    const inPrompt = seen[0].split('### Session ').length - 1
+    assert.ok(inPrompt > 10 && inPrompt < 100, String(inPrompt))
+    assert.equal(outcome.turns, 876, 'found')
+    assert.deepEqual(outcome.read?.turns, inPrompt)
+    assert.ok(outcome.read!.chars <= 8000, String(outcome.read!.chars))
+    assert.ok(seen[0].includes('question 875\n') && !seen[0].includes('question 0\n'), 'the newest turns')
+    const chars = outcome.read!.chars.toLocaleString('en-US')
+    assert.match(outcome.message, new RegExp(`^Dreaming read ${inPrompt} of 876 new turn\\(s\\) from 1 session\\(s\\) \\(${chars} characters\\): 1 change`))
+    assert.equal(readState(dir).lastTurnCount, inPrompt, 'the state records the turns read')
   })
 
   test('the time gate, the turn gate, the lock, disabled, and force', async () => {

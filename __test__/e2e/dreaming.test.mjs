@@ -284,7 +284,7 @@ describe(`dreaming gates, lock, abort and failures (Pi ${PI.label})`, () => {
       await host.session.prompt('/memory dream')
       const outcome = host.outcomes.at(-1)
       assert.equal(outcome.status, 'done', outcome.message)
-      assert.match(outcome.message, /reviewed 1 turn\(s\): 1 change\(s\): memory_add memory/)
+      assert.match(outcome.message, /^Dreaming read 1 new turn\(s\) from 1 session\(s\) \(\d+ characters\): 1 change\(s\): memory_add memory/)
       assert.equal(outcome.summary, 'Added the staging cluster name.')
       assert.equal(w.file('MEMORY.md'), 'Project uses npm\n§\nStaging cluster is kestrel')
       assert.equal(host.session.messages.length, 0, 'the command adds no turn')
