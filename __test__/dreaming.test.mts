@@ -24,6 +24,7 @@ import {
   type DreamOptions,
   type Turn,
 } from '../extension/dreaming/index.mjs'
+import { citationReader } from '../extension/cited.mjs'
 import { distinctiveTerms, holds, verifyEvidence } from '../extension/evidence.mjs'
 import { runMemoryCommand } from '../extension/memory-command.mjs'
 
@@ -147,7 +148,7 @@ function fakeMemory(sessions: Record<string, Array<{ role: string; text: string;
   return {
     expand: (async (args: { session?: string; entryIds?: string[] }) =>
       args.session === 'evidence' && args.entryIds?.includes('ev1')
-        ? { session: '/evidence.jsonl', sessionId: 'evidence', entries: [{ index: 0, entryId: 'ev1', text: EVIDENCE_TEXT }], next: null }
+        ? { session: '/evidence.jsonl', sessionId: 'evidence', entries: [{ index: 0, entryId: 'ev1', role: 'user', timestamp: Date.parse('2026-04-30T09:15:00Z'), text: EVIDENCE_TEXT }], next: null }
         : { session: null, sessionId: null, entries: [], next: null, error: { code: 'address_not_found', message: 'no such entry' } }) as never,
     sessions: async () => ({ scope: 'global', branches: 'active', sessions: Object.keys(sessions).map((file) => ({ id: `id-${file}`, file, mtime })), coverage: {} }) as never,
     walk: (async (selector: { session: string }, visitor: (e: unknown) => unknown) => {
@@ -384,8 +385,16 @@ describe('gatherTurns and dream()', () => {
       const read = await store.read('memory', { provenance: true })
       assert.ok(read.success)
       assert.deepEqual(read.provenance!.map((p) => p?.citations), [undefined, [{ session: 'evidence', entryId: 'ev1' }], [{ session: 'evidence', entryId: 'ev1' }]])
-      const why = await runMemoryCommand(store, 'why 2')
-      assert.match(why.text, /^memory #2: Staging cluster is kestrel\nProvenance: recorded \S+ by dreaming, from:\n- session evidence, entry ev1 \(memory_expand \{"session":"evidence","entryIds":\["ev1"\]\}\)$/)
+      // /memory why shows the cited words (read through memory.expand); the raw call only with --calls.
+      const cited = { status: () => '', dream: async () => ({ status: 'done' as const, message: '' }), cited: () => citationReader(fakeMemory({}).expand as never) }
+      const why = await runMemoryCommand(store, 'why 2', cited)
+      assert.match(why.text, /^memory #2: Staging cluster is kestrel\nProvenance: recorded \d{4}-\d\d-\d\d \d\d:\d\d by dreaming, from:\n- evidence 2026-04-30 09:15 user: "We use pnpm now, CI runs on every push, and the staging cluster is kestrel\."$/)
+      assert.ok(!why.text.includes('memory_expand'), why.text)
+      const calls = await runMemoryCommand(store, 'why 2 --calls', cited)
+      assert.match(calls.text, /\n- evidence 2026-04-30 09:15 user: "We use pnpm .*"\n {2}memory_expand \{"session":"evidence","entryIds":\["ev1"\]\}$/)
+      assert.equal((await runMemoryCommand(store, 'why memory --calls 2', cited)).text, calls.text, 'the flag goes anywhere')
+      // Without a reader (no session model here) the citation is its ids.
+      assert.match((await runMemoryCommand(store, 'why 2')).text, /\n- session evidence, entry ev1$/)
       assert.match((await runMemoryCommand(store, 'why 1')).text, /No provenance: written by hand or by the model directly/)
       assert.equal((await runMemoryCommand(store, 'why 9')).level, 'warning')
       assert.equal((await runMemoryCommand(store, 'why x')).level, 'warning')
@@ -398,7 +407,7 @@ describe('gatherTurns and dream()', () => {
       const listed = await runMemoryCommand(store, 'review')
       assert.match(listed.text, /#1 replace \[memory\]: uses npm -> uses pnpm\n   evidence: session evidence, entry ev1/)
       await runMemoryCommand(store, 'review apply 1')
-      assert.match((await runMemoryCommand(store, 'why 1')).text, /^memory #1: uses pnpm\nProvenance: recorded \S+ by dreaming, applied from proposal #1, from:\n- session evidence, entry ev1/)
+      assert.match((await runMemoryCommand(store, 'why 1')).text, /^memory #1: uses pnpm\nProvenance: recorded .+ by dreaming, applied from proposal #1, from:\n- session evidence, entry ev1/)
     })
   })
 })

@@ -36,6 +36,7 @@ export const FLAGS: Record<string, FlagSpec> = {
   'page-size': { value: 'N', integer: true, help: 'hits per page (default 10, at most 50)' },
   before: { value: 'N', integer: true, help: 'entries of context before the selected one' },
   after: { value: 'N', integer: true, help: 'entries of context after the selected one' },
+  calls: { help: 'memory why: also print the memory_expand call that reads each cited entry' },
 }
 
 /** Flags every command accepts. */

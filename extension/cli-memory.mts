@@ -6,7 +6,8 @@
 import type { MemoryStore, MemoryTarget } from 'pi-fabric-memory/native'
 import { UsageError } from './cli-args.mjs'
 import type { Command } from './cli-command.mjs'
-import { openStore, type Context } from './cli-context.mjs'
+import { citationReader, type CitationReader } from './cited.mjs'
+import { openMemory, openStore, type Context } from './cli-context.mjs'
 import { curatedSettings } from './curated-settings.mjs'
 import { dreamingSettings, dreamingStatus } from './dreaming/index.mjs'
 import { guarded } from './errors.mjs'
@@ -93,11 +94,21 @@ async function review(ctx: Context, store: MemoryStore, words: string[]): Promis
   if (report.error || report.refused.length || report.missing.length) process.exitCode = EXIT.failure
 }
 
+/** Reads cited session entries as `/memory why` does; with settings recall cannot use, the citations stay ids. */
+function reader(ctx: Context): CitationReader | undefined {
+  try {
+    return citationReader(openMemory(ctx).expand)
+  } catch {
+    return undefined
+  }
+}
+
 async function why(ctx: Context, store: MemoryStore, words: string[]): Promise<void> {
   const [target, rest] = targetAndTexts(words)
   const n = rest.length === 1 && /^#?\d+$/.test(rest[0]) ? Number(rest[0].replace(/^#/, '')) : NaN
-  if (Number.isNaN(n)) throw new UsageError('usage: pi-fabric-memory memory why [memory|user] <n>', 'memory')
-  if (!ctx.json) return finish(await whyReply(store, target, n))
+  if (Number.isNaN(n)) throw new UsageError('usage: pi-fabric-memory memory why [memory|user] <n> [--calls]', 'memory')
+  const read = reader(ctx)
+  if (!ctx.json) return finish(await whyReply(store, target, n, { read, calls: ctx.parsed.options.has('calls') }))
   const result = await guarded(() => store.read(target, { provenance: true }))
   if (!result.success) {
     printJson({ ...result, target })
@@ -105,7 +116,9 @@ async function why(ctx: Context, store: MemoryStore, words: string[]): Promise<v
     return
   }
   const found = n >= 1 && n <= result.entries.length
-  printJson({ target, n, entry: found ? result.entries[n - 1] : null, provenance: found ? (result.provenance?.[n - 1] ?? null) : null, ...(result.provenanceError ? { provenanceError: result.provenanceError } : {}) })
+  const provenance = found ? (result.provenance?.[n - 1] ?? null) : null
+  const cited = provenance && read ? { cited: await Promise.all(provenance.citations.map(read)) } : {}
+  printJson({ target, n, entry: found ? result.entries[n - 1] : null, provenance, ...cited, ...(result.provenanceError ? { provenanceError: result.provenanceError } : {}) })
   if (!found || result.provenanceError) process.exitCode = EXIT.failure
 }
 
@@ -114,6 +127,7 @@ async function memory(ctx: Context): Promise<void> {
   if (!(SUBCOMMANDS as readonly string[]).includes(sub)) {
     throw new UsageError(`unknown memory subcommand ${JSON.stringify(sub)} (${SUBCOMMANDS.join(', ')})`, 'memory')
   }
+  if (ctx.parsed.options.has('calls') && sub !== 'why') throw new UsageError('--calls is for memory why', 'memory')
   const store = openStore(ctx)
   if (sub === 'status') {
     if (words.length) throw new UsageError('memory status takes no arguments', 'memory')
@@ -137,11 +151,11 @@ export const MEMORY_COMMAND: Command = {
     '  replace [memory|user] <oldText> <new>    replace the one entry containing oldText',
     '  remove [memory|user] <oldText…>          remove the one entry containing oldText',
     '  review [apply|reject <n…>|all]           dreaming\'s staged replacements/removals: list, apply or reject',
-    '  why [memory|user] <n>                    entry n and the evidence dreaming recorded for it',
+    '  why [memory|user] <n> [--calls]          entry n and the session words dreaming cited for it (--calls: the memory_expand calls)',
     'Writes take the same lock and threat scan as the memory tools; a refused write exits 1 with its reason.',
     'The directory is pi-memory.dataDir from Pi\'s settings, else <agentDir>/memories.',
   ].join('\n'),
-  flags: ['json'],
+  flags: ['json', 'calls'],
   examples: [
     'memory status',
     'memory add user "Prefers tabs over spaces"',
@@ -152,6 +166,7 @@ export const MEMORY_COMMAND: Command = {
     'memory review apply 1 3',
     'memory review reject all --json',
     'memory why user 1',
+    'memory why 2 --calls',
   ],
   run: memory,
 }

@@ -15,6 +15,7 @@ import { resolve } from 'node:path'
 import type { ExtensionAPI, ExtensionContext } from '@earendil-works/pi-coding-agent'
 import { MemoryStore } from './native.mjs'
 import { curatedSettings, storeOf, type CuratedSettings } from './curated-settings.mjs'
+import { citationReader } from './cited.mjs'
 import { dream, dreamingSettings, dreamingStatus, type DreamingSettings, type DreamOutcome } from './dreaming/index.mjs'
 import { createMemory } from './memory.mjs'
 import { agentDir, liveSessionDir, memorySettings } from './settings.mjs'
@@ -122,12 +123,16 @@ export function memoryExtension(pi: ExtensionAPI, options: MemoryExtensionOption
     inFlight = next.catch(() => undefined)
     return next
   }
+  /** This package's session model over the session's history, as dreaming and `/memory why` read it. */
+  const memoryOf = (ctx: ExtensionContext) => {
+    const dir = agentDir()
+    const sessionDir = liveSessionDir(ctx.sessionManager, dir, ctx.cwd, trustedOf(ctx))
+    return { sessionDir, memory: createMemory({ agentDir: dir, cwd: ctx.cwd, sessionDir, config: memorySettings(dir, ctx.cwd, trustedOf(ctx)) }) }
+  }
   const dreamOnce = (ctx: ExtensionContext, force: boolean): Promise<DreamOutcome> => {
     const store = state.store!
     const controller = state.abort ?? new AbortController()
-    const dir = agentDir()
-    const sessionDir = liveSessionDir(ctx.sessionManager, dir, ctx.cwd, trustedOf(ctx))
-    const memory = createMemory({ agentDir: dir, cwd: ctx.cwd, sessionDir, config: memorySettings(dir, ctx.cwd, trustedOf(ctx)) })
+    const { memory, sessionDir } = memoryOf(ctx)
     return dream({
       store,
       settings: state.dreaming ?? dreamingSettings(undefined),
@@ -156,6 +161,13 @@ export function memoryExtension(pi: ExtensionAPI, options: MemoryExtensionOption
           }`
         : '',
     dream: (ctx) => runDream(ctx, true),
+    cited: (ctx) => {
+      try {
+        return ctx ? citationReader(memoryOf(ctx).memory.expand) : undefined
+      } catch {
+        return undefined // settings recall cannot use: the citations stay ids
+      }
+    },
   }, (ctx) => showStatus(ctx))
 
   /** Shows a background dream's outcome as one status line (gates that simply are not open stay quiet). */

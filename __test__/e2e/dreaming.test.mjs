@@ -220,8 +220,12 @@ for (const line of LINES) {
         const next = await w.open()
         await next.session.prompt('/memory why 2')
         const why = next.notes.at(-1)
-        assert.match(why, /^memory #2: Staging cluster is kestrel; deploys on Fridays\nProvenance: recorded .* by dreaming, from:\n- session /)
-        assert.ok(why.includes(`session ${expected.session}, entry ${expected.entryId}`), why)
+        // The cited words, read back through memory.expand: the session's short id, the time, who said it, the excerpt.
+        const short = `${expected.session.slice(0, 13)}…`
+        assert.match(why, new RegExp(`^memory #2: Staging cluster is kestrel; deploys on Fridays\nProvenance: recorded .* by dreaming, from:\n- ${short} \\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d user: "Our staging cluster is called kestrel and deploys go out on Fridays\\."\n- ${short} .* assistant: "Noted\\."$`))
+        await next.session.prompt('/memory why 2 --calls')
+        const calls = next.notes.at(-1)
+        assert.ok(calls.includes(`\n  memory_expand {"session":"${expected.session}","entryIds":["${expected.entryId}"]}`), calls)
         await next.session.prompt('/memory why 1')
         assert.match(next.notes.at(-1), /No provenance: written by hand or by the model directly/)
         w.faux.setResponses([
