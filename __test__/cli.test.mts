@@ -157,7 +157,8 @@ test('memory: add, read, a refused injection with its reason, replace, remove â€
   assert.deepEqual(Object.keys(status), ['dir', 'memory', 'user'])
   assert.equal(status.dir, dir)
   assert.deepEqual([status.user.entryCount, status.memory.entryCount], [1, 0])
-  assert.match(mem('status').stdout, new RegExp(`^Memory dir: ${dir}\nMEMORY.md: 0 entries .*\nUSER.md: 1 entry .*\nDreaming: never ran`))
+  // Dreaming is opt-in: the status says how to turn it on, what a run reads and what it may cost.
+  assert.match(mem('status').stdout, new RegExp(`^Memory dir: ${dir}\nMEMORY.md: 0 entries .*\nUSER.md: 1 entry .*\nDreaming: off until you turn it on: "pi-memory": \\{"dreaming": \\{"enabled": true\\}\\} in ${join(agentDir, 'settings.json')}\\. .* reads up to 8,000 characters .* cost 0\\.5 `))
   const noMatch = mem('remove', 'user', 'nothing like this')
   assert.equal(noMatch.status, 1)
   assert.equal(noMatch.stderr, "Not removed from user [no_match]: No entry matched 'nothing like this'.\n")

@@ -37,16 +37,28 @@ afterEach(() => rmSync(dir, { recursive: true, force: true }))
 describe('settings', () => {
   test('defaults, numeric strings, the deprecated alias and enabled: false', () => {
     assert.deepEqual(dreamingSettings(undefined), {
-      enabled: true,
+      enabled: false,
+      enabledSet: false,
       minHoursSinceLastRun: 24,
       minTurnsSinceLastRun: 5,
       autoApply: false, maxOutputTokens: 16_000, maxCost: 0.5,
     })
     assert.equal(dreamingSettings({ model: { provider: 'x' } }).model, undefined, 'a model needs both names')
     const s = dreamingSettings({ enabled: false, minHoursSinceLastRun: '2', minSessionsSinceLastRun: 7, model: { provider: 'x', model: 'y' }, autoApply: true, maxOutputTokens: '500', maxCost: 0.1 })
-    assert.deepEqual(s, { enabled: false, minHoursSinceLastRun: 2, minTurnsSinceLastRun: 7, model: { provider: 'x', model: 'y' }, autoApply: true, maxOutputTokens: 500, maxCost: 0.1 })
+    assert.deepEqual(s, { enabled: false, enabledSet: true, minHoursSinceLastRun: 2, minTurnsSinceLastRun: 7, model: { provider: 'x', model: 'y' }, autoApply: true, maxOutputTokens: 500, maxCost: 0.1 })
     assert.equal(dreamingSettings({ minTurnsSinceLastRun: 1, minSessionsSinceLastRun: 7 }).minTurnsSinceLastRun, 1)
     assert.equal(dreamingSettings({ minTurnsSinceLastRun: -3 }).minTurnsSinceLastRun, 5)
+  })
+
+  test('opt-in: off unless enabled is true; a configured object without it stays off; an explicit choice is kept', () => {
+    const state = (raw: unknown) => [dreamingSettings(raw).enabled, dreamingSettings(raw).enabledSet]
+    assert.deepEqual(state(undefined), [false, false])
+    assert.deepEqual(state({ model: { provider: 'p', model: 'm' }, autoApply: true }), [false, false])
+    assert.deepEqual(state({ enabled: 'yes' }), [false, false], 'not a boolean: unset')
+    assert.deepEqual(state({ enabled: true }), [true, true])
+    assert.deepEqual(state({ enabled: 'true' }), [true, true], 'as "${VAR}" interpolation yields it')
+    assert.deepEqual(state({ enabled: false }), [false, true])
+    assert.deepEqual(state({ enabled: 'false' }), [false, true])
   })
 })
 
@@ -99,15 +111,40 @@ describe('lock', () => {
 })
 
 describe('gates', () => {
-  const settings = dreamingSettings({ minHoursSinceLastRun: 24 })
+  const settings = dreamingSettings({ enabled: true, minHoursSinceLastRun: 24 })
   test('never ran is due; 23 h is not, 24 h is', () => {
     const now = Date.parse('2026-03-02T12:00:00Z')
     assert.equal(timeGate({ lastConsolidatedAt: null, lastTurnCount: 0 }, settings, now).open, true)
     assert.equal(timeGate({ lastConsolidatedAt: '2026-03-01T13:00:00Z', lastTurnCount: 0 }, settings, now).open, false)
     assert.equal(timeGate({ lastConsolidatedAt: '2026-03-01T12:00:00Z', lastTurnCount: 0 }, settings, now).open, true)
-    assert.match(dreamingStatus(dir, settings, now), /never ran; due when 5 new turn/)
+    assert.match(dreamingStatus(dir, settings, { now }), /^Dreaming: on; never ran; due when 5 new turn/)
     writeState(dir, { lastConsolidatedAt: '2026-03-02T11:00:00.000Z', lastTurnCount: 4 })
-    assert.match(dreamingStatus(dir, settings, now), /last run 2026-03-02T11:00:00.000Z \(4 turns\); next run after 2026-03-03T11:00:00.000Z/)
+    assert.match(dreamingStatus(dir, settings, { now }), /last run 2026-03-02T11:00:00.000Z \(4 turns read\); next run after 2026-03-03T11:00:00.000Z/)
+  })
+})
+
+describe('what dreaming tells the user', () => {
+  test('/memory status, while off and unchosen, says how to turn dreaming on, what a run reads and what it may cost', () => {
+    const saved = process.env.PI_CODING_AGENT_DIR
+    process.env.PI_CODING_AGENT_DIR = dir
+    try {
+      const line = dreamingStatus(dir, dreamingSettings(undefined), { includeGlobal: true, model: { provider: 'faux', id: 'faux-1' } })
+      assert.equal(
+        line,
+        `Dreaming: off until you turn it on: "pi-memory": {"dreaming": {"enabled": true}} in ${join(dir, 'settings.json')}. ` +
+          'Then, at a session start at most every 24 h, once 5 new turns exist, it reads up to 8,000 characters of the newest turns in the recent sessions of every project, ' +
+          "sends them to faux/faux-1 (the session's model) and spends at most 16,000 output tokens and cost 0.5 (as the provider reports it) a run; " +
+          'it proposes replacements and removals for /memory review.',
+      )
+      const other = dreamingStatus(dir, dreamingSettings({ maxCost: 0.1, model: { provider: 'p', model: 'm' } }))
+      assert.match(other, /in this session dir's recent sessions, sends them to p\/m \(pi-memory\.dreaming\.model\) and spends at most 16,000 output tokens and cost 0\.1 /)
+      assert.match(dreamingStatus(dir, dreamingSettings(undefined)), /sends them to the Pi session's current model and/, 'the CLI has no session model to name')
+      assert.equal(dreamingStatus(dir, dreamingSettings({ enabled: false })), 'Dreaming: off (pi-memory.dreaming.enabled is false)', 'a chosen off is one short line')
+      assert.match(dreamingStatus(dir, dreamingSettings({ enabled: true })), /^Dreaming: on; never ran;/)
+    } finally {
+      if (saved === undefined) delete process.env.PI_CODING_AGENT_DIR
+      else process.env.PI_CODING_AGENT_DIR = saved
+    }
   })
 })
 
@@ -178,7 +215,7 @@ describe('gatherTurns and dream()', () => {
 
   const options = (over: Partial<DreamOptions>): DreamOptions => ({
     store: new MemoryStore({ dir }),
-    settings: dreamingSettings({ minTurnsSinceLastRun: 2, model: { provider: 'p', model: 'm' } }),
+    settings: dreamingSettings({ enabled: true, minTurnsSinceLastRun: 2, model: { provider: 'p', model: 'm' } }),
     memory: fakeMemory({ '/a.jsonl': entries(3) }),
     registry: { find: () => ({ id: 'm' }), getApiKeyAndHeaders: async () => ({ ok: true as const }) },
     includeGlobal: true,
@@ -189,7 +226,7 @@ describe('gatherTurns and dream()', () => {
   test("without a configured model the session's own model is used, never another provider", async () => {
     const used: unknown[] = []
     const recording = async (o: { model: unknown }) => (used.push(o.model), ok())
-    const settings = dreamingSettings({ minTurnsSinceLastRun: 2 })
+    const settings = dreamingSettings({ enabled: true, minTurnsSinceLastRun: 2 })
     const sessionModel = { provider: 'faux', id: 'faux-1' }
     const registry = { find: () => assert.fail('no registry lookup without a configured model') }
     const none = await dream(options({ settings, registry, consolidate: recording as never }))
@@ -199,7 +236,7 @@ describe('gatherTurns and dream()', () => {
     const done = await dream(options({ settings, registry, currentModel: sessionModel, consolidate: recording as never }))
     assert.equal(done.status, 'done')
     assert.deepEqual(used, [sessionModel])
-    assert.match(dreamingStatus(dir, settings, Date.now(), sessionModel), /model faux\/faux-1 \(the session's model\); proposes replacements and removals for \/memory review$/)
+    assert.match(dreamingStatus(dir, settings, { model: sessionModel }), /sends them to faux\/faux-1 \(the session's model\) and spends .*; it proposes replacements and removals for \/memory review$/)
   })
 
   test('state is written only after a successful run; failures, aborts and missing models leave it', async () => {
@@ -292,7 +329,7 @@ describe('gatherTurns and dream()', () => {
 
   test('autoApply lands the whole consolidation as one batch, or none of it', async () => {
     writeFileSync(join(dir, 'MEMORY.md'), 'uses npm\n§\nstale fact')
-    const settings = dreamingSettings({ minTurnsSinceLastRun: 2, autoApply: true, model: { provider: 'p', model: 'm' } })
+    const settings = dreamingSettings({ enabled: true, minTurnsSinceLastRun: 2, autoApply: true, model: { provider: 'p', model: 'm' } })
     const whole = await dream(options({ settings, consolidate: editing(async (s) => (await s.replace('memory', 'npm', 'uses pnpm', CITE), await s.remove('memory', 'stale'))) }))
     assert.match(whole.message, /applied 2 change\(s\)/)
     assert.equal(memoryFile(), 'uses pnpm')
@@ -325,10 +362,10 @@ describe('gatherTurns and dream()', () => {
 
   test('/memory status shows the dreaming line; /memory dream reports what changed', async () => {
     const store = new MemoryStore({ dir })
-    const dreaming = { status: () => 'Dreaming: never ran', dream: async () => ({ status: 'done' as const, message: 'Dreaming reviewed 3 turn(s): 1 change(s): memory_add memory.', summary: 'Added X.' }) }
+    const dreaming = { status: () => 'Dreaming: never ran', dream: async () => ({ status: 'done' as const, message: 'Dreaming read 3 new turn(s): 1 change(s): memory_add memory.', summary: 'Added X.' }) }
     assert.match((await runMemoryCommand(store, 'status', dreaming)).text, /USER\.md: 0 entries .*\nDreaming: never ran$/)
     const reply = await runMemoryCommand(store, 'dream', dreaming, {} as never)
-    assert.deepEqual(reply, { text: 'Dreaming reviewed 3 turn(s): 1 change(s): memory_add memory.\nAdded X.', level: 'info' })
+    assert.deepEqual(reply, { text: 'Dreaming read 3 new turn(s): 1 change(s): memory_add memory.\nAdded X.', level: 'info' })
     assert.equal((await runMemoryCommand(store, 'dream')).level, 'warning')
   })
 
@@ -420,7 +457,7 @@ describe('the pi-memory.dreaming settings layer', () => {
     try {
       writeFileSync(join(dir, 'settings.json'), JSON.stringify({ 'pi-memory': { dreaming: { minHoursSinceLastRun: '${PFM_DREAM_HOURS:-6}', model: { provider: 'p', model: 'm' } } } }))
       const parsed = dreamingSettings(curatedSettings(join(dir, 'project'), false, { PFM_DREAM_HOURS: '' }).dreaming)
-      assert.deepEqual(parsed, { enabled: true, minHoursSinceLastRun: 6, minTurnsSinceLastRun: 5, model: { provider: 'p', model: 'm' }, autoApply: false, maxOutputTokens: 16_000, maxCost: 0.5 })
+      assert.deepEqual(parsed, { enabled: false, enabledSet: false, minHoursSinceLastRun: 6, minTurnsSinceLastRun: 5, model: { provider: 'p', model: 'm' }, autoApply: false, maxOutputTokens: 16_000, maxCost: 0.5 })
     } finally {
       if (saved === undefined) delete process.env.PI_CODING_AGENT_DIR
       else process.env.PI_CODING_AGENT_DIR = saved

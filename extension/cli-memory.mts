@@ -9,7 +9,7 @@ import type { Command } from './cli-command.mjs'
 import { citationReader, type CitationReader } from './cited.mjs'
 import { openMemory, openStore, type Context } from './cli-context.mjs'
 import { curatedSettings } from './curated-settings.mjs'
-import { dreamingSettings, dreamingStatus } from './dreaming/index.mjs'
+import { dreamingSettings, dreamingStatus, readsEveryProject } from './dreaming/index.mjs'
 import { guarded } from './errors.mjs'
 import { readReply, reviewReply, statusReply, whyReply, writeReply, type CommandReply, type WriteVerb } from './memory-command.mjs'
 import { EXIT, printJson } from './cli-output.mjs'
@@ -36,7 +36,7 @@ async function status(ctx: Context, store: MemoryStore): Promise<void> {
     if (report.memory.error || report.user.error) process.exitCode = EXIT.failure
     return
   }
-  const dreaming = dreamingStatus(store.dir, dreamingSettings(curatedSettings(ctx.cwd, ctx.trusted).dreaming))
+  const dreaming = dreamingStatus(store.dir, dreamingSettings(curatedSettings(ctx.cwd, ctx.trusted).dreaming), { includeGlobal: readsEveryProject(store.dir) })
   console.log(`Memory dir: ${store.dir}`)
   finish(await statusReply(store, dreaming))
 }

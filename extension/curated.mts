@@ -11,12 +11,11 @@
  * branch it lands on. Tool writes change the files and the live state, never
  * the frozen snapshot.
  */
-import { resolve } from 'node:path'
 import type { ExtensionAPI, ExtensionContext } from '@earendil-works/pi-coding-agent'
 import { MemoryStore } from './native.mjs'
 import { curatedSettings, storeOf, type CuratedSettings } from './curated-settings.mjs'
 import { citationReader } from './cited.mjs'
-import { dream, dreamingSettings, dreamingStatus, type DreamingSettings, type DreamOutcome } from './dreaming/index.mjs'
+import { dream, dreamingSettings, dreamingStatus, OPT_IN_FOOTER, readsEveryProject, type DreamingSettings, type DreamOutcome } from './dreaming/index.mjs'
 import { createMemory } from './memory.mjs'
 import { agentDir, liveSessionDir, memorySettings } from './settings.mjs'
 import { guarded } from './errors.mjs'
@@ -106,7 +105,13 @@ const message = (error: unknown) => (error instanceof Error ? error.message : St
  * `session_start`; mode 2 passes `{ store }`.
  */
 export function memoryExtension(pi: ExtensionAPI, options: MemoryExtensionOptions = {}): void {
-  const state: { store?: MemoryStore; snapshot?: string; dreaming?: DreamingSettings; includeGlobal?: boolean; abort?: AbortController } = {}
+  const state: {
+    store?: MemoryStore
+    snapshot?: string
+    dreaming?: DreamingSettings
+    includeGlobal?: boolean
+    abort?: AbortController
+  } = {}
   const tools = createMemoryTools(() => state.store)
   for (const tool of tools) pi.registerTool(tool)
   const curatedTools = new Set(tools.map((tool) => tool.name))
@@ -156,9 +161,7 @@ export function memoryExtension(pi: ExtensionAPI, options: MemoryExtensionOption
   registerMemoryCommand(pi, () => state.store, {
     status: (ctx) =>
       state.store
-        ? `${dreamingStatus(state.store.dir, state.dreaming ?? dreamingSettings(undefined), Date.now(), ctx?.model)}; reads ${
-            state.includeGlobal ? 'the recent sessions of every project' : 'the recent sessions of this session dir'
-          }`
+        ? dreamingStatus(state.store.dir, state.dreaming ?? dreamingSettings(undefined), { model: ctx?.model, includeGlobal: state.includeGlobal })
         : '',
     dream: (ctx) => runDream(ctx, true),
     cited: (ctx) => {
@@ -181,7 +184,7 @@ export function memoryExtension(pi: ExtensionAPI, options: MemoryExtensionOption
 
   /** Starts the due-check in the background: never awaited, never adds a turn. */
   const startDream = (ctx: ExtensionContext) => {
-    if (!ctx.modelRegistry || state.dreaming?.enabled === false) return
+    if (!ctx.modelRegistry || !state.dreaming?.enabled) return
     void runDream(ctx, false).then((outcome) => reportDream(ctx, outcome))
   }
 
@@ -209,13 +212,15 @@ export function memoryExtension(pi: ExtensionAPI, options: MemoryExtensionOption
       const report = await guarded(() => store.loadFromDisk())
       state.dreaming = dreamingSettings(created ? created.settings.dreaming : options.dreaming)
       // The default global store reads every project's sessions; a host store or a custom dataDir only the active session dir.
-      state.includeGlobal = created !== undefined && resolve(store.dir) === resolve(agentDir(), 'memories')
+      state.includeGlobal = created !== undefined && readsEveryProject(store.dir)
       state.abort?.abort()
       state.abort = new AbortController()
       ctx.signal?.addEventListener('abort', () => state.abort?.abort(), { once: true })
       state.store = store
       state.snapshot = savedSnapshot(store, ctx.sessionManager) ?? capture(store, ctx)
       showStatus(ctx)
+      // Dreaming is opt-in: until the user chooses (Pi's settings; a host chooses through its options), the footer says where to read how.
+      ctx.ui?.setStatus(DREAM_STATUS_KEY, created && !state.dreaming.enabledSet ? OPT_IN_FOOTER : undefined)
       for (const file of [report.memory, report.user]) {
         if (file.error) ctx.ui?.notify(`pi-fabric-memory: ${file.error}`, 'warning')
       }

@@ -77,7 +77,7 @@ export interface DreamOptions {
 export async function dream(options: DreamOptions): Promise<DreamOutcome> {
   const now = options.now ?? Date.now
   const { settings, store } = options
-  if (!settings.enabled && !options.force) return { status: 'disabled', message: 'Dreaming is disabled (pi-memory.dreaming.enabled).' }
+  if (!settings.enabled && !options.force) return { status: 'disabled', message: 'Dreaming is off (pi-memory.dreaming.enabled is not true).' }
   if (options.signal?.aborted) return { status: 'aborted', message: 'Dreaming aborted: the session ended.' }
   const lock = acquireLock(store.dir)
   if (!lock) return { status: 'locked', message: 'Another Pi host is dreaming; skipped.' }
