@@ -165,6 +165,19 @@ describe('the frozen snapshot', () => {
     assert.equal(pi.statuses.at(-1), 'memory: 2 entries · prompt snapshot empty until the next session')
   })
 
+  test('the footer counts the proposals awaiting review, and recounts after /memory review', async () => {
+    await store.add('memory', 'alpha')
+    await store.add('memory', 'beta')
+    await store.applyForReview('memory', [{ action: 'remove', oldText: 'alpha' }, { action: 'remove', oldText: 'beta' }])
+    const pi = runtime(new FakeSession('s1'), { store })
+    await pi.emit('session_start', { reason: 'startup' })
+    assert.equal(pi.statuses.at(-1), 'memory: 2 entries · 2 to review · prompt snapshot loaded')
+    await pi.command('review apply 1')
+    assert.equal(pi.statuses.at(-1), 'memory: 1 entry · 1 to review · prompt snapshot loaded')
+    await pi.command('review reject all')
+    assert.equal(pi.statuses.at(-1), 'memory: 1 entry · prompt snapshot loaded')
+  })
+
   test('the guidance appears once when Pi already listed the tool guidelines', async () => {
     const base = `BASE\nGuidelines:\n${MEMORY_GUIDELINES.map((g) => `- ${g}`).join('\n')}`
     assert.equal(composePrompt(base, ''), base)

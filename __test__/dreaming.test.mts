@@ -14,7 +14,9 @@ import {
   CONSOLIDATION_SYSTEM_PROMPT,
   dream,
   dreamingSettings,
+  dreamFooter,
   dreamingStatus,
+  OPT_IN_FOOTER,
   gatherTurns,
   LOCK_DIR,
   readState,
@@ -140,11 +142,22 @@ describe('what dreaming tells the user', () => {
       assert.match(other, /in this session dir's recent sessions, sends them to p\/m \(pi-memory\.dreaming\.model\) and spends at most 16,000 output tokens and cost 0\.1 /)
       assert.match(dreamingStatus(dir, dreamingSettings(undefined)), /sends them to the Pi session's current model and/, 'the CLI has no session model to name')
       assert.equal(dreamingStatus(dir, dreamingSettings({ enabled: false })), 'Dreaming: off (pi-memory.dreaming.enabled is false)', 'a chosen off is one short line')
-      assert.match(dreamingStatus(dir, dreamingSettings({ enabled: true })), /^Dreaming: on; never ran;/)
+      assert.match(dreamingStatus(dir, dreamingSettings({ enabled: true }), { lastRun: 'Dreaming read 2 new turn(s) …' }), /^Dreaming: on; never ran;.*\nLast run here: Dreaming read 2 new turn/)
     } finally {
       if (saved === undefined) delete process.env.PI_CODING_AGENT_DIR
       else process.env.PI_CODING_AGENT_DIR = saved
     }
+  })
+
+  test('the footer: a short opt-in pointer, and one short line per run that happened', () => {
+    assert.equal(OPT_IN_FOOTER, 'dreaming off (opt-in: /memory status)')
+    const long = 'Dreaming read 3 new turn(s) from 1 session(s) (1,234 characters): 2 change(s): memory_apply memory; applied 1 addition(s); 1 change(s) await review (/memory review); output 812 tokens, cost 0.0011.'
+    assert.equal(dreamFooter({ status: 'done', message: long, applied: 1, proposed: 1, dropped: 2 }), 'dreamed: 1 applied, 1 proposed, 2 dropped')
+    assert.equal(dreamFooter({ status: 'done', message: long, applied: 0, proposed: 0, dropped: 0 }), 'dreamed: no changes')
+    assert.equal(dreamFooter({ status: 'done', message: long, applied: 0, proposed: 0, stopped: 'maxCost (0.5)' }), 'dreaming stopped at maxCost: nothing applied')
+    assert.equal(dreamFooter({ status: 'failed', message: long }), 'dreaming failed (/memory status)')
+    assert.equal(dreamFooter({ status: 'no_model', message: long }), 'dreaming skipped: no model (/memory status)')
+    for (const status of ['not_due', 'locked', 'aborted', 'disabled'] as const) assert.equal(dreamFooter({ status, message: long }), undefined, status)
   })
 })
 

@@ -15,7 +15,7 @@ import type { ExtensionAPI, ExtensionContext } from '@earendil-works/pi-coding-a
 import { MemoryStore } from './native.mjs'
 import { curatedSettings, storeOf, type CuratedSettings } from './curated-settings.mjs'
 import { citationReader } from './cited.mjs'
-import { dream, dreamingSettings, dreamingStatus, OPT_IN_FOOTER, readsEveryProject, type DreamingSettings, type DreamOutcome } from './dreaming/index.mjs'
+import { dream, dreamFooter, dreamingSettings, dreamingStatus, OPT_IN_FOOTER, readsEveryProject, type DreamingSettings, type DreamOutcome } from './dreaming/index.mjs'
 import { createMemory } from './memory.mjs'
 import { agentDir, liveSessionDir, memorySettings } from './settings.mjs'
 import { guarded } from './errors.mjs'
@@ -111,6 +111,10 @@ export function memoryExtension(pi: ExtensionAPI, options: MemoryExtensionOption
     dreaming?: DreamingSettings
     includeGlobal?: boolean
     abort?: AbortController
+    /** Dreaming's proposals awaiting `/memory review`, as last counted. */
+    toReview?: number
+    /** The whole message of this process's last dream. */
+    lastRun?: string
   } = {}
   const tools = createMemoryTools(() => state.store)
   for (const tool of tools) pi.registerTool(tool)
@@ -152,6 +156,7 @@ export function memoryExtension(pi: ExtensionAPI, options: MemoryExtensionOption
     })
       .catch((error: unknown): DreamOutcome => ({ status: 'failed', message: `Dreaming failed: ${message(error)}; state unchanged.` }))
       .then((outcome) => {
+      if (outcome.status !== 'not_due' && outcome.status !== 'locked') state.lastRun = outcome.message
       try {
         pi.events?.emit(DREAM_EVENT, outcome)
       } catch {}
@@ -161,7 +166,7 @@ export function memoryExtension(pi: ExtensionAPI, options: MemoryExtensionOption
   registerMemoryCommand(pi, () => state.store, {
     status: (ctx) =>
       state.store
-        ? dreamingStatus(state.store.dir, state.dreaming ?? dreamingSettings(undefined), { model: ctx?.model, includeGlobal: state.includeGlobal })
+        ? dreamingStatus(state.store.dir, state.dreaming ?? dreamingSettings(undefined), { model: ctx?.model, includeGlobal: state.includeGlobal, lastRun: state.lastRun })
         : '',
     dream: (ctx) => runDream(ctx, true),
     cited: (ctx) => {
@@ -171,12 +176,14 @@ export function memoryExtension(pi: ExtensionAPI, options: MemoryExtensionOption
         return undefined // settings recall cannot use: the citations stay ids
       }
     },
-  }, (ctx) => showStatus(ctx))
+  }, (ctx) => refreshStatus(ctx))
 
-  /** Shows a background dream's outcome as one status line (gates that simply are not open stay quiet). */
-  const reportDream = (ctx: ExtensionContext, outcome: DreamOutcome) => {
+  /** Shows a background dream's outcome as one short footer line (runs that did not happen stay quiet). */
+  const reportDream = async (ctx: ExtensionContext, outcome: DreamOutcome) => {
+    const line = dreamFooter(outcome)
     try {
-      if (outcome.status !== 'not_due' && outcome.status !== 'locked') ctx.ui?.setStatus(DREAM_STATUS_KEY, outcome.message)
+      if (line) ctx.ui?.setStatus(DREAM_STATUS_KEY, line)
+      if (outcome.status === 'done') await refreshStatus(ctx)
     } catch {
       // The session may have ended meanwhile (a stale ctx throws).
     }
@@ -188,11 +195,21 @@ export function memoryExtension(pi: ExtensionAPI, options: MemoryExtensionOption
     void runDream(ctx, false).then((outcome) => reportDream(ctx, outcome))
   }
 
-  /** The footer: the live entry count, and separately whether the frozen prompt block holds anything. */
+  /** The footer: the live entry count, the proposals awaiting review, and separately whether the frozen prompt block holds anything. */
   const showStatus = (ctx: ExtensionContext) => {
     const live = state.store ? state.store.getEntries('memory').length + state.store.getEntries('user').length : 0
+    const review = state.toReview ? ` · ${state.toReview} to review` : ''
     const prompt = state.snapshot ? 'prompt snapshot loaded' : 'prompt snapshot empty until the next session'
-    ctx.ui?.setStatus(STATUS_KEY, `memory: ${entries(live)} · ${prompt}`)
+    ctx.ui?.setStatus(STATUS_KEY, `memory: ${entries(live)}${review} · ${prompt}`)
+  }
+  /** Counts the proposals again (a dream or `/memory review` changed them), then shows the footer. */
+  const refreshStatus = async (ctx: ExtensionContext) => {
+    const store = state.store
+    if (store) {
+      const listed = await store.proposals().catch(() => undefined)
+      if (store === state.store) state.toReview = listed?.success ? listed.proposals.length : state.toReview
+    }
+    showStatus(ctx)
   }
   pi.on('tool_execution_end', (event, ctx) => {
     if (curatedTools.has((event as { toolName?: string }).toolName ?? '')) showStatus(ctx)
@@ -218,7 +235,8 @@ export function memoryExtension(pi: ExtensionAPI, options: MemoryExtensionOption
       ctx.signal?.addEventListener('abort', () => state.abort?.abort(), { once: true })
       state.store = store
       state.snapshot = savedSnapshot(store, ctx.sessionManager) ?? capture(store, ctx)
-      showStatus(ctx)
+      state.toReview = undefined
+      await refreshStatus(ctx)
       // Dreaming is opt-in: until the user chooses (Pi's settings; a host chooses through its options), the footer says where to read how.
       ctx.ui?.setStatus(DREAM_STATUS_KEY, created && !state.dreaming.enabledSet ? OPT_IN_FOOTER : undefined)
       for (const file of [report.memory, report.user]) {

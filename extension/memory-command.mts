@@ -234,7 +234,7 @@ export function registerMemoryCommand(
   store: () => MemoryStore | undefined,
   dreaming?: DreamingCommands,
   /** Called after every command, e.g. to refresh the footer's live count. */
-  afterCommand?: (ctx: ExtensionContext) => void,
+  afterCommand?: (ctx: ExtensionContext) => void | Promise<void>,
 ): void {
   pi.registerCommand('memory', {
     description: 'Curated memory: /memory status | read [user] | add|replace|remove [user|memory] … | dream | review [apply|reject <n…>|all] | why [user] <n> [--calls]',
@@ -254,7 +254,7 @@ export function registerMemoryCommand(
           }))
         : warning('pi-memory is not loaded.')
       ctx.ui.notify(reply.text, reply.level)
-      afterCommand?.(ctx)
+      await afterCommand?.(ctx)
     },
   })
 }

@@ -1,7 +1,8 @@
-/** How dreaming reports itself: `/memory status`'s line and the footer's opt-in pointer. */
+/** How dreaming reports itself: `/memory status`'s line and the footer's short entry. */
 
 import { join } from 'node:path'
 import { agentDir } from '../settings.mjs'
+import type { DreamOutcome } from './dream.mjs'
 import { dreamingModelName } from './model.mjs'
 import { TRANSCRIPT_BUDGET, type DreamingSettings } from './settings.mjs'
 import { readState, timeGate } from './state.mjs'
@@ -12,6 +13,8 @@ export interface StatusContext {
   model?: { provider?: string; id?: string }
   /** The default global store reads every project's sessions; any other store only the active session dir. */
   includeGlobal?: boolean
+  /** The whole message of this process's last run (the footer shows it in short). */
+  lastRun?: string
 }
 
 /** The footer entry while the user has not chosen: where to learn what dreaming does and how to turn it on. */
@@ -34,6 +37,11 @@ const mode = (settings: DreamingSettings) => (settings.autoApply ? 'applies ever
 
 /** `/memory status`'s dreaming line: off and how to turn it on, or the last run, whether one is due, and what a run reads and costs. */
 export function dreamingStatus(memoryDir: string, settings: DreamingSettings, context: StatusContext = {}): string {
+  const line = stateLine(memoryDir, settings, context)
+  return context.lastRun ? `${line}\nLast run here: ${context.lastRun}` : line
+}
+
+function stateLine(memoryDir: string, settings: DreamingSettings, context: StatusContext): string {
   if (!settings.enabled && settings.enabledSet) return 'Dreaming: off (pi-memory.dreaming.enabled is false)'
   if (!settings.enabled) {
     const file = join(agentDir(), 'settings.json')
@@ -47,4 +55,29 @@ export function dreamingStatus(memoryDir: string, settings: DreamingSettings, co
     ? `due when ${settings.minTurnsSinceLastRun} new turn(s) exist`
     : `next run after ${new Date(gate.nextAt!).toISOString()}`
   return `Dreaming: on; ${last}; ${due}; a run ${scope(settings, context)}; it ${mode(settings)}`
+}
+
+/**
+ * A run's outcome as the footer shows it: one short line (the whole message
+ * is `/memory status`'s "Last run here"); nothing for runs that did not
+ * happen (not due, locked, aborted).
+ */
+export function dreamFooter(outcome: DreamOutcome): string | undefined {
+  switch (outcome.status) {
+    case 'done': {
+      if (outcome.stopped) return `dreaming stopped at ${outcome.stopped.replace(/ \(.*\)$/, '')}: nothing applied`
+      const parts = [
+        outcome.applied ? `${outcome.applied} applied` : '',
+        outcome.proposed ? `${outcome.proposed} proposed` : '',
+        outcome.dropped ? `${outcome.dropped} dropped` : '',
+      ].filter(Boolean)
+      return `dreamed: ${parts.length ? parts.join(', ') : 'no changes'}`
+    }
+    case 'failed':
+      return 'dreaming failed (/memory status)'
+    case 'no_model':
+      return 'dreaming skipped: no model (/memory status)'
+    default:
+      return undefined
+  }
 }
