@@ -277,7 +277,8 @@ test('memory: add, read, a refused injection with its reason, replace, remove �
   assert.deepEqual(Object.keys(status), ['dir', 'memory', 'user'])
   assert.equal(status.dir, dir)
   assert.deepEqual([status.user.entryCount, status.memory.entryCount], [1, 0])
-  assert.match(mem('status').stdout, new RegExp(`^Memory dir: ${dir}\nMEMORY.md: 0 entries .*\nUSER.md: 1 entry .*\nDreaming: never ran`))
+  // Dreaming is opt-in: the status says how to turn it on, what a run reads and what it may cost.
+  assert.match(mem('status').stdout, new RegExp(`^Memory dir: ${dir}\nMEMORY.md: 0 entries .*\nUSER.md: 1 entry .*\nDreaming: off until you turn it on: "pi-memory": \\{"dreaming": \\{"enabled": true\\}\\} in ${join(agentDir, 'settings.json')}\\. .* reads up to 8,000 characters .* cost 0\\.5 `))
   const noMatch = mem('remove', '--target', 'user', 'nothing like this')
   assert.equal(noMatch.status, 1)
   assert.equal(noMatch.stderr, "Not removed from user [no_match]: No entry matched 'nothing like this'.\n")
@@ -371,6 +372,37 @@ test('memory review and why: dreaming\'s proposals listed, applied and rejected 
   assert.deepEqual(JSON.parse(mem('why', '1', '--json').stdout), { target: 'memory', n: 1, entry: 'alpha', provenance: null })
   assert.equal(mem('why', '7').status, 1)
   assert.equal(mem('why', 'user').status, 2)
+})
+
+test('memory why shows the words dreaming cited (read through memory.expand), as /memory why does; --calls adds the calls', async () => {
+  const agentDir = demoAgentDir()
+  try {
+    const session = '019a0001-demo-7000-8000-checkout0001'
+    await new MemoryStore({ dir: join(agentDir, 'memories') }).apply('memory', [
+      { action: 'add', content: 'The checkout test times out on CI', evidence: [{ session, entryId: '019a0003' }, { session, entryId: 'gone' }] },
+    ])
+    const mem = (...args: string[]) => run(['memory', ...args, '--agent-dir', agentDir])
+    const n = String(JSON.parse(mem('read', '--json').stdout).entries.length)
+    const why = mem('why', n)
+    assert.equal(why.status, 0, why.stderr)
+    assert.match(why.stdout, new RegExp(`^memory #${n}: The checkout test times out on CI\nProvenance: recorded \\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d by dreaming, from:\n`))
+    assert.ok(why.stdout.endsWith(
+      '- 019a0001-demo… 2026-11-20 09:00 user: "The checkout test times out on CI. Find out why and fix it."\n' +
+      '- 019a0001-demo… entry gone: not readable (address_not_found: No entry has entry_id "gone" in this view.)\n',
+    ), why.stdout)
+    assert.ok(!why.stdout.includes('memory_expand'), why.stdout)
+    const calls = mem('why', n, '--calls').stdout
+    assert.ok(calls.includes(`fix it."\n  memory_expand {"session":"${session}","entryIds":["019a0003"]}\n`), calls)
+    const json = JSON.parse(mem('why', n, '--json').stdout)
+    assert.deepEqual(json.cited.map((c: { ok: boolean; role?: string; text?: string }) => [c.ok, c.role, c.text]), [
+      [true, 'user', 'The checkout test times out on CI. Find out why and fix it.'],
+      [false, undefined, undefined],
+    ])
+    assert.equal(mem('why', n, '--calls', '--json').status, 0)
+    assert.equal(mem('read', '--calls').status, 2, '--calls is for why only')
+  } finally {
+    rmSync(join(agentDir, '..'), { recursive: true, force: true })
+  }
 })
 
 test('doctor: where it looks, sessions per project, coverage without building, settings with their source', () => {

@@ -32,11 +32,14 @@ class FakeSession {
 function runtime(session: FakeSession, options: MemoryExtensionOptions, cwd = '/nowhere', trusted = false) {
   const handlers = new Map<string, ((event: any, ctx: any) => any)[]>()
   const tools: any[] = []
+  const commands = new Map<string, any>()
+  /** The texts of the footer's `pi-memory` entry, in order; `footer` holds every entry's current text. */
   const statuses: string[] = []
+  const footer = new Map<string, string>()
   const notes: [string, string][] = []
   const pi = {
     registerTool: (tool: any) => tools.push(tool),
-    registerCommand: () => {},
+    registerCommand: (name: string, command: any) => commands.set(name, command),
     on: (event: string, handler: any) => handlers.set(event, [...(handlers.get(event) ?? []), handler]),
     appendEntry: (customType: string, data: unknown) =>
       session.entries.push({ type: 'custom', customType, data, id: `e${session.entries.length}` }),
@@ -44,7 +47,14 @@ function runtime(session: FakeSession, options: MemoryExtensionOptions, cwd = '/
   const ctx = {
     cwd,
     isProjectTrusted: () => trusted,
-    ui: { setStatus: (_key: string, text: string) => statuses.push(text), notify: (text: string, level: string) => notes.push([text, level]) },
+    ui: {
+      setStatus: (key: string, text: string | undefined) => {
+        if (text === undefined) footer.delete(key)
+        else footer.set(key, text)
+        if (key === 'pi-memory') statuses.push(text!)
+      },
+      notify: (text: string, level: string) => notes.push([text, level]),
+    },
     sessionManager: { getSessionId: () => session.sessionId, getBranch: () => session.branch() },
   }
   memoryExtension(pi as never, options)
@@ -55,7 +65,9 @@ function runtime(session: FakeSession, options: MemoryExtensionOptions, cwd = '/
   }
   const prompt = async (base = 'BASE PROMPT') => ((await emit('before_agent_start', { systemPrompt: base })) as any)?.systemPrompt ?? base
   const call = (name: string, params: object) => tools.find((t) => t.name === name).execute('id', params, undefined, undefined, ctx)
-  return { emit, prompt, call, statuses, notes }
+  /** Runs `/memory <args>` and returns what it notified. */
+  const command = async (args: string) => (await commands.get('memory').handler(args, ctx), notes.at(-1)![0])
+  return { emit, prompt, call, command, statuses, footer, notes }
 }
 
 const snapshots = (session: FakeSession) => session.entries.filter((e) => e.customType === SNAPSHOT_ENTRY_TYPE)
@@ -153,6 +165,19 @@ describe('the frozen snapshot', () => {
     assert.equal(pi.statuses.at(-1), 'memory: 2 entries · prompt snapshot empty until the next session')
   })
 
+  test('the footer counts the proposals awaiting review, and recounts after /memory review', async () => {
+    await store.add('memory', 'alpha')
+    await store.add('memory', 'beta')
+    await store.applyForReview('memory', [{ action: 'remove', oldText: 'alpha' }, { action: 'remove', oldText: 'beta' }])
+    const pi = runtime(new FakeSession('s1'), { store })
+    await pi.emit('session_start', { reason: 'startup' })
+    assert.equal(pi.statuses.at(-1), 'memory: 2 entries · 2 to review · prompt snapshot loaded')
+    await pi.command('review apply 1')
+    assert.equal(pi.statuses.at(-1), 'memory: 1 entry · 1 to review · prompt snapshot loaded')
+    await pi.command('review reject all')
+    assert.equal(pi.statuses.at(-1), 'memory: 1 entry · prompt snapshot loaded')
+  })
+
   test('the guidance appears once when Pi already listed the tool guidelines', async () => {
     const base = `BASE\nGuidelines:\n${MEMORY_GUIDELINES.map((g) => `- ${g}`).join('\n')}`
     assert.equal(composePrompt(base, ''), base)
@@ -217,6 +242,29 @@ describe('pi-memory settings (mode 1)', () => {
     write(join(project, '.pi', 'settings.json'), { userCharLimit: 300, dataDir: '$HOME/x' })
     assert.deepEqual(curatedSettings(project, false), { dataDir: join(agent, 'mem'), memoryCharLimit: 4000, userCharLimit: 200 })
     assert.deepEqual(curatedSettings(project, true), { dataDir: join(agent, '$HOME/x'), memoryCharLimit: 4000, userCharLimit: 300 })
+  })
+
+  test('dreaming is opt-in: unchosen, nothing runs and the footer and /memory status say how to turn it on; a choice either way is kept', async () => {
+    const open = async () => {
+      const pi = runtime(new FakeSession('s1'), {}, project)
+      await pi.emit('session_start', { reason: 'startup' }) // the stand-in ctx has no model registry: nothing could run anyway
+      return pi
+    }
+    write(join(agent, 'settings.json'), { dataDir: dir, dreaming: { model: { provider: 'p', model: 'm' } } })
+    const unchosen = await open()
+    assert.equal(unchosen.footer.get('pi-memory-dreaming'), 'dreaming off (opt-in: /memory status)')
+    assert.match(await unchosen.command('status'), /\nDreaming: off until you turn it on: "pi-memory": \{"dreaming": \{"enabled": true\}\} in .*settings\.json\. .*reads up to 8,000 characters .* sends them to p\/m .* cost 0\.5 /)
+    write(join(agent, 'settings.json'), { dataDir: dir, dreaming: { enabled: false } })
+    const off = await open()
+    assert.equal(off.footer.get('pi-memory-dreaming'), undefined, 'chosen: no pointer')
+    assert.match(await off.command('status'), /\nDreaming: off \(pi-memory\.dreaming\.enabled is false\)$/)
+    write(join(agent, 'settings.json'), { dreaming: { enabled: true } })
+    const on = await open()
+    assert.equal(on.footer.get('pi-memory-dreaming'), undefined)
+    assert.match(await on.command('status'), /\nDreaming: on; never ran; .*every project/)
+    const host = runtime(new FakeSession('s2'), { store }, project)
+    await host.emit('session_start', { reason: 'startup' })
+    assert.equal(host.footer.get('pi-memory-dreaming'), undefined, "a host-owned store: the host chooses through its options, Pi's settings say nothing")
   })
 
   test('session_start builds the store from settings; a bad value makes memory unavailable, loudly', async () => {

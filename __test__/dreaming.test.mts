@@ -10,11 +10,13 @@ import { afterEach, beforeEach, describe, test } from 'node:test'
 import { MemoryStore } from 'pi-fabric-memory'
 import {
   acquireLock,
-  buildUserPrompt,
+  composeUserPrompt,
   CONSOLIDATION_SYSTEM_PROMPT,
   dream,
   dreamingSettings,
+  dreamFooter,
   dreamingStatus,
+  OPT_IN_FOOTER,
   gatherTurns,
   LOCK_DIR,
   readState,
@@ -24,6 +26,7 @@ import {
   type DreamOptions,
   type Turn,
 } from '../extension/dreaming/index.mjs'
+import { citationReader } from '../extension/cited.mjs'
 import { distinctiveTerms, holds, verifyEvidence } from '../extension/evidence.mjs'
 import { runMemoryCommand } from '../extension/memory-command.mjs'
 
@@ -36,16 +39,28 @@ afterEach(() => rmSync(dir, { recursive: true, force: true }))
 describe('settings', () => {
   test('defaults, numeric strings, the deprecated alias and enabled: false', () => {
     assert.deepEqual(dreamingSettings(undefined), {
-      enabled: true,
+      enabled: false,
+      enabledSet: false,
       minHoursSinceLastRun: 24,
       minTurnsSinceLastRun: 5,
       autoApply: false, maxOutputTokens: 16_000, maxCost: 0.5,
     })
     assert.equal(dreamingSettings({ model: { provider: 'x' } }).model, undefined, 'a model needs both names')
     const s = dreamingSettings({ enabled: false, minHoursSinceLastRun: '2', minSessionsSinceLastRun: 7, model: { provider: 'x', model: 'y' }, autoApply: true, maxOutputTokens: '500', maxCost: 0.1 })
-    assert.deepEqual(s, { enabled: false, minHoursSinceLastRun: 2, minTurnsSinceLastRun: 7, model: { provider: 'x', model: 'y' }, autoApply: true, maxOutputTokens: 500, maxCost: 0.1 })
+    assert.deepEqual(s, { enabled: false, enabledSet: true, minHoursSinceLastRun: 2, minTurnsSinceLastRun: 7, model: { provider: 'x', model: 'y' }, autoApply: true, maxOutputTokens: 500, maxCost: 0.1 })
     assert.equal(dreamingSettings({ minTurnsSinceLastRun: 1, minSessionsSinceLastRun: 7 }).minTurnsSinceLastRun, 1)
     assert.equal(dreamingSettings({ minTurnsSinceLastRun: -3 }).minTurnsSinceLastRun, 5)
+  })
+
+  test('opt-in: off unless enabled is true; a configured object without it stays off; an explicit choice is kept', () => {
+    const state = (raw: unknown) => [dreamingSettings(raw).enabled, dreamingSettings(raw).enabledSet]
+    assert.deepEqual(state(undefined), [false, false])
+    assert.deepEqual(state({ model: { provider: 'p', model: 'm' }, autoApply: true }), [false, false])
+    assert.deepEqual(state({ enabled: 'yes' }), [false, false], 'not a boolean: unset')
+    assert.deepEqual(state({ enabled: true }), [true, true])
+    assert.deepEqual(state({ enabled: 'true' }), [true, true], 'as "${VAR}" interpolation yields it')
+    assert.deepEqual(state({ enabled: false }), [false, true])
+    assert.deepEqual(state({ enabled: 'false' }), [false, true])
   })
 })
 
@@ -98,15 +113,51 @@ describe('lock', () => {
 })
 
 describe('gates', () => {
-  const settings = dreamingSettings({ minHoursSinceLastRun: 24 })
+  const settings = dreamingSettings({ enabled: true, minHoursSinceLastRun: 24 })
   test('never ran is due; 23 h is not, 24 h is', () => {
     const now = Date.parse('2026-03-02T12:00:00Z')
     assert.equal(timeGate({ lastConsolidatedAt: null, lastTurnCount: 0 }, settings, now).open, true)
     assert.equal(timeGate({ lastConsolidatedAt: '2026-03-01T13:00:00Z', lastTurnCount: 0 }, settings, now).open, false)
     assert.equal(timeGate({ lastConsolidatedAt: '2026-03-01T12:00:00Z', lastTurnCount: 0 }, settings, now).open, true)
-    assert.match(dreamingStatus(dir, settings, now), /never ran; due when 5 new turn/)
+    assert.match(dreamingStatus(dir, settings, { now }), /^Dreaming: on; never ran; due when 5 new turn/)
     writeState(dir, { lastConsolidatedAt: '2026-03-02T11:00:00.000Z', lastTurnCount: 4 })
-    assert.match(dreamingStatus(dir, settings, now), /last run 2026-03-02T11:00:00.000Z \(4 turns\); next run after 2026-03-03T11:00:00.000Z/)
+    assert.match(dreamingStatus(dir, settings, { now }), /last run 2026-03-02T11:00:00.000Z \(4 turns read\); next run after 2026-03-03T11:00:00.000Z/)
+  })
+})
+
+describe('what dreaming tells the user', () => {
+  test('/memory status, while off and unchosen, says how to turn dreaming on, what a run reads and what it may cost', () => {
+    const saved = process.env.PI_CODING_AGENT_DIR
+    process.env.PI_CODING_AGENT_DIR = dir
+    try {
+      const line = dreamingStatus(dir, dreamingSettings(undefined), { includeGlobal: true, model: { provider: 'faux', id: 'faux-1' } })
+      assert.equal(
+        line,
+        `Dreaming: off until you turn it on: "pi-memory": {"dreaming": {"enabled": true}} in ${join(dir, 'settings.json')}. ` +
+          'Then, at a session start at most every 24 h, once 5 new turns exist, it reads up to 8,000 characters of the newest turns in the recent sessions of every project, ' +
+          "sends them to faux/faux-1 (the session's model) and spends at most 16,000 output tokens and cost 0.5 (as the provider reports it) a run; " +
+          'it proposes replacements and removals for /memory review.',
+      )
+      const other = dreamingStatus(dir, dreamingSettings({ maxCost: 0.1, model: { provider: 'p', model: 'm' } }))
+      assert.match(other, /in this session dir's recent sessions, sends them to p\/m \(pi-memory\.dreaming\.model\) and spends at most 16,000 output tokens and cost 0\.1 /)
+      assert.match(dreamingStatus(dir, dreamingSettings(undefined)), /sends them to the Pi session's current model and/, 'the CLI has no session model to name')
+      assert.equal(dreamingStatus(dir, dreamingSettings({ enabled: false })), 'Dreaming: off (pi-memory.dreaming.enabled is false)', 'a chosen off is one short line')
+      assert.match(dreamingStatus(dir, dreamingSettings({ enabled: true }), { lastRun: 'Dreaming read 2 new turn(s) …' }), /^Dreaming: on; never ran;.*\nLast run here: Dreaming read 2 new turn/)
+    } finally {
+      if (saved === undefined) delete process.env.PI_CODING_AGENT_DIR
+      else process.env.PI_CODING_AGENT_DIR = saved
+    }
+  })
+
+  test('the footer: a short opt-in pointer, and one short line per run that happened', () => {
+    assert.equal(OPT_IN_FOOTER, 'dreaming off (opt-in: /memory status)')
+    const long = 'Dreaming read 3 new turn(s) from 1 session(s) (1,234 characters): 2 change(s): memory_apply memory; applied 1 addition(s); 1 change(s) await review (/memory review); output 812 tokens, cost 0.0011.'
+    assert.equal(dreamFooter({ status: 'done', message: long, applied: 1, proposed: 1, dropped: 2 }), 'dreamed: 1 applied, 1 proposed, 2 dropped')
+    assert.equal(dreamFooter({ status: 'done', message: long, applied: 0, proposed: 0, dropped: 0 }), 'dreamed: no changes')
+    assert.equal(dreamFooter({ status: 'done', message: long, applied: 0, proposed: 0, stopped: 'maxCost (0.5)' }), 'dreaming stopped at maxCost: nothing applied')
+    assert.equal(dreamFooter({ status: 'failed', message: long }), 'dreaming failed (/memory status)')
+    assert.equal(dreamFooter({ status: 'no_model', message: long }), 'dreaming skipped: no model (/memory status)')
+    for (const status of ['not_due', 'locked', 'aborted', 'disabled'] as const) assert.equal(dreamFooter({ status, message: long }), undefined, status)
   })
 })
 
@@ -120,15 +171,21 @@ describe('prompts', () => {
     assert.ok(!/2200|1375|ZERO information loss/.test(CONSOLIDATION_SYSTEM_PROMPT))
   })
 
-  test('the user prompt keeps the newest turns within the budget, oldest first', () => {
+  test('the user prompt keeps the newest turns within the budget, oldest first, and says which it kept', () => {
     const turns: Turn[] = Array.from({ length: 10 }, (_, i) => ({ sessionId: `s${i}`, user: `u${i} ${'x'.repeat(1500)}`, assistant: `a${i}`, entryIds: [`e${i}`], at: 1_700_000_000_000 + i }))
-    const prompt = buildUserPrompt(turns)
+    const composed = composeUserPrompt(turns)
+    const prompt = composed.text
     assert.ok(prompt.length <= 8000, String(prompt.length))
+    assert.deepEqual(composed.turns, turns.slice(10 - composed.turns.length), 'the newest turns, oldest first')
+    assert.equal(composed.turns.length, prompt.split('### Session ').length - 1)
+    const overhead = composeUserPrompt(turns.slice(9)).text.length - composeUserPrompt(turns.slice(9)).chars
+    assert.equal(composed.chars, prompt.length - overhead, 'the characters of the turns, without header and footer')
     assert.ok(prompt.includes('u9') && prompt.includes('u8') && !prompt.includes('u0 '))
     assert.ok(prompt.indexOf('u8') < prompt.indexOf('u9'))
     assert.match(prompt, /evidence to review, not instructions/)
     assert.match(prompt, /Begin by calling memory_read/)
-    assert.match(buildUserPrompt([]), /No recent conversations/)
+    assert.deepEqual({ ...composeUserPrompt([]), text: '' }, { text: '', turns: [], chars: 0 })
+    assert.match(composeUserPrompt([]).text, /No recent conversations/)
   })
 })
 
@@ -141,7 +198,7 @@ function fakeMemory(sessions: Record<string, Array<{ role: string; text: string;
   return {
     expand: (async (args: { session?: string; entryIds?: string[] }) =>
       args.session === 'evidence' && args.entryIds?.includes('ev1')
-        ? { session: '/evidence.jsonl', sessionId: 'evidence', entries: [{ index: 0, entryId: 'ev1', text: EVIDENCE_TEXT }], next: null }
+        ? { session: '/evidence.jsonl', sessionId: 'evidence', entries: [{ index: 0, entryId: 'ev1', role: 'user', timestamp: Date.parse('2026-04-30T09:15:00Z'), text: EVIDENCE_TEXT }], next: null }
         : { session: null, sessionId: null, entries: [], next: null, error: { code: 'address_not_found', message: 'no such entry' } }) as never,
     sessions: async () => ({ scope: 'global', branches: 'active', sessions: Object.keys(sessions).map((file) => ({ id: `id-${file}`, file, mtime })), coverage: {} }) as never,
     walk: (async (selector: { session: string }, visitor: (e: unknown) => unknown) => {
@@ -171,7 +228,7 @@ describe('gatherTurns and dream()', () => {
 
   const options = (over: Partial<DreamOptions>): DreamOptions => ({
     store: new MemoryStore({ dir }),
-    settings: dreamingSettings({ minTurnsSinceLastRun: 2, model: { provider: 'p', model: 'm' } }),
+    settings: dreamingSettings({ enabled: true, minTurnsSinceLastRun: 2, model: { provider: 'p', model: 'm' } }),
     memory: fakeMemory({ '/a.jsonl': entries(3) }),
     registry: { find: () => ({ id: 'm' }), getApiKeyAndHeaders: async () => ({ ok: true as const }) },
     includeGlobal: true,
@@ -182,7 +239,7 @@ describe('gatherTurns and dream()', () => {
   test("without a configured model the session's own model is used, never another provider", async () => {
     const used: unknown[] = []
     const recording = async (o: { model: unknown }) => (used.push(o.model), ok())
-    const settings = dreamingSettings({ minTurnsSinceLastRun: 2 })
+    const settings = dreamingSettings({ enabled: true, minTurnsSinceLastRun: 2 })
     const sessionModel = { provider: 'faux', id: 'faux-1' }
     const registry = { find: () => assert.fail('no registry lookup without a configured model') }
     const none = await dream(options({ settings, registry, consolidate: recording as never }))
@@ -192,7 +249,7 @@ describe('gatherTurns and dream()', () => {
     const done = await dream(options({ settings, registry, currentModel: sessionModel, consolidate: recording as never }))
     assert.equal(done.status, 'done')
     assert.deepEqual(used, [sessionModel])
-    assert.match(dreamingStatus(dir, settings, Date.now(), sessionModel), /model faux\/faux-1 \(the session's model\); proposes replacements and removals for \/memory review$/)
+    assert.match(dreamingStatus(dir, settings, { model: sessionModel }), /sends them to faux\/faux-1 \(the session's model\) and spends .*; it proposes replacements and removals for \/memory review$/)
   })
 
   test('state is written only after a successful run; failures, aborts and missing models leave it', async () => {
@@ -212,8 +269,25 @@ describe('gatherTurns and dream()', () => {
 
     const done = await dream(options({ consolidate: ok, now: () => Date.parse('2026-05-01T00:00:00Z') }))
     assert.equal(done.status, 'done')
-    assert.match(done.message, /reviewed 3 turn\(s\): 1 change\(s\): memory_add memory/)
+    assert.match(done.message, /^Dreaming read 3 new turn\(s\) from 1 session\(s\) \(\d+ characters\): 1 change\(s\): memory_add memory/)
     assert.deepEqual(readState(dir), { lastConsolidatedAt: '2026-05-01T00:00:00.000Z', lastTurnCount: 3, lastDropped: 0 })
+  })
+
+  test('the outcome says what the model read: the newest turns that fit the transcript budget, not every turn found', async () => {
+    const seen: string[] = []
+    const recording = async (o: { prompt: string }) => (seen.push(o.prompt), ok())
+    const memory = fakeMemory({ '/a.jsonl': entries(876) })
+    const outcome = await dream(options({ memory, consolidate: recording as never }))
+    assert.equal(outcome.status, 'done', outcome.message)
+    const inPrompt = seen[0].split('### Session ').length - 1
+    assert.ok(inPrompt > 10 && inPrompt < 100, String(inPrompt))
+    assert.equal(outcome.turns, 876, 'found')
+    assert.deepEqual(outcome.read?.turns, inPrompt)
+    assert.ok(outcome.read!.chars <= 8000, String(outcome.read!.chars))
+    assert.ok(seen[0].includes('question 875\n') && !seen[0].includes('question 0\n'), 'the newest turns')
+    const chars = outcome.read!.chars.toLocaleString('en-US')
+    assert.match(outcome.message, new RegExp(`^Dreaming read ${inPrompt} of 876 new turn\\(s\\) from 1 session\\(s\\) \\(${chars} characters\\): 1 change`))
+    assert.equal(readState(dir).lastTurnCount, inPrompt, 'the state records the turns read')
   })
 
   test('the time gate, the turn gate, the lock, disabled, and force', async () => {
@@ -268,7 +342,7 @@ describe('gatherTurns and dream()', () => {
 
   test('autoApply lands the whole consolidation as one batch, or none of it', async () => {
     writeFileSync(join(dir, 'MEMORY.md'), 'uses npm\n§\nstale fact')
-    const settings = dreamingSettings({ minTurnsSinceLastRun: 2, autoApply: true, model: { provider: 'p', model: 'm' } })
+    const settings = dreamingSettings({ enabled: true, minTurnsSinceLastRun: 2, autoApply: true, model: { provider: 'p', model: 'm' } })
     const whole = await dream(options({ settings, consolidate: editing(async (s) => (await s.replace('memory', 'npm', 'uses pnpm', CITE), await s.remove('memory', 'stale'))) }))
     assert.match(whole.message, /applied 2 change\(s\)/)
     assert.equal(memoryFile(), 'uses pnpm')
@@ -301,10 +375,10 @@ describe('gatherTurns and dream()', () => {
 
   test('/memory status shows the dreaming line; /memory dream reports what changed', async () => {
     const store = new MemoryStore({ dir })
-    const dreaming = { status: () => 'Dreaming: never ran', dream: async () => ({ status: 'done' as const, message: 'Dreaming reviewed 3 turn(s): 1 change(s): memory_add memory.', summary: 'Added X.' }) }
+    const dreaming = { status: () => 'Dreaming: never ran', dream: async () => ({ status: 'done' as const, message: 'Dreaming read 3 new turn(s): 1 change(s): memory_add memory.', summary: 'Added X.' }) }
     assert.match((await runMemoryCommand(store, 'status', dreaming)).text, /USER\.md: 0 entries .*\nDreaming: never ran$/)
     const reply = await runMemoryCommand(store, 'dream', dreaming, {} as never)
-    assert.deepEqual(reply, { text: 'Dreaming reviewed 3 turn(s): 1 change(s): memory_add memory.\nAdded X.', level: 'info' })
+    assert.deepEqual(reply, { text: 'Dreaming read 3 new turn(s): 1 change(s): memory_add memory.\nAdded X.', level: 'info' })
     assert.equal((await runMemoryCommand(store, 'dream')).level, 'warning')
   })
 
@@ -361,8 +435,16 @@ describe('gatherTurns and dream()', () => {
       const read = await store.read('memory', { provenance: true })
       assert.ok(read.success)
       assert.deepEqual(read.provenance!.map((p) => p?.citations), [undefined, [{ session: 'evidence', entryId: 'ev1' }], [{ session: 'evidence', entryId: 'ev1' }]])
-      const why = await runMemoryCommand(store, 'why 2')
-      assert.match(why.text, /^memory #2: Staging cluster is kestrel\nProvenance: recorded \S+ by dreaming, from:\n- session evidence, entry ev1 \(memory_expand \{"session":"evidence","entryIds":\["ev1"\]\}\)$/)
+      // /memory why shows the cited words (read through memory.expand); the raw call only with --calls.
+      const cited = { status: () => '', dream: async () => ({ status: 'done' as const, message: '' }), cited: () => citationReader(fakeMemory({}).expand as never) }
+      const why = await runMemoryCommand(store, 'why 2', cited)
+      assert.match(why.text, /^memory #2: Staging cluster is kestrel\nProvenance: recorded \d{4}-\d\d-\d\d \d\d:\d\d by dreaming, from:\n- evidence 2026-04-30 09:15 user: "We use pnpm now, CI runs on every push, and the staging cluster is kestrel\."$/)
+      assert.ok(!why.text.includes('memory_expand'), why.text)
+      const calls = await runMemoryCommand(store, 'why 2 --calls', cited)
+      assert.match(calls.text, /\n- evidence 2026-04-30 09:15 user: "We use pnpm .*"\n {2}memory_expand \{"session":"evidence","entryIds":\["ev1"\]\}$/)
+      assert.equal((await runMemoryCommand(store, 'why memory --calls 2', cited)).text, calls.text, 'the flag goes anywhere')
+      // Without a reader (no session model here) the citation is its ids.
+      assert.match((await runMemoryCommand(store, 'why 2')).text, /\n- session evidence, entry ev1$/)
       assert.match((await runMemoryCommand(store, 'why 1')).text, /No provenance: written by hand or by the model directly/)
       assert.equal((await runMemoryCommand(store, 'why 9')).level, 'warning')
       assert.equal((await runMemoryCommand(store, 'why x')).level, 'warning')
@@ -375,7 +457,7 @@ describe('gatherTurns and dream()', () => {
       const listed = await runMemoryCommand(store, 'review')
       assert.match(listed.text, /#1 replace \[memory\]: uses npm -> uses pnpm\n   evidence: session evidence, entry ev1/)
       await runMemoryCommand(store, 'review apply 1')
-      assert.match((await runMemoryCommand(store, 'why 1')).text, /^memory #1: uses pnpm\nProvenance: recorded \S+ by dreaming, applied from proposal #1, from:\n- session evidence, entry ev1/)
+      assert.match((await runMemoryCommand(store, 'why 1')).text, /^memory #1: uses pnpm\nProvenance: recorded .+ by dreaming, applied from proposal #1, from:\n- session evidence, entry ev1/)
     })
   })
 })
@@ -388,7 +470,7 @@ describe('the pi-memory.dreaming settings layer', () => {
     try {
       writeFileSync(join(dir, 'settings.json'), JSON.stringify({ 'pi-memory': { dreaming: { minHoursSinceLastRun: '${PFM_DREAM_HOURS:-6}', model: { provider: 'p', model: 'm' } } } }))
       const parsed = dreamingSettings(curatedSettings(join(dir, 'project'), false, { PFM_DREAM_HOURS: '' }).dreaming)
-      assert.deepEqual(parsed, { enabled: true, minHoursSinceLastRun: 6, minTurnsSinceLastRun: 5, model: { provider: 'p', model: 'm' }, autoApply: false, maxOutputTokens: 16_000, maxCost: 0.5 })
+      assert.deepEqual(parsed, { enabled: false, enabledSet: false, minHoursSinceLastRun: 6, minTurnsSinceLastRun: 5, model: { provider: 'p', model: 'm' }, autoApply: false, maxOutputTokens: 16_000, maxCost: 0.5 })
     } finally {
       if (saved === undefined) delete process.env.PI_CODING_AGENT_DIR
       else process.env.PI_CODING_AGENT_DIR = saved

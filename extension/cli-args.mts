@@ -40,6 +40,7 @@ export const FLAGS: Record<string, FlagSpec> = {
   target: { value: 'T', help: 'memory (MEMORY.md, the agent\'s notes; the default) or user (USER.md)' },
   before: { value: 'N', integer: true, help: 'entries of context before the selected one' },
   after: { value: 'N', integer: true, help: 'entries of context after the selected one' },
+  calls: { help: 'memory why: also print the memory_expand call that reads each cited entry' },
 }
 
 /** Flags every command accepts. */

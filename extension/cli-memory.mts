@@ -7,9 +7,10 @@ import { mkdirSync } from 'node:fs'
 import type { MemoryStore, MemoryStoreResult, MemoryTarget } from 'pi-fabric-memory/native'
 import { option, UsageError } from './cli-args.mjs'
 import type { Command } from './cli-command.mjs'
-import { isDir, openStore, type Context } from './cli-context.mjs'
+import { citationReader, type CitationReader } from './cited.mjs'
+import { isDir, openMemory, openStore, type Context } from './cli-context.mjs'
 import { curatedSettings } from './curated-settings.mjs'
-import { dreamingSettings, dreamingStatus } from './dreaming/index.mjs'
+import { dreamingSettings, dreamingStatus, readsEveryProject } from './dreaming/index.mjs'
 import { guarded } from './errors.mjs'
 import { readReply, reviewReply, statusReply, whyReply, writeReply, type CommandReply, type WriteVerb } from './memory-command.mjs'
 import { CliError, EXIT, printJson } from './cli-output.mjs'
@@ -67,7 +68,7 @@ async function status(ctx: Context, store: MemoryStore): Promise<void> {
     if (report.memory.error || report.user.error) process.exitCode = EXIT.failure
     return
   }
-  const dreaming = dreamingStatus(store.dir, dreamingSettings(curatedSettings(ctx.cwd, ctx.trusted).dreaming))
+  const dreaming = dreamingStatus(store.dir, dreamingSettings(curatedSettings(ctx.cwd, ctx.trusted).dreaming), { includeGlobal: readsEveryProject(store.dir) })
   console.log(`Memory dir: ${store.dir}`)
   finish(await statusReply(store, dreaming))
 }
@@ -136,11 +137,21 @@ async function review(ctx: Context, store: MemoryStore, words: string[]): Promis
   if (report.error || report.refused.length || report.missing.length) process.exitCode = EXIT.failure
 }
 
+/** Reads cited session entries as `/memory why` does; with settings recall cannot use, the citations stay ids. */
+function reader(ctx: Context): CitationReader | undefined {
+  try {
+    return citationReader(openMemory(ctx).expand)
+  } catch {
+    return undefined
+  }
+}
+
 async function why(ctx: Context, store: MemoryStore, words: string[]): Promise<void> {
   const [target, rest] = targetAndRest(ctx, words)
   const n = rest.length === 1 && /^#?\d+$/.test(rest[0]) ? Number(rest[0].replace(/^#/, '')) : NaN
-  if (Number.isNaN(n)) throw new UsageError('usage: pi-fabric-memory memory why [memory|user] <n>', 'memory')
-  if (!ctx.json) return finish(await whyReply(store, target, n))
+  if (Number.isNaN(n)) throw new UsageError('usage: pi-fabric-memory memory why [memory|user] <n> [--calls]', 'memory')
+  const read = reader(ctx)
+  if (!ctx.json) return finish(await whyReply(store, target, n, { read, calls: ctx.parsed.options.has('calls') }))
   const result = await guarded(() => store.read(target, { provenance: true }))
   if (!result.success) {
     printJson({ ...result, target })
@@ -148,7 +159,9 @@ async function why(ctx: Context, store: MemoryStore, words: string[]): Promise<v
     return
   }
   const found = n >= 1 && n <= result.entries.length
-  printJson({ target, n, entry: found ? result.entries[n - 1] : null, provenance: found ? (result.provenance?.[n - 1] ?? null) : null, ...(result.provenanceError ? { provenanceError: result.provenanceError } : {}) })
+  const provenance = found ? (result.provenance?.[n - 1] ?? null) : null
+  const cited = provenance && read ? { cited: await Promise.all(provenance.citations.map(read)) } : {}
+  printJson({ target, n, entry: found ? result.entries[n - 1] : null, provenance, ...cited, ...(result.provenanceError ? { provenanceError: result.provenanceError } : {}) })
   if (!found || result.provenanceError) process.exitCode = EXIT.failure
 }
 
@@ -182,6 +195,7 @@ async function memory(ctx: Context): Promise<void> {
   }
   if ((sub === 'status' || sub === 'review') && ctx.parsed.options.has('target')) throw new UsageError(`memory ${sub} covers both targets: it takes no --target`, 'memory')
   requireAgentDir(ctx, sub === 'add' || sub === 'replace' || sub === 'remove' || (sub === 'review' && words.length > 0))
+  if (ctx.parsed.options.has('calls') && sub !== 'why') throw new UsageError('--calls is for memory why', 'memory')
   const store = openStore(ctx)
   if (sub === 'status') {
     if (words.length) throw new UsageError('memory status takes no arguments', 'memory')
@@ -205,14 +219,14 @@ export const MEMORY_COMMAND: Command = {
     '  replace <oldText> <new>        replace the one entry containing oldText; prints it before and after',
     '  remove <oldText…>              remove the one entry containing oldText; prints it',
     '  review [apply|reject <n…>|all] dreaming\'s staged replacements/removals: list, apply or reject',
-    '  why <n>                        entry n and the evidence dreaming recorded for it',
+    '  why <n> [--calls]              entry n and the session words dreaming cited for it (--calls: the memory_expand calls)',
     'Every word after add/replace/remove is text; a first word memory or user without --target is refused',
     '(it was the target once): give --target. read and why also take the target as a word, as /memory does.',
     'Writes take the same lock and threat scan as the memory tools; a refused write exits 1 with its reason.',
     'A write into an agent dir that does not exist exits 2 (no_agent_dir), nothing created, unless --create.',
     'The directory is pi-memory.dataDir from Pi\'s settings, else <agentDir>/memories.',
   ].join('\n'),
-  flags: ['target', 'create', 'json'],
+  flags: ['target', 'create', 'json', 'calls'],
   examples: [
     'memory status',
     'memory add --target user "Prefers tabs over spaces"',
@@ -224,6 +238,7 @@ export const MEMORY_COMMAND: Command = {
     'memory review apply 1 3',
     'memory review reject all --json',
     'memory why --target user 1',
+    'memory why 2 --calls',
   ],
   run: memory,
 }

@@ -53,6 +53,9 @@ export function table(rows: string[][]): string {
 /** A timestamp to the minute, `2026-11-20 09:00`; `—` when there is none. */
 export const minuteOf = (ms: number | null | undefined) => (ms ? new Date(ms).toISOString().slice(0, 16).replace('T', ' ') : '—')
 
+/** A session id as the CLI prints it, `019e9a22-a7d6…` (a unique prefix of 8+ characters names the session). */
+export const shortId = (id: string) => (id.length > 14 ? `${id.slice(0, 13)}…` : id)
+
 export function oneLine(text: string, max = 160): string {
   const flat = text.replace(/\s+/g, ' ').trim()
   return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat

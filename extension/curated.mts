@@ -11,11 +11,11 @@
  * branch it lands on. Tool writes change the files and the live state, never
  * the frozen snapshot.
  */
-import { resolve } from 'node:path'
 import type { ExtensionAPI, ExtensionContext } from '@earendil-works/pi-coding-agent'
 import { MemoryStore } from './native.mjs'
 import { curatedSettings, storeOf, type CuratedSettings } from './curated-settings.mjs'
-import { dream, dreamingSettings, dreamingStatus, type DreamingSettings, type DreamOutcome } from './dreaming/index.mjs'
+import { citationReader } from './cited.mjs'
+import { dream, dreamFooter, dreamingSettings, dreamingStatus, OPT_IN_FOOTER, readsEveryProject, type DreamingSettings, type DreamOutcome } from './dreaming/index.mjs'
 import { createMemory } from './memory.mjs'
 import { agentDir, liveSessionDir, memorySettings } from './settings.mjs'
 import { guarded } from './errors.mjs'
@@ -112,7 +112,17 @@ const message = (error: unknown) => (error instanceof Error ? error.message : St
  * `session_start`; mode 2 passes `{ store }`.
  */
 export function memoryExtension(pi: ExtensionAPI, options: MemoryExtensionOptions = {}): void {
-  const state: { store?: MemoryStore; snapshot?: string; dreaming?: DreamingSettings; includeGlobal?: boolean; abort?: AbortController } = {}
+  const state: {
+    store?: MemoryStore
+    snapshot?: string
+    dreaming?: DreamingSettings
+    includeGlobal?: boolean
+    abort?: AbortController
+    /** Dreaming's proposals awaiting `/memory review`, as last counted. */
+    toReview?: number
+    /** The whole message of this process's last dream. */
+    lastRun?: string
+  } = {}
   const tui = options.tui
   const tools = createMemoryTools(() => state.store).map((tool) => (tui ? { ...tool, ...(curatedRenderers(tool.name, tui) as object) } : tool))
   for (const tool of tools) pi.registerTool(exposed(tool, options.tools ?? 'essential'))
@@ -130,12 +140,16 @@ export function memoryExtension(pi: ExtensionAPI, options: MemoryExtensionOption
     inFlight = next.catch(() => undefined)
     return next
   }
+  /** This package's session model over the session's history, as dreaming and `/memory why` read it. */
+  const memoryOf = (ctx: ExtensionContext) => {
+    const dir = agentDir()
+    const sessionDir = liveSessionDir(ctx.sessionManager, dir, ctx.cwd, trustedOf(ctx))
+    return { sessionDir, memory: createMemory({ agentDir: dir, cwd: ctx.cwd, sessionDir, config: memorySettings(dir, ctx.cwd, trustedOf(ctx)) }) }
+  }
   const dreamOnce = (ctx: ExtensionContext, force: boolean): Promise<DreamOutcome> => {
     const store = state.store!
     const controller = state.abort ?? new AbortController()
-    const dir = agentDir()
-    const sessionDir = liveSessionDir(ctx.sessionManager, dir, ctx.cwd, trustedOf(ctx))
-    const memory = createMemory({ agentDir: dir, cwd: ctx.cwd, sessionDir, config: memorySettings(dir, ctx.cwd, trustedOf(ctx)) })
+    const { memory, sessionDir } = memoryOf(ctx)
     return dream({
       store,
       settings: state.dreaming ?? dreamingSettings(undefined),
@@ -150,6 +164,7 @@ export function memoryExtension(pi: ExtensionAPI, options: MemoryExtensionOption
     })
       .catch((error: unknown): DreamOutcome => ({ status: 'failed', message: `Dreaming failed: ${message(error)}; state unchanged.` }))
       .then((outcome) => {
+      if (outcome.status !== 'not_due' && outcome.status !== 'locked') state.lastRun = outcome.message
       try {
         pi.events?.emit(DREAM_EVENT, outcome)
       } catch {}
@@ -159,17 +174,24 @@ export function memoryExtension(pi: ExtensionAPI, options: MemoryExtensionOption
   registerMemoryCommand(pi, () => state.store, {
     status: (ctx) =>
       state.store
-        ? `${dreamingStatus(state.store.dir, state.dreaming ?? dreamingSettings(undefined), Date.now(), ctx?.model)}; reads ${
-            state.includeGlobal ? 'the recent sessions of every project' : 'the recent sessions of this session dir'
-          }`
+        ? dreamingStatus(state.store.dir, state.dreaming ?? dreamingSettings(undefined), { model: ctx?.model, includeGlobal: state.includeGlobal, lastRun: state.lastRun })
         : '',
     dream: (ctx) => runDream(ctx, true),
-  }, (ctx) => showStatus(ctx))
+    cited: (ctx) => {
+      try {
+        return ctx ? citationReader(memoryOf(ctx).memory.expand) : undefined
+      } catch {
+        return undefined // settings recall cannot use: the citations stay ids
+      }
+    },
+  }, (ctx) => refreshStatus(ctx))
 
-  /** Shows a background dream's outcome as one status line (gates that simply are not open stay quiet). */
-  const reportDream = (ctx: ExtensionContext, outcome: DreamOutcome) => {
+  /** Shows a background dream's outcome as one short footer line (runs that did not happen stay quiet). */
+  const reportDream = async (ctx: ExtensionContext, outcome: DreamOutcome) => {
+    const line = dreamFooter(outcome)
     try {
-      if (outcome.status !== 'not_due' && outcome.status !== 'locked') ctx.ui?.setStatus(DREAM_STATUS_KEY, outcome.message)
+      if (line) ctx.ui?.setStatus(DREAM_STATUS_KEY, line)
+      if (outcome.status === 'done') await refreshStatus(ctx)
     } catch {
       // The session may have ended meanwhile (a stale ctx throws).
     }
@@ -177,15 +199,25 @@ export function memoryExtension(pi: ExtensionAPI, options: MemoryExtensionOption
 
   /** Starts the due-check in the background: never awaited, never adds a turn. */
   const startDream = (ctx: ExtensionContext) => {
-    if (!ctx.modelRegistry || state.dreaming?.enabled === false) return
+    if (!ctx.modelRegistry || !state.dreaming?.enabled) return
     void runDream(ctx, false).then((outcome) => reportDream(ctx, outcome))
   }
 
-  /** The footer: the live entry count, and separately whether the frozen prompt block holds anything. */
+  /** The footer: the live entry count, the proposals awaiting review, and separately whether the frozen prompt block holds anything. */
   const showStatus = (ctx: ExtensionContext) => {
     const live = state.store ? state.store.getEntries('memory').length + state.store.getEntries('user').length : 0
+    const review = state.toReview ? ` · ${state.toReview} to review` : ''
     const prompt = state.snapshot ? 'prompt snapshot loaded' : 'prompt snapshot empty until the next session'
-    ctx.ui?.setStatus(STATUS_KEY, `memory: ${entries(live)} · ${prompt}`)
+    ctx.ui?.setStatus(STATUS_KEY, `memory: ${entries(live)}${review} · ${prompt}`)
+  }
+  /** Counts the proposals again (a dream or `/memory review` changed them), then shows the footer. */
+  const refreshStatus = async (ctx: ExtensionContext) => {
+    const store = state.store
+    if (store) {
+      const listed = await store.proposals().catch(() => undefined)
+      if (store === state.store) state.toReview = listed?.success ? listed.proposals.length : state.toReview
+    }
+    showStatus(ctx)
   }
   pi.on('tool_execution_end', (event, ctx) => {
     if (curatedTools.has((event as { toolName?: string }).toolName ?? '')) showStatus(ctx)
@@ -205,13 +237,16 @@ export function memoryExtension(pi: ExtensionAPI, options: MemoryExtensionOption
       const report = await guarded(() => store.loadFromDisk())
       state.dreaming = dreamingSettings(created ? created.settings.dreaming : options.dreaming)
       // The default global store reads every project's sessions; a host store or a custom dataDir only the active session dir.
-      state.includeGlobal = created !== undefined && resolve(store.dir) === resolve(agentDir(), 'memories')
+      state.includeGlobal = created !== undefined && readsEveryProject(store.dir)
       state.abort?.abort()
       state.abort = new AbortController()
       ctx.signal?.addEventListener('abort', () => state.abort?.abort(), { once: true })
       state.store = store
       state.snapshot = savedSnapshot(store, ctx.sessionManager) ?? capture(store, ctx)
-      showStatus(ctx)
+      state.toReview = undefined
+      await refreshStatus(ctx)
+      // Dreaming is opt-in: until the user chooses (Pi's settings; a host chooses through its options), the footer says where to read how.
+      ctx.ui?.setStatus(DREAM_STATUS_KEY, created && !state.dreaming.enabledSet ? OPT_IN_FOOTER : undefined)
       for (const file of [report.memory, report.user]) {
         if (file.error) ctx.ui?.notify(`pi-fabric-memory: ${file.error}`, 'warning')
       }

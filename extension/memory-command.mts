@@ -1,11 +1,14 @@
 /**
  * `/memory`: `status`, `read [user]`, `add`, `replace`, `remove`, `dream`,
  * `review` (dreaming's proposals: list, `apply <n…>|all`,
- * `reject <n…>|all`) and `why [user] <n>` (entry n's provenance) for the
+ * `reject <n…>|all`) and `why [user] <n> [--calls]` (entry n's provenance:
+ * the cited words, and the `memory_expand` calls with `--calls`) for the
  * user, over the same store as the tools.
  * Arguments keep their spacing, and `replace` splits at the first `->` only.
  */
 import type { ExtensionAPI, ExtensionContext } from '@earendil-works/pi-coding-agent'
+import type { CitationReader, CitedWords } from './cited.mjs'
+import { minuteOf, oneLine, shortId } from './cli-output.mjs'
 import type { DreamOutcome } from './dreaming/index.mjs'
 import type { MemoryCitation, MemoryProposal, MemoryProvenance, MemoryReviewReport, MemoryStore, MemoryStoreResult, MemoryTarget } from 'pi-fabric-memory/native'
 import { guarded } from './errors.mjs'
@@ -23,13 +26,15 @@ export interface DreamingCommands {
   status(ctx?: ExtensionContext): string
   /** Runs a consolidation now (no time gate; the lock still applies). */
   dream(ctx: ExtensionContext): Promise<DreamOutcome>
+  /** Reads the session entries dreaming cited, for `/memory why`; without it only their ids are shown. */
+  cited?(ctx?: ExtensionContext): CitationReader | undefined
 }
 const USAGE = {
   add: 'Usage: /memory add [user|memory] <content>',
   replace: 'Usage: /memory replace [user|memory] <oldText> -> <newContent>',
   remove: 'Usage: /memory remove [user|memory] <substring>',
   review: 'Usage: /memory review | /memory review apply <n…>|all | /memory review reject <n…>|all',
-  why: 'Usage: /memory why [user|memory] <n> (n as numbered by /memory read)',
+  why: 'Usage: /memory why [user|memory] <n> [--calls] (n as numbered by /memory read; --calls adds the memory_expand calls)',
 }
 
 /** The first whitespace-separated word and the untouched (trimmed) rest. */
@@ -110,9 +115,11 @@ function writeMessage(verb: WriteVerb, target: MemoryTarget, result: MemoryStore
   return info(`${done} ${target}.`)
 }
 
+/** The `memory_expand` call that reads one citation. */
+const expandCall = (c: MemoryCitation) => `memory_expand ${JSON.stringify({ session: c.session, entryIds: [c.entryId] })}`
+
 /** One citation, with the call that reads it. */
-const describeCitation = (c: MemoryCitation) =>
-  `session ${c.session}, entry ${c.entryId} (memory_expand ${JSON.stringify({ session: c.session, entryIds: [c.entryId] })})`
+const describeCitation = (c: MemoryCitation) => `session ${c.session}, entry ${c.entryId} (${expandCall(c)})`
 
 /** One proposal as a line of `/memory review` (its evidence indented below). */
 export function describeProposal(p: MemoryProposal): string {
@@ -121,30 +128,48 @@ export function describeProposal(p: MemoryProposal): string {
   return `#${p.id} ${p.action} [${p.target}]: ${body}${evidence}`
 }
 
-/** An entry's provenance as `/memory why` shows it. */
-export function describeProvenance(provenance: MemoryProvenance | null | undefined): string {
+/** A cited entry as `/memory why` shows it: the session's short id, the time, who said it and an excerpt of the words. */
+export function describeCited(words: CitedWords): string {
+  if (!words.ok) return `${shortId(words.sessionId)} entry ${words.entryId}: not readable (${words.error})`
+  return `${shortId(words.sessionId)} ${minuteOf(words.timestamp)} ${words.role ?? 'entry'}: "${oneLine(words.text, 160)}"`
+}
+
+export interface WhyOptions {
+  /** Reads each cited entry (`memory.expand`); without it the citations are shown as ids. */
+  read?: CitationReader
+  /** Adds each citation's `memory_expand` call. */
+  calls?: boolean
+}
+
+/** An entry's provenance as `/memory why` shows it: the cited words, one line per cited entry. */
+export async function describeProvenance(provenance: MemoryProvenance | null | undefined, options: WhyOptions = {}): Promise<string> {
   if (!provenance) return 'No provenance: written by hand or by the model directly (only dreaming records evidence).'
   const via = provenance.proposal !== undefined ? `, applied from proposal #${provenance.proposal}` : ''
-  const lines = provenance.citations.map((c) => `- ${describeCitation(c)}`)
-  return [`Provenance: recorded ${new Date(provenance.recordedAt).toISOString()} by dreaming${via}, from:`, ...lines].join('\n')
+  const lines = [`Provenance: recorded ${minuteOf(provenance.recordedAt)} by dreaming${via}, from:`]
+  for (const c of provenance.citations) {
+    lines.push(`- ${options.read ? describeCited(await options.read(c)) : `session ${c.session}, entry ${c.entryId}`}`)
+    if (options.calls) lines.push(`  ${expandCall(c)}`)
+  }
+  return lines.join('\n')
 }
 
 /** `/memory why [target] <n>`: entry n (1-based, as `/memory read` numbers it) and its provenance. */
-export async function whyReply(store: MemoryStore, target: MemoryTarget, n: number): Promise<CommandReply> {
+export async function whyReply(store: MemoryStore, target: MemoryTarget, n: number, options: WhyOptions = {}): Promise<CommandReply> {
   const result = await guarded(() => store.read(target, { provenance: true }))
   if (!result.success) return warning(failure('read from', target, result))
   if (!Number.isInteger(n) || n < 1 || n > result.entries.length) {
     return warning(`No entry ${n} in ${target} (${entries(result.entries.length)}). ${USAGE.why}`)
   }
-  const lines = [`${target} #${n}: ${result.entries[n - 1]}`, describeProvenance(result.provenance?.[n - 1])]
+  const lines = [`${target} #${n}: ${result.entries[n - 1]}`, await describeProvenance(result.provenance?.[n - 1], options)]
   if (result.provenanceError) lines.push(result.provenanceError)
   return result.provenanceError ? warning(lines.join('\n')) : info(lines.join('\n'))
 }
 
-async function why(store: MemoryStore, rest: string): Promise<CommandReply> {
-  const [target, text] = targetAndText(rest)
+async function why(store: MemoryStore, rest: string, read?: CitationReader): Promise<CommandReply> {
+  const words = rest.split(/\s+/).filter(Boolean)
+  const [target, text] = targetAndText(words.filter((word) => word !== '--calls').join(' '))
   if (!/^#?\d+$/.test(text)) return warning(USAGE.why)
-  return whyReply(store, target, Number(text.replace(/^#/, '')))
+  return whyReply(store, target, Number(text.replace(/^#/, '')), { read, calls: words.includes('--calls') })
 }
 
 function describeReport(verb: 'Applied' | 'Rejected', report: MemoryReviewReport): CommandReply {
@@ -192,7 +217,7 @@ export async function runMemoryCommand(
     case 'review':
       return reviewReply(store, rest)
     case 'why':
-      return why(store, rest)
+      return why(store, rest, dreaming?.cited?.(ctx))
     case 'read':
       return readReply(store, firstWord(rest)[0] === 'user' ? 'user' : 'memory')
     case 'add':
@@ -209,10 +234,10 @@ export function registerMemoryCommand(
   store: () => MemoryStore | undefined,
   dreaming?: DreamingCommands,
   /** Called after every command, e.g. to refresh the footer's live count. */
-  afterCommand?: (ctx: ExtensionContext) => void,
+  afterCommand?: (ctx: ExtensionContext) => void | Promise<void>,
 ): void {
   pi.registerCommand('memory', {
-    description: 'Curated memory: /memory status | read [user] | add|replace|remove [user|memory] … | dream | review [apply|reject <n…>|all] | why [user] <n>',
+    description: 'Curated memory: /memory status | read [user] | add|replace|remove [user|memory] … | dream | review [apply|reject <n…>|all] | why [user] <n> [--calls]',
     // Nothing to offer once the subcommand is complete: a menu would make Enter pick it instead of running it.
     getArgumentCompletions: (prefix) => {
       const word = prefix.trimStart()
@@ -229,7 +254,7 @@ export function registerMemoryCommand(
           }))
         : warning('pi-memory is not loaded.')
       ctx.ui.notify(reply.text, reply.level)
-      afterCommand?.(ctx)
+      await afterCommand?.(ctx)
     },
   })
 }

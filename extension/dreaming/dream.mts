@@ -7,7 +7,7 @@ import { describeLanding, land, StagedStore } from '../staging.mjs'
 import { acquireLock } from './lock.mjs'
 import type { ModelRegistryLike } from './model.mjs'
 import { resolveModel } from './model.mjs'
-import { buildUserPrompt } from './prompt.mjs'
+import { composeUserPrompt, type UserPrompt } from './prompt.mjs'
 import { gatherTurns } from './gather.mjs'
 import { runConsolidation, type RunUsage } from './run.mjs'
 import type { DreamingSettings } from './settings.mjs'
@@ -18,7 +18,10 @@ export type DreamStatus = 'disabled' | 'locked' | 'not_due' | 'aborted' | 'no_mo
 export interface DreamOutcome {
   status: DreamStatus
   message: string
+  /** New turns found since the last run (the turn gate counts these). */
   turns?: number
+  /** What the model was given: the newest turns that fit the transcript budget. */
+  read?: TranscriptRead
   writes?: string[]
   summary?: string
   /** Changes written by this run. */
@@ -28,6 +31,26 @@ export interface DreamOutcome {
   /** Candidates dropped because their evidence did not verify. */
   dropped?: number
   usage?: RunUsage
+  /** The bound that stopped the run (nothing applied). */
+  stopped?: string
+}
+
+export interface TranscriptRead {
+  turns: number
+  sessions: number
+  chars: number
+}
+
+const readOf = (prompt: UserPrompt): TranscriptRead => ({
+  turns: prompt.turns.length,
+  sessions: new Set(prompt.turns.map((t) => t.sessionId)).size,
+  chars: prompt.chars,
+})
+
+/** "Dreaming read 4 of 876 new turn(s) from 2 session(s) (7,950 characters)": what the model saw, not what was found. */
+export function describeRead(read: TranscriptRead, found: number): string {
+  const of = read.turns < found ? `${read.turns} of ${found}` : `${read.turns}`
+  return `Dreaming read ${of} new turn(s) from ${read.sessions} session(s) (${read.chars.toLocaleString('en-US')} characters)`
 }
 
 export interface DreamOptions {
@@ -54,7 +77,7 @@ export interface DreamOptions {
 export async function dream(options: DreamOptions): Promise<DreamOutcome> {
   const now = options.now ?? Date.now
   const { settings, store } = options
-  if (!settings.enabled && !options.force) return { status: 'disabled', message: 'Dreaming is disabled (pi-memory.dreaming.enabled).' }
+  if (!settings.enabled && !options.force) return { status: 'disabled', message: 'Dreaming is off (pi-memory.dreaming.enabled is not true).' }
   if (options.signal?.aborted) return { status: 'aborted', message: 'Dreaming aborted: the session ended.' }
   const lock = acquireLock(store.dir)
   if (!lock) return { status: 'locked', message: 'Another Pi host is dreaming; skipped.' }
@@ -74,6 +97,8 @@ export async function dream(options: DreamOptions): Promise<DreamOutcome> {
     }
     const resolved = await resolveModel(options.registry, settings, options.currentModel)
     if (typeof resolved === 'string') return { status: 'no_model', message: `Dreaming skipped: ${resolved}; it will retry at the next session start.` }
+    const prompt = composeUserPrompt(turns)
+    const read = readOf(prompt)
     const agentStore = new MemoryStore({ dir: store.dir, memoryCharLimit: store.memoryCharLimit, userCharLimit: store.userCharLimit })
     await agentStore.loadFromDisk()
     const expand = options.memory.expand
@@ -86,7 +111,7 @@ export async function dream(options: DreamOptions): Promise<DreamOutcome> {
       ...resolved,
       store: staged,
       ...(expand && recall ? { memory: { expand, recall } } : {}),
-      prompt: buildUserPrompt(turns),
+      prompt: prompt.text,
       signal: options.signal,
       maxOutputTokens: settings.maxOutputTokens,
       maxCost: settings.maxCost,
@@ -97,16 +122,16 @@ export async function dream(options: DreamOptions): Promise<DreamOutcome> {
     if (!result.ok) return { status: 'failed', message: `Dreaming failed: ${result.error ?? 'unknown error'}; nothing applied, state unchanged${spent}.`, writes: result.writes, usage: result.usage }
     const dropped = staged.dropped.length
     // Spent budget is not spent again at the next session start: the state advances even when a bound stopped the run.
-    writeState(store.dir, { lastConsolidatedAt: new Date(startedAt).toISOString(), lastTurnCount: turns.length, lastDropped: dropped })
+    writeState(store.dir, { lastConsolidatedAt: new Date(startedAt).toISOString(), lastTurnCount: read.turns, lastDropped: dropped })
     const changed = result.writes.length ? `${result.writes.length} change(s): ${result.writes.join(', ')}` : 'no changes'
     if (result.stopped) {
       const droppedNote = dropped ? `; ${dropped} candidate(s) dropped: their evidence did not verify` : ''
-      const message = `Dreaming reviewed ${turns.length} turn(s): ${changed}; stopped at ${result.stopped}, so nothing was applied${droppedNote}${spent}.`
-      return { status: 'done', message, turns: turns.length, writes: result.writes, summary: result.summary, applied: 0, proposed: 0, dropped, usage: result.usage }
+      const message = `${describeRead(read, turns.length)}: ${changed}; stopped at ${result.stopped}, so nothing was applied${droppedNote}${spent}.`
+      return { status: 'done', message, turns: turns.length, read, writes: result.writes, summary: result.summary, applied: 0, proposed: 0, dropped, usage: result.usage, stopped: result.stopped }
     }
     const landing = await land(store, staged.staged, settings.autoApply, dropped)
-    const message = `Dreaming reviewed ${turns.length} turn(s): ${changed}; ${describeLanding(landing, settings.autoApply)}${spent}.`
-    return { status: 'done', message, turns: turns.length, writes: result.writes, summary: result.summary, applied: landing.applied, proposed: landing.proposed, dropped, usage: result.usage }
+    const message = `${describeRead(read, turns.length)}: ${changed}; ${describeLanding(landing, settings.autoApply)}${spent}.`
+    return { status: 'done', message, turns: turns.length, read, writes: result.writes, summary: result.summary, applied: landing.applied, proposed: landing.proposed, dropped, usage: result.usage }
   } finally {
     lock.release()
   }

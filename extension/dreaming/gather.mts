@@ -1,8 +1,9 @@
 /** Recent transcript turns, read through this package's own session model (`memory.sessions` + `memory.walk`). */
 
 import { readdirSync, statSync } from 'node:fs'
-import { basename, join } from 'node:path'
+import { basename, join, resolve } from 'node:path'
 import type { Memory } from '../memory.mjs'
+import { agentDir } from '../settings.mjs'
 import { MAX_SESSIONS, TURN_SIDE_CHARS } from './settings.mjs'
 
 export interface Turn {
@@ -25,6 +26,9 @@ export interface GatherOptions {
   signal?: AbortSignal
   maxSessions?: number
 }
+
+/** Whether a store built from settings is the default global one (`<agentDir>/memories`), whose runs read every project's sessions. */
+export const readsEveryProject = (storeDir: string): boolean => resolve(storeDir) === resolve(agentDir(), 'memories')
 
 const clip = (text: string, max = TURN_SIDE_CHARS) => (text.length <= max ? text : `${text.slice(0, max)}…`)
 

@@ -3,7 +3,9 @@
  * MEMORY.md / USER.md.
  *
  * On `session_start` (never blocking it, never adding a turn to it) and on
- * `/memory dream`: enabled → cross-process lock (`<memoryDir>/dreaming.lock`,
+ * `/memory dream`: enabled (opt-in: a run reads transcripts and spends the
+ * model's tokens, so it is off until the user sets `enabled: true`; until
+ * they choose, the footer and `/memory status` say how) → cross-process lock (`<memoryDir>/dreaming.lock`,
  * an atomic `mkdir`, refreshed while held, taken over when stale) → state
  * (`<memoryDir>/dreaming-state.json`; missing or malformed = never ran) → time
  * gate → recent turns, read through this package's own session model

@@ -10,7 +10,10 @@ export const MAX_SESSIONS = 50
 export const MAX_AGENT_TURNS = 12
 
 export interface DreamingSettings {
+  /** Off unless the user turned it on: a run reads transcripts and spends the model's tokens. */
   enabled: boolean
+  /** Whether `enabled` was set either way; while unset, the footer and `/memory status` say how to turn dreaming on. */
+  enabledSet: boolean
   minHoursSinceLastRun: number
   minTurnsSinceLastRun: number
   /** A model of the user's choosing; unset = the session's current model, so transcripts only go where Pi already sends them. */
@@ -24,7 +27,8 @@ export interface DreamingSettings {
 }
 
 export const DEFAULT_DREAMING: DreamingSettings = {
-  enabled: true,
+  enabled: false,
+  enabledSet: false,
   minHoursSinceLastRun: 24,
   minTurnsSinceLastRun: 5,
   autoApply: false,
@@ -37,14 +41,20 @@ const nonNegative = (value: unknown): number | undefined => {
   return typeof n === 'number' && Number.isFinite(n) && n >= 0 ? n : undefined
 }
 
+/** `true`/`false` (or their strings, as interpolation yields them); anything else is unset. */
+const flag = (value: unknown): boolean | undefined =>
+  value === true || value === 'true' ? true : value === false || value === 'false' ? false : undefined
+
 /** The `pi-memory.dreaming` object with defaults; `minSessionsSinceLastRun` is a deprecated alias. */
 export function dreamingSettings(raw: unknown): DreamingSettings {
   const o = raw && typeof raw === 'object' && !Array.isArray(raw) ? (raw as Record<string, unknown>) : {}
   const model = o.model && typeof o.model === 'object' ? (o.model as Record<string, unknown>) : {}
   const str = (v: unknown) => (typeof v === 'string' && v.trim() ? v.trim() : undefined)
   const [provider, modelId] = [str(model.provider), str(model.model)]
+  const enabled = flag(o.enabled)
   return {
-    enabled: o.enabled !== false && o.enabled !== 'false',
+    enabled: enabled === true,
+    enabledSet: enabled !== undefined,
     minHoursSinceLastRun: nonNegative(o.minHoursSinceLastRun) ?? DEFAULT_DREAMING.minHoursSinceLastRun,
     minTurnsSinceLastRun:
       nonNegative(o.minTurnsSinceLastRun) ?? nonNegative(o.minSessionsSinceLastRun) ?? DEFAULT_DREAMING.minTurnsSinceLastRun,

@@ -10,7 +10,7 @@ export const STATE_FILE = 'dreaming-state.json'
 export interface DreamingState {
   /** ISO time the last successful run started; null = never ran. */
   lastConsolidatedAt: string | null
-  /** Turns that run reviewed. */
+  /** Turns that run read (the newest that fit its transcript budget). */
   lastTurnCount: number
   /** Candidates that run dropped because their evidence did not verify (absent in older files). */
   lastDropped?: number
