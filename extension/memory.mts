@@ -39,11 +39,17 @@ export interface MemoryTools {
   describe(ref: string): ActionDescriptor | undefined
 }
 
+/** What a call that may index reports to: its plan, then each session built. */
+export interface IndexingOptions {
+  onProgress?: (progress: IndexProgress) => void
+}
+
 export interface Memory {
-  recall(args?: RecallArgs): Promise<RecallPage>
+  /** `onProgress` receives the indexing work the call does (a first recall's wait). */
+  recall(args?: RecallArgs, options?: IndexingOptions): Promise<RecallPage>
   expand(args?: ExpandArgs): Promise<ExpandPage>
-  /** `onProgress` receives the indexing work the call does: its plan, then each session built. */
-  sessions(args?: SessionsArgs, options?: { onProgress?: (progress: IndexProgress) => void }): Promise<SessionsPage>
+  /** `onProgress` receives the indexing work the call does. */
+  sessions(args?: SessionsArgs, options?: IndexingOptions): Promise<SessionsPage>
   walk(selector: WalkSelector | undefined, visitor: WalkVisitor): Promise<WalkResult>
   walk(visitor: WalkVisitor): Promise<WalkResult>
   tools: MemoryTools
@@ -68,9 +74,8 @@ export function createMemory(options: CreateMemoryOptions = {}): Memory {
   // The live branch is read on every call, so /tree navigation is seen at once.
   const live = () => liveBranch(options.live)
   const expand = (args: ExpandArgs = {}) => guarded(() => engine.expand(args, live()))
-  const sessions = (args: SessionsArgs = {}, { onProgress }: { onProgress?: (p: IndexProgress) => void } = {}) =>
-    guarded(() => engine.sessions(args, live(), onProgress))
-  const recall = (args: RecallArgs = {}) => guarded(() => engine.recall(args, live()))
+  const sessions = (args: SessionsArgs = {}, { onProgress }: IndexingOptions = {}) => guarded(() => engine.sessions(args, live(), onProgress))
+  const recall = (args: RecallArgs = {}, { onProgress }: IndexingOptions = {}) => guarded(() => engine.recall(args, live(), onProgress))
   const actions = () => [...MEMORY_ACTIONS, ...(options.actions?.() ?? [])]
   const memory: Memory = {
     recall,
