@@ -239,11 +239,13 @@ describe('indexingUpdates', () => {
     assert.equal(updates.length, 3, 'nothing after the call or from the warm-up it left')
   })
 
-  test('updates are throttled; the first goes out at once', () => {
+  test("updates are throttled; the first goes out at once, and so does the plan's last", () => {
     const updates: IndexingUpdate[] = []
     const view = indexingUpdates((u) => updates.push(u), undefined, 60_000)
-    for (let i = 0; i <= 10; i++) view.onProgress(progress(i))
+    for (let i = 0; i < 10; i++) view.onProgress(progress(i))
     assert.equal(updates.length, 1)
+    view.onProgress(progress(10))
+    assert.deepEqual(updates.map((u) => u.details.indexing.sessionsIndexed), [0, 10])
     view.stop()
   })
 })

@@ -135,13 +135,14 @@ export interface IndexingUpdate {
   details: { indexing: IndexProgress & { before: Done } }
 }
 
-/** Updates at most this often: a report comes per session built. */
+/** Updates at most this often (but for a plan's last report): a report comes per session built. */
 export const UPDATE_INTERVAL_MS = 200
 
 /**
  * The indexing a tool call waits on, as Pi tool updates: the running warm-up's
  * (the call's sync waits for its call in flight) until the call's own sync
- * plans work, then the call's own. The first update goes out at once.
+ * plans work, then the call's own. The first update goes out at once, and so
+ * does the one that completes a plan.
  */
 export function indexingUpdates(onUpdate: (update: IndexingUpdate) => void, warmUp?: Pick<WarmUp, 'current' | 'subscribe'>, intervalMs = UPDATE_INTERVAL_MS) {
   let shown = -Infinity
@@ -149,7 +150,9 @@ export function indexingUpdates(onUpdate: (update: IndexingUpdate) => void, warm
   let over = false
   const show = (progress: IndexProgress, before: Done, startedAt: number) => {
     const now = Date.now()
-    if (over || now - shown < intervalMs) return
+    // The report that completes a plan always goes out: what follows it (a global call's term dictionary) may take seconds.
+    const last = progress.sessionsIndexed === progress.sessionsToIndex
+    if (over || (now - shown < intervalMs && !last)) return
     shown = now
     const text = progressLine(progress, before, now - startedAt, 0)
     onUpdate({ content: [{ type: 'text', text }], details: { indexing: { ...progress, before } } })
