@@ -111,9 +111,9 @@ describe('the background warm-up in Pi', () => {
     assert.equal(records(), left, 'no call after shutdown')
   })
 
-  test('memory.warmUp false, and memory.enabled false, start nothing', async () => {
+  test('memory.warmUp false (or anything but true), and memory.enabled false, start nothing', async () => {
     writeSessions(3)
-    for (const memory of [{ warmUp: false }, { enabled: false }]) {
+    for (const memory of [{ warmUp: false }, { warmUp: 'false' }, { enabled: false }]) {
       settings(memory)
       const pi = runtime()
       await pi.emit('session_start', { reason: 'startup' })

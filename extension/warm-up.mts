@@ -54,8 +54,12 @@ export interface WarmUp {
   readonly finished: Promise<WarmUpOutcome>
 }
 
-/** Whether the `memory` settings ask for a warm-up (`enabled` and `warmUp`, both on by default). */
-export const warmUpWanted = (config: Record<string, unknown>) => config.enabled !== false && config.warmUp !== false
+/**
+ * Whether the `memory` settings ask for a warm-up (`enabled` and `warmUp`, both
+ * on by default). Any `warmUp` but `true` turns it off: a user who wrote
+ * `"false"` meant no background work.
+ */
+export const warmUpWanted = (config: Record<string, unknown>) => config.enabled !== false && (config.warmUp === undefined || config.warmUp === true)
 
 /** The settings of the warm-up's engine: the user's, with the per-call session budget at most {@link WARM_UP_SESSIONS_PER_CALL}. */
 export function warmUpConfig(config: Record<string, unknown>): Record<string, unknown> {
