@@ -210,3 +210,15 @@ test('dreaming\'s own memory tools get no renderers (no pi-tui), the package ent
   piFabricMemory({ registerTool: (tool: any) => registered.push(tool), registerCommand: () => {}, on: () => {}, appendEntry: () => {} } as never, { tui })
   assert.deepEqual(registered.filter((t) => typeof t.renderCall !== 'function').map((t) => t.name), [])
 })
+
+test('memory_recall while it waits on indexing: the tool update as one line, at any width', () => {
+  const r = recallRenderers('memory_recall', tui)
+  const progress = { eligibleSessions: 218, freshSessions: 0, sessionsToIndex: 218, sessionsIndexed: 120, bytesToIndex: 54e6, bytesIndexed: 30e6 }
+  const text = 'indexing: 120/218 sessions · 30.0 MB/54.0 MB · 15.0 MB/s · ETA 2s'
+  const update = { content: [{ type: 'text', text }], details: { indexing: { ...progress, before: { sessions: 0, bytes: 0 } } } }
+  assert.deepEqual(lines(r.renderResult(update, { isPartial: true }, theme), 100), [text])
+  const narrow = lines(r.renderResult(update, { isPartial: true }, theme), 40)
+  assert.deepEqual(narrow, ['indexing: 120/218 sessions · 30.0 MB/54…'])
+  // An update without indexing numbers (or none yet) keeps the generic line.
+  assert.deepEqual(lines(r.renderResult({ content: [], details: undefined }, { isPartial: true }, theme)), ['reading session history…'])
+})

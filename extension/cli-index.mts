@@ -3,47 +3,17 @@
  * budgets, with progress from the addon (sessions and bytes planned and
  * built): a bar on a terminal, plain lines otherwise, nothing with `--quiet`.
  */
-import type { IndexProgress, MemoryCoverage, SessionsArgs } from 'pi-fabric-memory/native'
+import type { IndexProgress, SessionsArgs } from 'pi-fabric-memory/native'
 import { option } from './cli-args.mjs'
 import type { Command } from './cli-command.mjs'
 import { openMemory, requireSessions, type Context } from './cli-context.mjs'
 import { bytes, printJson } from './cli-output.mjs'
 import { coverageText, emptyScopeHint, pageFailure } from './cli-history.mjs'
-
-/** Work done by the calls before the current one. */
-interface Done {
-  sessions: number
-  bytes: number
-}
+import { indexUntilCurrent, progressLine, type Done } from './indexing.mjs'
 
 export interface ProgressView {
   update(progress: IndexProgress, before: Done): void
   done(): void
-}
-
-const seconds = (s: number) => (s >= 90 ? `${Math.round(s / 60)}m` : `${Math.max(1, Math.round(s))}s`)
-
-/** One progress line: sessions current of eligible, bytes parsed of planned, rate and ETA. */
-export function progressLine(p: IndexProgress, before: Done, elapsedMs: number, width: number): string {
-  const current = p.freshSessions + p.sessionsIndexed
-  const parsed = before.bytes + p.bytesIndexed
-  const rate = elapsedMs > 0 ? parsed / (elapsedMs / 1000) : 0
-  const remaining = p.bytesToIndex - p.bytesIndexed
-  // The plan covers every stale session unless a budget cut it: then only sessions can estimate.
-  const planned = p.sessionsToIndex === p.eligibleSessions - p.freshSessions
-  const perSession = before.sessions + p.sessionsIndexed > 0 ? elapsedMs / 1000 / (before.sessions + p.sessionsIndexed) : 0
-  const eta = planned ? (rate > 0 ? remaining / rate : undefined) : perSession * (p.eligibleSessions - current)
-  const stats = [
-    `${current}/${p.eligibleSessions} sessions`,
-    `${bytes(parsed)}/${bytes(before.bytes + p.bytesToIndex)}`,
-    rate > 0 ? `${bytes(rate)}/s` : undefined,
-    eta !== undefined && current < p.eligibleSessions ? `ETA ${seconds(eta)}` : undefined,
-  ].filter(Boolean)
-  const text = stats.join(' · ')
-  // Fixed per terminal width (not per line), so the bar does not jitter as the numbers grow.
-  const barWidth = Math.max(10, Math.min(30, width - 62))
-  const filled = p.eligibleSessions ? Math.round((current / p.eligibleSessions) * barWidth) : barWidth
-  return width > 0 ? `[${'#'.repeat(filled)}${'.'.repeat(barWidth - filled)}] ${text}` : `indexing: ${text}`
 }
 
 /** A bar redrawn in place (at most every 100 ms) on a terminal; a line per second otherwise. */
@@ -83,8 +53,6 @@ export function progressView(ctx: Context, stream: NodeJS.WriteStream = process.
   }
 }
 
-const budgetOnly = (c: MemoryCoverage) => c.reasons.length > 0 && c.reasons.every((r) => r === 'max_sync_sessions' || r === 'max_sync_source_bytes')
-
 async function index(ctx: Context): Promise<void> {
   requireSessions(ctx)
   const memory = openMemory(ctx)
@@ -95,27 +63,7 @@ async function index(ctx: Context): Promise<void> {
   }
   const view = progressView(ctx)
   const started = Date.now()
-  const built: Done = { sessions: 0, bytes: 0 }
-  let page
-  let indexedBefore = -1
-  // A budget ends one call, not the command: continue while every call makes progress.
-  for (;;) {
-    const before = { ...built }
-    let plan: IndexProgress | undefined
-    page = await memory.sessions(args, {
-      onProgress: (p) => {
-        if (p.sessionsIndexed === 0) plan = p
-        view.update(p, before)
-      },
-    })
-    // Reports are queued on the event loop: let the ones already sent arrive.
-    await new Promise((resolve) => setImmediate(resolve))
-    built.sessions += plan?.sessionsToIndex ?? 0
-    built.bytes += plan?.bytesToIndex ?? 0
-    const c = page.coverage
-    if (page.error || !budgetOnly(c) || c.indexedSessions <= indexedBefore) break
-    indexedBefore = c.indexedSessions
-  }
+  const { page, built } = await indexUntilCurrent(memory, args, { onProgress: (p, before) => view.update(p, before) })
   view.done()
   const elapsedMs = Date.now() - started
   if (page.error) throw pageFailure(page.error)

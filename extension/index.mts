@@ -10,6 +10,7 @@ import { createMemory, type Memory } from './memory.mjs'
 import { recallTools } from './recall-tools.mjs'
 import { recallRenderers, type TuiModule } from './render.mjs'
 import { agentDir, liveSessionDir, memorySettings } from './settings.mjs'
+import { startWarmUp, warmUpConfig, warmUpWanted, type WarmUp } from './warm-up.mjs'
 
 export { createMemory } from './memory.mjs'
 export { catalog, search, MEMORY_ACTIONS } from './catalog.mjs'
@@ -29,14 +30,19 @@ interface CwdMemory {
   session: ExtensionContext['sessionManager']
 }
 
+/** Where a memory for `ctx` looks and the settings it runs with, as Pi resolves them for the session. */
+function memoryPlace(ctx: ExtensionContext) {
+  const dir = agentDir()
+  const trusted = typeof ctx.isProjectTrusted === 'function' ? ctx.isProjectTrusted() : true
+  const sessionDir = liveSessionDir(ctx.sessionManager, dir, ctx.cwd, trusted)
+  return { agentDir: dir, cwd: ctx.cwd, sessionDir, config: memorySettings(dir, ctx.cwd, trusted) }
+}
+
 function memoryFor(cache: Map<string, CwdMemory>, ctx: ExtensionContext, actions: () => ActionDescriptor[]): Memory {
   let entry = cache.get(ctx.cwd)
   if (!entry) {
-    const dir = agentDir()
-    const trusted = typeof ctx.isProjectTrusted === 'function' ? ctx.isProjectTrusted() : true
     const holder = { session: ctx.sessionManager } as CwdMemory
-    const sessionDir = liveSessionDir(ctx.sessionManager, dir, ctx.cwd, trusted)
-    holder.memory = createMemory({ agentDir: dir, cwd: ctx.cwd, sessionDir, config: memorySettings(dir, ctx.cwd, trusted), live: () => holder.session, actions })
+    holder.memory = createMemory({ ...memoryPlace(ctx), live: () => holder.session, actions })
     entry = holder
     cache.set(ctx.cwd, entry)
   }
@@ -44,9 +50,21 @@ function memoryFor(cache: Map<string, CwdMemory>, ctx: ExtensionContext, actions
   return entry.memory
 }
 
+/** The background warm-up for the session `ctx` starts, unless the settings turn it off or are malformed (the tools then report them). */
+function warmUpFor(ctx: ExtensionContext): WarmUp | undefined {
+  try {
+    const place = memoryPlace(ctx)
+    if (!warmUpWanted(place.config)) return undefined
+    return startWarmUp(createMemory({ ...place, config: warmUpConfig(place.config) }))
+  } catch {
+    return undefined
+  }
+}
+
 /**
- * The Pi extension factory: recall tools (unless `memory.enabled` is false in
- * the global settings) and curated memory. Hosts may pass their own store.
+ * The Pi extension factory: recall tools and their background index warm-up
+ * (unless `memory.enabled` is false in the global settings) and curated
+ * memory. Hosts may pass their own store.
  */
 export default function piFabricMemory(pi: ExtensionAPI, curated?: MemoryExtensionOptions): void {
   const settings = memorySettings(agentDir(), process.cwd(), false)
@@ -62,7 +80,18 @@ const renderersFor = (tool: string, tui: TuiModule | undefined) => (tui ? (recal
 function registerRecallTools(pi: ExtensionAPI, setting: ToolsSetting, tui?: TuiModule): void {
   const memories = new Map<string, CwdMemory>()
   const actions = () => piActions(typeof pi.getAllTools === 'function' ? pi.getAllTools() : [])
-  for (const tool of recallTools((ctx) => memoryFor(memories, ctx, actions), (name) => renderersFor(name, tui))) {
-    pi.registerTool(exposed(tool, setting))
-  }
+  // The session's warm-up, for the cwd it indexes: a recall there shows its progress while it waits.
+  let warm: { cwd: string; warmUp: WarmUp } | undefined
+  const warmUpOf = (ctx: ExtensionContext) => (warm && ctx?.cwd === warm.cwd ? warm.warmUp : undefined)
+  const tools = recallTools((ctx) => memoryFor(memories, ctx, actions), (name) => renderersFor(name, tui), { warmUpOf })
+  for (const tool of tools) pi.registerTool(exposed(tool, setting))
+  pi.on('session_start', (_event, ctx) => {
+    warm?.warmUp.stop()
+    const warmUp = warmUpFor(ctx)
+    warm = warmUp && { cwd: ctx.cwd, warmUp }
+  })
+  pi.on('session_shutdown', () => {
+    warm?.warmUp.stop()
+    warm = undefined
+  })
 }

@@ -40,13 +40,19 @@ export interface MemoryTools {
   describe(ref: string): ActionDescriptor | undefined
 }
 
+/** What a call that may index reports to: its plan, then each session built. */
+export interface IndexingOptions {
+  onProgress?: (progress: IndexProgress) => void
+}
+
 export interface Memory {
-  /** `pin`: a hit's compact binding from the model's view of a page, in place of `scope` and the binding keys. */
-  recall(args?: RecallArgs & { pin?: string }): Promise<RecallPage>
+  /** `pin`: a hit's compact binding from the model's view of a page, in place of `scope` and the binding keys.
+   * `onProgress` receives the indexing work the call does (a first recall's wait). */
+  recall(args?: RecallArgs & { pin?: string }, options?: IndexingOptions): Promise<RecallPage>
   /** `pin`: a hit's compact binding, in place of `session`, `branches` and the binding keys. */
   expand(args?: ExpandArgs & { pin?: string }): Promise<ExpandPage>
-  /** `onProgress` receives the indexing work the call does: its plan, then each session built. */
-  sessions(args?: SessionsArgs, options?: { onProgress?: (progress: IndexProgress) => void }): Promise<SessionsPage>
+  /** `onProgress` receives the indexing work the call does. */
+  sessions(args?: SessionsArgs, options?: IndexingOptions): Promise<SessionsPage>
   walk(selector: WalkSelector | undefined, visitor: WalkVisitor): Promise<WalkResult>
   walk(visitor: WalkVisitor): Promise<WalkResult>
   tools: MemoryTools
@@ -72,9 +78,9 @@ export function createMemory(options: CreateMemoryOptions = {}): Memory {
   const live = () => liveBranch(options.live)
   // A `pin` (a hit's compact binding, pin.mts) is unfolded here, so tools, scripts and hosts all accept it.
   const expand = (args: ExpandArgs & { pin?: string } = {}) => guarded(async () => engine.expand(unpinned(args, 'session', 'memory.expand'), live()))
-  const sessions = (args: SessionsArgs = {}, { onProgress }: { onProgress?: (p: IndexProgress) => void } = {}) =>
-    guarded(() => engine.sessions(args, live(), onProgress))
-  const recall = (args: RecallArgs & { pin?: string } = {}) => guarded(async () => engine.recall(unpinned(args, 'scope', 'memory.recall'), live()))
+  const sessions = (args: SessionsArgs = {}, { onProgress }: IndexingOptions = {}) => guarded(() => engine.sessions(args, live(), onProgress))
+  const recall = (args: RecallArgs & { pin?: string } = {}, { onProgress }: IndexingOptions = {}) =>
+    guarded(async () => engine.recall(unpinned(args, 'scope', 'memory.recall'), live(), onProgress))
   const actions = () => [...MEMORY_ACTIONS, ...(options.actions?.() ?? [])]
   const memory: Memory = {
     recall,

@@ -16,7 +16,7 @@ import { encodeCwd } from './pi-paths.mjs'
 
 /** The part of `@earendil-works/pi-tui` the renderers use. */
 export interface TuiModule {
-  Text: new (text: string, paddingX: number, paddingY: number) => unknown
+  Text: new (text: string, paddingX: number, paddingY: number) => { render(width: number): string[] }
 }
 
 /** The part of Pi's theme the renderers use. */
@@ -196,13 +196,29 @@ export function detailText(tool: string, page: unknown, theme: Theme, context: R
   return lines.join('\n')
 }
 
+/** A running call: the indexing it waits on (its tool update's line: sessions and MB done), as one line. */
+function partialLine(result: { content?: unknown; details?: unknown }): string {
+  const indexing = (result.details as { indexing?: unknown } | undefined)?.indexing
+  const text = Array.isArray(result.content) ? (result.content[0] as { text?: unknown } | undefined)?.text : undefined
+  return indexing && typeof text === 'string' ? text : 'reading session history…'
+}
+
 /** `renderCall` / `renderResult` for one recall tool, over Pi's `Text`. */
 export function recallRenderers(tool: string, tui: TuiModule) {
   return {
     renderCall: (args: unknown, theme: Theme, context: RenderContext = {}) =>
       new tui.Text(callLine(tool, (args ?? {}) as Record<string, unknown>, theme, context.cwd), 0, 0),
-    renderResult: (result: { details?: unknown }, options: { expanded?: boolean; isPartial?: boolean }, theme: Theme, context: RenderContext = {}) => {
-      if (options.isPartial) return new tui.Text(theme.fg('muted', 'reading session history…'), 0, 0)
+    renderResult: (
+      result: { content?: unknown; details?: unknown },
+      options: { expanded?: boolean; isPartial?: boolean },
+      theme: Theme,
+      context: RenderContext = {},
+    ) => {
+      if (options.isPartial) {
+        // Cut to the width it is drawn at, so the line never wraps.
+        const line = partialLine(result)
+        return { render: (width: number) => new tui.Text(theme.fg('muted', oneLine(line, Math.max(1, width))), 0, 0).render(width), invalidate() {} }
+      }
       const page = result.details
       if (!page || typeof page !== 'object') return new tui.Text('', 0, 0)
       return new tui.Text(options.expanded ? detailText(tool, page, theme, context) : summaryLine(tool, page, theme), 0, 0)

@@ -82,8 +82,9 @@ export function tempPiHome(prefix, extraEnv = []) {
   const agentDir = join(root, 'agent')
   const cwd = join(root, 'project')
   for (const dir of [join(agentDir, 'memories'), cwd]) mkdirSync(dir, { recursive: true })
-  // No background dreaming due-check (dreaming.test.mjs covers it): one still indexing at teardown races the removal.
-  writeFileSync(join(agentDir, 'settings.json'), JSON.stringify({ 'pi-memory': { dreaming: { enabled: false } } }))
+  // No background dreaming due-check or index warm-up (dreaming.test.mjs and warm-up.test.mjs cover them): one still
+  // indexing at teardown races the removal.
+  writeFileSync(join(agentDir, 'settings.json'), JSON.stringify({ memory: { warmUp: false }, 'pi-memory': { dreaming: { enabled: false } } }))
   const savedEnv = Object.fromEntries(['PI_CODING_AGENT_DIR', 'PI_OFFLINE', 'PI_TELEMETRY', ...extraEnv].map((key) => [key, process.env[key]]))
   Object.assign(process.env, { PI_CODING_AGENT_DIR: agentDir, PI_OFFLINE: '1', PI_TELEMETRY: '0' })
   return { root, agentDir, cwd, savedEnv }

@@ -29,9 +29,10 @@ export const textOf = (message) =>
  * whose assistant makes one tool call per step (`step(results)` returns
  * `[toolName, args]`, seeing the parsed results of the earlier steps) and
  * then answers with text; it resolves to those results: each page as the
- * tool's details, with the model's lean text parsed as `view`.
+ * tool's details, with the model's lean text parsed as `view`. `seed({agentDir,
+ * cwd, sessionDir})` runs before Pi loads the extension.
  */
-export async function openPiSession(line, { tools, memory, compaction } = {}) {
+export async function openPiSession(line, { tools, memory, compaction, seed } = {}) {
   const sdk = await import(line.sdk)
   const ai = await import(line.ai)
   const root = realpathSync(mkdtempSync(join(tmpdir(), `pfm-e2e-${line.label}-`)))
@@ -39,8 +40,11 @@ export async function openPiSession(line, { tools, memory, compaction } = {}) {
   const cwd = join(root, 'project')
   const sessionDir = join(agentDir, 'sessions', encodeCwd(cwd))
   for (const dir of [agentDir, cwd, sessionDir]) mkdirSync(dir, { recursive: true })
-  // The extension reads its `memory` key from Pi's global settings file.
-  if (memory) writeFileSync(join(agentDir, 'settings.json'), JSON.stringify({ memory }))
+  // The extension reads its `memory` key from Pi's global settings file. No index warm-up unless asked
+  // (warm-up.test.mjs covers it): one still indexing at teardown races the removal.
+  writeFileSync(join(agentDir, 'settings.json'), JSON.stringify({ memory: { warmUp: false, ...memory } }))
+  // Sessions and settings the extension must find when Pi loads it and starts the session.
+  seed?.({ agentDir, cwd, sessionDir })
   const savedEnv = { PI_CODING_AGENT_DIR: process.env.PI_CODING_AGENT_DIR, PI_OFFLINE: process.env.PI_OFFLINE, PI_TELEMETRY: process.env.PI_TELEMETRY }
   Object.assign(process.env, { PI_CODING_AGENT_DIR: agentDir, PI_OFFLINE: '1', PI_TELEMETRY: '0' })
   const sessions = []
