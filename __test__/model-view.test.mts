@@ -135,5 +135,16 @@ test('a sessions page names sessions by id, without files or fingerprints', asyn
   const { text, view } = await run(sessionsTool, {})
   assert.equal(view.sessions.length, 2)
   assert.ok(!text.includes(fileA) && !text.includes('lineageFingerprint'))
-  assert.deepEqual(Object.keys(view.sessions[0]).sort(), ['entries', 'id', 'modified'])
+  assert.deepEqual(Object.keys(view.sessions[0]).sort(), ['entries', 'firstPrompt', 'id', 'modified'])
+  assert.match(view.sessions[0].firstPrompt, /^word\d+ word\d+ .*…$/)
+  assert.equal([...view.sessions[0].firstPrompt].length, 120)
+})
+
+test("a session's name (Pi's /name) reaches the sessions page as it is appended, and an empty one clears it", async () => {
+  const named = (name: string) => line({ type: 'session_info', id: `n${name.length}`, parentId: '019ee7', timestamp: '2026-11-01T10:40:00.000Z', name })
+  writeFileSync(fileA, readFileSync(fileA, 'utf8') + named('Checkout timeout'))
+  const row = async () => (await memory.sessions()).sessions.find((s) => s.id.startsWith('019e9a22')) as { name?: string }
+  assert.equal((await row()).name, 'Checkout timeout')
+  writeFileSync(fileA, readFileSync(fileA, 'utf8') + named(''))
+  assert.equal((await row()).name, undefined)
 })

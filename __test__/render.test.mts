@@ -56,7 +56,7 @@ test('memory_expand and memory_sessions summaries', async () => {
   const sessions = await memory.sessions()
   const s = recallRenderers('memory_sessions', tui)
   assert.deepEqual(lines(s.renderResult({ details: sessions }, { expanded: false }, theme)), ['3 sessions · complete'])
-  assert.equal(lines(s.renderResult({ details: sessions }, { expanded: true }, theme), 120).length, 4)
+  assert.equal(lines(s.renderResult({ details: sessions }, { expanded: true }, theme), 250).length, 4)
   const e = recallRenderers('memory_expand', tui)
   const page = await memory.expand({ session: sessions.sessions[2].id, indices: [4], before: 1, after: 1 })
   assert.deepEqual(lines(e.renderCall({ session: 'abc', indices: [4] }, theme), 80), ['memory_expand · abc · #4'])
@@ -118,12 +118,18 @@ test('memory_sessions rows show Pi\'s session name, else the first prompt, when 
   const s = recallRenderers('memory_sessions', tui)
   const titled = {
     ...page,
-    sessions: page.sessions.map((row, i) => (i === 0 ? { ...row, name: 'Release notes 2.4', firstPrompt: 'Collect the merged PRs' } : i === 1 ? { ...row, firstPrompt: 'Why does search miss "café"?' } : row)),
+    sessions: page.sessions.map((row, i) => {
+      const { name: _n, firstPrompt: _p, ...bare } = row
+      return i === 0 ? { ...row, name: 'Release notes 2.4', firstPrompt: 'Collect the merged PRs' } : i === 1 ? { ...row, firstPrompt: 'Why does search miss "café"?' } : bare
+    }),
   }
   const rows = lines(s.renderResult({ details: titled }, { expanded: true }, theme), 200).slice(1)
   assert.match(rows[0], /^\S+ \S+  \S+  "Release notes 2\.4" \d+ entries · \/home\/demo\/webshop$/)
   assert.match(rows[1], /  "Why does search miss "café"\?" \d+ entries/)
   assert.match(rows[2], /^\S+ \S+  \S+  \d+ entries · /, 'no title: nothing in its place')
+  // The addon reports the first prompt of each session (and Pi's name once it has one).
+  const real = lines(s.renderResult({ details: page }, { expanded: true }, theme), 250).slice(1)
+  assert.ok(real.some((l) => l.includes('"Prepare the 2.4 release notes from the merged PRs."')), real.join('\n'))
 })
 
 /** The curated tools as Pi registers them (with the renderers of the running Pi's pi-tui), and their results. */

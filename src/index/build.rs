@@ -17,6 +17,7 @@ use crate::session::lineage::{self, Branches, Lineage, LiveBranch, Node};
 use crate::session::normalize::{normalize_selected, Normalizer};
 use crate::session::parse::{self, ParsedSession, Resume};
 use crate::session::source::{now_ns, read_source_resuming, SourceFile, StatStamp};
+use crate::session::titles::Titles;
 use std::borrow::Cow;
 use std::collections::HashSet;
 use std::fs;
@@ -129,6 +130,7 @@ struct Built {
   resume: ResumeState,
   fingerprint: String,
   branches: Branches,
+  titles: Titles,
 }
 
 impl Built {
@@ -175,7 +177,8 @@ fn full(source: &SourceFile, branches: Branches, live: Option<&LiveBranch>, poli
   let mut normalized = normalize_selected(Normalizer::new(policy), parsed.records.iter(), &lineage);
   normalized.reasons.extend(decoded.reasons());
   let resume = resume_state(&parsed, nodes, &lineage, source, decoded.same_offsets());
-  Ok(Built { normalized, resume, fingerprint: lineage.fingerprint, branches })
+  let titles = Titles::of(&parsed.records, &normalized);
+  Ok(Built { normalized, resume, fingerprint: lineage.fingerprint, branches, titles })
 }
 
 /// Parses only the bytes appended since `stale` was built, when the prefix
@@ -230,7 +233,8 @@ fn incremental(stale: &CacheRecord, source: &SourceFile, live: Option<&LiveBranc
   normalized.reasons.extend(tail_decoded.reasons());
   let mut state = resume_state(&tail, nodes, &lineage, source, true);
   state.header = old.header.clone();
-  Some(Built { normalized, resume: state, fingerprint: lineage.fingerprint, branches: stale.branches })
+  let titles = stale.titles.appended(&tail.records, &normalized);
+  Some(Built { normalized, resume: state, fingerprint: lineage.fingerprint, branches: stale.branches, titles })
 }
 
 fn has_duplicate_ids(nodes: &[Node]) -> bool {
@@ -367,6 +371,7 @@ fn fresh_record(
   };
   let header = built.resume.header.clone();
   let fingerprint = built.fingerprint.clone();
+  let titles = built.titles.clone();
   Ok(CacheRecord {
     cache_version: CACHE_VERSION,
     file: read.path.to_string_lossy().into_owned(),
@@ -382,6 +387,7 @@ fn fresh_record(
     verified_ns: read.read_ns,
     cache_bytes: 0,
     cache_source_ratio: 0.0,
+    titles,
     body: body(engine, tier, built, previous.map(|p| &**p)),
   })
 }

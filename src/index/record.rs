@@ -18,19 +18,21 @@ use super::cold::{ColdContent, ColdDigest, LazyContent, Unreadable};
 use super::hot::HotShard;
 use crate::session::lineage::Branches;
 use crate::session::source::{sha256_hex, StatStamp};
+use crate::session::titles::Titles;
 use serde::{Deserialize, Serialize};
 use std::fs;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-pub const CACHE_VERSION: u32 = 13;
-/// `BS`: cacheVersion 13, session frequencies and lengths for ranking (12:
+pub const CACHE_VERSION: u32 = 14;
+/// `BT`: cacheVersion 14, the session's name and first prompt in the head
+/// (13: session frequencies and lengths for ranking; 12:
 /// the tokenizer's identifier parts and script
 /// bigrams; 11: a cold digest's files touched and tool histogram
 /// moved from its head to its body); records of earlier versions
 /// (`PFMIDX06`, `PFMIDX6C`, `PFMIDX07`, `PFMIDX7C`, `PFMIDX8C`, `PFMIDX9C`,
-/// `PFMIDXAS`) are rebuilt.
-const MAGIC: &[u8; 8] = b"PFMIDXBS";
+/// `PFMIDXAS`, `PFMIDXBS`) are rebuilt.
+const MAGIC: &[u8; 8] = b"PFMIDXBT";
 /// The magic, the head's length, the head's and the body's checksums.
 const PREFIX_BYTES: usize = MAGIC.len() + 4 + 8 + 8;
 /// What every version's magic starts with: a file without it was never a record.
@@ -80,6 +82,8 @@ pub struct CacheRecord {
   pub verified_ns: i128,
   pub cache_bytes: u64,
   pub cache_source_ratio: f64,
+  /// What a session list shows besides the id (Pi's name, the first prompt).
+  pub titles: Titles,
   #[serde(with = "summary")]
   pub body: Body,
 }
@@ -228,6 +232,7 @@ impl CacheRecord {
       verified_ns: self.verified_ns,
       cache_bytes: 0,
       cache_source_ratio: 0.0,
+      titles: self.titles.clone(),
       body: summary,
     };
     Ok(head.frame(&body))
@@ -551,6 +556,7 @@ mod tests {
       verified_ns: 5,
       cache_bytes: 0,
       cache_source_ratio: 0.0,
+      titles: Default::default(),
       body: Body::Hot(Box::new(HotShard::build(Normalized::default(), None))),
     }
   }

@@ -131,6 +131,10 @@ export interface SessionRow {
   tier: 'hot' | 'cold'
   branches: Branches
   lineageFingerprint: string
+  /** Pi's session name (`/name`), when it has one. */
+  name?: string
+  /** The first user message, one line, at most 120 characters. */
+  firstPrompt?: string
 }
 
 /** Why a record or a call is not complete (README "Coverage"; `Reason` in src/coverage.rs, a test holds them equal). */

@@ -47,6 +47,12 @@ pub struct SessionRow {
   pub tier: Tier,
   pub branches: Branches,
   pub lineage_fingerprint: String,
+  /// Pi's session name (`/name`), when it has one.
+  #[serde(skip_serializing_if = "Option::is_none")]
+  pub name: Option<String>,
+  /// The first user message, one line, at most 120 characters.
+  #[serde(skip_serializing_if = "Option::is_none")]
+  pub first_prompt: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -90,6 +96,8 @@ pub fn sessions(engine: &Engine, request: &SessionsRequest) -> SessionsPage {
       tier,
       branches: record.branches,
       lineage_fingerprint: record.lineage_fingerprint.clone(),
+      name: record.titles.name.clone(),
+      first_prompt: record.titles.first_prompt.clone(),
     })
     .collect();
   page.coverage = synced.coverage;

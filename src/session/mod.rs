@@ -13,6 +13,7 @@ pub mod normalize;
 pub mod parse;
 pub(crate) mod source;
 pub(crate) mod time;
+pub mod titles;
 pub(crate) mod views;
 
 #[cfg(test)]

@@ -51,6 +51,8 @@ pub struct Fields<'a> {
   pub target_id: Option<&'a RawValue>,
   pub from_hook: Option<&'a RawValue>,
   pub replacement: Option<&'a RawValue>,
+  /// A `session_info` record's session name.
+  pub name: Option<&'a RawValue>,
 }
 
 super::json::last_wins!(Fields {
@@ -58,7 +60,7 @@ super::json::last_wins!(Fields {
   raw {
     id: "id", parent_id: "parentId", timestamp: "timestamp", message: "message", summary: "summary",
     custom_type: "customType", content: "content", details: "details", from_id: "fromId", target_id: "targetId",
-    from_hook: "fromHook", replacement: "replacement",
+    from_hook: "fromHook", replacement: "replacement", name: "name",
   }
 });
 
