@@ -40,6 +40,63 @@ pub fn slice_utf16(text: &str, start: usize, end: usize) -> (&str, usize) {
   (&text[from..to], actual_end)
 }
 
+/// UTF-16 offsets of one long text, marked every [`Utf16Index::STEP`]
+/// units: a page of a 50 MB entry finds its bytes by one jump and a scan of
+/// at most a step, instead of counting from the start (which made paging
+/// through a huge entry quadratic).
+#[derive(Debug)]
+pub struct Utf16Index {
+  total: usize,
+  /// `(units, byte)` at the first scalar boundary at or past each step.
+  marks: Vec<(usize, usize)>,
+}
+
+impl Utf16Index {
+  pub const STEP: usize = 1 << 16;
+
+  pub fn new(text: &str) -> Utf16Index {
+    Self::with_step(text, Self::STEP)
+  }
+
+  fn with_step(text: &str, step: usize) -> Utf16Index {
+    let mut marks = vec![(0, 0)];
+    let mut units = 0;
+    for (byte, ch) in text.char_indices() {
+      if units >= marks.last().expect("one mark").0 + step {
+        marks.push((units, byte));
+      }
+      units += ch.len_utf16();
+    }
+    Utf16Index { total: units, marks }
+  }
+
+  /// [`utf16_len`] of the indexed text.
+  pub fn total(&self) -> usize {
+    self.total
+  }
+
+  /// The last mark at or before the UTF-16 offset `units`.
+  fn mark_before(&self, units: usize) -> (usize, usize) {
+    self.marks[self.marks.partition_point(|&(at, _)| at <= units).saturating_sub(1)]
+  }
+
+  /// [`byte_offset_of_utf16`] of the indexed `text`.
+  pub fn byte_offset(&self, text: &str, units: usize) -> usize {
+    let (at, byte) = self.mark_before(units);
+    byte + byte_offset_of_utf16(&text[byte..], units - at)
+  }
+
+  /// [`slice_utf16`] of the indexed `text`.
+  pub fn slice<'t>(&self, text: &'t str, start: usize, end: usize) -> (&'t str, usize) {
+    let (at, byte) = self.mark_before(start);
+    let from = byte + byte_offset_of_utf16(&text[byte..], start - at);
+    // `from`'s own offset: `start`, or one less when `start` falls inside a surrogate pair.
+    let from_units = at + utf16_len(&text[byte..from]);
+    let (window, window_end) = slice_utf16(&text[from..], 0, end.saturating_sub(from_units));
+    (window, from_units + window_end)
+  }
+}
+
 /// Keeps at most `max` Unicode scalars; returns the kept prefix and whether
 /// anything was cut.
 pub fn truncate_scalars(text: &str, max: usize) -> (&str, bool) {
@@ -116,6 +173,24 @@ mod tests {
     assert_eq!(serde_json::from_str::<serde_json::Value>(&ascii).unwrap(), value);
     let plain = serde_json::json!({"a": "b"}).to_string();
     assert_eq!(ascii_json(plain.clone()), plain);
+  }
+
+  proptest::proptest! {
+    /// The index answers exactly as counting from the start does, whatever
+    /// the step and wherever a surrogate pair falls.
+    #[test]
+    fn the_utf16_index_agrees_with_counting_from_the_start(
+      text in "[a雪😀\u{2028}]{0,200}",
+      step in 1usize..9,
+      start in 0usize..420,
+      len in 0usize..60,
+    ) {
+      let index = Utf16Index::with_step(&text, step);
+      proptest::prop_assert_eq!(index.total(), utf16_len(&text));
+      proptest::prop_assert_eq!(index.byte_offset(&text, start), byte_offset_of_utf16(&text, start));
+      let start = start.min(utf16_len(&text));
+      proptest::prop_assert_eq!(index.slice(&text, start, start + len), slice_utf16(&text, start, start + len));
+    }
   }
 
   #[test]

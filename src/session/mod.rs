@@ -47,11 +47,44 @@ pub struct SessionView {
   pub bad_lines: usize,
   /// Hashes of shorter prefixes of the same bytes, computed on demand.
   pub prefix_hashes: parking_lot::Mutex<Vec<(u64, String)>>,
+  /// What paging through a long entry needs, worked out once per view.
+  long_texts: parking_lot::Mutex<rustc_hash::FxHashMap<usize, Arc<LongText>>>,
+}
+
+/// Entries at least this long (bytes) are paged through a [`LongText`].
+pub const LONG_TEXT_BYTES: usize = 1 << 20;
+
+/// A long entry's UTF-16 index and threat flags: each page of it costs the
+/// bytes it returns, not a count from the start and a scan of the whole text.
+#[derive(Debug)]
+pub struct LongText {
+  pub units: crate::text::Utf16Index,
+  threats: std::sync::OnceLock<Option<Vec<String>>>,
+}
+
+impl LongText {
+  /// The entry's threat flags (scanned on first use).
+  pub fn threats(&self, text: &str) -> Option<Vec<String>> {
+    self.threats.get_or_init(|| crate::store::threat::flags::field(text)).clone()
+  }
 }
 
 impl SessionView {
   pub fn file(&self) -> String {
     self.path.to_string_lossy().into_owned()
+  }
+
+  /// The [`LongText`] of entry `index` when its text is at least [`LONG_TEXT_BYTES`].
+  pub fn long_text(&self, index: usize) -> Option<Arc<LongText>> {
+    let text = &self.normalized.entries.get(index)?.text;
+    if text.len() < LONG_TEXT_BYTES {
+      return None;
+    }
+    let mut known = self.long_texts.lock();
+    let long = known.entry(index).or_insert_with(|| {
+      Arc::new(LongText { units: crate::text::Utf16Index::new(text), threats: std::sync::OnceLock::new() })
+    });
+    Some(long.clone())
   }
 }
 
@@ -135,6 +168,7 @@ fn build_view(
     normalized,
     bad_lines: parsed.bad_lines,
     prefix_hashes: parking_lot::Mutex::new(Vec::new()),
+    long_texts: Default::default(),
   }
 }
 

@@ -8,7 +8,7 @@ use crate::ops::contract::{Call, EditFields, EntryMeta, MAX_ENVELOPE_CHARS};
 use crate::session::binding::{self};
 use crate::session::entry::Entry;
 use crate::session::lineage::Branches;
-use crate::session::SessionView;
+use crate::session::{LongText, SessionView};
 use crate::text::{cap_with_ellipsis, json_len, meta, slice_utf16, utf16_len};
 use serde::Serialize;
 use serde_json::{json, Map, Value};
@@ -71,9 +71,13 @@ fn structured(value: &Option<Value>, truncated: &mut bool) -> Option<Value> {
 }
 
 impl Chunk {
-  fn of(entry: &Entry, start: usize, end_limit: usize, anchor: Option<bool>) -> Chunk {
-    let total = utf16_len(&entry.text);
-    let (text, end) = slice_utf16(&entry.text, start, end_limit);
+  /// `long`: the entry's [`LongText`] when it has one (its offsets and flags are worked out once).
+  fn of(entry: &Entry, long: Option<&LongText>, start: usize, end_limit: usize, anchor: Option<bool>) -> Chunk {
+    let total = long.map_or_else(|| utf16_len(&entry.text), |l| l.units.total());
+    let (text, end) = match long {
+      Some(long) => long.units.slice(&entry.text, start, end_limit),
+      None => slice_utf16(&entry.text, start, end_limit),
+    };
     let mut truncated = false;
     let operation = structured(&entry.operation, &mut truncated);
     let branch_fact = structured(&entry.branch_fact, &mut truncated);
@@ -81,7 +85,7 @@ impl Chunk {
       meta: EntryMeta::of(entry),
       text: text.to_string(),
       text_range: TextRange { start, end, total, complete: end >= total },
-      threats: crate::store::threat::flags::field(&entry.text),
+      threats: long.map_or_else(|| crate::store::threat::flags::field(&entry.text), |l| l.threats(&entry.text)),
       anchor,
       files_touched: entry.files_touched.iter().take(MAX_FILES).map(|f| cap_with_ellipsis(f, MAX_FILE_CHARS)).collect(),
       parent_entry_id: meta(&entry.parent_entry_id),
@@ -187,8 +191,9 @@ pub(super) fn fill_page(
       return Ok((chunks, Some((position, 0))));
     }
     let entry = &entries[index];
+    let long = view.long_text(index);
     let start = if position == request.entry_offset { request.text_offset } else { 0 };
-    let total = utf16_len(&entry.text);
+    let total = long.as_ref().map_or_else(|| utf16_len(&entry.text), |l| l.units.total());
     if start > total || (start == total && start > 0) {
       return Err(
         ContractError::new(ErrorCode::TextOffsetOutOfBounds, format!("textOffset {start} is past the entry's text."))
@@ -196,7 +201,7 @@ pub(super) fn fill_page(
           .with("textLength", total),
       );
     }
-    let chunk = Chunk::of(entry, start, start + budget.max(1), anchor.map(|a| a == index));
+    let chunk = Chunk::of(entry, long.as_deref(), start, start + budget.max(1), anchor.map(|a| a == index));
     budget = budget.saturating_sub(chunk.text_range.end - start);
     let partial = !chunk.text_range.complete;
     let end = chunk.text_range.end;

@@ -132,6 +132,32 @@ fn a_unique_id_prefix_names_its_session_and_a_shared_one_is_ambiguous() {
   assert_eq!(fx.expand(json!({"session": "019e9b0"})).error.unwrap().code, "session_not_found");
 }
 
+/// Issue 33, bug 6: paging through a huge entry cost a scan of the whole
+/// text per page (threat flags and UTF-16 offsets counted from the start),
+/// so a 50 MB entry took ~50 s a page. Each long entry is scanned once per
+/// view now, and its pages reassemble exactly.
+#[test]
+fn a_huge_entry_is_scanned_once_however_many_pages_it_takes() {
+  use crate::store::threat::flags::SCANNED_BYTES;
+  use std::sync::atomic::Ordering;
+  let fx = fixture();
+  let unit = "a😀b雪 word ";
+  let long = unit.repeat(crate::session::LONG_TEXT_BYTES / unit.len() * 2);
+  fx.write("huge.jsonl", &(header("huge") + &user("u1", None, &long)));
+  let before = SCANNED_BYTES.load(Ordering::Relaxed);
+  let pages = fx.walk(json!({"session": "huge", "indices": [0], "maxChars": 24000}));
+  let scanned = SCANNED_BYTES.load(Ordering::Relaxed) - before;
+  assert!(pages.len() > 50, "{} pages", pages.len());
+  // Other tests scan concurrently (hence the margin); a scan per page would be 50+ texts' worth.
+  assert!(
+    scanned < 10 * long.len(),
+    "scanned {scanned} bytes for a {}-byte entry over {} pages",
+    long.len(),
+    pages.len()
+  );
+  assert_eq!(reassemble(&pages), vec![(0, long)]);
+}
+
 #[test]
 fn long_entries_reassemble_exactly_within_the_envelope() {
   let fx = fixture();
