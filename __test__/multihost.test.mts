@@ -52,13 +52,14 @@ class Host {
   readonly child: ChildProcess
   readonly exited: Promise<NodeJS.Signals | null>
   private waiters: Array<{ type: string; resolve: (message: any) => void }> = []
+  private killed = false
 
   constructor(
     readonly id: number,
     readonly project: Project,
     indexDir: string,
     agentDir: string,
-    sink: (message: any) => void,
+    private readonly sink: (message: any) => void,
   ) {
     const options = { host: id, agentDir, cwd: PROJECTS[project], project, indexDir, hotSessions: HOT_SESSIONS }
     this.child = fork(HOST, [ENTRY, JSON.stringify(options)], { serialization: 'advanced', execArgv: [], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
@@ -77,8 +78,17 @@ class Host {
     })
   }
 
+  /** A message to the host; one to a host this suite killed is dropped (its channel may close under the write: EPIPE). */
   send(message: object): void {
-    if (this.child.connected) this.child.send(message)
+    if (this.killed || !this.child.connected) return
+    this.child.send(message, (error) => {
+      if (error && !this.killed) this.sink({ type: 'threw', host: this.id, message: `send: ${error.message}` })
+    })
+  }
+
+  kill(): void {
+    this.killed = true
+    this.child.kill('SIGKILL')
   }
 }
 
@@ -190,7 +200,7 @@ test(`${READERS} reader hosts, an appender, a rewriter, a deleter and SIGKILLs f
       if (Date.now() >= deadline) break
       const i = Math.floor(Math.random() * readers.length)
       const victim = readers[i]
-      victim.child.kill('SIGKILL')
+      victim.kill()
       if ((await victim.exited) === 'SIGKILL') kills++
       readers[i] = await start(victim.project)
       readers[i].send({ type: 'terms', terms: [...terms] })
@@ -237,7 +247,7 @@ test(`${READERS} reader hosts, an appender, a rewriter, a deleter and SIGKILLs f
     assert.ok(followed.entry >= 10 && followed.stale >= 1, `follows judged: ${JSON.stringify(followed)}`)
     assert.ok(kills >= Math.min(3, Math.floor(SECONDS / 4)), `${kills} kills`)
   } finally {
-    for (const host of hosts) host.child.kill('SIGKILL')
+    for (const host of hosts) host.kill()
     await Promise.all(hosts.map((host) => host.exited))
     rmSync(root, { recursive: true, force: true })
   }
