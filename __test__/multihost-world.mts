@@ -5,8 +5,8 @@
 // Every planted term is a whole lowercase word used exactly once, ever, so a
 // term names one entry of one session for as long as it is on disk.
 import { execFileSync } from 'node:child_process'
-import { appendFileSync, closeSync, ftruncateSync, mkdirSync, openSync, readFileSync, statSync, unlinkSync, utimesSync, writeSync } from 'node:fs'
-import { join } from 'node:path'
+import { appendFileSync, closeSync, ftruncateSync, linkSync, mkdirSync, openSync, readFileSync, statSync, unlinkSync, utimesSync, writeSync } from 'node:fs'
+import { basename, join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { encodeCwd } from './helpers.mjs'
 
@@ -47,6 +47,8 @@ interface Session {
   entries: Entry[]
   busy: boolean
   deleted: boolean
+  /** A second hard link to the file, outside the sessions tree, once one is made. */
+  link?: string
 }
 
 export interface WriterCounts {
@@ -57,12 +59,15 @@ export interface WriterCounts {
   creates: number
   chunkedCreates: number
   deletes: number
+  links: number
+  /** Appends and rewrites written through a session's second link. */
+  throughLinks: number
 }
 
 const FILLER = 'the a build test fix error index cache query session file path branch merge commit deploy config timeout retry log parse write read lock watch event queue worker thread memory disk note plan check'.split(' ')
 const TERM_LETTERS = 7
 
-/** A small seeded PRNG (mulberry32): the writers' and readers' choices follow the seed. */
+/** A small seeded PRNG (mulberry32): the writers' choices follow the seed. */
 export function prng(seed: number): (n: number) => number {
   let state = seed >>> 0
   return (n: number) => {
@@ -79,7 +84,9 @@ const now = () => process.hrtime.bigint()
 export class World {
   readonly facts = new Map<string, TermFact>()
   readonly sessionEvents = new Map<string, SessionEvent[]>()
-  readonly counts: WriterCounts = { appends: 0, rewrites: 0, burstRewrites: 0, mtimeRestored: 0, creates: 0, chunkedCreates: 0, deletes: 0 }
+  readonly counts: WriterCounts = { appends: 0, rewrites: 0, burstRewrites: 0, mtimeRestored: 0, creates: 0, chunkedCreates: 0, deletes: 0, links: 0, throughLinks: 0 }
+  /** Session file → t0 of the operation that made its second hard link. */
+  readonly linkedAt = new Map<string, bigint>()
   /** Called with each newly planted term, after its write returned. */
   onPlant: (fact: TermFact) => void = () => {}
   private readonly sessions: Session[] = []
@@ -90,12 +97,15 @@ export class World {
   /** t0 of each operation under way: an answer stamped after one of them cannot be judged until it is logged. */
   private readonly inFlight = new Set<bigint>()
 
+  /** `linkDir`: where backup links to sessions go (none are made without it). */
   constructor(
     readonly agentDir: string,
     seed: number,
+    private readonly linkDir?: string,
   ) {
     this.random = prng(seed)
     for (const cwd of Object.values(PROJECTS)) mkdirSync(join(agentDir, 'sessions', encodeCwd(cwd)), { recursive: true })
+    if (linkDir) mkdirSync(linkDir, { recursive: true })
   }
 
   /** `count` sessions, written before any reader starts, with mtimes spread over the last hours (so tiers differ). */
@@ -211,12 +221,32 @@ export class World {
     this.sessionEvents.set(session.file, [...(this.sessionEvents.get(session.file) ?? []), event])
   }
 
-  /** Pi's own write: one line appended to a session. */
+  /** The path a write goes through: the session's second link, when it has one, half the time. */
+  private writePath(session: Session): string {
+    if (!session.link || this.random(2)) return session.file
+    this.counts.throughLinks++
+    return session.link
+  }
+
+  /**
+   * Pi's own write: one line appended to a session. Now and then (with a
+   * link dir) a backup or sync tool's hard link to the session is made
+   * instead, and later writes go through it half the time.
+   */
   private async append(): Promise<void> {
     const session = this.pick()
     if (!session) return
+    if (this.linkDir && !session.link && this.random(40) === 0) {
+      const link = join(this.linkDir, basename(session.file))
+      const span = await this.op(() => linkSync(session.file, link))
+      session.link = link
+      this.linkedAt.set(session.file, span.t0)
+      this.counts.links++
+      return
+    }
     const { text, entry } = this.line(session, 'a')
-    const span = await this.op(() => appendFileSync(session.file, text))
+    const path = this.writePath(session)
+    const span = await this.op(() => appendFileSync(path, text))
     session.content += text
     this.counts.appends++
     this.planted(session, [entry], span)
@@ -242,12 +272,13 @@ export class World {
       // Half are bursts: the same save repeated for ~100–300 ms, as an editor or sync tool may.
       const saves = this.random(2) === 0 ? 20 + this.random(40) : 1
       const header = content.indexOf('\n') + 1
+      const path = this.writePath(session)
       const span = await this.op(async () => {
-        const mtime = statSync(session.file, { bigint: true }).mtimeNs
+        const mtime = statSync(path, { bigint: true }).mtimeNs
         for (let i = 0; i < saves; i++) {
           // Where the first write stops: nothing yet, inside the header line, or anywhere.
           const cut = [0, this.random(header), this.random(content.length)][this.random(3)]
-          const fd = openSync(session.file, 'r+')
+          const fd = openSync(path, 'r+')
           try {
             ftruncateSync(fd, 0)
             writeSync(fd, content.slice(0, cut), 0)
@@ -258,7 +289,7 @@ export class World {
           }
           if (i < saves - 1) await sleep(this.random(6))
         }
-        if (restoreMtime) execFileSync('touch', ['-m', '-d', `@${mtime / 1_000_000_000n}.${(mtime % 1_000_000_000n).toString().padStart(9, '0')}`, session.file])
+        if (restoreMtime) execFileSync('touch', ['-m', '-d', `@${mtime / 1_000_000_000n}.${(mtime % 1_000_000_000n).toString().padStart(9, '0')}`, path])
       })
       session.content = content
       this.counts.rewrites++
@@ -282,7 +313,7 @@ export class World {
       const session = this.pick()
       if (!session) return
       session.deleted = true
-      const span = await this.op(() => unlinkSync(session.file))
+      const span = await this.op(() => [session.file, session.link].forEach((path) => path && unlinkSync(path)))
       this.counts.deletes++
       this.event(session, { kind: 'delete', ...span })
       for (const entry of session.entries) {

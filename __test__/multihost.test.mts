@@ -2,13 +2,16 @@
 // terminals): reader processes recall planted terms and follow their hits
 // while this process appends to sessions, rewrites them in place (same size:
 // truncated and written back, some saved dozens of times over, some with their
-// mtime put back), deletes and creates them, and SIGKILLs a reader every ~3 s
-// (a fresh one takes its place on the shared index). Every answer is judged
+// mtime put back), deletes and creates them, gives some a second hard link (as
+// backup and sync tools do) and writes through it, and SIGKILLs a reader every
+// ~3 s (a fresh one takes its place on the shared index). Every answer is judged
 // against the writers' log (multihost-judge.mts: only facts that held for the
 // whole query, on the one monotonic clock); then a warm reader, a fresh process
 // on the shared index dir and a fresh process on an empty index dir each recall
 // every term ever planted and list the sessions, and must agree with the disk.
-// Hosts use the built package (dist/) through createMemory, not Pi. The figures
+// Answers about hard-linked sessions are judged apart, as a todo while issue 33
+// item 2 is open (the last test is its minimal case). Hosts use the built
+// package (dist/) through createMemory, not Pi. The figures
 // (queries judged, wrong answers, kills, sweeps) are printed as diagnostics.
 //
 // CI size: 20 s, 3 readers. A long run:
@@ -17,12 +20,13 @@
 // choices (each run prints its seed; timing still differs between runs).
 import assert from 'node:assert/strict'
 import { fork, type ChildProcess } from 'node:child_process'
-import { mkdtempSync, rmSync } from 'node:fs'
+import { appendFileSync, linkSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { test } from 'node:test'
-import { ROOT } from './helpers.mjs'
+import { createMemory } from '../extension/index.mjs'
+import { ROOT, tempAgent } from './helpers.mjs'
 import { judgeFollow, judgeQuery, Tally, type FollowRecord, type QueryRecord } from './multihost-judge.mjs'
 import { PROJECTS, World, type Project, type SessionEvent, type TermFact } from './multihost-world.mjs'
 
@@ -92,15 +96,31 @@ class Host {
   }
 }
 
+/**
+ * Was the term's session given a second hard link by `t`? Answers about those
+ * sessions are judged apart: a warm process's watch does not see writes through
+ * a link made after it was armed (issue 33 item 2, open).
+ */
+function linkedBy(world: World, term: string, t: bigint): boolean {
+  const fact = world.facts.get(term)
+  const at = fact && world.linkedAt.get(fact.sessionFile)
+  return at !== undefined && at <= t
+}
+
+interface Problem {
+  term?: string
+  why: string
+}
+
 /** A sweep is right only if every answer is right (settled files: nothing is excused) and the listings equal the disk. */
-function sweepProblems(world: World, swept: Swept, project: Project): string[] {
-  const problems = swept.answers.flatMap((answer) => {
+function sweepProblems(world: World, swept: Swept, project: Project): Problem[] {
+  const problems: Problem[] = swept.answers.flatMap((answer) => {
     const verdict = judgeQuery(world.facts, answer)
-    return verdict.kind === 'right' ? [] : [`${answer.term}: ${verdict.kind === 'unjudged' ? 'unjudged' : verdict.why}`]
+    return verdict.kind === 'right' ? [] : [{ term: answer.term, why: `${answer.term}: ${verdict.kind === 'unjudged' ? 'unjudged' : verdict.why}` }]
   })
   for (const [scope, listing, truth] of [['global', swept.global, world.liveIds()], ['project', swept.project, world.liveIds(project)]] as const) {
-    if (listing.error || !listing.coverage.complete) problems.push(`sessions ${scope}: error ${listing.error}, complete ${listing.coverage.complete}`)
-    if (JSON.stringify(listing.ids) !== JSON.stringify([...truth].sort())) problems.push(`sessions ${scope}: listed ${listing.ids.length}, on disk ${truth.length}`)
+    if (listing.error || !listing.coverage.complete) problems.push({ why: `sessions ${scope}: error ${listing.error}, complete ${listing.coverage.complete}` })
+    if (JSON.stringify(listing.ids) !== JSON.stringify([...truth].sort())) problems.push({ why: `sessions ${scope}: listed ${listing.ids.length}, on disk ${truth.length}` })
   }
   return problems
 }
@@ -138,11 +158,13 @@ test(`${READERS} reader hosts, an appender, a rewriter, a deleter and SIGKILLs f
   const indexDir = join(root, 'index')
   const hosts: Host[] = []
   try {
-    const world = new World(agentDir, SEED)
+    const world = new World(agentDir, SEED, join(root, 'backup'))
     world.seed(12, 6)
     const terms = [...world.facts.keys()]
     const queries = new Tally()
     const follows = new Tally()
+    /** Queries and follows about sessions with a second hard link (linkedBy). */
+    const linked = new Tally()
     const found = { hot: 0, cold: 0 }
     const followed = { entry: 0, stale: 0, gone: 0 }
     const served = new Map<number, number>()
@@ -161,13 +183,15 @@ test(`${READERS} reader hosts, an appender, a rewriter, a deleter and SIGKILLs f
     }
     const judgeQueryRecord = (query: QueryRecord) => {
       const verdict = judgeQuery(world.facts, query)
-      queries.add(verdict, () => show({ query, ...context(query.term) }))
-      if (verdict.kind === 'right' && query.hits.length) found[query.hits[0].tier as 'hot' | 'cold']++
+      const tally = linkedBy(world, query.term, query.q1) ? linked : queries
+      tally.add(verdict, () => show({ query, ...context(query.term) }))
+      if (tally === queries && verdict.kind === 'right' && query.hits.length) found[query.hits[0].tier as 'hot' | 'cold']++
     }
     const judgeFollowRecord = (follow: FollowRecord) => {
       const verdict = judgeFollow(world.facts, world.sessionEvents, follow)
-      follows.add(verdict, () => show({ follow, ...context(follow.query.term) }))
-      if (verdict.kind === 'right') followed[!follow.error ? 'entry' : follow.error === 'stale_pointer' ? 'stale' : 'gone']++
+      const tally = linkedBy(world, follow.query.term, follow.f1) ? linked : follows
+      tally.add(verdict, () => show({ follow, ...context(follow.query.term) }))
+      if (tally === follows && verdict.kind === 'right') followed[!follow.error ? 'entry' : follow.error === 'stale_pointer' ? 'stale' : 'gone']++
     }
     const sink = (message: any) => {
       if (message.type === 'query') {
@@ -217,7 +241,7 @@ test(`${READERS} reader hosts, an appender, a rewriter, a deleter and SIGKILLs f
     // incomplete): the busiest surviving reader (warm), a fresh process on the shared index dir, one on an empty dir.
     const warm = readers.reduce((a, b) => ((served.get(a.id) ?? 0) >= (served.get(b.id) ?? 0) ? a : b))
     const probes = ['zznonever', 'zznoneverb', 'zznoneverc']
-    const sweeps: Array<{ name: string; swept: Swept; problems: string[] }> = []
+    const sweeps: Array<{ name: string; swept: Swept; problems: Problem[]; linkedProblems: Problem[] }> = []
     for (const [name, host] of [
       ['warm', async () => warm],
       ['fresh on the shared index', () => start(warm.project)],
@@ -226,29 +250,58 @@ test(`${READERS} reader hosts, an appender, a rewriter, a deleter and SIGKILLs f
       const sweeper = await host()
       sweeper.send({ type: 'sweep', terms: [...terms, ...probes] })
       const swept = await sweeper.next<Swept>('swept')
-      sweeps.push({ name, swept, problems: sweepProblems(world, swept, warm.project) })
+      const problems = sweepProblems(world, swept, warm.project)
+      const isLinked = (p: Problem) => p.term !== undefined && world.linkedAt.has(world.facts.get(p.term)?.sessionFile ?? '')
+      sweeps.push({ name, swept, problems: problems.filter((p) => !isLinked(p)), linkedProblems: problems.filter(isLinked) })
     }
 
     const c = world.counts
     t.diagnostic(`multihost: seed ${SEED}, ${SECONDS} s, ${READERS} readers, hotSessions ${HOT_SESSIONS}, ${nextId} hosts started`)
-    t.diagnostic(`writers: ${c.appends} appends, ${c.rewrites} same-size rewrites (${c.burstRewrites} saved several times, ${c.mtimeRestored} with mtime put back), ${c.creates} creates (${c.chunkedCreates} in two parts), ${c.deletes} deletes; ${world.liveSessions()} sessions on disk, ${terms.length} terms planted`)
+    t.diagnostic(`writers: ${c.appends} appends, ${c.rewrites} same-size rewrites (${c.burstRewrites} saved several times, ${c.mtimeRestored} with mtime put back), ${c.creates} creates (${c.chunkedCreates} in two parts), ${c.deletes} deletes, ${c.links} hard links made (${c.throughLinks} writes through one); ${world.liveSessions()} sessions on disk, ${terms.length} terms planted`)
     t.diagnostic(`kills: ${kills} SIGKILLs of readers, each replaced by a fresh process on the shared index`)
     t.diagnostic(`queries: ${queries.total} answered, ${queries.judged} judged (${found.hot + found.cold} found where the log puts them: ${found.hot} hot, ${found.cold} cold), ${queries.counts.unjudged} unjudged (raced a write of their term), ${queries.counts.excused} excused (${queries.excused()}), ${queries.counts.wrong} wrong`)
     t.diagnostic(`follows: ${follows.total} dispatched, ${follows.judged} judged (${followed.entry} read their entry, ${followed.stale} stale_pointer after a rewrite, ${followed.gone} refused after a delete), ${follows.counts.wrong} wrong`)
-    for (const { name, swept: s, problems } of sweeps) {
-      t.diagnostic(`sweep ${name}: ${s.answers.length} terms, ${problems.filter((p) => !p.startsWith('sessions')).length} wrong; sessions ${s.global.ids.length} global, ${s.project.ids.length} in its project, ${problems.filter((p) => p.startsWith('sessions')).length} wrong`)
+    for (const { name, swept: s, problems, linkedProblems } of sweeps) {
+      t.diagnostic(`sweep ${name}: ${s.answers.length} terms, ${problems.filter((p) => p.term).length} wrong (${linkedProblems.length} more in linked sessions); sessions ${s.global.ids.length} global, ${s.project.ids.length} in its project, ${problems.filter((p) => !p.term).length} wrong`)
     }
+    t.diagnostic(`sessions with a second hard link (judged apart, issue 33 item 2): ${linked.total} queries and follows, ${linked.judged} judged, ${linked.counts.wrong} wrong`)
 
     assert.deepEqual(threw, [], 'no host threw')
     assert.deepEqual([...queries.wrongs, ...follows.wrongs], [], `wrong answers (seed ${SEED})`)
-    for (const { name, problems } of sweeps) assert.deepEqual(problems.slice(0, 10), [], `sweep ${name} disagrees with the disk (seed ${SEED})`)
+    for (const { name, problems } of sweeps) assert.deepEqual(problems.slice(0, 10).map((p) => p.why), [], `sweep ${name} disagrees with the disk (seed ${SEED})`)
     // Not vacuous: most answers were judged, both tiers found terms, follows were judged both ways, readers were killed.
     assert.ok(queries.judged >= queries.total / 2 && found.hot >= 10 && found.cold >= 10, `${queries.judged} of ${queries.total} queries judged, found ${found.hot} hot, ${found.cold} cold`)
     assert.ok(followed.entry >= 10 && followed.stale >= 1, `follows judged: ${JSON.stringify(followed)}`)
     assert.ok(kills >= Math.min(3, Math.floor(SECONDS / 4)), `${kills} kills`)
+    // Open: a write through a hard link made after a warm process armed its watch is not seen by it (the minimal case is the next test).
+    await t.test('answers about sessions written through a second hard link', { todo: 'issue 33 item 2' }, () => {
+      assert.deepEqual([...linked.wrongs, ...sweeps.flatMap((s) => s.linkedProblems.map((p) => `sweep ${s.name}: ${p.why}`))].slice(0, 10), [])
+    })
   } finally {
     for (const host of hosts) host.kill()
     await Promise.all(hosts.map((host) => host.exited))
     rmSync(root, { recursive: true, force: true })
   }
+})
+
+test('minimal: a write through a hard link made after the watch is armed is seen by the next recall, as without the watch', { todo: 'issue 33 item 2: with the watch the warm process answers total 0, complete: true' }, async () => {
+  const line = (id: string, parentId: string | null, text: string) =>
+    JSON.stringify({ type: 'message', id, parentId, timestamp: '2026-01-01T00:00:01.000Z', message: { role: 'user', content: text, timestamp: 1 } }) + '\n'
+  const totals: Record<string, number[]> = {}
+  for (const watchSessions of [false, true]) {
+    const agent = tempAgent()
+    try {
+      const file = agent.write('a.jsonl', JSON.stringify({ type: 'session', version: 3, id: 'a', timestamp: '2026-01-01T00:00:00.000Z', cwd: agent.cwd }) + '\n' + line('a-0', null, 'first words'))
+      const memory = createMemory({ agentDir: agent.agentDir, cwd: agent.cwd, config: { indexDir: join(agent.root, 'index'), watchSessions } })
+      const first = (await memory.recall({ query: 'first', scope: 'global' })).total
+      const link = join(agent.root, 'a-backup.jsonl')
+      linkSync(file, link)
+      appendFileSync(link, line('a-1', 'a-0', 'appended zebra'))
+      const page = await memory.recall({ query: 'zebra', scope: 'global' })
+      totals[`watchSessions ${watchSessions}`] = [first, page.total]
+    } finally {
+      agent.cleanup()
+    }
+  }
+  assert.deepEqual(totals, { 'watchSessions false': [1, 1], 'watchSessions true': [1, 1] })
 })
