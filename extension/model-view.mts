@@ -18,14 +18,15 @@
  *   whole entry is one call away.
  */
 import type { ExpandPage, FabricCall, MemoryHit, RecallPage, SessionsPage } from './native.mjs'
-import { pinned, type PinSlot } from './pin.mjs'
+import { minuteOf } from './cli-output.mjs'
+import { PIN_SLOT, pinned } from './pin.mjs'
 
 type Json = Record<string, unknown>
 
 /** The snippet length of the model's recall calls (see above); stated only when a call asks for another. */
 export const MODEL_SNIPPET_CHARS = 300
 
-const minute = (ms: number | null | undefined) => (ms ? new Date(ms).toISOString().slice(0, 16).replace('T', ' ') : undefined)
+const minute = (ms: number | null | undefined) => (ms ? minuteOf(ms) : undefined)
 const day = (ms: number | null | undefined) => (ms ? new Date(ms).toISOString().slice(0, 10) : undefined)
 const score = (n: number) => Number(n.toPrecision(3))
 
@@ -40,12 +41,10 @@ function lean(value: Json): Json {
   return out
 }
 
-const SLOT: Record<string, PinSlot> = { memory_expand: 'session', memory_recall: 'scope' }
-
 /** A follow or next call as `{<tool>: args}`, its binding pinned. */
 function call(token: FabricCall | null | undefined, sessionId: string | null | undefined): Json | undefined {
   if (!token) return undefined
-  const slot = SLOT[token.tool]
+  const slot = PIN_SLOT[token.tool]
   let args = token.args as Json
   if (slot) args = pinned(args, slot, sessionId)
   const { branches, snippetChars, ...rest } = args

@@ -26,6 +26,9 @@ const ID_PREFIX = 13
 /** Where a call names its session: expand's `session`, recall's `scope: "session:<…>"`. */
 export type PinSlot = 'session' | 'scope'
 
+/** The slot of each tool whose calls take a pin. */
+export const PIN_SLOT: Readonly<Record<string, PinSlot>> = { memory_expand: 'session', memory_recall: 'scope' }
+
 type Args = Record<string, unknown>
 
 // encodeURIComponent leaves `~` as it is (an unreserved character), so the two are escaped by hand.

@@ -8,7 +8,7 @@
  */
 import type { MemoryOperationOutcome, MemoryStoreFailure, MemoryStoreSuccess } from 'pi-fabric-memory/native'
 import { oneLine } from './cli-output.mjs'
-import { plural, quoted, type RenderContext, type Theme, type TuiModule } from './render.mjs'
+import { plural, quoted, resultText, type RenderContext, type RenderOptions, type Theme, type ToolResultView, type TuiModule } from './render.mjs'
 
 /** The curated tools, a closed set: anything else gets no renderers. */
 export const CURATED_TOOLS = ['memory_add', 'memory_replace', 'memory_remove', 'memory_read', 'memory_apply'] as const
@@ -127,26 +127,18 @@ export function curatedDetail(tool: CuratedTool, details: Details, theme: Theme,
   return lines.join('\n')
 }
 
-const textOf = (result: { content?: unknown }) =>
-  (Array.isArray(result.content) ? result.content : []).map((block: { type?: string; text?: string }) => (block?.type === 'text' ? block.text : '')).join('')
-
 /** `renderCall` / `renderResult` for one curated tool, over Pi's `Text`; none for a tool outside the set. */
 export function curatedRenderers(tool: string, tui: TuiModule) {
   if (!(CURATED_TOOLS as readonly string[]).includes(tool)) return {}
   const name = tool as CuratedTool
   return {
     renderCall: (args: unknown, theme: Theme) => new tui.Text(curatedCallLine(name, (args ?? {}) as Args, theme), 0, 0),
-    renderResult: (
-      result: { details?: unknown; content?: unknown },
-      options: { expanded?: boolean; isPartial?: boolean },
-      theme: Theme,
-      context: RenderContext = {},
-    ) => {
+    renderResult: (result: ToolResultView, options: RenderOptions, theme: Theme, context: RenderContext = {}) => {
       if (options.isPartial) return new tui.Text(theme.fg('muted', name === 'memory_read' ? 'reading…' : 'writing…'), 0, 0)
       // A thrown error (no store loaded, a bad argument) arrives as text with empty details.
       const details = (result.details && typeof result.details === 'object' ? result.details : {}) as Details
       const args = (context.args ?? {}) as Args
-      return new tui.Text(options.expanded ? curatedDetail(name, details, theme, args, textOf(result)) : curatedSummary(name, details, theme, textOf(result)), 0, 0)
+      return new tui.Text(options.expanded ? curatedDetail(name, details, theme, args, resultText(result)) : curatedSummary(name, details, theme, resultText(result)), 0, 0)
     },
   }
 }

@@ -10,8 +10,8 @@
 import { homedir } from 'node:os'
 import { basename, dirname } from 'node:path'
 import type { ExpandPage, MemoryHit, RecallPage, SessionRow, SessionsPage } from 'pi-fabric-memory/native'
-import { minuteOf, oneLine } from './cli-output.mjs'
-import { unpinned } from './pin.mjs'
+import { minuteOf, oneLine, shortId } from './cli-output.mjs'
+import { PIN_SLOT, unpinned } from './pin.mjs'
 import { encodeCwd } from './pi-paths.mjs'
 
 /** The part of `@earendil-works/pi-tui` the renderers use. */
@@ -31,6 +31,20 @@ export interface RenderContext {
   cwd?: string
 }
 
+/** A tool result as `renderResult` gets it, and the options it is drawn with. */
+export interface ToolResultView {
+  content?: unknown
+  details?: unknown
+}
+export interface RenderOptions {
+  expanded?: boolean
+  isPartial?: boolean
+}
+
+/** The text blocks of a tool result, joined (an update's line, a thrown error's message). */
+export const resultText = (result: ToolResultView) =>
+  (Array.isArray(result.content) ? result.content : []).map((block: { type?: string; text?: string }) => (block?.type === 'text' ? block.text : '')).join('')
+
 type Page = { error?: { code: string; message: string } | null; coverage?: RecallPage['coverage'] }
 
 /** What the model is told to do next for each contract error, shortened for people. */
@@ -42,9 +56,6 @@ const NEXT_STEP: Record<string, string> = {
 }
 
 export const quoted = (value: unknown, max = 60) => (typeof value === 'string' && value ? ` "${oneLine(value, max)}"` : '')
-
-/** A session id as the hit rows show it: its first 13 characters (a unique prefix names the session). */
-const shortId = (id: string) => (id.length > 14 ? `${id.slice(0, 13)}…` : id)
 
 /**
  * A project's short name: the cwd's last component, or for a session file in
@@ -101,9 +112,9 @@ export function callLine(tool: string, called: Record<string, unknown>, theme: T
 
 /** The call as the addon gets it: a pinned call (the model's lean view) names its session by the pin's id. */
 function shownArgs(tool: string, args: Record<string, unknown>): Record<string, unknown> {
-  if (args.pin === undefined) return args
+  if (args.pin === undefined || !PIN_SLOT[tool]) return args
   try {
-    return unpinned(args, tool === 'memory_expand' ? 'session' : 'scope', tool)
+    return unpinned(args, PIN_SLOT[tool], tool)
   } catch {
     return args
   }
@@ -197,10 +208,9 @@ export function detailText(tool: string, page: unknown, theme: Theme, context: R
 }
 
 /** A running call: the indexing it waits on (its tool update's line: sessions and MB done), as one line. */
-function partialLine(result: { content?: unknown; details?: unknown }): string {
+function partialLine(result: ToolResultView): string {
   const indexing = (result.details as { indexing?: unknown } | undefined)?.indexing
-  const text = Array.isArray(result.content) ? (result.content[0] as { text?: unknown } | undefined)?.text : undefined
-  return indexing && typeof text === 'string' ? text : 'reading session history…'
+  return indexing && Array.isArray(result.content) ? resultText(result) : 'reading session history…'
 }
 
 /** `renderCall` / `renderResult` for one recall tool, over Pi's `Text`. */
@@ -208,12 +218,7 @@ export function recallRenderers(tool: string, tui: TuiModule) {
   return {
     renderCall: (args: unknown, theme: Theme, context: RenderContext = {}) =>
       new tui.Text(callLine(tool, (args ?? {}) as Record<string, unknown>, theme, context.cwd), 0, 0),
-    renderResult: (
-      result: { content?: unknown; details?: unknown },
-      options: { expanded?: boolean; isPartial?: boolean },
-      theme: Theme,
-      context: RenderContext = {},
-    ) => {
+    renderResult: (result: ToolResultView, options: RenderOptions, theme: Theme, context: RenderContext = {}) => {
       if (options.isPartial) {
         // Cut to the width it is drawn at, so the line never wraps.
         const line = partialLine(result)
