@@ -3,9 +3,11 @@
 
 use super::entry::Normalized;
 use super::parse::Record;
+use crate::text::cap_with_ellipsis;
 use serde::{Deserialize, Serialize};
 
-/// The longest first prompt kept (characters); longer ones end in `…`.
+/// The longest first prompt kept (UTF-16 units, as every capped string in
+/// results); longer ones end in `…`.
 pub const FIRST_PROMPT_CHARS: usize = 120;
 
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -37,23 +39,17 @@ impl Titles {
 fn named(records: &[Record<'_>]) -> Option<Option<String>> {
   let last = records.iter().rev().find(|r| r.kind == "session_info")?;
   let name = last.fields.name.and_then(|raw| serde_json::from_str::<String>(raw.get()).ok());
-  Some(name.map(|n| one_line(&n, usize::MAX)).filter(|n| !n.is_empty()))
+  Some(name.map(|n| one_line(&n)).filter(|n| !n.is_empty()))
 }
 
 fn first_prompt(normalized: &Normalized) -> Option<String> {
   let entry = normalized.entries.iter().find(|e| e.typed.role.as_deref() == Some("user"))?;
-  Some(one_line(&entry.text, FIRST_PROMPT_CHARS)).filter(|p| !p.is_empty())
+  Some(cap_with_ellipsis(&one_line(&entry.text), FIRST_PROMPT_CHARS)).filter(|p| !p.is_empty())
 }
 
-/// Whitespace runs as one space, trimmed, cut at `max` characters with `…`.
-fn one_line(text: &str, max: usize) -> String {
-  let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
-  if flat.chars().count() <= max {
-    return flat;
-  }
-  let mut cut: String = flat.chars().take(max - 1).collect();
-  cut.push('…');
-  cut
+/// Whitespace runs as one space, trimmed.
+fn one_line(text: &str) -> String {
+  text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 #[cfg(test)]
