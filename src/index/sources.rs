@@ -79,14 +79,17 @@ pub fn list_sources(
     files.sort();
     files.dedup();
   }
+  let arming = arming.as_deref();
   let mut sources: Vec<Source> = files
     .into_par_iter()
     .with_min_len(64)
     .filter_map(|path| {
+      // The file's own watch comes first: a link made after the stat is then queued.
+      let watched = arming.is_some_and(|arming| arming.watch_file(&path));
       let (metadata, watchable) = stat_listed(&path)?;
       let mut source = Source::of(path, &metadata);
       // Vouched for once arming finishes (see `Index::sources`).
-      source.quiet_since = if watchable { i128::MIN } else { watch::NEVER_QUIET };
+      source.quiet_since = if watchable && watched { i128::MIN } else { watch::NEVER_QUIET };
       Some(source)
     })
     .collect();

@@ -19,7 +19,11 @@
 //! local filesystems in [`local_fs`](linux::local_fs) are trusted), a dir that could not be
 //! watched (e.g. the per-user watch limit), and single files that a dir
 //! watch cannot see (symlinks, files with more than one hard link), which
-//! [`Source::quiet_since`](super::Source) marks as never quiet.
+//! [`Source::quiet_since`](super::Source) marks as never quiet. A link made
+//! later is reported only to the file's own inode (link(2) has no event for
+//! the dir of the file's first name), so every listed file also gets an
+//! inode watch ([`Kind::File`], IN_ATTRIB) before it is stat'ed; a file
+//! whose watch cannot be added is never vouched for.
 //! A known limit: inotify does not report writes through a shared memory
 //! mapping, so such a change is seen only at the next full listing. Pi (and
 //! any JSONL appender) writes with write(2).
@@ -96,7 +100,7 @@ impl Watcher {
       };
       if drained == Drained::Unknown {
         *armed = None;
-        self.release();
+        self.release(true);
       }
       drained
     }
@@ -111,23 +115,39 @@ impl Watcher {
   /// before each dir is listed, and [`Arming::finish`] says from when on the
   /// watch vouches for its files (`None`: it never does).
   pub fn arm(&self, roots: &Roots) -> Arming<'_> {
-    self.disarm();
-    Arming { watcher: self, roots: roots.clone(), ok: cfg!(target_os = "linux") }
+    #[cfg(target_os = "linux")]
+    {
+      *self.armed.lock() = None;
+      self.release(true);
+    }
+    Arming {
+      watcher: self,
+      roots: roots.clone(),
+      ok: cfg!(target_os = "linux"),
+      #[cfg(target_os = "linux")]
+      files: Default::default(),
+    }
   }
 
   pub fn disarm(&self) {
     #[cfg(target_os = "linux")]
     {
       *self.armed.lock() = None;
-      self.release();
+      self.release(false);
     }
   }
 
   #[cfg(target_os = "linux")]
-  fn release(&self) {
+  fn release(&self, keep_files: bool) {
     if let Some(hub) = &self.hub {
-      hub.lock().release(self.id);
+      hub.lock().release(self.id, keep_files);
     }
+  }
+}
+
+impl Drop for Watcher {
+  fn drop(&mut self) {
+    self.disarm();
   }
 }
 
@@ -141,6 +161,9 @@ pub enum Kind {
   /// Only which names exist (the index dir): every name whose entry came,
   /// went or was renamed over is reported as changed, contents are not.
   Entries,
+  /// One session file's inode, for what its dir's watch cannot see: a hard
+  /// link made to it elsewhere (the file is then stat'ed on every call).
+  File,
 }
 
 /// The dirs a listing reads: the sessions dir and Pi's custom session dir
@@ -156,6 +179,9 @@ pub struct Arming<'w> {
   watcher: &'w Watcher,
   roots: Roots,
   ok: bool,
+  /// The file watches this listing holds (the rest are pruned at finish).
+  #[cfg(target_os = "linux")]
+  files: parking_lot::Mutex<std::collections::HashSet<inotify::WatchDescriptor>>,
 }
 
 impl Arming<'_> {
@@ -170,6 +196,26 @@ impl Arming<'_> {
     let _ = (dir, kind);
   }
 
+  /// Watches `file`'s own inode (call before its stat, so a link made after
+  /// that stat is reported): false when it cannot be watched (the per-user
+  /// watch limit, say), and the file is then never vouched for.
+  pub fn watch_file(&self, file: &Path) -> bool {
+    #[cfg(target_os = "linux")]
+    {
+      let watcher = self.watcher;
+      let Some(wd) = watcher.hub.as_ref().and_then(|hub| hub.lock().watch_file(watcher.id, file)) else {
+        return false;
+      };
+      self.files.lock().insert(wd);
+      true
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+      let _ = file;
+      false
+    }
+  }
+
   /// Every dir is watched: from the returned time on (taken after the last
   /// watch was added), every change to a watched file is queued.
   pub fn finish(self) -> Option<i128> {
@@ -179,6 +225,9 @@ impl Arming<'_> {
     }
     #[cfg(target_os = "linux")]
     {
+      if let Some(hub) = &self.watcher.hub {
+        hub.lock().prune_files(self.watcher.id, &self.files.lock());
+      }
       let at = crate::session::source::now_ns();
       *self.watcher.armed.lock() = Some(self.roots);
       Some(at)

@@ -130,3 +130,35 @@ fn hard_links_and_symlinks_are_never_vouched_for() {
   assert_eq!(total(&answer(&fx, &engine, "zulu")), 1, "written through the other hard link");
   assert_eq!(total(&answer(&fx, &engine, "yankee")), 1, "written through the symlink's target");
 }
+
+/// link(2) reports to the file's own inode only, not to its dir's watch: a
+/// link made after the listing is armed turns the file unvouched, so writes
+/// through it are seen; removing the link again is seen too.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_hard_link_made_after_arming_is_seen_and_writes_through_it_are_too() {
+  let fx = AgentDir::new();
+  let outside = fx.agent.join("outside");
+  fs::create_dir(&outside).unwrap();
+  let a = write(&fx, "a", "alpha words", 300);
+  let engine = fx.engine(json!({}));
+  let index = Index::shared(index_dir(&engine));
+  assert_eq!(total(&answer(&fx, &engine, "alpha")), 1);
+  assert!(index.sources(&engine).iter().all(|s| s.quiet_since != watch::NEVER_QUIET), "armed");
+  let link = outside.join("a.jsonl");
+  fs::hard_link(&a, &link).unwrap();
+  append(&link, "a-1", "a-0", "appended zulu");
+  assert_eq!(total(&answer(&fx, &engine, "zulu")), 1, "appended through the new link");
+  // A same-size rewrite through the link that restores the mtime.
+  let before = fs::metadata(&link).unwrap().modified().unwrap();
+  let text = fs::read_to_string(&link).unwrap().replace("zulu", "xray");
+  fs::OpenOptions::new().write(true).open(&link).unwrap().write_all(text.as_bytes()).unwrap();
+  fs::File::options().write(true).open(&link).unwrap().set_modified(before).unwrap();
+  assert_eq!((total(&answer(&fx, &engine, "xray")), total(&answer(&fx, &engine, "zulu"))), (1, 0));
+  assert!(index.sources(&engine).iter().all(|s| s.quiet_since == watch::NEVER_QUIET), "stat'ed on every call");
+  // The link removed: the next full listing vouches for the file again.
+  fs::remove_file(&link).unwrap();
+  write(&fx, "b", "bravo words", 200);
+  assert_eq!(total(&answer(&fx, &engine, "bravo")), 1);
+  assert!(index.sources(&engine).iter().all(|s| s.quiet_since != watch::NEVER_QUIET), "{:?}", index.sources(&engine));
+}

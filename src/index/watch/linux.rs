@@ -5,7 +5,7 @@ use super::{Drained, Kind};
 use crate::session::source::now_ns;
 use inotify::{EventMask, Inotify, WatchDescriptor, WatchMask};
 use parking_lot::Mutex;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::ffi::OsStr;
 use std::io;
 use std::path::{Path, PathBuf};
@@ -19,8 +19,8 @@ const MAX_PENDING: usize = 10_000;
 /// watcher has not drained yet.
 pub struct Hub {
   inotify: Inotify,
-  /// A dir watched by several indexes has one descriptor: (watcher, dir as
-  /// that watcher named it, what it watches the dir for).
+  /// A dir (or file) watched by several indexes has one descriptor:
+  /// (watcher, the path as that watcher named it, what it watches it for).
   owners: HashMap<WatchDescriptor, Vec<(u64, PathBuf, Kind)>>,
   pending: HashMap<u64, Pending>,
   buffer: Vec<u8>,
@@ -50,6 +50,9 @@ fn mask(kind: Kind) -> WatchMask {
   match kind {
     Kind::Entries => entries,
     Kind::Sessions | Kind::Root => entries | WatchMask::MODIFY | WatchMask::ATTRIB | WatchMask::CLOSE_WRITE,
+    // link(2) reports IN_ATTRIB on the inode only (its new name is in a dir
+    // no one watches), so the file's own watch is what sees a second link.
+    Kind::File => WatchMask::ATTRIB | WatchMask::DONT_FOLLOW | WatchMask::MASK_ADD,
   }
 }
 
@@ -95,25 +98,44 @@ impl Hub {
   }
 
   pub fn watch(&mut self, id: u64, dir: &Path, kind: Kind) -> bool {
-    if !is_local(dir) {
-      return false;
+    is_local(dir) && self.add(id, dir, kind).is_some()
+  }
+
+  /// Watches one file's inode (its dir is watched, so it is local). A file
+  /// watched again keeps its descriptor: the kernel hands back the same one
+  /// while the inode is the same.
+  pub fn watch_file(&mut self, id: u64, file: &Path) -> Option<WatchDescriptor> {
+    self.add(id, file, Kind::File)
+  }
+
+  fn add(&mut self, id: u64, path: &Path, kind: Kind) -> Option<WatchDescriptor> {
+    let wd = self.inotify.watches().add(path, mask(kind)).ok()?;
+    let owners = self.owners.entry(wd.clone()).or_default();
+    if !owners.iter().any(|(owner, p, k)| *owner == id && *k == kind && p == path) {
+      owners.push((id, path.to_path_buf(), kind));
     }
-    match self.inotify.watches().add(dir, mask(kind)) {
-      Ok(wd) => {
-        self.owners.entry(wd).or_default().push((id, dir.to_path_buf(), kind));
-        self.pending.entry(id).or_default();
-        true
-      }
-      Err(_) => false,
-    }
+    self.pending.entry(id).or_default();
+    Some(wd)
   }
 
   /// Drops `id`'s watches (a descriptor no one else owns is removed) and
-  /// whatever it had not drained.
-  pub fn release(&mut self, id: u64) {
+  /// whatever it had not drained. `keep_files`: its file watches stay, so a
+  /// re-arming need not remove and add one per session file again.
+  pub fn release(&mut self, id: u64, keep_files: bool) {
+    self.drop_owned(id, |kind, _| !(keep_files && kind == Kind::File));
+    self.pending.remove(&id);
+  }
+
+  /// Drops `id`'s file watches other than `kept` (files gone or replaced
+  /// since the previous listing).
+  pub fn prune_files(&mut self, id: u64, kept: &HashSet<WatchDescriptor>) {
+    self.drop_owned(id, |kind, wd| kind == Kind::File && !kept.contains(wd));
+  }
+
+  fn drop_owned(&mut self, id: u64, drop: impl Fn(Kind, &WatchDescriptor) -> bool) {
     let mut unused = Vec::new();
     for (wd, owners) in self.owners.iter_mut() {
-      owners.retain(|(owner, _, _)| *owner != id);
+      owners.retain(|(owner, _, kind)| *owner != id || !drop(*kind, wd));
       if owners.is_empty() {
         unused.push(wd.clone());
       }
@@ -122,7 +144,6 @@ impl Hub {
       self.owners.remove(&wd);
       let _ = self.inotify.watches().remove(wd);
     }
-    self.pending.remove(&id);
   }
 
   /// Reads the queue dry, files every event with its watchers, and hands
@@ -154,6 +175,10 @@ impl Hub {
             Change::File(_) | Change::Unknown => pending.unknown = true,
           }
         }
+        if event.mask.contains(EventMask::IGNORED) {
+          // The kernel dropped the watch (its inode is gone): so do its owners.
+          self.owners.remove(&event.wd);
+        }
       }
     }
     let at_ns = now_ns();
@@ -175,12 +200,16 @@ enum Change {
 }
 
 fn classify(dir: &Path, kind: Kind, mask: EventMask, name: Option<&OsStr>) -> Change {
-  let gone = EventMask::DELETE_SELF | EventMask::MOVE_SELF | EventMask::IGNORED | EventMask::UNMOUNT;
-  if mask.intersects(gone) {
+  if mask.contains(EventMask::UNMOUNT) {
     return Change::Unknown;
   }
+  let gone = EventMask::DELETE_SELF | EventMask::MOVE_SELF | EventMask::IGNORED;
   let entries = EventMask::CREATE | EventMask::DELETE | EventMask::MOVED_FROM | EventMask::MOVED_TO;
   match kind {
+    // A new link, a chmod or the inode's end: stat the file again (a file
+    // gone makes that stat ask for a full listing).
+    Kind::File => return Change::File(dir.to_path_buf()),
+    _ if mask.intersects(gone) => return Change::Unknown,
     // The sessions dir lists project dirs (or links to them): any entry change re-lists.
     Kind::Root => return if mask.intersects(entries) { Change::Unknown } else { Change::None },
     // Every name whose entry came, went or was renamed over.

@@ -126,3 +126,28 @@ fn a_simulated_overflow_disarms() {
   assert_eq!(watcher.drain(&roots), Drained::Unknown);
   assert_eq!(watcher.drain(&roots), Drained::Unknown);
 }
+
+#[test]
+fn a_watched_file_reports_a_link_made_elsewhere_and_a_pruned_one_does_not() {
+  let (dir, file) = project();
+  let roots = Roots { sessions_dir: dir.path().to_path_buf(), session_dir: None };
+  let watcher = Watcher::default();
+  let arm = |files: &[&Path]| {
+    let mut arming = watcher.arm(&roots);
+    arming.watch(dir.path(), Kind::Root);
+    arming.watch(&dir.path().join("p"), Kind::Sessions);
+    assert!(files.iter().all(|f| arming.watch_file(f)));
+    assert!(arming.finish().is_some());
+  };
+  let elsewhere = tempfile::tempdir_in(dir.path().parent().unwrap()).unwrap();
+  let link = elsewhere.path().join("a.jsonl");
+  arm(&[&file]);
+  fs::hard_link(&file, &link).unwrap();
+  assert_eq!(changed(watcher.drain(&roots)), vec![file.clone()], "the dir watch alone never sees it");
+  fs::remove_file(&link).unwrap();
+  assert_eq!(changed(watcher.drain(&roots)), vec![file.clone()], "nor the link's removal");
+  // Re-armed without the file: its watch is pruned, a new link goes unreported.
+  arm(&[]);
+  fs::hard_link(&file, &link).unwrap();
+  assert_eq!(changed(watcher.drain(&roots)), Vec::<PathBuf>::new());
+}
