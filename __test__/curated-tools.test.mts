@@ -1,5 +1,5 @@
-// The MemoryStore class, the four memory tools (the reference's tools.test.ts,
-// ported) with their structured results, and /memory.
+// The MemoryStore class, the five memory tools (the reference's tools.test.ts
+// ported, and memory_apply) with their structured results, and /memory.
 import assert from 'node:assert/strict'
 import { mkdtempSync, readFileSync, rmSync, writeFileSync, mkdirSync } from 'node:fs'
 import { tmpdir } from 'node:os'

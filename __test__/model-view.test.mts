@@ -2,7 +2,7 @@
 // a lean view whose follow calls carry a `pin` instead of a session path and
 // two full hashes. Every pinned call must read exactly what the whole page's
 // call reads, a rewrite must still be stale, and ten hits must fit in 5,000
-// characters (the issue-32 goal; README "Prompt footprint").
+// characters (the issue-32 goal; docs/in-pi.md "Prompt footprint").
 import assert from 'node:assert/strict'
 import { readFileSync, writeFileSync } from 'node:fs'
 import { after, test } from 'node:test'

@@ -1,4 +1,4 @@
-// What Pi reads from the seven tools' definitions: one shared `memory`
+// What Pi reads from the eight tools' definitions: one shared `memory`
 // namespace, output schemas on the recall tools, and enumerated parameters as
 // plain `{type: "string", enum}` schemas (a union of literals breaks
 // Google-family models, Pi's extensions.md). The real-Pi codemode path is in
@@ -59,7 +59,7 @@ test('eight tools, one namespace, output schemas, plain string enums', () => {
 })
 
 // The prompt-footprint goal of issue 32: what the default exposure declares
-// every turn stays within 4,000 characters (README "Prompt footprint").
+// every turn stays within 4,000 characters (docs/in-pi.md "Prompt footprint").
 test('the declared tools fit in 4,000 characters; the others are codemode, reachable by scripts and tool_search', () => {
   const tools = registeredTools()
   const direct = tools.filter((t) => (t.exposure ?? 'direct') === 'direct')

@@ -1,5 +1,5 @@
 /**
- * The curated-memory lifecycle in Pi: the four memory tools, `/memory`, and
+ * The curated-memory lifecycle in Pi: the five memory tools, `/memory`, and
  * the frozen system-prompt snapshot.
  *
  * The snapshot is captured once per session and saved in it

@@ -60,7 +60,7 @@ export function tokenize(text, side = 'document') {
   return out
 }
 
-/** This package's own tools: the engine leaves their results out of the index (README, "No self-echo"). */
+/** This package's own tools: the engine leaves their results out of the index (docs/api.md, "No self-echo"). */
 const MEMORY_TOOLS = new Set(['memory_recall', 'memory_expand', 'memory_sessions', 'memory_read', 'memory_add', 'memory_replace', 'memory_remove'])
 
 const textOf = (content) => (typeof content === 'string' ? content : content.filter((b) => b.type === 'text').map((b) => b.text).join('\n'))
