@@ -1,6 +1,6 @@
 //! The `memory` configuration: defaults, bounds and validation.
 //!
-//! Keys and defaults are README's "Configuration" section; the bounds are
+//! Keys and defaults are docs/configuration.md (held equal by __test__/docs.test.mts); the bounds are
 //! the `integer` rows of `from_json`. A value of the
 //! wrong type or out of bounds is an `invalid_argument` error naming the key,
 //! never a silent clamp. Unknown keys are ignored so newer settings files
@@ -144,6 +144,8 @@ impl Config {
       "regexMaxHaystackBytes": self.regex_max_haystack_bytes,
       "regexTimeoutMs": self.regex_timeout_ms,
       "watchSessions": self.watch_sessions,
+      "indexOwnToolResults": self.index_own_tool_results,
+      "recallCurrentTurn": self.recall_current_turn,
     })
   }
 
@@ -196,7 +198,9 @@ mod tests {
 
   #[test]
   fn to_json_round_trips_through_from_json() {
-    let config = Config::from_json(Some(&json!({"hotSessions": 7, "indexDir": "/x", "regexTimeoutMs": 99}))).unwrap();
+    let config = Config::from_json(Some(&json!({"hotSessions": 7, "indexDir": "/x", "regexTimeoutMs": 99,
+      "indexOwnToolResults": true, "recallCurrentTurn": true})))
+    .unwrap();
     let json = config.to_json();
     assert_eq!(json["hotSessions"], 7);
     assert_eq!(json["maxSyncSessions"], 10_000, "defaults are filled in");

@@ -1,6 +1,6 @@
 //! Where sessions live and which ones a scope names.
 //!
-//! Layout (README "Where sessions are looked for"): `<agentDir>/sessions/--<cwd>--/*.jsonl`,
+//! Layout (docs/sessions-and-index.md "Where sessions are looked for"): `<agentDir>/sessions/--<cwd>--/*.jsonl`,
 //! the directory name being Pi's lossy cwd encoding. Session id and cwd are
 //! always taken from the header, never decoded from names.
 
