@@ -5,6 +5,8 @@
 //! into a silently ignored filter.
 
 use crate::error::{CoreError, CoreResult};
+use crate::session::discover::Scope;
+use crate::session::lineage::Branches;
 use serde_json::{Map, Value};
 
 pub struct Args<'a> {
@@ -95,6 +97,29 @@ impl<'a> Args<'a> {
       None => Ok(None),
       Some(value @ Value::Object(_)) => Ok(Some(value)),
       Some(other) => self.fail(key, "an object", other),
+    }
+  }
+
+  /// `branches`: "active" (the default) or "all".
+  pub fn branches(&self) -> CoreResult<Branches> {
+    match self.string("branches")? {
+      None => Ok(Branches::Active),
+      Some(text) => Branches::parse(&text).ok_or_else(|| {
+        CoreError::invalid(format!("{}: branches must be \"active\" or \"all\", got \"{text}\"", self.call))
+      }),
+    }
+  }
+
+  /// `scope`, or `default` when absent.
+  pub fn scope(&self, default: Scope) -> CoreResult<Scope> {
+    match self.string("scope")? {
+      None => Ok(default),
+      Some(text) => Scope::parse(&text).ok_or_else(|| {
+        CoreError::invalid(format!(
+          "{}: scope must be \"session\", \"project\", \"global\" or \"session:<id-or-path>\", got \"{text}\"",
+          self.call
+        ))
+      }),
     }
   }
 }

@@ -4,7 +4,7 @@
 use crate::engine::Engine;
 use crate::ops::expand::{expand, ExpandRequest};
 use crate::ops::recall::recall;
-use crate::query::plan::RecallRequest;
+use crate::ops::recall::RecallRequest;
 use crate::testing::{within, AgentDir, CWD};
 use serde_json::{json, Value};
 use std::fs;

@@ -7,7 +7,7 @@
 use crate::fault::FailWrites;
 use crate::index::record::CacheRecord;
 use crate::ops::recall::recall;
-use crate::query::plan::RecallRequest;
+use crate::ops::recall::RecallRequest;
 use crate::store::result::{FailureCode, StoreResult};
 use crate::store::{MemoryStore, StoreOptions, Target};
 use crate::testing::{AgentDir, CWD};

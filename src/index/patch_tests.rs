@@ -5,7 +5,7 @@
 use super::watch_tests::{session, write};
 use super::*;
 use crate::ops::recall::recall;
-use crate::query::plan::RecallRequest;
+use crate::ops::recall::RecallRequest;
 use crate::testing::{proptest_config, AgentDir};
 use proptest::prelude::*;
 use proptest::test_runner::TestRunner;

@@ -7,7 +7,7 @@
 use super::build::RESUMED;
 use super::*;
 use crate::ops::recall::recall;
-use crate::query::plan::RecallRequest;
+use crate::ops::recall::RecallRequest;
 use crate::session::proptests::{file, lines, step};
 use crate::testing::{proptest_config, AgentDir};
 use proptest::prelude::*;

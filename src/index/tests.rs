@@ -485,7 +485,7 @@ fn recall_hits(engine: &Engine, query: &str) -> crate::ops::recall::RecallPage {
 
 fn recall_in(engine: &Engine, query: &str, scope: &str) -> crate::ops::recall::RecallPage {
   let args = json!({"query": query, "scope": scope});
-  crate::ops::recall::recall(engine, &crate::query::plan::RecallRequest::from_json(Some(&args)).unwrap())
+  crate::ops::recall::recall(engine, &crate::ops::recall::RecallRequest::from_json(Some(&args)).unwrap())
 }
 
 fn cold_digest(record: &CacheRecord) -> &cold::ColdDigest {

@@ -3,7 +3,7 @@
 
 use super::*;
 use crate::ops::recall::recall;
-use crate::query::plan::RecallRequest;
+use crate::ops::recall::RecallRequest;
 use crate::testing::{AgentDir, CWD};
 use serde_json::{json, Value};
 use std::io::Write;

@@ -1,41 +1,15 @@
 //! What the three operations share: the `{ref, tool, args}` call tokens a
 //! page hands back (`follow`, `next`), the 30,000-character JSON envelope
-//! every result fits, the `branches` and `scope` arguments, and the
-//! context-edit facts both hits and chunks print. A token's binding to the
+//! every result fits, and the context-edit facts both hits and chunks print. A token's binding to the
 //! bytes and lineage it was cut from is `session::binding`.
 
-use crate::args::Args;
-use crate::error::{CoreError, CoreResult};
-use crate::session::discover::Scope;
 use crate::session::entry::{ContextEdit, Entry, Outcome};
-use crate::session::lineage::Branches;
 use crate::text::{cap_with_ellipsis, meta, META_CHARS};
 use serde::Serialize;
 use serde_json::Value;
 
 /// The most JSON characters (UTF-16 units) any result may take.
 pub const MAX_ENVELOPE_CHARS: usize = 30_000;
-
-pub fn parse_branches(args: &Args<'_>) -> CoreResult<Branches> {
-  match args.string("branches")? {
-    None => Ok(Branches::Active),
-    Some(text) => Branches::parse(&text).ok_or_else(|| {
-      CoreError::invalid(format!("{}: branches must be \"active\" or \"all\", got \"{text}\"", args.call))
-    }),
-  }
-}
-
-pub fn parse_scope(args: &Args<'_>, default: Scope) -> CoreResult<Scope> {
-  match args.string("scope")? {
-    None => Ok(default),
-    Some(text) => Scope::parse(&text).ok_or_else(|| {
-      CoreError::invalid(format!(
-        "{}: scope must be \"session\", \"project\", \"global\" or \"session:<id-or-path>\", got \"{text}\"",
-        args.call
-      ))
-    }),
-  }
-}
 
 /// A `{ref, tool, args}` call token. `tool` is the Pi tool that serves `ref`
 /// (`memory.expand` → `memory_expand`), so a guest dispatches it without

@@ -6,7 +6,6 @@ use crate::engine::Engine;
 use crate::error::{ContractError, CoreResult};
 use crate::index::record::Tier;
 use crate::index::{self, Coverage};
-use crate::ops::contract::{parse_branches, parse_scope};
 use crate::session::discover::Scope;
 use crate::session::lineage::Branches;
 use serde::Serialize;
@@ -25,8 +24,8 @@ impl SessionsRequest {
   pub fn from_json(value: Option<&Value>) -> CoreResult<SessionsRequest> {
     let args = Args::new("memory.sessions", value, &["scope", "branches", "limit"])?;
     Ok(SessionsRequest {
-      scope: parse_scope(&args, Scope::Project)?,
-      branches: parse_branches(&args)?,
+      scope: args.scope(Scope::Project)?,
+      branches: args.branches()?,
       limit: args
         .integer("limit")?
         .map(|_| args.bounded("limit", 1, MAX_LIMIT, MAX_LIMIT))

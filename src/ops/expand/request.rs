@@ -3,7 +3,6 @@
 
 use crate::args::Args;
 use crate::error::{CoreError, CoreResult};
-use crate::ops::contract::parse_branches;
 use crate::session::binding::Binding;
 use crate::session::lineage::Branches;
 use serde_json::{json, Map, Value};
@@ -100,7 +99,7 @@ impl ExpandRequest {
     }
     Ok(ExpandRequest {
       session: args.string("session")?,
-      branches: parse_branches(&args)?,
+      branches: args.branches()?,
       selection,
       before,
       after,

@@ -4,12 +4,13 @@
 mod docs;
 mod page;
 mod rank;
+mod request;
 mod search;
 mod searched;
 
 use crate::coverage::Reason;
 use crate::engine::Engine;
-pub use crate::query::plan::RecallRequest;
+pub use request::RecallRequest;
 use std::collections::BTreeSet;
 
 pub use page::{EntryHit, Hit, RecallPage, SessionHit};

@@ -4,7 +4,7 @@
 //! session hits).
 
 use super::recall;
-use crate::query::plan::RecallRequest;
+use crate::ops::recall::RecallRequest;
 use crate::testing::{proptest_config, AgentDir, CWD};
 use proptest::prelude::*;
 use serde_json::{json, Value};

@@ -4,13 +4,13 @@
 
 use super::docs::{self, Docs};
 use super::searched::{Searched, Sessions};
+pub use super::RecallRequest;
 use crate::coverage::Reason;
 use crate::engine::Engine;
 use crate::error::ContractError;
 use crate::index::cold::{ColdContent, Echoes};
 use crate::index::{self, dictionary};
 use crate::query::plan::Query;
-pub use crate::query::plan::RecallRequest;
 use crate::query::regex::BoundedRegex;
 use crate::query::score::{bm25, idf, session_frequency, PART_WEIGHT};
 use crate::session::entry::Entry;

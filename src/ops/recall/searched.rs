@@ -1,6 +1,7 @@
 //! The sessions one recall reads: index records, or for an explicit
 //! `session:` scope the source itself, with the binding each hit issues.
 
+pub use super::RecallRequest;
 use crate::engine::Engine;
 use crate::error::{ContractError, ErrorCode};
 use crate::index::cold::Echoes;
@@ -10,7 +11,6 @@ use crate::index::hot::HotShard;
 use crate::index::kind::Kind;
 use crate::index::record::{Body, CacheRecord, Tier};
 use crate::index::{self, Coverage, Synced};
-pub use crate::query::plan::RecallRequest;
 use crate::session::binding::Issuer;
 use crate::session::discover::Scope;
 use crate::session::entry::Typed;

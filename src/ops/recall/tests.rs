@@ -4,7 +4,7 @@ use crate::engine::Engine;
 use crate::index::record::Tier;
 use crate::ops::contract::MAX_ENVELOPE_CHARS;
 use crate::ops::expand::{expand, ExpandRequest};
-use crate::query::plan::RecallRequest;
+use crate::ops::recall::RecallRequest;
 use crate::testing::{AgentDir, CWD};
 use crate::text::json_len;
 use serde_json::{json, Value};

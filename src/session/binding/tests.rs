@@ -3,8 +3,8 @@
 
 use crate::engine::{Engine, Live};
 use crate::ops::expand::{expand, ExpandPage, ExpandRequest};
+use crate::ops::recall::RecallRequest;
 use crate::ops::recall::{recall, Hit, RecallPage};
-use crate::query::plan::RecallRequest;
 use crate::session::lineage::LiveBranch;
 use crate::testing::{AgentDir, CWD};
 use serde_json::{json, Value};
