@@ -24,6 +24,7 @@ pub mod store;
 #[cfg(test)]
 mod testing;
 pub mod text;
+pub mod threat;
 pub(crate) mod tokenize;
 #[cfg(test)]
 mod write_fault_tests;

@@ -158,9 +158,29 @@ pub fn ascii_json(json: String) -> String {
   out
 }
 
+/// `1234567` → `"1,234,567"`, independent of the machine's locale.
+pub fn group_thousands(n: usize) -> String {
+  let digits = n.to_string();
+  let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+  for (i, ch) in digits.chars().enumerate() {
+    if i > 0 && (digits.len() - i).is_multiple_of(3) {
+      out.push(',');
+    }
+    out.push(ch);
+  }
+  out
+}
+
 #[cfg(test)]
 mod tests {
   use super::*;
+
+  #[test]
+  fn thousands_are_grouped_regardless_of_locale() {
+    assert_eq!(group_thousands(1_234_567), "1,234,567");
+    assert_eq!(group_thousands(999), "999");
+    assert_eq!(group_thousands(0), "0");
+  }
 
   #[test]
   fn ascii_json_is_the_same_value_in_ascii_bytes() {

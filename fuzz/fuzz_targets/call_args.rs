@@ -8,7 +8,7 @@ use pi_fabric_memory::engine::Live;
 use pi_fabric_memory::error::CoreError;
 use pi_fabric_memory::ops::expand::ExpandRequest;
 use pi_fabric_memory::ops::sessions::SessionsRequest;
-use pi_fabric_memory::query::plan::RecallRequest;
+use pi_fabric_memory::ops::recall::RecallRequest;
 use serde_json::Value;
 
 fn refused_as_invalid<T>(result: Result<T, CoreError>) -> Option<T> {

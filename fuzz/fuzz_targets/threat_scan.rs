@@ -1,7 +1,7 @@
 //! Threat scan: never panics, is bounded, and is deterministic.
 #![no_main]
 use libfuzzer_sys::fuzz_target;
-use pi_fabric_memory::store::threat::{scan, Scope};
+use pi_fabric_memory::threat::{scan, Scope};
 
 fuzz_target!(|text: &str| {
   let strict = scan(text, Scope::Strict);

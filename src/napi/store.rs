@@ -40,7 +40,7 @@ pub struct ThreatFlagsOptions {
 #[napi]
 pub fn threat_flags(text: String, options: Option<ThreatFlagsOptions>) -> Result<Vec<String>> {
   let prefilter = options.and_then(|o| o.prefilter).unwrap_or(true);
-  caught(|| crate::store::threat::flags::flags_with(&text, prefilter))
+  caught(|| crate::threat::flags::flags_with(&text, prefilter))
 }
 
 #[napi(object)]

@@ -65,7 +65,7 @@ pub struct LongText {
 impl LongText {
   /// The entry's threat flags (scanned on first use).
   pub fn threats(&self, text: &str) -> Option<Vec<String>> {
-    self.threats.get_or_init(|| crate::store::threat::flags::field(text)).clone()
+    self.threats.get_or_init(|| crate::threat::flags::field(text)).clone()
   }
 }
 

@@ -4,7 +4,7 @@
 //! units) so files written by either implementation stay within each other's
 //! limits.
 
-use crate::text::{byte_offset_of_utf16, utf16_len};
+use crate::text::{byte_offset_of_utf16, group_thousands, utf16_len};
 
 pub(crate) const DELIMITER: &str = "\n§\n";
 
@@ -57,19 +57,6 @@ pub(crate) fn joined_len(entries: &[String]) -> usize {
 /// fuse with the delimiter of a neighbour.
 pub fn is_storable(entry: &str) -> bool {
   !format!("\n{entry}\n").contains(DELIMITER)
-}
-
-/// `1234567` → `"1,234,567"`, independent of the machine's locale.
-pub(crate) fn group_thousands(n: usize) -> String {
-  let digits = n.to_string();
-  let mut out = String::with_capacity(digits.len() + digits.len() / 3);
-  for (i, ch) in digits.chars().enumerate() {
-    if i > 0 && (digits.len() - i).is_multiple_of(3) {
-      out.push(',');
-    }
-    out.push(ch);
-  }
-  out
 }
 
 /// The percentage as JavaScript computes it: `min(100, floor(cur / lim * 100))`
@@ -146,8 +133,6 @@ mod tests {
     assert_eq!(usage(1234, 2200), "56% — 1,234/2,200 chars");
     assert_eq!(usage(5000, 2200), "100% — 5,000/2,200 chars");
     assert_eq!(usage(0, 0), "0% — 0/0 chars");
-    assert_eq!(group_thousands(1_234_567), "1,234,567");
-    assert_eq!(group_thousands(999), "999");
   }
 
   #[test]

@@ -3,7 +3,8 @@
 
 use super::entries::{self, js_trim};
 use super::result::{Failure, FailureCode};
-use super::{snapshot, threat, Target};
+use super::{snapshot, Target};
+use crate::threat;
 
 /// Normalizes and checks new entry text: CRLF as LF, trimmed, non-empty,
 /// free of threats, and storable as exactly one entry.

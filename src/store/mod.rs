@@ -23,7 +23,6 @@ mod review;
 mod run;
 pub(crate) mod snapshot;
 mod target;
-pub mod threat;
 mod write;
 
 #[cfg(test)]

@@ -2,10 +2,11 @@
 //! them on a working copy under the write path and shape the result.
 
 use super::batch::{self, NetChange, Op, Step};
-use super::entries::{self, group_thousands, joined_len};
+use super::entries::{self, joined_len};
 use super::provenance::{self, Citation, Records, Stamp};
 use super::result::{Failure, FailureCode, OperationOutcome, OperationStatus, StoreResult, Success};
 use super::{proposals, snapshot, MemoryStore, Target};
+use crate::text::group_thousands;
 use crate::text::utf16_len;
 
 /// How a batch of operations was called, which shapes its result.

@@ -3,9 +3,9 @@
 //! validated again when a saved snapshot is restored from a Pi session.
 
 use super::entries::{self, DELIMITER};
-use super::threat::{self, Scope};
 use super::Target;
 use crate::text::utf16_len;
+use crate::threat::{self, Scope};
 use regex::Regex;
 use std::sync::OnceLock;
 
@@ -51,7 +51,7 @@ fn omitted_marker(count: usize, units: usize) -> String {
   let noun = if count == 1 { "entry" } else { "entries" };
   format!(
     "[… {count} more {noun} ({} chars) not shown: the memory snapshot in the system prompt is bounded. Use memory_read to see every entry.]",
-    entries::group_thousands(units)
+    crate::text::group_thousands(units)
   )
 }
 

@@ -85,7 +85,7 @@ impl Chunk {
       meta: EntryMeta::of(entry),
       text: text.to_string(),
       text_range: TextRange { start, end, total, complete: end >= total },
-      threats: long.map_or_else(|| crate::store::threat::flags::field(&entry.text), |l| l.threats(&entry.text)),
+      threats: long.map_or_else(|| crate::threat::flags::field(&entry.text), |l| l.threats(&entry.text)),
       anchor,
       files_touched: entry.files_touched.iter().take(MAX_FILES).map(|f| cap_with_ellipsis(f, MAX_FILE_CHARS)).collect(),
       parent_entry_id: meta(&entry.parent_entry_id),

@@ -138,7 +138,7 @@ fn a_unique_id_prefix_names_its_session_and_a_shared_one_is_ambiguous() {
 /// view now, and its pages reassemble exactly.
 #[test]
 fn a_huge_entry_is_scanned_once_however_many_pages_it_takes() {
-  use crate::store::threat::flags::SCANNED_BYTES;
+  use crate::threat::flags::SCANNED_BYTES;
   use std::sync::atomic::Ordering;
   let fx = fixture();
   let unit = "a😀b雪 word ";

@@ -92,7 +92,7 @@ impl Search<'_> {
       snippet,
       truncated: cut || entry.truncated,
       edit: EditFields::of(entry),
-      threats: crate::store::threat::flags::field(&entry.text),
+      threats: crate::threat::flags::field(&entry.text),
       follow: self.follow(session, entry),
     }))
   }

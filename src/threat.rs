@@ -1,4 +1,6 @@
-//! The threat scanner run on every memory write and every snapshot build:
+//! The threat scanner: run on every memory write and every snapshot build
+//! (`store`), and, as [`flags`], on the text of every recall hit and
+//! expansion chunk (`ops`) and for the edge's `threatFlags`. It holds
 //! the pattern table of `@amaster.ai/pi-memory` (a port of hermes'
 //! `threat_patterns`, with Hermes's later false-positive fixes), patterns
 //! for secrets and Pi's own persistence targets, and invisible code points.
@@ -404,8 +406,8 @@ impl Finding {
       ),
       Finding::Oversized(units) => format!(
         "Blocked: content is too long to scan ({} chars; at most {}).",
-        super::entries::group_thousands(*units),
-        super::entries::group_thousands(MAX_SCAN_UNITS)
+        crate::text::group_thousands(*units),
+        crate::text::group_thousands(MAX_SCAN_UNITS)
       ),
     }
   }
