@@ -6,8 +6,8 @@
 use pi_fabric_memory::config::Config;
 use pi_fabric_memory::engine::Engine;
 use pi_fabric_memory::ops::recall::recall;
-use pi_fabric_memory::ops::sessions::{sessions, SessionsRequest};
 use pi_fabric_memory::ops::recall::RecallRequest;
+use pi_fabric_memory::ops::sessions::{sessions, SessionsRequest};
 use pi_fabric_memory::session::discover::encode_cwd;
 use serde_json::{json, Value};
 use std::fs;

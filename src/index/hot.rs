@@ -5,7 +5,7 @@ use super::cold::Lazy;
 use super::vocabulary::Vocabulary;
 use super::IndexCoverage;
 use crate::coverage::Reason;
-use crate::query::score::Provenance;
+use crate::session::entry::Provenance;
 use crate::session::entry::{Entry, Normalized, Typed};
 use crate::session::lineage::Node;
 use crate::session::parse::Header;

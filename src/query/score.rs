@@ -11,7 +11,7 @@
 //! them.
 
 use super::plan::Filters;
-use crate::session::entry::Entry;
+use crate::session::entry::Provenance;
 
 pub const K1: f64 = 1.2;
 pub const B: f64 = 0.75;
@@ -52,30 +52,9 @@ pub fn session_frequency(whole: u8, part: u8) -> f64 {
   class_frequency(whole) + PART_WEIGHT * class_frequency(part)
 }
 
-/// Where an entry's text comes from, as ranking weighs it: worked out once
-/// per hot shard (see `HotShard::provenance`), not per scored entry.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Provenance {
-  AssistantProse,
-  UserProse,
-  Summary,
-  ToolOutput,
-  ToolCall,
-  Other,
-}
-
+/// How ranking weighs an entry's [`Provenance`] (its classification is
+/// `session::entry`'s).
 impl Provenance {
-  pub fn of(entry: &Entry) -> Provenance {
-    match (entry.typed.tool.is_none(), entry.typed.role.as_deref()) {
-      (true, Some("assistant")) => Provenance::AssistantProse,
-      (true, Some("user")) => Provenance::UserProse,
-      (true, Some("compactionSummary" | "custom")) => Provenance::Summary,
-      (_, Some("toolResult" | "fabricOperation")) => Provenance::ToolOutput,
-      (false, _) => Provenance::ToolCall,
-      _ => Provenance::Other,
-    }
-  }
-
   /// What an occurrence counts in a session's frequencies and length, in
   /// tenths (BM25F's field weights): the provenance weights scaled so
   /// assistant prose is 10. Integers, so every tier sums them exactly alike.
@@ -110,7 +89,7 @@ impl Provenance {
 #[cfg(test)]
 mod tests {
   use super::*;
-  use crate::session::entry::Typed;
+  use crate::session::entry::{Entry, Typed};
 
   #[test]
   fn bm25_saturates_and_normalizes_length() {

@@ -154,3 +154,29 @@ pub const MEMORY_TOOLS: [(&str, &str); 7] = [
 pub fn is_memory_tool(tool: &str) -> bool {
   MEMORY_TOOLS.iter().any(|(name, _)| *name == tool)
 }
+
+/// Where an entry's text comes from: prose of either side, a summary, tool
+/// plumbing. Ranking weighs it (`query::score`); worked out once per hot
+/// shard (see `HotShard::provenance`), not per scored entry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Provenance {
+  AssistantProse,
+  UserProse,
+  Summary,
+  ToolOutput,
+  ToolCall,
+  Other,
+}
+
+impl Provenance {
+  pub fn of(entry: &Entry) -> Provenance {
+    match (entry.typed.tool.is_none(), entry.typed.role.as_deref()) {
+      (true, Some("assistant")) => Provenance::AssistantProse,
+      (true, Some("user")) => Provenance::UserProse,
+      (true, Some("compactionSummary" | "custom")) => Provenance::Summary,
+      (_, Some("toolResult" | "fabricOperation")) => Provenance::ToolOutput,
+      (false, _) => Provenance::ToolCall,
+      _ => Provenance::Other,
+    }
+  }
+}
