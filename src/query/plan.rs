@@ -2,7 +2,7 @@
 //! and the exact structural filters. Parsing a call's arguments into one is
 //! `ops::recall::request`.
 
-use crate::session::entry::{Outcome, Typed};
+use crate::session::entry::Typed;
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum Query {
@@ -31,15 +31,12 @@ impl Query {
   }
 }
 
-/// Exact structural filters; time bounds inclusive, in ms.
+/// Exact structural filters: the typed fields an entry must have (a
+/// pattern: each field it sets; its timestamp is never set), and a time
+/// window, bounds inclusive, in ms.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Filters {
-  pub role: Option<String>,
-  pub tool: Option<String>,
-  pub reference: Option<String>,
-  pub provider: Option<String>,
-  pub action: Option<String>,
-  pub outcome: Option<Outcome>,
+  pub typed: Typed,
   pub since: Option<i64>,
   pub until: Option<i64>,
 }
@@ -52,11 +49,12 @@ impl Filters {
   /// Filters on operations (tool, ref, provider, action, outcome) switch
   /// provenance weighting off: the caller asked for plumbing.
   pub fn asks_for_operations(&self) -> bool {
-    self.tool.is_some()
-      || self.reference.is_some()
-      || self.provider.is_some()
-      || self.action.is_some()
-      || self.outcome.is_some()
+    let typed = &self.typed;
+    typed.tool.is_some()
+      || typed.reference.is_some()
+      || typed.provider.is_some()
+      || typed.action.is_some()
+      || typed.outcome.is_some()
   }
 
   /// Typed fields alone decide. An entry without a timestamp cannot be
@@ -67,13 +65,7 @@ impl Filters {
 
   /// The typed fields but the timestamp decide.
   pub fn matches_kind(&self, item: &Typed) -> bool {
-    let exact = |want: &Option<String>, have: &Option<String>| want.is_none() || want == have;
-    exact(&self.role, &item.role)
-      && exact(&self.tool, &item.tool)
-      && exact(&self.reference, &item.reference)
-      && exact(&self.provider, &item.provider)
-      && exact(&self.action, &item.action)
-      && self.outcome.is_none_or(|o| Some(o) == item.outcome)
+    item.has(&self.typed)
   }
 
   /// The time window alone decides.

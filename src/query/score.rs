@@ -115,7 +115,7 @@ mod tests {
     let weight = |entry: &Entry, filters: &Filters| Provenance::of(entry).weight(filters);
     assert!(weight(&prose, &none) > weight(&result, &none));
     assert!(weight(&result, &none) > weight(&call, &none));
-    let ops = Filters { tool: Some("bash".into()), ..Filters::default() };
+    let ops = Filters { typed: Typed { tool: Some("bash".into()), ..Typed::default() }, ..Filters::default() };
     assert_eq!(weight(&call, &ops), 1.0);
   }
 }

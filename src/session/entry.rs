@@ -82,6 +82,22 @@ pub struct Typed {
   pub timestamp: Option<i64>,
 }
 
+impl Typed {
+  /// Has every field `pattern` sets (its timestamp included, when set).
+  pub fn has(&self, pattern: &Typed) -> bool {
+    fn exact<T: PartialEq>(want: &Option<T>, have: &Option<T>) -> bool {
+      want.is_none() || want == have
+    }
+    exact(&pattern.role, &self.role)
+      && exact(&pattern.tool, &self.tool)
+      && exact(&pattern.reference, &self.reference)
+      && exact(&pattern.provider, &self.provider)
+      && exact(&pattern.action, &self.action)
+      && exact(&pattern.outcome, &self.outcome)
+      && exact(&pattern.timestamp, &self.timestamp)
+  }
+}
+
 /// One normalized record. Serialized into hot shards without the
 /// structured payloads, which only expansion (from source) returns.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

@@ -124,6 +124,7 @@ impl Iterator for DocIter<'_> {
 #[cfg(test)]
 mod tests {
   use super::*;
+  use crate::session::entry::Typed;
   use crate::testing::proptest_config;
   use proptest::prelude::*;
 
@@ -192,7 +193,8 @@ mod tests {
         })
         .collect();
       // 3 names or no filter on that field.
-      let filters = Filters { role: pick(want.0), tool: pick(want.1), reference: pick(want.2), since: want.3, until: want.4, ..Filters::default() };
+      let typed = Typed { role: pick(want.0), tool: pick(want.1), reference: pick(want.2), ..Typed::default() };
+      let filters = Filters { typed, since: want.3, until: want.4 };
       prop_assume!(!filters.is_empty());
       let kinds = EntryKinds::of(&entries);
       let (mut budget, mut reasons) = (usize::MAX, BTreeSet::new());
@@ -212,7 +214,7 @@ mod tests {
       })
       .collect();
     let kinds = EntryKinds::of(&entries);
-    let users = Filters { role: Some("user".into()), ..Filters::default() };
+    let users = Filters { typed: Typed { role: Some("user".into()), ..Typed::default() }, ..Filters::default() };
     let (mut budget, mut reasons) = (3, BTreeSet::new());
     let listed = candidates(&entries, || &kinds, 0..10, &users, &mut budget, &mut reasons);
     assert_eq!(listed, Docs::Listed(vec![4, 6, 8]), "the newest three");

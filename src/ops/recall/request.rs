@@ -10,7 +10,7 @@ use crate::error::{CoreError, CoreResult};
 use crate::query::plan::{Filters, Query};
 use crate::session::binding::Binding;
 use crate::session::discover::Scope;
-use crate::session::entry::Outcome;
+use crate::session::entry::{Outcome, Typed};
 use crate::session::lineage::Branches;
 use crate::session::time::parse_iso_ms;
 use crate::tokenize::{nfkc, tokenize};
@@ -117,16 +117,16 @@ fn filters(args: &Args<'_>) -> CoreResult<Filters> {
       ))
     })?),
   };
-  Ok(Filters {
+  let typed = Typed {
     role: args.string("role")?,
     tool: args.string("tool")?,
     reference: args.string("ref")?,
     provider: args.string("provider")?,
     action: args.string("action")?,
     outcome,
-    since: time_bound(args, "since")?,
-    until: time_bound(args, "until")?,
-  })
+    timestamp: None,
+  };
+  Ok(Filters { typed, since: time_bound(args, "since")?, until: time_bound(args, "until")? })
 }
 
 impl RecallRequest {
