@@ -111,18 +111,34 @@ fn fs_type(file: &File) -> Option<libc::c_long> {
 /// rename (or unlinked) keeps its pages for whoever still maps it? Network
 /// filesystems and FUSE may drop them when another machine or process
 /// replaces the file, and touching such a mapping raises SIGBUS: files there
-/// are read, never mapped. An allowlist, so an unknown filesystem is read.
+/// are read, never mapped.
 #[cfg(target_os = "linux")]
 pub fn may_map(file: &File) -> bool {
-  const LOCAL: [libc::c_long; 6] = [
-    libc::EXT4_SUPER_MAGIC as libc::c_long,
-    libc::XFS_SUPER_MAGIC as libc::c_long,
-    libc::BTRFS_SUPER_MAGIC as libc::c_long,
-    libc::F2FS_SUPER_MAGIC as libc::c_long,
-    libc::TMPFS_MAGIC as libc::c_long,
-    libc::OVERLAYFS_SUPER_MAGIC as libc::c_long,
+  #[allow(clippy::unnecessary_cast)] // c_long is i32 on 32-bit targets
+  fs_type(file).is_some_and(|t| is_local_fs(t as i64))
+}
+
+/// Filesystems whose every change goes through this kernel (statfs magic
+/// numbers, linux/magic.h): inotify sees each change to their files
+/// (`index::watch`), and a file replaced or unlinked keeps its pages for
+/// whoever maps it ([`may_map`]). Network and FUSE filesystems are not here:
+/// their files change without this kernel knowing. An allowlist, so an
+/// unknown filesystem is neither watched nor mapped.
+#[cfg(target_os = "linux")]
+pub(crate) fn is_local_fs(magic: i64) -> bool {
+  const LOCAL: &[i64] = &[
+    0xEF53,              // ext2/3/4
+    0x5846_5342,         // xfs
+    0x9123_683E,         // btrfs
+    0x0102_1994,         // tmpfs
+    0x794C_7630,         // overlayfs
+    0x2FC1_2FC1,         // zfs
+    0xF2F5_2010u32 as _, // f2fs
+    0xCA45_1A4E,         // bcachefs
+    0x3153_464A,         // jfs
+    0x5265_4973,         // reiserfs
   ];
-  fs_type(file).is_some_and(|t| LOCAL.contains(&t))
+  LOCAL.contains(&magic)
 }
 
 #[cfg(not(target_os = "linux"))]
@@ -182,6 +198,20 @@ mod tests {
   use super::*;
   use crate::testing::mkfifo;
   use std::time::{Duration, Instant};
+
+  /// One allowlist for watching and mapping: local disks and memory in,
+  /// network and FUSE out.
+  #[cfg(target_os = "linux")]
+  #[test]
+  #[allow(clippy::unnecessary_cast)] // c_long is i32 on 32-bit targets
+  fn local_filesystems_are_an_allowlist() {
+    for local in [libc::EXT4_SUPER_MAGIC, libc::TMPFS_MAGIC, libc::XFS_SUPER_MAGIC, libc::OVERLAYFS_SUPER_MAGIC] {
+      assert!(is_local_fs(local as i64), "{local:#x}");
+    }
+    for remote in [libc::NFS_SUPER_MAGIC, libc::SMB_SUPER_MAGIC, libc::FUSE_SUPER_MAGIC, libc::PROC_SUPER_MAGIC] {
+      assert!(!is_local_fs(remote as i64), "{remote:#x}");
+    }
+  }
 
   #[test]
   fn a_fifo_is_refused_without_blocking() {

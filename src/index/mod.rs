@@ -1,4 +1,4 @@
-//! The index: hot shards and cold digests, persisted as Cache V7 records and
+//! The index: hot shards and cold digests, persisted as cache records and
 //! kept resident per process.
 //!
 //! [`sync`] is part of every indexing call and bounded by its work budgets:

@@ -1,6 +1,7 @@
-//! Cache V10 records on disk: naming, encoding, validation, atomic writes.
+//! Cache records on disk (version [`CACHE_VERSION`]): naming, encoding,
+//! validation, atomic writes.
 //!
-//! A record is `PFMIDXBS`, the head's length (u32 LE), the xxh3-64 (LE) of
+//! A record is [`MAGIC`], the head's length (u32 LE), the xxh3-64 (LE) of
 //! the head and of the body, then the head and the body, both postcard
 //! (compact, allocation-light to decode, no text escaping). The head is the
 //! [`CacheRecord`] without its bulk: for a cold digest every field a query

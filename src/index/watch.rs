@@ -16,7 +16,7 @@
 //! Where no such guarantee exists the watcher never vouches and every call
 //! stats every file as before: other systems, `watchSessions: false`, a
 //! filesystem whose changes may come from elsewhere (network, FUSE: only the
-//! local filesystems in [`local_fs`](linux::local_fs) are trusted), a dir that could not be
+//! local filesystems in [`is_local_fs`](crate::fsread::is_local_fs) are trusted), a dir that could not be
 //! watched (e.g. the per-user watch limit), and single files that a dir
 //! watch cannot see (symlinks, files with more than one hard link), which
 //! [`Source::quiet_since`](super::Source) marks as never quiet. A link made

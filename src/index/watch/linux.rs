@@ -63,26 +63,7 @@ fn is_local(dir: &Path) -> bool {
   let mut stat: libc::statfs = unsafe { std::mem::zeroed() };
   // SAFETY: a NUL-terminated path and an out-parameter of the right type.
   let ok = unsafe { libc::statfs(path.as_ptr(), &mut stat) } == 0;
-  ok && local_fs(stat.f_type as i64)
-}
-
-/// Filesystems whose every change goes through this kernel, so inotify sees
-/// it (statfs magic numbers, linux/magic.h). Network and FUSE filesystems
-/// are not here: their files change without this kernel knowing.
-fn local_fs(magic: i64) -> bool {
-  const LOCAL: &[i64] = &[
-    0xEF53,              // ext2/3/4
-    0x5846_5342,         // xfs
-    0x9123_683E,         // btrfs
-    0x0102_1994,         // tmpfs
-    0x794C_7630,         // overlayfs
-    0x2FC1_2FC1,         // zfs
-    0xF2F5_2010u32 as _, // f2fs
-    0xCA45_1A4E,         // bcachefs
-    0x3153_464A,         // jfs
-    0x5265_4973,         // reiserfs
-  ];
-  LOCAL.contains(&magic)
+  ok && crate::fsread::is_local_fs(stat.f_type as i64)
 }
 
 impl Hub {
