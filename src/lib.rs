@@ -30,5 +30,4 @@ pub(crate) mod tokenize;
 mod write_fault_tests;
 
 #[cfg_attr(test, allow(dead_code))]
-#[path = "napi/mod.rs"]
-mod edge;
+mod napi;

@@ -29,6 +29,21 @@ fn to_napi(error: CoreError) -> Error {
   Error::new(status, crate::text::cap_with_ellipsis(&error.to_string(), 2_000))
 }
 
+/// Runs `work`, turning a panic into a thrown `internal_error` that keeps
+/// the panic's message: the one policy of every export, sync or async
+/// (constructors, argument parsing, tasks; getters only read a field), so
+/// no panic crosses into JavaScript, where it would abort the process.
+fn caught<T>(what: &str, work: impl FnOnce() -> T) -> Result<T> {
+  catch_unwind(AssertUnwindSafe(work)).map_err(|payload| {
+    let message = payload
+      .downcast_ref::<&str>()
+      .map(|s| s.to_string())
+      .or_else(|| payload.downcast_ref::<String>().cloned())
+      .unwrap_or_else(|| "no message".into());
+    to_napi(CoreError::Internal(format!("{what} panicked: {message}")))
+  })
+}
+
 #[napi(object)]
 pub struct MemoryOptions {
   /// Pi's agent dir; default `PI_CODING_AGENT_DIR` or `~/.pi/agent`.
@@ -151,16 +166,12 @@ impl Task for OperationTask {
   type JsValue = JsonText;
 
   fn compute(&mut self) -> Result<String> {
-    let run = AssertUnwindSafe(|| match &self.operation {
+    let json = caught("a memory operation", || match &self.operation {
       Operation::Recall(request) => bounded(&recall(&self.engine, request)),
       Operation::Expand(request) => bounded(&expand(&self.engine, request)),
       Operation::Sessions(request) => bounded(&sessions(&self.engine, request)),
-    });
-    match catch_unwind(run) {
-      Ok(Ok(json)) => Ok(crate::text::ascii_json(json)),
-      Ok(Err(error)) => Err(to_napi(CoreError::Internal(error.to_string()))),
-      Err(_) => Err(to_napi(CoreError::Internal("a memory operation panicked".into()))),
-    }
+    })?;
+    json.map(crate::text::ascii_json).map_err(|error| to_napi(CoreError::Internal(error.to_string())))
   }
 
   fn resolve(&mut self, _env: Env, output: String) -> Result<JsonText> {
@@ -180,15 +191,17 @@ pub struct MemoryEngine {
 impl MemoryEngine {
   #[napi(constructor)]
   pub fn new(options: Option<MemoryOptions>) -> Result<Self> {
-    let (agent_dir, cwd, config, session_dir) = match options {
-      Some(o) => (o.agent_dir, o.cwd, o.config, o.session_dir),
-      None => (None, None, None, None),
-    };
-    let config = Config::from_json(config.as_ref()).map_err(to_napi)?;
-    let engine = Engine::new(agent_dir.as_deref(), cwd.as_deref(), config)
-      .map_err(to_napi)?
-      .with_session_dir(session_dir.as_deref());
-    Ok(MemoryEngine { engine })
+    caught("new MemoryEngine", || {
+      let (agent_dir, cwd, config, session_dir) = match options {
+        Some(o) => (o.agent_dir, o.cwd, o.config, o.session_dir),
+        None => (None, None, None, None),
+      };
+      let config = Config::from_json(config.as_ref()).map_err(to_napi)?;
+      let engine = Engine::new(agent_dir.as_deref(), cwd.as_deref(), config)
+        .map_err(to_napi)?
+        .with_session_dir(session_dir.as_deref());
+      Ok(MemoryEngine { engine })
+    })?
   }
 
   #[napi(getter)]
@@ -244,7 +257,7 @@ impl MemoryEngine {
     #[napi(ts_arg_type = "LiveBranchArg")] live: Option<Value>,
     #[napi(ts_arg_type = "(progress: IndexProgress) => void")] on_progress: Option<ProgressCallback>,
   ) -> Result<AsyncTask<OperationTask>> {
-    let request = RecallRequest::from_json(args.as_ref()).map_err(to_napi)?;
+    let request = caught("memory.recall's arguments", || RecallRequest::from_json(args.as_ref()))?.map_err(to_napi)?;
     self.task_with_progress(live, on_progress, Operation::Recall(Box::new(request)))
   }
 
@@ -255,7 +268,7 @@ impl MemoryEngine {
     #[napi(ts_arg_type = "ExpandArgs")] args: Option<Value>,
     #[napi(ts_arg_type = "LiveBranchArg")] live: Option<Value>,
   ) -> Result<AsyncTask<OperationTask>> {
-    let request = ExpandRequest::from_json(args.as_ref()).map_err(to_napi)?;
+    let request = caught("memory.expand's arguments", || ExpandRequest::from_json(args.as_ref()))?.map_err(to_napi)?;
     self.task(live, Operation::Expand(request))
   }
 
@@ -268,7 +281,8 @@ impl MemoryEngine {
     #[napi(ts_arg_type = "LiveBranchArg")] live: Option<Value>,
     #[napi(ts_arg_type = "(progress: IndexProgress) => void")] on_progress: Option<ProgressCallback>,
   ) -> Result<AsyncTask<OperationTask>> {
-    let request = SessionsRequest::from_json(args.as_ref()).map_err(to_napi)?;
+    let request =
+      caught("memory.sessions' arguments", || SessionsRequest::from_json(args.as_ref()))?.map_err(to_napi)?;
     self.task_with_progress(live, on_progress, Operation::Sessions(request))
   }
 }
@@ -297,10 +311,28 @@ pub fn pi_agent_dir(from_env: Option<String>) -> String {
 /// Decodes one index record (`<indexDir>/*.hot|*.cold`) as JSON, for
 /// diagnostics and tests; `null` when the file is not an intact record of the current version (head and body).
 #[napi(ts_return_type = "Record<string, unknown> | null")]
-pub fn inspect_cache_record(path: String) -> Option<Json> {
-  let config = crate::config::Config::default();
-  let limit = crate::index::record::read_limit(&config, crate::index::record::Tier::Hot, config.max_sync_source_bytes);
-  let bytes = crate::index::record::read(std::path::Path::new(&path), limit).ok()?;
-  let record = crate::index::record::CacheRecord::decode(&bytes)?;
-  serde_json::to_value(record).ok().map(Json)
+pub fn inspect_cache_record(path: String) -> Result<Option<Json>> {
+  caught("inspectCacheRecord", || {
+    let config = crate::config::Config::default();
+    let limit =
+      crate::index::record::read_limit(&config, crate::index::record::Tier::Hot, config.max_sync_source_bytes);
+    let bytes = crate::index::record::read(std::path::Path::new(&path), limit).ok()?;
+    let record = crate::index::record::CacheRecord::decode(&bytes)?;
+    serde_json::to_value(record).ok().map(Json)
+  })
+}
+
+#[cfg(test)]
+mod tests {
+  use super::*;
+
+  #[test]
+  fn a_panic_is_a_thrown_internal_error_that_keeps_its_message() {
+    let error = caught("a test export", || -> u32 { panic!("boom {}", 7) }).unwrap_err();
+    assert_eq!(error.status, Status::GenericFailure);
+    assert_eq!(error.reason, "internal error: a test export panicked: boom 7");
+    let error = caught("a test export", || -> u32 { std::panic::panic_any(3_u8) }).unwrap_err();
+    assert_eq!(error.reason, "internal error: a test export panicked: no message");
+    assert_eq!(caught("a test export", || 5).unwrap(), 5);
+  }
 }

@@ -3,7 +3,7 @@
 //! accessors are synchronous (they read in-memory state only). Panics are
 //! caught here so none crosses into JavaScript.
 
-use super::{to_napi, Json};
+use super::{caught, to_napi, Json};
 use crate::error::CoreError;
 use crate::pi_path::{default_agent_dir, expand_home};
 use crate::store::proposals::Selection;
@@ -11,7 +11,6 @@ use crate::store::{snapshot, MemoryStore as Core, StoreOptions, Target};
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
 use serde_json::Value;
-use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -40,7 +39,7 @@ pub struct ThreatFlagsOptions {
 #[napi]
 pub fn threat_flags(text: String, options: Option<ThreatFlagsOptions>) -> Result<Vec<String>> {
   let prefilter = options.and_then(|o| o.prefilter).unwrap_or(true);
-  caught(|| crate::threat::flags::flags_with(&text, prefilter))
+  caught("threatFlags", || crate::threat::flags::flags_with(&text, prefilter))
 }
 
 #[napi(object)]
@@ -84,14 +83,8 @@ fn store_options(options: Option<MemoryStoreOptions>) -> std::result::Result<Sto
 }
 
 fn parse_target(text: &str) -> Result<Target> {
-  Target::parse(text)
+  caught("the target argument", || Target::parse(text))?
     .ok_or_else(|| to_napi(CoreError::invalid(format!("target must be \"memory\" or \"user\", got {text:?}"))))
-}
-
-/// Runs `work`, turning a panic into a thrown `internal_error`.
-fn caught<T>(work: impl FnOnce() -> T) -> Result<T> {
-  catch_unwind(AssertUnwindSafe(work))
-    .map_err(|_| to_napi(CoreError::Internal("a curated-memory operation panicked".into())))
 }
 
 enum StoreOp {
@@ -110,6 +103,10 @@ enum StoreOp {
 
 /// `"all"` or a list of proposal ids.
 fn parse_selection(value: &Value) -> Result<Selection> {
+  caught("the proposals argument", || selection(value))?
+}
+
+fn selection(value: &Value) -> Result<Selection> {
   if value.as_str() == Some("all") {
     return Ok(Selection::All);
   }
@@ -139,7 +136,7 @@ impl Task for StoreTask {
 
   fn compute(&mut self) -> Result<Value> {
     let store = &self.store;
-    let value = caught(|| match &self.op {
+    let value = caught("a curated-memory operation", || match &self.op {
       StoreOp::Load => serde_json::to_value(store.load_from_disk()),
       StoreOp::Status => serde_json::to_value(store.status()),
       StoreOp::Read(t, false) => serde_json::to_value(store.read(*t)),
@@ -173,8 +170,10 @@ pub struct MemoryStore {
 impl MemoryStore {
   #[napi(constructor)]
   pub fn new(options: Option<MemoryStoreOptions>) -> Result<Self> {
-    let options = store_options(options).map_err(to_napi)?;
-    Ok(MemoryStore { store: Arc::new(Core::new(options)) })
+    caught("new MemoryStore", || {
+      let options = store_options(options).map_err(to_napi)?;
+      Ok(MemoryStore { store: Arc::new(Core::new(options)) })
+    })?
   }
 
   #[napi(getter)]
@@ -299,26 +298,26 @@ impl MemoryStore {
   #[napi]
   pub fn get_entries(&self, #[napi(ts_arg_type = "MemoryTarget")] target: String) -> Result<Vec<String>> {
     let target = parse_target(&target)?;
-    caught(|| self.store.entries(target))
+    caught("a curated-memory operation", || self.store.entries(target))
   }
 
   /// One file's block of the snapshot frozen at the last `loadFromDisk()`.
   #[napi]
   pub fn format_for_system_prompt(&self, #[napi(ts_arg_type = "MemoryTarget")] target: String) -> Result<String> {
     let target = parse_target(&target)?;
-    caught(|| self.store.format_for_system_prompt(target))
+    caught("a curated-memory operation", || self.store.format_for_system_prompt(target))
   }
 
   /// Both blocks of the frozen snapshot, bounded to 50,000 characters with room for each.
   #[napi]
   pub fn format_all_for_system_prompt(&self) -> Result<String> {
-    caught(|| self.store.format_all_for_system_prompt())
+    caught("a curated-memory operation", || self.store.format_all_for_system_prompt())
   }
 
   /// Could `snapshot` have been rendered by a store, with nothing unsafe in
   /// it? Used before restoring a snapshot saved in a Pi session.
   #[napi]
   pub fn is_valid_snapshot(&self, snapshot: String) -> Result<bool> {
-    caught(|| snapshot::is_valid(&snapshot))
+    caught("a curated-memory operation", || snapshot::is_valid(&snapshot))
   }
 }
