@@ -13,7 +13,7 @@ import { DEMO_CWD, writeDemoAgentDir } from '../extension/demo.mjs'
 import piFabricMemory from '../extension/index.mjs'
 import { createMemoryTools } from '../extension/memory-tools.mjs'
 import { createMemory, type Memory } from '../extension/memory.mjs'
-import { encodeCwd } from '../extension/pi-paths.mjs'
+import { encodeCwd } from '../extension/shared/pi-paths.mjs'
 import { recallRenderers } from '../extension/render.mjs'
 
 const theme = { fg: (_color: string, text: string) => text, bold: (text: string) => text }

@@ -9,7 +9,7 @@ import { CliError, EXIT } from './cli-output.mjs'
 import { curatedSettings, storeOf } from './curated-settings.mjs'
 import { createMemory, type Memory } from './memory.mjs'
 import { expandPiPath } from './native.mjs'
-import { agentDir, memorySettings, sessionDirSetting } from './settings.mjs'
+import { agentDir, memorySettings, sessionDirSetting } from './shared/settings.mjs'
 import type { MemoryStore } from 'pi-fabric-memory/native'
 
 export type Origin = 'flag' | 'env' | 'default'

@@ -15,8 +15,8 @@ import { bold, bytes, dim, EXIT, green, plural, printJson, red, yellow } from '.
 import { entries } from './memory-command.mjs'
 import { curatedLayers, curatedSettings } from './curated-settings.mjs'
 import { dreamingSettings } from './dreaming/index.mjs'
-import { guarded } from './errors.mjs'
-import { memoryLayers, type SettingsLayer } from './settings.mjs'
+import { guarded } from './shared/errors.mjs'
+import { memoryLayers, type SettingsLayer } from './shared/settings.mjs'
 
 export interface Finding {
   code: string

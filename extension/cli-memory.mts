@@ -11,7 +11,7 @@ import { citationReader, type CitationReader } from './cited.mjs'
 import { isDir, openMemory, openStore, type Context } from './cli-context.mjs'
 import { curatedSettings } from './curated-settings.mjs'
 import { dreamingSettings, dreamingStatus, readsEveryProject } from './dreaming/index.mjs'
-import { guarded } from './errors.mjs'
+import { guarded } from './shared/errors.mjs'
 import { readReply, reviewReply, statusReply, whyReply, writeReply, type CommandReply, type WriteVerb } from './memory-command.mjs'
 import { CliError, EXIT, printJson } from './cli-output.mjs'
 

@@ -17,10 +17,10 @@ import { curatedSettings, storeOf, type CuratedSettings } from './curated-settin
 import { citationReader } from './cited.mjs'
 import { dream, dreamFooter, dreamingSettings, dreamingStatus, OPT_IN_FOOTER, readsEveryProject, type DreamingSettings, type DreamOutcome } from './dreaming/index.mjs'
 import { createMemory } from './memory.mjs'
-import { agentDir, liveSessionDir, memorySettings } from './settings.mjs'
-import { guarded } from './errors.mjs'
+import { agentDir, liveSessionDir, memorySettings } from './shared/settings.mjs'
+import { guarded } from './shared/errors.mjs'
 import { entries, registerMemoryCommand } from './memory-command.mjs'
-import { exposed, type ToolsSetting } from './exposure.mjs'
+import { exposed, type ToolsSetting } from './shared/exposure.mjs'
 import { createMemoryTools, MEMORY_GUIDANCE, MEMORY_GUIDELINES } from './memory-tools.mjs'
 import { curatedRenderers } from './render-curated.mjs'
 import type { TuiModule } from './render.mjs'
@@ -45,7 +45,7 @@ export interface MemoryExtensionOptions extends CuratedSettings {
   store?: MemoryStore
   /** Pi's own `@earendil-works/pi-agent-core`, for dreaming; the package's Pi entry passes the running Pi's copy. */
   agentCore?: unknown
-  /** Which tools are declared every turn (exposure.mts); default `"essential"`. */
+  /** Which tools are declared every turn (shared/exposure.mts); default `"essential"`. */
   tools?: ToolsSetting
   /** Pi's own `@earendil-works/pi-tui`, for the tools' TUI views (without it Pi shows the JSON text). */
   tui?: TuiModule

@@ -5,7 +5,7 @@
  */
 import { mkdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { encodeCwd } from './pi-paths.mjs'
+import { encodeCwd } from './shared/pi-paths.mjs'
 
 export const DEMO_CWD = '/home/demo/webshop'
 

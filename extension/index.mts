@@ -5,11 +5,11 @@
 import type { ExtensionAPI, ExtensionContext } from '@earendil-works/pi-coding-agent'
 import { piActions, type ActionDescriptor } from './catalog.mjs'
 import { memoryExtension, type MemoryExtensionOptions } from './curated.mjs'
-import { exposed, toolsSetting, type ToolsSetting } from './exposure.mjs'
+import { exposed, toolsSetting, type ToolsSetting } from './shared/exposure.mjs'
 import { createMemory, type Memory } from './memory.mjs'
 import { recallTools } from './recall-tools.mjs'
 import { recallRenderers, type TuiModule } from './render.mjs'
-import { agentDir, liveSessionDir, memorySettings } from './settings.mjs'
+import { agentDir, liveSessionDir, memorySettings } from './shared/settings.mjs'
 import { startWarmUp, warmUpConfig, warmUpWanted, type WarmUp } from './warm-up.mjs'
 
 export { createMemory } from './memory.mjs'

@@ -11,7 +11,7 @@ import type { CitationReader, CitedWords } from './cited.mjs'
 import { minuteOf, oneLine, shortId } from './cli-output.mjs'
 import type { DreamOutcome } from './dreaming/index.mjs'
 import type { MemoryCitation, MemoryProposal, MemoryProvenance, MemoryReviewReport, MemoryStore, MemoryStoreResult, MemoryTarget } from 'pi-fabric-memory/native'
-import { guarded } from './errors.mjs'
+import { guarded } from './shared/errors.mjs'
 
 export interface CommandReply {
   text: string

@@ -9,9 +9,9 @@
  * `isError: true` results that keep their data instead of throwing.
  */
 import type { AgentToolResult, ToolDefinition } from '@earendil-works/pi-coding-agent'
-import { type TSchema, Type } from './schema.mjs'
+import { type TSchema, Type } from './shared/schema.mjs'
 import type { MemoryOperation, MemoryStoreResult, MemoryTarget } from 'pi-fabric-memory/native'
-import { guarded } from './errors.mjs'
+import { guarded } from './shared/errors.mjs'
 import { MEMORY_NAMESPACE } from './namespace.mjs'
 
 /** Structured output bounds (code mode): bytes of JSON and complete records per list. */

@@ -3,7 +3,7 @@
  * `memory_sessions`. Outputs are the pages of `index.d.ts`; codemode hands a
  * script `structuredContent` (the page) instead of its text.
  */
-import { type TSchema, Type } from './schema.mjs'
+import { type TSchema, Type } from './shared/schema.mjs'
 
 /** A closed set of strings: `{type: "string", enum}` (schema.mts turns a union of literals into that). */
 const stringEnum = (values: readonly string[], options?: { description?: string }) => Type.Union(values.map((v) => Type.Literal(v)), options)

@@ -10,7 +10,7 @@ import { expandText, MODEL_SNIPPET_CHARS, recallText, sessionsText } from './mod
 import type { ExpandArgs, ExpandPage, RecallArgs, RecallPage, SessionsArgs, SessionsPage } from './native.mjs'
 import { MEMORY_NAMESPACE } from './namespace.mjs'
 import { ExpandOutput, ExpandParameters, RecallOutput, RecallParameters, SessionsOutput, SessionsParameters } from './recall-schemas.mjs'
-import type { TSchema } from './schema.mjs'
+import type { TSchema } from './shared/schema.mjs'
 import { indexingUpdates, type WarmUp } from './warm-up.mjs'
 
 /**

@@ -12,7 +12,7 @@ import { basename, dirname } from 'node:path'
 import type { ExpandPage, MemoryHit, RecallPage, SessionRow, SessionsPage } from 'pi-fabric-memory/native'
 import { minuteOf, oneLine, shortId } from './cli-output.mjs'
 import { PIN_SLOT, unpinned } from './pin.mjs'
-import { encodeCwd } from './pi-paths.mjs'
+import { encodeCwd } from './shared/pi-paths.mjs'
 
 /** The part of `@earendil-works/pi-tui` the renderers use. */
 export interface TuiModule {

@@ -20,7 +20,7 @@ import { fauxModel, openSession, teardown, tempPiHome } from './faux.mjs'
 
 const PACKAGE_DIR = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..')
 // What a user who turned codemode on has: Pi's default tools plus codemode (no allowlist), the five declared
-// memory tools active; memory_sessions, memory_read and memory_apply have codemode exposure (exposure.mts)
+// memory tools active; memory_sessions, memory_read and memory_apply have codemode exposure (shared/exposure.mts)
 // and are reached from the script only.
 const TOOLS = ['+codemode']
 

@@ -12,7 +12,7 @@ import { dirname, join, resolve } from 'node:path'
 import { describe, test } from 'node:test'
 import { fileURLToPath } from 'node:url'
 import { citeOf, fauxModel, teardown, userText } from './faux.mjs'
-import { encodeCwd } from '../../dist/extension/pi-paths.mjs'
+import { encodeCwd } from '../../dist/extension/shared/pi-paths.mjs'
 
 const PACKAGE_DIR = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..')
 const LINES = [

@@ -14,7 +14,7 @@ import { basename, dirname, join, relative, resolve } from 'node:path'
 import { describe, test } from 'node:test'
 import { fileURLToPath } from 'node:url'
 import { fauxModel } from './faux.mjs'
-import { encodeCwd } from '../../dist/extension/pi-paths.mjs'
+import { encodeCwd } from '../../dist/extension/shared/pi-paths.mjs'
 
 const PACKAGE_DIR = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..')
 const TEST_TIMEOUT_MS = 60_000

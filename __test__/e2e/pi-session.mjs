@@ -14,7 +14,7 @@ export const PI_LINES = [
   { label: '1.6.0', sdk: 'pi-coding-agent-1x', ai: 'pi-ai-1x' },
 ]
 
-import { encodeCwd } from '../../dist/extension/pi-paths.mjs'
+import { encodeCwd } from '../../dist/extension/shared/pi-paths.mjs'
 
 export { encodeCwd }
 

@@ -3,7 +3,7 @@
 import { readdirSync, statSync } from 'node:fs'
 import { basename, join, resolve } from 'node:path'
 import type { Memory } from '../memory.mjs'
-import { agentDir } from '../settings.mjs'
+import { agentDir } from '../shared/settings.mjs'
 import { MAX_SESSIONS, TURN_SIDE_CHARS } from './settings.mjs'
 
 export interface Turn {
