@@ -2,7 +2,8 @@
 import type { ExpandedEntry, ExpandPage, MemoryCoverage, MemoryError, MemoryHit, RecallArgs, RecallPage, SessionsPage } from 'pi-fabric-memory/native'
 import { integerOption, option, UsageError } from './cli-args.mjs'
 import { openMemory, requireSessions, sessionFiles, type Context } from './cli-context.mjs'
-import { bold, CliError, dim, EXIT, mark, minuteOf, oneLine, plural, printJson, table } from './cli-output.mjs'
+import { bold, CliError, dim, EXIT, mark, printJson, table } from './cli-output.mjs'
+import { minuteOf, oneLine, plural } from './present/text.mjs'
 import { commandLine, type Command } from './cli-command.mjs'
 import type { Memory } from './memory.mjs'
 

@@ -8,7 +8,7 @@
  */
 import type { ExtensionAPI, ExtensionContext } from '@earendil-works/pi-coding-agent'
 import type { CitationReader, CitedWords } from './cited.mjs'
-import { minuteOf, oneLine, shortId } from './cli-output.mjs'
+import { minuteOf, oneLine, shortId } from './present/text.mjs'
 import type { DreamOutcome } from './dreaming/index.mjs'
 import type { MemoryCitation, MemoryProposal, MemoryProvenance, MemoryReviewReport, MemoryStore, MemoryStoreResult, MemoryTarget } from 'pi-fabric-memory/native'
 import { guarded } from './shared/errors.mjs'

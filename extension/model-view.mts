@@ -18,7 +18,7 @@
  *   whole entry is one call away.
  */
 import type { ExpandPage, FabricCall, MemoryHit, RecallPage, SessionsPage } from './native.mjs'
-import { minuteOf } from './cli-output.mjs'
+import { minuteOf } from './present/text.mjs'
 import { PIN_SLOT, pinned } from './pin.mjs'
 
 type Json = Record<string, unknown>

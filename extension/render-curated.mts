@@ -7,7 +7,7 @@
  * entry list included.
  */
 import type { MemoryOperationOutcome, MemoryStoreFailure, MemoryStoreSuccess } from 'pi-fabric-memory/native'
-import { oneLine } from './cli-output.mjs'
+import { oneLine } from './present/text.mjs'
 import { plural, quoted, resultText, type RenderContext, type RenderOptions, type Theme, type ToolResultView, type TuiModule } from './render.mjs'
 
 /** The curated tools, a closed set: anything else gets no renderers. */

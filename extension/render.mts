@@ -10,7 +10,7 @@
 import { homedir } from 'node:os'
 import { basename, dirname } from 'node:path'
 import type { ExpandPage, MemoryHit, RecallPage, SessionRow, SessionsPage } from 'pi-fabric-memory/native'
-import { minuteOf, oneLine, shortId } from './cli-output.mjs'
+import { minuteOf, oneLine, shortId } from './present/text.mjs'
 import { PIN_SLOT, unpinned } from './pin.mjs'
 import { encodeCwd } from './shared/pi-paths.mjs'
 
