@@ -12,7 +12,7 @@ import { memoryExtension } from '../extension/curated.mjs'
 import { DEMO_CWD, writeDemoAgentDir } from '../extension/demo.mjs'
 import piFabricMemory from '../extension/index.mjs'
 import { createMemoryTools } from '../extension/memory-tools.mjs'
-import { createMemory, type Memory } from '../extension/memory.mjs'
+import { createMemory, type Memory } from '../extension/recall/create-memory.mjs'
 import { encodeCwd } from '../extension/shared/pi-paths.mjs'
 import { recallRenderers } from '../extension/render.mjs'
 
@@ -80,7 +80,7 @@ test('memory_expand names a session path by project and short id; the path is in
   // A followed cold-session hit scopes recall to `session:<path>`: named the same way.
   const r = recallRenderers('memory_recall', tui)
   assert.deepEqual(lines(r.renderCall({ query: 'vite', scope: `session:${file}` }, theme, context), 80), ['memory_recall "vite" · session webshop 019a0003-demo…'])
-  // The model's pinned calls (model-view.mts) name the session by the pin's id prefix, not "this session".
+  // The model's pinned calls (recall/model-view.mts) name the session by the pin's id prefix, not "this session".
   const pin = `019a0003-demo~100~${'a'.repeat(16)}~${'b'.repeat(16)}~leaf`
   assert.match(lines(e.renderCall({ pin, indices: [4] }, theme, context), 80)[0], /^memory_expand · 019a0003-demo.* · #4$/)
   assert.match(lines(r.renderCall({ query: 'vite', pin }, theme, context), 80)[0], /^memory_recall "vite" · session 019a0003-demo/)

@@ -7,7 +7,7 @@ import { isDir, safeReaddir, type Context } from './cli-context.mjs'
 import { expandAll, printEntry, printRecall, printSessions } from './cli-history.mjs'
 import { bold, CliError, dim, EXIT } from './cli-output.mjs'
 import { curatedDemo, DEMO_CWD, writeDemoAgentDir } from './demo.mjs'
-import { createMemory } from './memory.mjs'
+import { createMemory } from './recall/create-memory.mjs'
 
 /**
  * Where the demo writes: `--agent-dir DIR` when DIR is new or empty (kept, to

@@ -5,7 +5,7 @@ import { openMemory, requireSessions, sessionFiles, type Context } from './cli-c
 import { bold, CliError, dim, EXIT, mark, printJson, table } from './cli-output.mjs'
 import { minuteOf, oneLine, plural } from './present/text.mjs'
 import { commandLine, type Command } from './cli-command.mjs'
-import type { Memory } from './memory.mjs'
+import type { Memory } from './recall/create-memory.mjs'
 
 const SCOPED = ['scope', 'branches-all', 'json']
 

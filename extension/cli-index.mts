@@ -10,7 +10,7 @@ import { openMemory, requireSessions, type Context } from './cli-context.mjs'
 import { printJson } from './cli-output.mjs'
 import { bytes } from './present/text.mjs'
 import { coverageText, emptyScopeHint, pageFailure } from './cli-history.mjs'
-import { indexUntilCurrent, progressLine, type Done } from './indexing.mjs'
+import { indexUntilCurrent, progressLine, type Done } from './recall/indexing.mjs'
 
 export interface ProgressView {
   update(progress: IndexProgress, before: Done): void

@@ -3,25 +3,25 @@
  * every call. Loaded by Pi through `pi.extensions` in package.json.
  */
 import type { ExtensionAPI, ExtensionContext } from '@earendil-works/pi-coding-agent'
-import { piActions, type ActionDescriptor } from './catalog.mjs'
+import { piActions, type ActionDescriptor } from './recall/catalog.mjs'
 import { memoryExtension, type MemoryExtensionOptions } from './curated.mjs'
 import { exposed, toolsSetting, type ToolsSetting } from './shared/exposure.mjs'
-import { createMemory, type Memory } from './memory.mjs'
-import { recallTools } from './recall-tools.mjs'
+import { createMemory, type Memory } from './recall/create-memory.mjs'
+import { recallTools } from './recall/tools.mjs'
 import { recallRenderers, type TuiModule } from './render.mjs'
 import { agentDir, liveSessionDir, memorySettings } from './shared/settings.mjs'
-import { startWarmUp, warmUpConfig, warmUpWanted, type WarmUp } from './warm-up.mjs'
+import { startWarmUp, warmUpConfig, warmUpWanted, type WarmUp } from './recall/warm-up.mjs'
 
-export { createMemory } from './memory.mjs'
-export { catalog, search, MEMORY_ACTIONS } from './catalog.mjs'
-export type { ActionDescriptor, Catalog } from './catalog.mjs'
-export type { CreateMemoryOptions, LiveSessionSource, Memory, MemoryTools } from './memory.mjs'
-export type { WalkEntry, WalkResult, WalkSelector, WalkVisitor } from './walk.mjs'
+export { createMemory } from './recall/create-memory.mjs'
+export { catalog, search, MEMORY_ACTIONS } from './recall/catalog.mjs'
+export type { ActionDescriptor, Catalog } from './recall/catalog.mjs'
+export type { CreateMemoryOptions, LiveSessionSource, Memory, MemoryTools } from './recall/create-memory.mjs'
+export type { WalkEntry, WalkResult, WalkSelector, WalkVisitor } from './recall/walk.mjs'
 export * from './native.mjs'
 export { memoryExtension, MEMORY_SECTION, SNAPSHOT_ENTRY_TYPE, type MemoryExtensionOptions } from './curated.mjs'
 export { createMemoryTools, MEMORY_GUIDANCE, MEMORY_GUIDELINES, type MemoryToolDefinition } from './memory-tools.mjs'
 export { runMemoryCommand } from './memory-command.mjs'
-export { MEMORY_NAMESPACE, WALK_SOURCE } from './namespace.mjs'
+export { MEMORY_NAMESPACE, WALK_SOURCE } from './recall/namespace.mjs'
 
 /** One memory per cwd. `session` is updated on every call: Pi replaces the
  * SessionManager on /new, /resume and /fork, and the branch is read from it per call. */

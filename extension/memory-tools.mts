@@ -12,7 +12,7 @@ import type { AgentToolResult, ToolDefinition } from '@earendil-works/pi-coding-
 import { type TSchema, Type } from './shared/schema.mjs'
 import type { MemoryOperation, MemoryStoreResult, MemoryTarget } from 'pi-fabric-memory/native'
 import { guarded } from './shared/errors.mjs'
-import { MEMORY_NAMESPACE } from './namespace.mjs'
+import { MEMORY_NAMESPACE } from './recall/namespace.mjs'
 
 /** Structured output bounds (code mode): bytes of JSON and complete records per list. */
 export const MAX_STRUCTURED_BYTES = 12 * 1024

@@ -11,7 +11,7 @@ import { homedir } from 'node:os'
 import { basename, dirname } from 'node:path'
 import type { ExpandPage, MemoryHit, RecallPage, SessionRow, SessionsPage } from 'pi-fabric-memory/native'
 import { minuteOf, oneLine, shortId } from './present/text.mjs'
-import { PIN_SLOT, unpinned } from './pin.mjs'
+import { PIN_SLOT, unpinned } from './recall/pin.mjs'
 import { encodeCwd } from './shared/pi-paths.mjs'
 
 /** The part of `@earendil-works/pi-tui` the renderers use. */

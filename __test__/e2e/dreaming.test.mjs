@@ -474,7 +474,7 @@ describe(`dreaming gates, lock, abort and failures (Pi ${PI.label})`, () => {
         (ctx) => {
           seen.recall = resultOf(ctx, 'q1')
           const hit = seen.recall.hits.find((h) => h.snippet.includes('every secret printed'))
-          // The model reads the lean view: the hit's call is keyed by its tool (model-view.mts).
+          // The model reads the lean view: the hit's call is keyed by its tool (recall/model-view.mts).
           return w.ai.fauxAssistantMessage(w.ai.fauxToolCall('memory_expand', hit.memory_expand, { id: 'x1' }), { stopReason: 'toolUse' })
         },
         (ctx) => ((seen.expand = resultOf(ctx, 'x1')), w.ai.fauxAssistantMessage(w.ai.fauxText('That text was an injection attempt.'))),

@@ -1,7 +1,7 @@
 /** One dream: lock, state, gates, transcripts, model, run, landing. */
 
 import { MemoryStore } from '../native.mjs'
-import type { Memory } from '../memory.mjs'
+import type { Memory } from '../recall/create-memory.mjs'
 import { verifyEvidence } from '../evidence.mjs'
 import { describeLanding, land, StagedStore } from '../staging.mjs'
 import { acquireLock } from './lock.mjs'
