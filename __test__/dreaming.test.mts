@@ -26,9 +26,9 @@ import {
   type DreamOptions,
   type Turn,
 } from '../extension/dreaming/index.mjs'
-import { citationReader } from '../extension/cited.mjs'
+import { citationReader } from '../extension/curated/cited.mjs'
 import { distinctiveTerms, holds, verifyEvidence } from '../extension/evidence.mjs'
-import { runMemoryCommand } from '../extension/memory-command.mjs'
+import { runMemoryCommand } from '../extension/curated/command.mjs'
 
 let dir: string
 beforeEach(() => {
@@ -464,7 +464,7 @@ describe('gatherTurns and dream()', () => {
 
 describe('the pi-memory.dreaming settings layer', () => {
   test('read from the agent settings file, interpolated, then parsed with defaults', async () => {
-    const { curatedSettings } = await import('../extension/curated-settings.mjs')
+    const { curatedSettings } = await import('../extension/curated/settings.mjs')
     const saved = process.env.PI_CODING_AGENT_DIR
     process.env.PI_CODING_AGENT_DIR = dir
     try {

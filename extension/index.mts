@@ -4,7 +4,7 @@
  */
 import type { ExtensionAPI, ExtensionContext } from '@earendil-works/pi-coding-agent'
 import { piActions, type ActionDescriptor } from './recall/catalog.mjs'
-import { memoryExtension, type MemoryExtensionOptions } from './curated.mjs'
+import { memoryExtension, type MemoryExtensionOptions } from './curated/extension.mjs'
 import { exposed, toolsSetting, type ToolsSetting } from './shared/exposure.mjs'
 import { createMemory, type Memory } from './recall/create-memory.mjs'
 import { recallTools } from './recall/tools.mjs'
@@ -18,9 +18,9 @@ export type { ActionDescriptor, Catalog } from './recall/catalog.mjs'
 export type { CreateMemoryOptions, LiveSessionSource, Memory, MemoryTools } from './recall/create-memory.mjs'
 export type { WalkEntry, WalkResult, WalkSelector, WalkVisitor } from './recall/walk.mjs'
 export * from './native.mjs'
-export { memoryExtension, MEMORY_SECTION, SNAPSHOT_ENTRY_TYPE, type MemoryExtensionOptions } from './curated.mjs'
-export { createMemoryTools, MEMORY_GUIDANCE, MEMORY_GUIDELINES, type MemoryToolDefinition } from './memory-tools.mjs'
-export { runMemoryCommand } from './memory-command.mjs'
+export { memoryExtension, MEMORY_SECTION, SNAPSHOT_ENTRY_TYPE, type MemoryExtensionOptions } from './curated/extension.mjs'
+export { createMemoryTools, MEMORY_GUIDANCE, MEMORY_GUIDELINES, type MemoryToolDefinition } from './curated/tools.mjs'
+export { runMemoryCommand } from './curated/command.mjs'
 export { MEMORY_NAMESPACE, WALK_SOURCE } from './recall/namespace.mjs'
 
 /** One memory per cwd. `session` is updated on every call: Pi replaces the

@@ -8,10 +8,10 @@
  */
 import type { ExtensionAPI, ExtensionContext } from '@earendil-works/pi-coding-agent'
 import type { CitationReader, CitedWords } from './cited.mjs'
-import { minuteOf, oneLine, shortId } from './present/text.mjs'
-import type { DreamOutcome } from './dreaming/index.mjs'
+import { minuteOf, oneLine, shortId } from '../present/text.mjs'
+import type { DreamOutcome } from '../dreaming/index.mjs'
 import type { MemoryCitation, MemoryProposal, MemoryProvenance, MemoryReviewReport, MemoryStore, MemoryStoreResult, MemoryTarget } from 'pi-fabric-memory/native'
-import { guarded } from './shared/errors.mjs'
+import { guarded } from '../shared/errors.mjs'
 
 export interface CommandReply {
   text: string
