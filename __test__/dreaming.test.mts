@@ -27,7 +27,7 @@ import {
   type Turn,
 } from '../extension/dreaming/index.mjs'
 import { citationReader } from '../extension/curated/cited.mjs'
-import { distinctiveTerms, holds, verifyEvidence } from '../extension/evidence.mjs'
+import { distinctiveTerms, holds, verifyEvidence } from '../extension/dreaming/evidence.mjs'
 import { runMemoryCommand } from '../extension/curated/command.mjs'
 
 let dir: string

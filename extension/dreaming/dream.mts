@@ -2,8 +2,8 @@
 
 import { MemoryStore } from '../native.mjs'
 import type { Memory } from '../recall/create-memory.mjs'
-import { verifyEvidence } from '../evidence.mjs'
-import { describeLanding, land, StagedStore } from '../staging.mjs'
+import { verifyEvidence } from './evidence.mjs'
+import { describeLanding, land, StagedStore } from './staging.mjs'
 import { acquireLock } from './lock.mjs'
 import type { ModelRegistryLike } from './model.mjs'
 import { resolveModel } from './model.mjs'
