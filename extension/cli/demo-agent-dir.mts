@@ -5,7 +5,7 @@
  */
 import { mkdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { encodeCwd } from './shared/pi-paths.mjs'
+import { encodeCwd } from '../shared/pi-paths.mjs'
 
 export const DEMO_CWD = '/home/demo/webshop'
 
@@ -139,7 +139,7 @@ type Style = { bold: (s: string) => string; dim: (s: string) => string }
  * (add, read, a refused injection with its reason, the frozen prompt block).
  */
 export async function curatedDemo(agentDir: string, { bold, dim }: Style): Promise<void> {
-  const { MemoryStore } = await import('./native.mjs')
+  const { MemoryStore } = await import('../native.mjs')
   const store = new MemoryStore({ dir: join(agentDir, 'memories') })
   const say = (label: string, result: { success: boolean; message?: string; error?: string; code?: string; usage?: string }) =>
     console.log(`  ${label.padEnd(46)} ${result.success ? `ok · ${result.message ?? ''} ${dim(result.usage ?? '')}` : `refused [${result.code}]: ${result.error}`}`)

@@ -2,12 +2,12 @@
 import { existsSync, mkdtempSync, rmSync, utimesSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { invocation, type Command } from './cli-command.mjs'
-import { isDir, safeReaddir, type Context } from './cli-context.mjs'
-import { expandAll, printEntry, printRecall, printSessions } from './cli-history.mjs'
-import { bold, CliError, dim, EXIT } from './cli-output.mjs'
-import { curatedDemo, DEMO_CWD, writeDemoAgentDir } from './demo.mjs'
-import { createMemory } from './recall/create-memory.mjs'
+import { invocation, type Command } from './command.mjs'
+import { isDir, safeReaddir, type Context } from './context.mjs'
+import { expandAll, printEntry, printRecall, printSessions } from './history.mjs'
+import { bold, CliError, dim, EXIT } from './output.mjs'
+import { curatedDemo, DEMO_CWD, writeDemoAgentDir } from './demo-agent-dir.mjs'
+import { createMemory } from '../recall/create-memory.mjs'
 
 /**
  * Where the demo writes: `--agent-dir DIR` when DIR is new or empty (kept, to

@@ -1,11 +1,11 @@
 /** `recall`, `expand`, `sessions`: session history for humans (and `--json` for scripts). */
 import type { ExpandedEntry, ExpandPage, MemoryCoverage, MemoryError, MemoryHit, RecallArgs, RecallPage, SessionsPage } from 'pi-fabric-memory/native'
-import { integerOption, option, UsageError } from './cli-args.mjs'
-import { openMemory, requireSessions, sessionFiles, type Context } from './cli-context.mjs'
-import { bold, CliError, dim, EXIT, mark, printJson, table } from './cli-output.mjs'
-import { minuteOf, oneLine, plural } from './present/text.mjs'
-import { commandLine, type Command } from './cli-command.mjs'
-import type { Memory } from './recall/create-memory.mjs'
+import { integerOption, option, UsageError } from './args.mjs'
+import { openMemory, requireSessions, sessionFiles, type Context } from './context.mjs'
+import { bold, CliError, dim, EXIT, mark, printJson, table } from './output.mjs'
+import { minuteOf, oneLine, plural } from '../present/text.mjs'
+import { commandLine, type Command } from './command.mjs'
+import type { Memory } from '../recall/create-memory.mjs'
 
 const SCOPED = ['scope', 'branches-all', 'json']
 
