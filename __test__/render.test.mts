@@ -14,7 +14,7 @@ import piFabricMemory from '../extension/index.mjs'
 import { createMemoryTools } from '../extension/curated/tools.mjs'
 import { createMemory, type Memory } from '../extension/recall/create-memory.mjs'
 import { encodeCwd } from '../extension/shared/pi-paths.mjs'
-import { recallRenderers } from '../extension/render.mjs'
+import { recallRenderers } from '../extension/tui/recall.mjs'
 
 const theme = { fg: (_color: string, text: string) => text, bold: (text: string) => text }
 const tui = { Text } as never

@@ -8,7 +8,8 @@ import { memoryExtension, type MemoryExtensionOptions } from './curated/extensio
 import { exposed, toolsSetting, type ToolsSetting } from './shared/exposure.mjs'
 import { createMemory, type Memory } from './recall/create-memory.mjs'
 import { recallTools } from './recall/tools.mjs'
-import { recallRenderers, type TuiModule } from './render.mjs'
+import type { TuiModule } from './tui/pi-tui.mjs'
+import { recallRenderers } from './tui/recall.mjs'
 import { agentDir, liveSessionDir, memorySettings } from './shared/settings.mjs'
 import { startWarmUp, warmUpConfig, warmUpWanted, type WarmUp } from './recall/warm-up.mjs'
 

@@ -22,8 +22,8 @@ import { guarded } from '../shared/errors.mjs'
 import { entries, registerMemoryCommand } from './command.mjs'
 import { exposed, type ToolsSetting } from '../shared/exposure.mjs'
 import { createMemoryTools, MEMORY_GUIDANCE, MEMORY_GUIDELINES } from './tools.mjs'
-import { curatedRenderers } from '../render-curated.mjs'
-import type { TuiModule } from '../render.mjs'
+import { curatedRenderers } from '../tui/curated.mjs'
+import type { TuiModule } from '../tui/pi-tui.mjs'
 
 /** The Pi ≥ 1.0 prompt section (`<memory>…</memory>`) that holds the memory block. */
 export const MEMORY_SECTION = 'memory'

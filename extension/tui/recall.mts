@@ -10,40 +10,10 @@
 import { homedir } from 'node:os'
 import { basename, dirname } from 'node:path'
 import type { ExpandPage, MemoryHit, RecallPage, SessionRow, SessionsPage } from 'pi-fabric-memory/native'
-import { minuteOf, oneLine, shortId } from './present/text.mjs'
-import { PIN_SLOT, unpinned } from './recall/pin.mjs'
-import { encodeCwd } from './shared/pi-paths.mjs'
-
-/** The part of `@earendil-works/pi-tui` the renderers use. */
-export interface TuiModule {
-  Text: new (text: string, paddingX: number, paddingY: number) => { render(width: number): string[] }
-}
-
-/** The part of Pi's theme the renderers use. */
-export interface Theme {
-  fg(color: 'toolTitle' | 'muted' | 'dim' | 'accent' | 'error' | 'warning' | 'success' | 'text', text: string): string
-  bold(text: string): string
-}
-
-/** The part of Pi's render context the renderers use (the call's arguments and the session's cwd). */
-export interface RenderContext {
-  args?: unknown
-  cwd?: string
-}
-
-/** A tool result as `renderResult` gets it, and the options it is drawn with. */
-export interface ToolResultView {
-  content?: unknown
-  details?: unknown
-}
-export interface RenderOptions {
-  expanded?: boolean
-  isPartial?: boolean
-}
-
-/** The text blocks of a tool result, joined (an update's line, a thrown error's message). */
-export const resultText = (result: ToolResultView) =>
-  (Array.isArray(result.content) ? result.content : []).map((block: { type?: string; text?: string }) => (block?.type === 'text' ? block.text : '')).join('')
+import { minuteOf, oneLine, shortId } from '../present/text.mjs'
+import { PIN_SLOT, unpinned } from '../recall/pin.mjs'
+import { quoted, resultText, type RenderContext, type RenderOptions, type Theme, type ToolResultView, type TuiModule } from './pi-tui.mjs'
+import { encodeCwd } from '../shared/pi-paths.mjs'
 
 type Page = { error?: { code: string; message: string } | null; coverage?: RecallPage['coverage'] }
 
@@ -54,8 +24,6 @@ const NEXT_STEP: Record<string, string> = {
   session_not_found: 'no such session; list them with memory_sessions',
   ambiguous_session: 'several sessions match; use the full id or path',
 }
-
-export const quoted = (value: unknown, max = 60) => (typeof value === 'string' && value ? ` "${oneLine(value, max)}"` : '')
 
 /**
  * A project's short name: the cwd's last component, or for a session file in
