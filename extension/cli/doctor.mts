@@ -13,7 +13,6 @@ import { headerCwd, isDir, memoryConfig, openMemory, openStore, safeReaddir, ses
 import { coverageText } from './history.mjs'
 import { bold, dim, EXIT, green, printJson, red, yellow } from './output.mjs'
 import { bytes, plural } from '../present/text.mjs'
-import { entries } from '../curated/command.mjs'
 import { curatedLayers, curatedSettings } from '../curated/settings.mjs'
 import { dreamingSettings } from '../dreaming/index.mjs'
 import { guarded } from '../shared/errors.mjs'
@@ -169,7 +168,7 @@ function printReport(r: DoctorReport): void {
     console.log(`${label('index')}${c.indexedSessions} of ${c.eligibleSessions} sessions indexed · ${c.staleSessions} stale · coverage ${coverageText(c)}`)
   }
   if (r.memoryDir) {
-    const line = (f: MemoryFileStatus) => (f.error ? red(`unreadable — ${f.error}`) : `${entries(f.entryCount)} (${f.usage})`)
+    const line = (f: MemoryFileStatus) => (f.error ? red(`unreadable — ${f.error}`) : `${plural(f.entryCount, 'entry')} (${f.usage})`)
     console.log(`${label('memory dir')}${r.memoryDir.path}: MEMORY.md ${line(r.memoryDir.memory)}; USER.md ${line(r.memoryDir.user)}`)
   }
   console.log(bold('settings'))

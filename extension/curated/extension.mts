@@ -19,7 +19,8 @@ import { dream, dreamFooter, dreamingSettings, dreamingStatus, OPT_IN_FOOTER, re
 import { createMemory } from '../recall/create-memory.mjs'
 import { agentDir, liveSessionDir, memorySettings } from '../shared/settings.mjs'
 import { guarded } from '../shared/errors.mjs'
-import { entries, registerMemoryCommand } from './command.mjs'
+import { registerMemoryCommand } from './command.mjs'
+import { plural } from '../present/text.mjs'
 import { exposed, type ToolsSetting } from '../shared/exposure.mjs'
 import { createMemoryTools, MEMORY_GUIDANCE, MEMORY_GUIDELINES } from './tools.mjs'
 import { curatedRenderers } from '../tui/curated.mjs'
@@ -208,7 +209,7 @@ export function memoryExtension(pi: ExtensionAPI, options: MemoryExtensionOption
     const live = state.store ? state.store.getEntries('memory').length + state.store.getEntries('user').length : 0
     const review = state.toReview ? ` · ${state.toReview} to review` : ''
     const prompt = state.snapshot ? 'prompt snapshot loaded' : 'prompt snapshot empty until the next session'
-    ctx.ui?.setStatus(STATUS_KEY, `memory: ${entries(live)}${review} · ${prompt}`)
+    ctx.ui?.setStatus(STATUS_KEY, `memory: ${plural(live, 'entry')}${review} · ${prompt}`)
   }
   /** Counts the proposals again (a dream or `/memory review` changed them), then shows the footer. */
   const refreshStatus = async (ctx: ExtensionContext) => {

@@ -15,8 +15,8 @@ export function oneLine(text: string, max = 160): string {
   return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat
 }
 
-/** `1 session`, `3 sessions`; `many` for an irregular plural (`entry`, `entries`). */
-export const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`
+/** `1 session`, `3 sessions`, `2 entries` (a consonant and `y`: `ies`); `many` for another irregular plural. */
+export const plural = (n: number, one: string, many = /[^aeiou]y$/.test(one) ? `${one.slice(0, -1)}ies` : `${one}s`) => `${n} ${n === 1 ? one : many}`
 
 /** `1.5 MB`, `820 kB`, `12 B` (decimal units, as file managers show). */
 export function bytes(n: number): string {

@@ -10,7 +10,7 @@
 import { homedir } from 'node:os'
 import { basename, dirname } from 'node:path'
 import type { ExpandPage, MemoryHit, RecallPage, SessionRow, SessionsPage } from 'pi-fabric-memory/native'
-import { minuteOf, oneLine, shortId } from '../present/text.mjs'
+import { minuteOf, oneLine, plural, shortId } from '../present/text.mjs'
 import { PIN_SLOT, unpinned } from '../recall/pin.mjs'
 import { quoted, resultText, type RenderContext, type RenderOptions, type Theme, type ToolResultView, type TuiModule } from './pi-tui.mjs'
 import { encodeCwd } from '../shared/pi-paths.mjs'
@@ -102,8 +102,6 @@ function errorLine(page: Page, theme: Theme): string | undefined {
   const next = NEXT_STEP[page.error.code]
   return theme.fg('error', `${page.error.code}: ${oneLine(page.error.message, 160)}`) + (next ? theme.fg('muted', ` — ${next}`) : '')
 }
-
-export const plural = (n: number, word: string) => `${n} ${n === 1 ? word : word.endsWith('y') ? `${word.slice(0, -1)}ies` : `${word}s`}`
 
 /** The collapsed one-line summary of a result. */
 export function summaryLine(tool: string, page: unknown, theme: Theme): string {
