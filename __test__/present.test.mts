@@ -1,8 +1,17 @@
 // The text shapes the CLI, Pi's TUI, `/memory` and the model's view share
 // (extension/present/): one function each, so the four readers cannot drift.
 import assert from 'node:assert/strict'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { test } from 'node:test'
+import type { ExpandArgs } from 'pi-fabric-memory'
+import { DEMO_CWD, writeDemoAgentDir } from '../extension/cli/demo-agent-dir.mjs'
+import { printEntry, printRecall } from '../extension/cli/history.mjs'
+import { entryLabel } from '../extension/present/history.mjs'
 import { plural } from '../extension/present/text.mjs'
+import { createMemory } from '../extension/recall/create-memory.mjs'
+import { detailText } from '../extension/tui/recall.mjs'
 
 test('plural: one rule for every count word the CLI, the TUI and /memory print', () => {
   assert.equal(plural(1, 'entry'), '1 entry')
@@ -14,4 +23,50 @@ test('plural: one rule for every count word the CLI, the TUI and /memory print',
   assert.equal(plural(2, 'key'), '2 keys')
   assert.equal(plural(2, 'day'), '2 days')
   assert.equal(plural(2, 'child', 'children'), '2 children')
+})
+
+test('entryLabel: the role / tool= / outcome= words of an entry, the ones it has', () => {
+  assert.equal(entryLabel({ role: 'toolResult', tool: 'bash', outcome: 'failed' }), 'toolResult tool=bash outcome=failed')
+  assert.equal(entryLabel({ role: 'assistant', tool: null, outcome: null }), 'assistant')
+  assert.equal(entryLabel({ role: null, tool: 'read', outcome: 'succeeded' }), 'tool=read outcome=succeeded')
+  assert.equal(entryLabel({ role: null, tool: null, outcome: null }), '')
+})
+
+/** What `print` wrote with console.log, one string per call. */
+function printed(print: () => void): string[] {
+  const lines: string[] = []
+  const log = console.log
+  console.log = (...args: unknown[]) => void lines.push(args.join(' '))
+  try {
+    print()
+  } finally {
+    console.log = log
+  }
+  return lines
+}
+
+test('a hit and an entry carry the same label in the CLI and in the TUI', async () => {
+  const root = mkdtempSync(join(tmpdir(), 'pfm-present-'))
+  try {
+    writeDemoAgentDir(join(root, 'agent'))
+    const memory = createMemory({ agentDir: join(root, 'agent'), cwd: DEMO_CWD })
+    const recalled = await memory.recall({ ref: 'pi.bash', outcome: 'failed' })
+    const hit = recalled.hits.find((h) => h.kind === 'entry')!
+    assert.equal(hit.kind, 'entry')
+    const label = 'toolResult tool=bash outcome=failed'
+    assert.equal(entryLabel(hit), label)
+    const expanded = await memory.expand(hit.follow.args as ExpandArgs)
+    const entry = expanded.entries.find((e) => e.index === hit.index)!
+    const theme = { fg: (_color: string, text: string) => text, bold: (text: string) => text }
+    const cliHit = printed(() => printRecall(recalled, undefined))[0]
+    const cliEntry = printed(() => printEntry(entry))[0]
+    const tuiHit = detailText('memory_recall', recalled, theme).split('\n')[1]
+    const tuiEntry = detailText('memory_expand', { ...expanded, entries: [entry] }, theme).split('\n')[2]
+    assert.ok(cliHit.endsWith(`  ${label}`), cliHit)
+    assert.equal(cliEntry, `#${entry.index} ${entry.entryId} ${label}`)
+    assert.ok(tuiHit.endsWith(` · ${label}`), tuiHit)
+    assert.ok(tuiEntry.endsWith(` · ${label}`), tuiEntry)
+  } finally {
+    rmSync(root, { recursive: true, force: true })
+  }
 })

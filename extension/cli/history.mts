@@ -3,6 +3,7 @@ import type { ExpandedEntry, ExpandPage, MemoryCoverage, MemoryError, MemoryHit,
 import { integerOption, option, UsageError } from './args.mjs'
 import { openMemory, requireSessions, sessionFiles, type Context } from './context.mjs'
 import { bold, CliError, dim, EXIT, mark, printJson, table } from './output.mjs'
+import { entryLabel } from '../present/history.mjs'
 import { minuteOf, oneLine, plural } from '../present/text.mjs'
 import { commandLine, type Command } from './command.mjs'
 import type { Memory } from '../recall/create-memory.mjs'
@@ -46,8 +47,7 @@ function printHit(hit: MemoryHit, query: string | undefined): void {
     return
   }
   const when = minuteOf(hit.timestamp)
-  const what = [hit.role, hit.tool && `tool=${hit.tool}`, hit.outcome && `outcome=${hit.outcome}`].filter(Boolean).join(' ')
-  console.log(`${bold(hit.score.toFixed(2).padStart(6))}  ${hit.sessionId.slice(0, 13)}… #${hit.index}  ${dim(`${when} ${hit.tier}`)}  ${what}`)
+  console.log(`${bold(hit.score.toFixed(2).padStart(6))}  ${hit.sessionId.slice(0, 13)}… #${hit.index}  ${dim(`${when} ${hit.tier}`)}  ${entryLabel(hit)}`)
   console.log(`        ${highlight(oneLine(hit.snippet, 240), query)}`)
 }
 
@@ -135,8 +135,7 @@ async function sessions(ctx: Context): Promise<void> {
 }
 
 export function printEntry(entry: ExpandedEntry): void {
-  const what = [entry.role, entry.tool && `tool=${entry.tool}`, entry.outcome && `outcome=${entry.outcome}`].filter(Boolean).join(' ')
-  console.log(`${bold(`#${entry.index}`)} ${dim(entry.entryId ?? '')} ${what}${entry.anchor ? ' ◀' : ''}`)
+  console.log(`${bold(`#${entry.index}`)} ${dim(entry.entryId ?? '')} ${entryLabel(entry)}${entry.anchor ? ' ◀' : ''}`)
   if (entry.text) console.log(`  ${oneLine(entry.text, 400)}`)
   if (entry.filesTouched.length) console.log(dim(`  files: ${entry.filesTouched.join(', ')}`))
 }

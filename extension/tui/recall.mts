@@ -10,6 +10,7 @@
 import { homedir } from 'node:os'
 import { basename, dirname } from 'node:path'
 import type { ExpandPage, MemoryHit, RecallPage, SessionRow, SessionsPage } from 'pi-fabric-memory/native'
+import { entryLabel } from '../present/history.mjs'
 import { minuteOf, oneLine, plural, shortId } from '../present/text.mjs'
 import { PIN_SLOT, unpinned } from '../recall/pin.mjs'
 import { quoted, resultText, type RenderContext, type RenderOptions, type Theme, type ToolResultView, type TuiModule } from './pi-tui.mjs'
@@ -138,9 +139,8 @@ function hitLines(hit: MemoryHit, theme: Theme, project: string | undefined): st
   if (hit.kind === 'session') {
     return [`${theme.fg('accent', hit.score.toFixed(2))} ${hit.sessionId} ${theme.fg('muted', `${where}cold session · matched ${hit.matchedTerms.join(', ') || 'typed entries'}`)}`]
   }
-  const what = [hit.role, hit.tool && `tool=${hit.tool}`, hit.outcome && `outcome=${hit.outcome}`].filter(Boolean).join(' ')
   return [
-    `${theme.fg('accent', hit.score.toFixed(2))} ${shortId(hit.sessionId)} #${hit.index} ${theme.fg('muted', `${where}${minuteOf(hit.timestamp)} · ${what}`)}`,
+    `${theme.fg('accent', hit.score.toFixed(2))} ${shortId(hit.sessionId)} #${hit.index} ${theme.fg('muted', `${where}${minuteOf(hit.timestamp)} · ${entryLabel(hit)}`)}`,
     `  ${oneLine(hit.snippet, 400)}`,
   ]
 }
@@ -164,8 +164,7 @@ export function detailText(tool: string, page: unknown, theme: Theme, context: R
     // The header names the session by short id and project; the path is here, to open the file.
     if (file) lines.push(theme.fg('dim', tildePath(file)))
     for (const chunk of (page as ExpandPage).entries) {
-      const what = [chunk.role, chunk.tool && `tool=${chunk.tool}`, chunk.outcome && `outcome=${chunk.outcome}`].filter(Boolean).join(' ')
-      lines.push(`${theme.fg('accent', `#${chunk.index}`)} ${theme.fg('muted', `${minuteOf(chunk.timestamp)} · ${what}`)}`, ...chunk.text.split('\n').slice(0, 40).map((l) => `  ${l}`))
+      lines.push(`${theme.fg('accent', `#${chunk.index}`)} ${theme.fg('muted', `${minuteOf(chunk.timestamp)} · ${entryLabel(chunk)}`)}`, ...chunk.text.split('\n').slice(0, 40).map((l) => `  ${l}`))
     }
   } else {
     for (const s of (page as SessionsPage).sessions) lines.push(`${minuteOf(s.mtime)}  ${s.id}  ${sessionTitle(s)}${theme.fg('muted', `${plural(s.entryCount, 'entry')} · ${s.cwd}`)}`)
