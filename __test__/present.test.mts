@@ -5,13 +5,13 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { test } from 'node:test'
-import type { ExpandArgs } from 'pi-fabric-memory'
+import type { ExpandArgs, MemoryCoverage, RecallPage } from 'pi-fabric-memory'
 import { DEMO_CWD, writeDemoAgentDir } from '../extension/cli/demo-agent-dir.mjs'
 import { printEntry, printRecall } from '../extension/cli/history.mjs'
-import { entryLabel } from '../extension/present/history.mjs'
+import { coverageText, entryLabel } from '../extension/present/history.mjs'
 import { plural } from '../extension/present/text.mjs'
 import { createMemory } from '../extension/recall/create-memory.mjs'
-import { detailText } from '../extension/tui/recall.mjs'
+import { detailText, summaryLine } from '../extension/tui/recall.mjs'
 
 test('plural: one rule for every count word the CLI, the TUI and /memory print', () => {
   assert.equal(plural(1, 'entry'), '1 entry')
@@ -68,5 +68,25 @@ test('a hit and an entry carry the same label in the CLI and in the TUI', async 
     assert.ok(tuiEntry.endsWith(` · ${label}`), tuiEntry)
   } finally {
     rmSync(root, { recursive: true, force: true })
+  }
+})
+
+test('coverageText: one wording of coverage for the CLI and the TUI', () => {
+  const coverage = (complete: boolean, reasons: string[], staleSessions: number) =>
+    ({ complete, reasons, staleSessions, indexedSessions: 3 - staleSessions, eligibleSessions: 3, incompleteSessions: 0, unavailableSessions: 0 }) as MemoryCoverage
+  const cases: Array<[MemoryCoverage, string]> = [
+    [coverage(true, [], 0), 'complete'],
+    [coverage(false, ['max_sync_sessions', 'regex_timeout'], 1), 'incomplete: max_sync_sessions, regex_timeout'],
+    // Stale sessions without a reason code (doctor's probe drops its budget reasons) are named, in the TUI too.
+    [coverage(false, [], 2), 'incomplete: 2 sessions not indexed yet'],
+    [coverage(false, [], 0), 'incomplete'],
+  ]
+  const theme = { fg: (_color: string, text: string) => text, bold: (text: string) => text }
+  for (const [c, text] of cases) {
+    assert.equal(coverageText(c), text)
+    const recall = { hits: [], total: 0, next: null, coverage: c } as unknown as RecallPage
+    assert.equal(summaryLine('memory_recall', recall, theme), `0 hits · ${c.indexedSessions}/3 sessions · ${text}`)
+    assert.equal(summaryLine('memory_sessions', { scope: 'project', branches: 'active', sessions: [], coverage: c }, theme), `0 sessions · ${text}`)
+    assert.deepEqual(printed(() => printRecall(recall, undefined)), [`0 of 0 hits · ${c.indexedSessions}/3 sessions indexed · coverage ${text}`])
   }
 })

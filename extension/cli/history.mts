@@ -1,10 +1,10 @@
 /** `recall`, `expand`, `sessions`: session history for humans (and `--json` for scripts). */
-import type { ExpandedEntry, ExpandPage, MemoryCoverage, MemoryError, MemoryHit, RecallArgs, RecallPage, SessionsPage } from 'pi-fabric-memory/native'
+import type { ExpandedEntry, ExpandPage, MemoryError, MemoryHit, RecallArgs, RecallPage, SessionsPage } from 'pi-fabric-memory/native'
 import { integerOption, option, UsageError } from './args.mjs'
 import { openMemory, requireSessions, sessionFiles, type Context } from './context.mjs'
 import { bold, CliError, dim, EXIT, mark, printJson, table } from './output.mjs'
-import { entryLabel } from '../present/history.mjs'
-import { minuteOf, oneLine, plural } from '../present/text.mjs'
+import { coverageText, entryLabel } from '../present/history.mjs'
+import { minuteOf, oneLine } from '../present/text.mjs'
 import { commandLine, type Command } from './command.mjs'
 import type { Memory } from '../recall/create-memory.mjs'
 
@@ -49,16 +49,6 @@ function printHit(hit: MemoryHit, query: string | undefined): void {
   const when = minuteOf(hit.timestamp)
   console.log(`${bold(hit.score.toFixed(2).padStart(6))}  ${hit.sessionId.slice(0, 13)}… #${hit.index}  ${dim(`${when} ${hit.tier}`)}  ${entryLabel(hit)}`)
   console.log(`        ${highlight(oneLine(hit.snippet, 240), query)}`)
-}
-
-/**
- * `complete`, or `incomplete: <reasons>`. Stale sessions alone carry no
- * reason code (e.g. doctor drops its probe's budget reasons): they are named.
- */
-export function coverageText(c: MemoryCoverage): string {
-  if (c.complete) return 'complete'
-  if (c.reasons.length) return `incomplete: ${c.reasons.join(', ')}`
-  return c.staleSessions > 0 ? `incomplete: ${plural(c.staleSessions, 'session')} not indexed yet` : 'incomplete'
 }
 
 /** Where a page is in the CLI's walk: its number and the command that prints the next one. */

@@ -9,7 +9,8 @@ import type { Command } from './command.mjs'
 import { openMemory, requireSessions, type Context } from './context.mjs'
 import { printJson } from './output.mjs'
 import { bytes } from '../present/text.mjs'
-import { coverageText, emptyScopeHint, pageFailure } from './history.mjs'
+import { coverageText } from '../present/history.mjs'
+import { emptyScopeHint, pageFailure } from './history.mjs'
 import { indexUntilCurrent, progressLine, type Done } from '../recall/indexing.mjs'
 
 export interface ProgressView {

@@ -10,7 +10,7 @@
 import { homedir } from 'node:os'
 import { basename, dirname } from 'node:path'
 import type { ExpandPage, MemoryHit, RecallPage, SessionRow, SessionsPage } from 'pi-fabric-memory/native'
-import { entryLabel } from '../present/history.mjs'
+import { coverageText, entryLabel } from '../present/history.mjs'
 import { minuteOf, oneLine, plural, shortId } from '../present/text.mjs'
 import { PIN_SLOT, unpinned } from '../recall/pin.mjs'
 import { quoted, resultText, type RenderContext, type RenderOptions, type Theme, type ToolResultView, type TuiModule } from './pi-tui.mjs'
@@ -59,8 +59,8 @@ const tildePath = (path: string) => {
   return home && path.startsWith(`${home}/`) ? `~${path.slice(home.length)}` : path
 }
 
-const coverageText = (coverage: RecallPage['coverage']) =>
-  `${coverage.indexedSessions}/${coverage.eligibleSessions} sessions · ${coverage.complete ? 'complete' : `incomplete: ${coverage.reasons.join(', ')}`}`
+/** `3/3 sessions · complete`: how many sessions a recall read, and whether that is all of them. */
+const sessionsRead = (coverage: RecallPage['coverage']) => `${coverage.indexedSessions}/${coverage.eligibleSessions} sessions · ${coverageText(coverage)}`
 
 /** `memory_recall "bluefinch" · project · tool=bash`: the call as one line. */
 export function callLine(tool: string, called: Record<string, unknown>, theme: Theme, currentCwd?: string): string {
@@ -111,7 +111,7 @@ export function summaryLine(tool: string, page: unknown, theme: Theme): string {
   if (error) return error
   if (tool === 'memory_recall') {
     const r = page as RecallPage
-    return `${plural(r.total, 'hit')} ${theme.fg('muted', `· ${coverageText(r.coverage)}${r.next ? ' · more' : ''}`)}`
+    return `${plural(r.total, 'hit')} ${theme.fg('muted', `· ${sessionsRead(r.coverage)}${r.next ? ' · more' : ''}`)}`
   }
   if (tool === 'memory_expand') {
     const e = page as ExpandPage
@@ -119,7 +119,7 @@ export function summaryLine(tool: string, page: unknown, theme: Theme): string {
     return `${plural(new Set(e.entries.map((c) => c.index)).size, 'entry')}${first ? ` ${theme.fg('muted', `· #${first.index}${e.entries.length > 1 ? `–#${e.entries.at(-1)!.index}` : ''}`)}` : ''}${e.next ? theme.fg('muted', ' · continues') : ''}`
   }
   const s = page as SessionsPage
-  return `${plural(s.sessions.length, 'session')} ${theme.fg('muted', `· ${s.coverage.complete ? 'complete' : `incomplete: ${s.coverage.reasons.join(', ')}`}`)}`
+  return `${plural(s.sessions.length, 'session')} ${theme.fg('muted', `· ${coverageText(s.coverage)}`)}`
 }
 
 
