@@ -1,5 +1,5 @@
 /** `recall`, `expand`, `sessions`: session history for humans (and `--json` for scripts). */
-import type { ExpandedEntry, ExpandPage, MemoryError, MemoryHit, RecallArgs, RecallPage, SessionsPage } from 'pi-fabric-memory/native'
+import type { ExpandArgs, ExpandedEntry, ExpandPage, MemoryError, MemoryHit, RecallArgs, RecallPage, SessionsPage } from 'pi-fabric-memory/native'
 import { integerOption, option, UsageError } from './args.mjs'
 import { openMemory, requireSessions, sessionFiles, type Context } from './context.mjs'
 import { bold, CliError, dim, EXIT, mark, printJson, table } from './output.mjs'
@@ -7,6 +7,7 @@ import { coverageText, entryLabel } from '../present/history.mjs'
 import { minuteOf, oneLine } from '../present/text.mjs'
 import { commandLine, type Command } from './command.mjs'
 import type { Memory } from '../recall/create-memory.mjs'
+import { readEntries } from '../recall/walk.mjs'
 
 const SCOPED = ['scope', 'branches-all', 'json']
 
@@ -130,22 +131,21 @@ export function printEntry(entry: ExpandedEntry): void {
   if (entry.filesTouched.length) console.log(dim(`  files: ${entry.filesTouched.join(', ')}`))
 }
 
-/** Follows `next` until every entry's text is whole. */
-export async function expandAll(memory: Memory, args: Record<string, unknown>): Promise<ExpandPage> {
-  let page = await memory.expand(args)
-  const first = page
-  const texts = new Map<number, ExpandedEntry>()
-  for (;;) {
-    if (page.error) return page
-    for (const chunk of page.entries) {
-      const seen = texts.get(chunk.index)
-      if (seen) seen.text += chunk.text
-      else texts.set(chunk.index, { ...chunk })
-    }
-    if (!page.next) break
-    page = await memory.expand(page.next.args)
-  }
-  return { ...first, entries: [...texts.values()], next: null }
+/**
+ * The first page with every selected entry whole: its pages read as
+ * `memory.walk` reads them (`readEntries`). A contract error is the page
+ * that carries it, as the API returned it; a discontinuity or an entry left
+ * open is the first page with that error and no entries.
+ */
+export async function expandAll(memory: Pick<Memory, 'expand'>, args: ExpandArgs): Promise<ExpandPage> {
+  const pages: ExpandPage[] = []
+  const entries: ExpandedEntry[] = []
+  const expand = async (page: ExpandArgs) => pages[pages.push(await memory.expand(page)) - 1]
+  const read = await readEntries(expand, args, (entry) => void entries.push(entry))
+  const last = pages.at(-1)!
+  if (last.error) return last
+  if (read.error) return { ...pages[0], entries: [], next: null, error: read.error }
+  return { ...pages[0], entries, next: null }
 }
 
 async function expand(ctx: Context): Promise<void> {
