@@ -5,7 +5,7 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { test } from 'node:test'
-import type { ExpandArgs, MemoryCoverage, RecallPage } from 'pi-fabric-memory'
+import type { ExpandArgs, MemoryCoverage, MemoryHit, RecallPage } from 'pi-fabric-memory'
 import { DEMO_CWD, writeDemoAgentDir } from '../extension/cli/demo-agent-dir.mjs'
 import { printEntry, printRecall } from '../extension/cli/history.mjs'
 import { coverageText, entryLabel } from '../extension/present/history.mjs'
@@ -89,4 +89,14 @@ test('coverageText: one wording of coverage for the CLI and the TUI', () => {
     assert.equal(summaryLine('memory_sessions', { scope: 'project', branches: 'active', sessions: [], coverage: c }, theme), `0 sessions · ${text}`)
     assert.deepEqual(printed(() => printRecall(recall, undefined)), [`0 of 0 hits · ${c.indexedSessions}/3 sessions indexed · coverage ${text}`])
   }
+})
+
+test("the CLI's hit line names the session as the TUI's does: a long id by its prefix, a short one whole", () => {
+  const hit = (sessionId: string) =>
+    ({ kind: 'entry', sessionId, index: 4, score: 1.5, tier: 'hot', timestamp: null, role: 'user', tool: null, outcome: null, snippet: 'the snippet' }) as unknown as MemoryHit
+  const coverage = { complete: true, reasons: [], staleSessions: 0, indexedSessions: 1, eligibleSessions: 1, incompleteSessions: 0, unavailableSessions: 0 }
+  const page = { hits: [hit('019a0001-demo-7000-8000-checkout0001'), hit('sess-a')], total: 2, next: null, coverage } as unknown as RecallPage
+  const [long, , short] = printed(() => printRecall(page, undefined))
+  assert.equal(long, `  1.50  019a0001-demo… #4  — hot  user`)
+  assert.equal(short, `  1.50  sess-a #4  — hot  user`)
 })

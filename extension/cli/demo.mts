@@ -7,6 +7,7 @@ import { isDir, safeReaddir, type Context } from './context.mjs'
 import { expandAll, printEntry, printRecall, printSessions } from './history.mjs'
 import { bold, CliError, dim, EXIT } from './output.mjs'
 import { curatedDemo, DEMO_CWD, writeDemoAgentDir } from './demo-agent-dir.mjs'
+import { shortId } from '../present/text.mjs'
 import { createMemory } from '../recall/create-memory.mjs'
 
 /**
@@ -61,7 +62,7 @@ async function show(agentDir: string, kept: boolean): Promise<void> {
   await memory.walk({ session: checkout.id }, (entry) => {
     if (entry.role === 'assistant') entry.filesTouched.forEach((f) => files2.add(f))
   })
-  console.log(`\n${bold('Files the agent touched')} in ${checkout.id.slice(0, 13)}…: ${[...files2].join(', ')}`)
+  console.log(`\n${bold('Files the agent touched')} in ${shortId(checkout.id)}: ${[...files2].join(', ')}`)
   await curatedDemo(agentDir, { bold, dim })
   const tryDir = kept ? agentDir : join(tmpdir(), 'pfm-demo')
   if (!kept) console.log(dim(`\nKeep a demo agent dir: ${invocation()} demo --agent-dir ${tryDir}`))

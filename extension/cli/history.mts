@@ -4,7 +4,7 @@ import { integerOption, option, UsageError } from './args.mjs'
 import { openMemory, requireSessions, sessionFiles, type Context } from './context.mjs'
 import { bold, CliError, dim, EXIT, mark, printJson, table } from './output.mjs'
 import { coverageText, entryLabel } from '../present/history.mjs'
-import { minuteOf, oneLine } from '../present/text.mjs'
+import { minuteOf, oneLine, shortId } from '../present/text.mjs'
 import { commandLine, type Command } from './command.mjs'
 import type { Memory } from '../recall/create-memory.mjs'
 import { readEntries } from '../recall/walk.mjs'
@@ -48,7 +48,7 @@ function printHit(hit: MemoryHit, query: string | undefined): void {
     return
   }
   const when = minuteOf(hit.timestamp)
-  console.log(`${bold(hit.score.toFixed(2).padStart(6))}  ${hit.sessionId.slice(0, 13)}… #${hit.index}  ${dim(`${when} ${hit.tier}`)}  ${entryLabel(hit)}`)
+  console.log(`${bold(hit.score.toFixed(2).padStart(6))}  ${shortId(hit.sessionId)} #${hit.index}  ${dim(`${when} ${hit.tier}`)}  ${entryLabel(hit)}`)
   console.log(`        ${highlight(oneLine(hit.snippet, 240), query)}`)
 }
 
