@@ -5,7 +5,7 @@
  */
 import { type TSchema, Type } from '../shared/schema.mjs'
 
-/** A closed set of strings: `{type: "string", enum}` (schema.mts turns a union of literals into that). */
+/** A closed set of strings: `{type: "string", enum}` (shared/schema.mts turns a union of literals into that). */
 const stringEnum = (values: readonly string[], options?: { description?: string }) => Type.Union(values.map((v) => Type.Literal(v)), options)
 
 const Branches = stringEnum(['active', 'all'])
