@@ -6,8 +6,8 @@
 import assert from 'node:assert/strict'
 import { after, test } from 'node:test'
 import { MemoryEngine } from 'pi-fabric-memory'
-import { createMemory, liveBranch } from '../extension/memory.mjs'
-import { CARRIED_KEYS, ExpandParameters, RecallParameters, SHIM_KEYS, SessionsParameters } from '../extension/recall-schemas.mjs'
+import { createMemory, liveBranch } from '../extension/recall/create-memory.mjs'
+import { CARRIED_KEYS, ExpandParameters, RecallParameters, SHIM_KEYS, SessionsParameters } from '../extension/recall/schemas.mjs'
 import { tempAgent } from './helpers.mjs'
 
 const PROBE = 'argumentParityProbe'

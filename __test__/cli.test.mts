@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { test } from 'node:test'
 import { MemoryStore, version as nativeVersion } from 'pi-fabric-memory'
-import { progressLine } from '../extension/indexing.mjs'
+import { progressLine } from '../extension/recall/indexing.mjs'
 import { ROOT } from './helpers.mjs'
 
 const cli = join(ROOT, 'dist/extension/cli.mjs')

@@ -7,9 +7,9 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, beforeEach, describe, test } from 'node:test'
 import { MemoryStore } from 'pi-fabric-memory'
-import { composePrompt, MEMORY_SECTION, memoryExtension, SNAPSHOT_ENTRY_TYPE, type MemoryExtensionOptions } from '../extension/curated.mjs'
-import { curatedSettings, interpolate } from '../extension/curated-settings.mjs'
-import { MEMORY_GUIDANCE, MEMORY_GUIDELINES } from '../extension/memory-tools.mjs'
+import { composePrompt, MEMORY_SECTION, memoryExtension, SNAPSHOT_ENTRY_TYPE, type MemoryExtensionOptions } from '../extension/curated/extension.mjs'
+import { curatedSettings, interpolate } from '../extension/curated/settings.mjs'
+import { MEMORY_GUIDANCE, MEMORY_GUIDELINES } from '../extension/curated/tools.mjs'
 
 interface Entry {
   type: string

@@ -6,8 +6,8 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, beforeEach, describe, test } from 'node:test'
 import { MemoryStore } from 'pi-fabric-memory'
-import { registerMemoryCommand, runMemoryCommand } from '../extension/memory-command.mjs'
-import { boundStructured, createMemoryTools, MAX_STRUCTURED_BYTES, toolResult, type MemoryToolDefinition } from '../extension/memory-tools.mjs'
+import { registerMemoryCommand, runMemoryCommand } from '../extension/curated/command.mjs'
+import { boundStructured, createMemoryTools, MAX_STRUCTURED_BYTES, toolResult, type MemoryToolDefinition } from '../extension/curated/tools.mjs'
 
 let dir: string
 beforeEach(() => {

@@ -26,9 +26,9 @@ import {
   type DreamOptions,
   type Turn,
 } from '../extension/dreaming/index.mjs'
-import { citationReader } from '../extension/cited.mjs'
-import { distinctiveTerms, holds, verifyEvidence } from '../extension/evidence.mjs'
-import { runMemoryCommand } from '../extension/memory-command.mjs'
+import { citationReader } from '../extension/curated/cited.mjs'
+import { distinctiveTerms, holds, verifyEvidence } from '../extension/dreaming/evidence.mjs'
+import { runMemoryCommand } from '../extension/curated/command.mjs'
 
 let dir: string
 beforeEach(() => {
@@ -192,13 +192,15 @@ describe('prompts', () => {
 /** The one entry {@link fakeMemory}'s `expand` serves: what the tests' writes cite. */
 const EVIDENCE_TEXT = 'We use pnpm now, CI runs on every push, and the staging cluster is kestrel.'
 const CITE = [{ session: 'evidence', entryIds: ['ev1'] }]
+/** Its text in one chunk, as the addon pages it (the evidence check joins chunks as `memory.walk` does). */
+const WHOLE = { start: 0, end: EVIDENCE_TEXT.length, total: EVIDENCE_TEXT.length, complete: true }
 
 /** A stand-in for `createMemory()`'s sessions/walk over fixed entries, and `expand` of the evidence entry. */
 function fakeMemory(sessions: Record<string, Array<{ role: string; text: string; timestamp: number }>>, mtime = Date.now()) {
   return {
     expand: (async (args: { session?: string; entryIds?: string[] }) =>
       args.session === 'evidence' && args.entryIds?.includes('ev1')
-        ? { session: '/evidence.jsonl', sessionId: 'evidence', entries: [{ index: 0, entryId: 'ev1', role: 'user', timestamp: Date.parse('2026-04-30T09:15:00Z'), text: EVIDENCE_TEXT }], next: null }
+        ? { session: '/evidence.jsonl', sessionId: 'evidence', entries: [{ index: 0, entryId: 'ev1', role: 'user', timestamp: Date.parse('2026-04-30T09:15:00Z'), text: EVIDENCE_TEXT, textRange: WHOLE }], next: null }
         : { session: null, sessionId: null, entries: [], next: null, error: { code: 'address_not_found', message: 'no such entry' } }) as never,
     sessions: async () => ({ scope: 'global', branches: 'active', sessions: Object.keys(sessions).map((file) => ({ id: `id-${file}`, file, mtime })), coverage: {} }) as never,
     walk: (async (selector: { session: string }, visitor: (e: unknown) => unknown) => {
@@ -464,7 +466,7 @@ describe('gatherTurns and dream()', () => {
 
 describe('the pi-memory.dreaming settings layer', () => {
   test('read from the agent settings file, interpolated, then parsed with defaults', async () => {
-    const { curatedSettings } = await import('../extension/curated-settings.mjs')
+    const { curatedSettings } = await import('../extension/curated/settings.mjs')
     const saved = process.env.PI_CODING_AGENT_DIR
     process.env.PI_CODING_AGENT_DIR = dir
     try {

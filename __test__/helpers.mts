@@ -6,7 +6,7 @@ import type { ExpandedEntry, ExpandPage } from 'pi-fabric-memory'
 
 export const ROOT = resolve(import.meta.dirname, '..')
 
-import { encodeCwd } from '../extension/pi-paths.mjs'
+import { encodeCwd } from '../extension/shared/pi-paths.mjs'
 
 export { encodeCwd }
 

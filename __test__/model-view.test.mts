@@ -1,4 +1,4 @@
-// What the model reads of a recall, expand or sessions page (model-view.mts):
+// What the model reads of a recall, expand or sessions page (recall/model-view.mts):
 // a lean view whose follow calls carry a `pin` instead of a session path and
 // two full hashes. Every pinned call must read exactly what the whole page's
 // call reads, a rewrite must still be stale, and ten hits must fit in 5,000
@@ -6,9 +6,9 @@
 import assert from 'node:assert/strict'
 import { readFileSync, writeFileSync } from 'node:fs'
 import { after, test } from 'node:test'
-import { createMemory } from '../extension/memory.mjs'
-import { PIN_HASH_DIGITS, pinned, unpinned } from '../extension/pin.mjs'
-import { recallTools } from '../extension/recall-tools.mjs'
+import { createMemory } from '../extension/recall/create-memory.mjs'
+import { PIN_HASH_DIGITS, pinned, unpinned } from '../extension/recall/pin.mjs'
+import { recallTools } from '../extension/recall/tools.mjs'
 import { tempAgent } from './helpers.mjs'
 
 const agent = tempAgent()

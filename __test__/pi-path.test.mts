@@ -7,9 +7,9 @@ import { join } from 'node:path'
 import { after, test } from 'node:test'
 import { pathToFileURL } from 'node:url'
 import { expandPiPath, piAgentDir } from 'pi-fabric-memory'
-import { createContext } from '../extension/cli-context.mjs'
-import { GLOBAL_FLAGS, parseArgs } from '../extension/cli-args.mjs'
-import { agentDir, sessionDirSetting } from '../extension/settings.mjs'
+import { createContext } from '../extension/cli/context.mjs'
+import { GLOBAL_FLAGS, parseArgs } from '../extension/cli/args.mjs'
+import { agentDir, sessionDirSetting } from '../extension/shared/settings.mjs'
 import { ROOT } from './helpers.mjs'
 
 type PiPaths = { normalizePath(path: string): string }

@@ -8,13 +8,13 @@ import { join } from 'node:path'
 import { after, before, test } from 'node:test'
 import { Text } from '@earendil-works/pi-tui'
 import { MemoryStore } from 'pi-fabric-memory'
-import { memoryExtension } from '../extension/curated.mjs'
-import { DEMO_CWD, writeDemoAgentDir } from '../extension/demo.mjs'
+import { memoryExtension } from '../extension/curated/extension.mjs'
+import { DEMO_CWD, writeDemoAgentDir } from '../extension/cli/demo-agent-dir.mjs'
 import piFabricMemory from '../extension/index.mjs'
-import { createMemoryTools } from '../extension/memory-tools.mjs'
-import { createMemory, type Memory } from '../extension/memory.mjs'
-import { encodeCwd } from '../extension/pi-paths.mjs'
-import { recallRenderers } from '../extension/render.mjs'
+import { createMemoryTools } from '../extension/curated/tools.mjs'
+import { createMemory, type Memory } from '../extension/recall/create-memory.mjs'
+import { encodeCwd } from '../extension/shared/pi-paths.mjs'
+import { recallRenderers } from '../extension/tui/recall.mjs'
 
 const theme = { fg: (_color: string, text: string) => text, bold: (text: string) => text }
 const tui = { Text } as never
@@ -80,7 +80,7 @@ test('memory_expand names a session path by project and short id; the path is in
   // A followed cold-session hit scopes recall to `session:<path>`: named the same way.
   const r = recallRenderers('memory_recall', tui)
   assert.deepEqual(lines(r.renderCall({ query: 'vite', scope: `session:${file}` }, theme, context), 80), ['memory_recall "vite" · session webshop 019a0003-demo…'])
-  // The model's pinned calls (model-view.mts) name the session by the pin's id prefix, not "this session".
+  // The model's pinned calls (recall/model-view.mts) name the session by the pin's id prefix, not "this session".
   const pin = `019a0003-demo~100~${'a'.repeat(16)}~${'b'.repeat(16)}~leaf`
   assert.match(lines(e.renderCall({ pin, indices: [4] }, theme, context), 80)[0], /^memory_expand · 019a0003-demo.* · #4$/)
   assert.match(lines(r.renderCall({ query: 'vite', pin }, theme, context), 80)[0], /^memory_recall "vite" · session 019a0003-demo/)

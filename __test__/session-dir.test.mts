@@ -1,4 +1,4 @@
-// Pi's custom session dir as the shim resolves it (settings.mts): the live
+// Pi's custom session dir as the shim resolves it (shared/settings.mts): the live
 // SessionManager first, then PI_CODING_AGENT_SESSION_DIR, the trusted
 // project's and the agent dir's `sessionDir`. The real-Pi path is in
 // e2e/session-dir.test.mjs.
@@ -7,7 +7,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { homedir, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, test } from 'node:test'
-import { liveSessionDir, sessionDirSetting } from '../extension/settings.mjs'
+import { liveSessionDir, sessionDirSetting } from '../extension/shared/settings.mjs'
 
 const root = mkdtempSync(join(tmpdir(), 'pfm-sessiondir-'))
 after(() => rmSync(root, { recursive: true, force: true }))

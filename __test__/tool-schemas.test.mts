@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, test } from 'node:test'
 import { writeFileSync } from 'node:fs'
-import { DECLARED_TOOLS } from '../extension/exposure.mjs'
+import { DECLARED_TOOLS } from '../extension/shared/exposure.mjs'
 import piFabricMemory, { MEMORY_NAMESPACE } from '../extension/index.mjs'
 
 const agent = mkdtempSync(join(tmpdir(), 'pfm-schemas-'))

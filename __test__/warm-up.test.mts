@@ -10,7 +10,7 @@ import { after, afterEach, before, beforeEach, describe, test } from 'node:test'
 import type { IndexProgress, SessionsArgs, SessionsPage } from 'pi-fabric-memory'
 import { MemoryStore } from 'pi-fabric-memory'
 import piFabricMemory from '../extension/index.mjs'
-import { indexingUpdates, startWarmUp, WARM_UP_DELAY_MS, type IndexingUpdate, type WarmUpReport } from '../extension/warm-up.mjs'
+import { indexingUpdates, startWarmUp, WARM_UP_DELAY_MS, type IndexingUpdate, type WarmUpReport } from '../extension/recall/warm-up.mjs'
 import { encodeCwd, tempAgent, type TempAgent } from './helpers.mjs'
 
 function session(id: string, words: string[]): string {

@@ -29,7 +29,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, uti
 import path from 'node:path'
 import { pathToFileURL } from 'node:url'
 import zlib from 'node:zlib'
-import { encodeCwd } from '../dist/extension/pi-paths.mjs'
+import { encodeCwd } from '../dist/extension/shared/pi-paths.mjs'
 
 export const GENERATOR_VERSION = 2
 /** 2026-06-01T00:00:00.000Z: the first session starts here; sessions follow one another. */

@@ -1,20 +1,20 @@
 #!/usr/bin/env node
 /**
  * `pi-fabric-memory`: the command line over Pi session history and curated
- * memory. Each command lives in its own `cli-*.mts` module; this file finds
+ * memory. Each command lives in its own `cli/*.mts` module; this file finds
  * the command, parses its flags strictly, and turns failures into one
  * message (or one JSON document) and an exit code (see `EXIT`).
  */
 import { readFileSync } from 'node:fs'
-import { FLAGS, parseArgs, UsageError } from './cli-args.mjs'
-import { acceptedFlags, BIN, commandHelp, mainHelp, type Command } from './cli-command.mjs'
-import { createContext } from './cli-context.mjs'
-import { DEMO_COMMAND } from './cli-demo.mjs'
-import { DOCTOR_COMMAND } from './cli-doctor.mjs'
-import { HISTORY_COMMANDS } from './cli-history.mjs'
-import { INDEX_COMMAND } from './cli-index.mjs'
-import { MEMORY_COMMAND } from './cli-memory.mjs'
-import { CliError, colorAllowed, EXIT, printJson, setColor } from './cli-output.mjs'
+import { FLAGS, parseArgs, UsageError } from './cli/args.mjs'
+import { acceptedFlags, BIN, commandHelp, mainHelp, type Command } from './cli/command.mjs'
+import { createContext } from './cli/context.mjs'
+import { DEMO_COMMAND } from './cli/demo.mjs'
+import { DOCTOR_COMMAND } from './cli/doctor.mjs'
+import { HISTORY_COMMANDS } from './cli/history.mjs'
+import { INDEX_COMMAND } from './cli/index-command.mjs'
+import { MEMORY_COMMAND } from './cli/memory.mjs'
+import { CliError, colorAllowed, EXIT, printJson, setColor } from './cli/output.mjs'
 import { version } from './native.mjs'
 
 const COMMANDS: Command[] = [...HISTORY_COMMANDS, INDEX_COMMAND, MEMORY_COMMAND, DOCTOR_COMMAND, DEMO_COMMAND]

@@ -20,7 +20,7 @@ import { fauxModel, openSession, teardown, tempPiHome } from './faux.mjs'
 
 const PACKAGE_DIR = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..')
 // What a user who turned codemode on has: Pi's default tools plus codemode (no allowlist), the five declared
-// memory tools active; memory_sessions, memory_read and memory_apply have codemode exposure (exposure.mts)
+// memory tools active; memory_sessions, memory_read and memory_apply have codemode exposure (shared/exposure.mts)
 // and are reached from the script only.
 const TOOLS = ['+codemode']
 
@@ -30,7 +30,7 @@ const LONG = `bluefinch report: ${Array.from({ length: 5000 }, (_, i) => `w${i.t
 test('codemode: recall → follow → next until null reassembles a > 20,000-char entry; tools resolve to objects', { timeout: 60_000 }, async () => {
   const sdk = await import('pi-coding-agent-1x')
   const ai = await import('pi-ai-1x')
-  const { WALK_SOURCE } = await import(join(PACKAGE_DIR, 'dist', 'extension', 'namespace.mjs'))
+  const { WALK_SOURCE } = await import(join(PACKAGE_DIR, 'dist', 'extension', 'recall', 'namespace.mjs'))
   const { createCodemodeExtension, SessionManager, SettingsManager } = sdk
   const { fauxAssistantMessage, fauxToolCall, fauxText } = ai
   assert.ok(LONG.length > 20_000)

@@ -20,7 +20,7 @@ import path from 'node:path'
 import { after, before, describe, test } from 'node:test'
 
 import { generateCorpus, isValidFabricTrace } from '../../bench/corpus.mjs'
-import { encodeCwd } from '../../dist/extension/pi-paths.mjs'
+import { encodeCwd } from '../../dist/extension/shared/pi-paths.mjs'
 
 const [major, minor] = process.versions.node.split('.').map(Number)
 const NODE_OK = major > 22 || (major === 22 && minor >= 19)

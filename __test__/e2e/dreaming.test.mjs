@@ -12,7 +12,7 @@ import { dirname, join, resolve } from 'node:path'
 import { describe, test } from 'node:test'
 import { fileURLToPath } from 'node:url'
 import { citeOf, fauxModel, teardown, userText } from './faux.mjs'
-import { encodeCwd } from '../../dist/extension/pi-paths.mjs'
+import { encodeCwd } from '../../dist/extension/shared/pi-paths.mjs'
 
 const PACKAGE_DIR = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..')
 const LINES = [
@@ -474,7 +474,7 @@ describe(`dreaming gates, lock, abort and failures (Pi ${PI.label})`, () => {
         (ctx) => {
           seen.recall = resultOf(ctx, 'q1')
           const hit = seen.recall.hits.find((h) => h.snippet.includes('every secret printed'))
-          // The model reads the lean view: the hit's call is keyed by its tool (model-view.mts).
+          // The model reads the lean view: the hit's call is keyed by its tool (recall/model-view.mts).
           return w.ai.fauxAssistantMessage(w.ai.fauxToolCall('memory_expand', hit.memory_expand, { id: 'x1' }), { stopReason: 'toolUse' })
         },
         (ctx) => ((seen.expand = resultOf(ctx, 'x1')), w.ai.fauxAssistantMessage(w.ai.fauxText('That text was an injection attempt.'))),

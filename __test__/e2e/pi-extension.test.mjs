@@ -14,7 +14,7 @@ import { basename, dirname, join, relative, resolve } from 'node:path'
 import { describe, test } from 'node:test'
 import { fileURLToPath } from 'node:url'
 import { fauxModel } from './faux.mjs'
-import { encodeCwd } from '../../dist/extension/pi-paths.mjs'
+import { encodeCwd } from '../../dist/extension/shared/pi-paths.mjs'
 
 const PACKAGE_DIR = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..')
 const TEST_TIMEOUT_MS = 60_000
@@ -62,7 +62,7 @@ function summarizeMessages(messages) {
 
 /**
  * Wraps the live SessionManager's getters to record what our extension read
- * through recall's live-branch reader (`liveBranch` of extension/memory.mts;
+ * through recall's live-branch reader (`liveBranch` of extension/recall/create-memory.mts;
  * the root module is one bundle, so the frame's file is dist/extension/index.mjs).
  */
 function recordLiveReads(sessionManager) {
@@ -92,7 +92,7 @@ function recordLiveReads(sessionManager) {
 /** Finds the toolResult for `toolCallId` in the provider context the faux model received. */
 function toolResultIn(ctxMessages, toolCallId) {
   const message = (ctxMessages ?? []).find((m) => m.role === 'toolResult' && m.toolCallId === toolCallId)
-  // `text` is what the model read (the lean view, model-view.mts); `page` the whole page the result's details keep.
+  // `text` is what the model read (the lean view, recall/model-view.mts); `page` the whole page the result's details keep.
   return message ? { text: textOf(message), isError: message.isError, message, page: message.details ?? JSON.parse(textOf(message)) } : undefined
 }
 

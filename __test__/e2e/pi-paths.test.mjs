@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { test } from 'node:test'
-import { encodeCwd } from '../../dist/extension/pi-paths.mjs'
+import { encodeCwd } from '../../dist/extension/shared/pi-paths.mjs'
 import { PI_LINES } from './pi-session.mjs'
 
 // Resolved cwds, as Pi's ctx.cwd and session headers hold them (Pi resolves `~`, `.` and `//` before encoding).

@@ -14,7 +14,7 @@ export const PI_LINES = [
   { label: '1.6.0', sdk: 'pi-coding-agent-1x', ai: 'pi-ai-1x' },
 ]
 
-import { encodeCwd } from '../../dist/extension/pi-paths.mjs'
+import { encodeCwd } from '../../dist/extension/shared/pi-paths.mjs'
 
 export { encodeCwd }
 
@@ -72,7 +72,7 @@ export async function openPiSession(line, { tools, memory, compaction, seed } = 
           const id = `call_${calls}_${index - 1}`
           const message = ctx.messages.find((m) => m.role === 'toolResult' && m.toolCallId === id)
           assert.ok(message, `tool result ${id} reached the model`)
-          // The page (the result's details) for assertions; `view` is what the model read (model-view.mts).
+          // The page (the result's details) for assertions; `view` is what the model read (recall/model-view.mts).
           const view = JSON.parse(textOf(message))
           results.push(Object.defineProperty(message.details ?? view, 'view', { value: view }))
         }

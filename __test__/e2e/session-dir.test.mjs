@@ -112,7 +112,7 @@ for (const line of LINES) {
         assert.deepEqual(cliIds(['--trust-project']), expected)
 
         // Dreaming's gathering over the default store (global scope) reads the flat dir.
-        const { createMemory } = await import(join(PACKAGE_DIR, 'dist', 'extension', 'memory.mjs'))
+        const { createMemory } = await import(join(PACKAGE_DIR, 'dist', 'extension', 'recall', 'create-memory.mjs'))
         const { gatherTurns } = await import(join(PACKAGE_DIR, 'dist', 'extension', 'dreaming', 'index.mjs'))
         const turns = await gatherTurns(createMemory({ agentDir, cwd: projectA, sessionDir: custom }), { includeGlobal: true })
         assert.deepEqual(turns.map((t) => t.user).filter((u) => u.includes('wagtail')).sort(), ['the wagtail cleanup of project B', 'the wagtail migration of project A'])

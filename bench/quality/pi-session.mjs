@@ -10,7 +10,7 @@
 //   QualitySet  = { name, sessions, questions, typeOrder? }
 import { mkdirSync, utimesSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
-import { encodeCwd } from '../../dist/extension/pi-paths.mjs'
+import { encodeCwd } from '../../dist/extension/shared/pi-paths.mjs'
 import { MODELS, Rng, hash32, iso, usage, uuidv7 } from '../corpus.mjs'
 
 /**

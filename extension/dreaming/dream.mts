@@ -1,9 +1,9 @@
 /** One dream: lock, state, gates, transcripts, model, run, landing. */
 
 import { MemoryStore } from '../native.mjs'
-import type { Memory } from '../memory.mjs'
-import { verifyEvidence } from '../evidence.mjs'
-import { describeLanding, land, StagedStore } from '../staging.mjs'
+import type { Memory } from '../recall/create-memory.mjs'
+import { verifyEvidence } from './evidence.mjs'
+import { describeLanding, land, StagedStore } from './staging.mjs'
 import { acquireLock } from './lock.mjs'
 import type { ModelRegistryLike } from './model.mjs'
 import { resolveModel } from './model.mjs'

@@ -2,8 +2,8 @@
 
 import { readdirSync, statSync } from 'node:fs'
 import { basename, join, resolve } from 'node:path'
-import type { Memory } from '../memory.mjs'
-import { agentDir } from '../settings.mjs'
+import type { Memory } from '../recall/create-memory.mjs'
+import { agentDir } from '../shared/settings.mjs'
 import { MAX_SESSIONS, TURN_SIDE_CHARS } from './settings.mjs'
 
 export interface Turn {

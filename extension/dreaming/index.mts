@@ -16,9 +16,9 @@
  * and reported cost, and the session's abort signal. Each transcript turn
  * carries its citation (session id and entry ids, as `memory.walk` read
  * them); every write must cite evidence, which is verified through
- * `memory.expand` before it is staged (`../evidence.mts`; unverified candidates
+ * `memory.expand` before it is staged (`evidence.mts`; unverified candidates
  * are dropped and counted) and lands as the entry's provenance. The agent's
- * writes are staged (`../staging.mts`) and land at the end, one batch per file: by default only
+ * writes are staged (`staging.mts`) and land at the end, one batch per file: by default only
  * additions are written and replacements / removals await `/memory review`;
  * `autoApply` writes everything. The state is written (temp + rename) only
  * after a successful, unaborted run.

@@ -1,8 +1,8 @@
 /** One consolidation agent run: pi-agent-core's `Agent` with the memory tools, bounded turns, output tokens and cost. */
 
-import type { Memory } from '../memory.mjs'
-import { createMemoryTools, type ToolStore } from '../memory-tools.mjs'
-import { recallTools } from '../recall-tools.mjs'
+import type { Memory } from '../recall/create-memory.mjs'
+import { createMemoryTools, type ToolStore } from '../curated/tools.mjs'
+import { recallTools } from '../recall/tools.mjs'
 import type { ModelRegistryLike } from './model.mjs'
 import { CONSOLIDATION_SYSTEM_PROMPT } from './prompt.mjs'
 import { DEFAULT_DREAMING, MAX_AGENT_TURNS } from './settings.mjs'

@@ -2,7 +2,7 @@
 
 import { mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { readRegularText } from '../bounded-read.mjs'
+import { readRegularText } from '../shared/bounded-read.mjs'
 import type { DreamingSettings } from './settings.mjs'
 
 export const STATE_FILE = 'dreaming-state.json'

@@ -1,7 +1,7 @@
 /** How dreaming reports itself: `/memory status`'s line and the footer's short entry. */
 
 import { join } from 'node:path'
-import { agentDir } from '../settings.mjs'
+import { agentDir } from '../shared/settings.mjs'
 import type { DreamOutcome } from './dream.mjs'
 import { dreamingModelName } from './model.mjs'
 import { TRANSCRIPT_BUDGET, type DreamingSettings } from './settings.mjs'

@@ -1,9 +1,9 @@
 /** One CLI command: its help (usage, flags, examples) and what it runs. */
 import { realpathSync } from 'node:fs'
 import { delimiter, isAbsolute, join, relative } from 'node:path'
-import { flagLines, GLOBAL_FLAGS, type Parsed } from './cli-args.mjs'
-import type { Context } from './cli-context.mjs'
-import { bold } from './cli-output.mjs'
+import { flagLines, GLOBAL_FLAGS, type Parsed } from './args.mjs'
+import type { Context } from './context.mjs'
+import { bold } from './output.mjs'
 
 export const BIN = 'pi-fabric-memory'
 

@@ -4,12 +4,14 @@
  * built): a bar on a terminal, plain lines otherwise, nothing with `--quiet`.
  */
 import type { IndexProgress, SessionsArgs } from 'pi-fabric-memory/native'
-import { option } from './cli-args.mjs'
-import type { Command } from './cli-command.mjs'
-import { openMemory, requireSessions, type Context } from './cli-context.mjs'
-import { bytes, printJson } from './cli-output.mjs'
-import { coverageText, emptyScopeHint, pageFailure } from './cli-history.mjs'
-import { indexUntilCurrent, progressLine, type Done } from './indexing.mjs'
+import { option } from './args.mjs'
+import type { Command } from './command.mjs'
+import { openMemory, requireSessions, type Context } from './context.mjs'
+import { printJson } from './output.mjs'
+import { bytes } from '../present/text.mjs'
+import { coverageText } from '../present/history.mjs'
+import { emptyScopeHint, pageFailure } from './history.mjs'
+import { indexUntilCurrent, progressLine, type Done } from '../recall/indexing.mjs'
 
 export interface ProgressView {
   update(progress: IndexProgress, before: Done): void

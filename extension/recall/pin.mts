@@ -12,7 +12,7 @@
  * holding `~` or `%` are percent-encoded. Nothing is lost but hash digits: a
  * rewritten or re-branched session is still `stale_pointer`.
  */
-import { MemoryArgumentError } from './errors.mjs'
+import { MemoryArgumentError } from '../shared/errors.mjs'
 
 /** The binding keys a pin replaces (besides the session and `branches`). */
 const BOUND = ['expectedSourceBytes', 'expectedSourceHash', 'expectedLineageFingerprint', 'expectedLineageLeafId'] as const

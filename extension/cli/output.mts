@@ -49,25 +49,3 @@ export function table(rows: string[][]): string {
   const widths = rows[0].map((_, c) => Math.max(...rows.map((r) => visible(r[c]))))
   return rows.map((r) => r.map((cell, c) => cell + ' '.repeat(widths[c] - visible(cell))).join('  ').trimEnd()).join('\n')
 }
-
-/** A timestamp to the minute, `2026-11-20 09:00`; `—` when there is none. */
-export const minuteOf = (ms: number | null | undefined) => (ms ? new Date(ms).toISOString().slice(0, 16).replace('T', ' ') : '—')
-
-/** A session id as the CLI prints it, `019e9a22-a7d6…` (a unique prefix of 8+ characters names the session). */
-export const shortId = (id: string) => (id.length > 14 ? `${id.slice(0, 13)}…` : id)
-
-export function oneLine(text: string, max = 160): string {
-  const flat = text.replace(/\s+/g, ' ').trim()
-  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat
-}
-
-/** `1 session`, `3 sessions`; `many` for an irregular plural (`entry`, `entries`). */
-export const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`
-
-/** `1.5 MB`, `820 kB`, `12 B` (decimal units, as file managers show). */
-export function bytes(n: number): string {
-  if (n >= 1e9) return `${(n / 1e9).toFixed(1)} GB`
-  if (n >= 1e6) return `${(n / 1e6).toFixed(1)} MB`
-  if (n >= 1e3) return `${Math.round(n / 1e3)} kB`
-  return `${n} B`
-}

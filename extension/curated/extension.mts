@@ -12,18 +12,19 @@
  * the frozen snapshot.
  */
 import type { ExtensionAPI, ExtensionContext } from '@earendil-works/pi-coding-agent'
-import { MemoryStore } from './native.mjs'
-import { curatedSettings, storeOf, type CuratedSettings } from './curated-settings.mjs'
+import { MemoryStore } from '../native.mjs'
+import { curatedSettings, storeOf, type CuratedSettings } from './settings.mjs'
 import { citationReader } from './cited.mjs'
-import { dream, dreamFooter, dreamingSettings, dreamingStatus, OPT_IN_FOOTER, readsEveryProject, type DreamingSettings, type DreamOutcome } from './dreaming/index.mjs'
-import { createMemory } from './memory.mjs'
-import { agentDir, liveSessionDir, memorySettings } from './settings.mjs'
-import { guarded } from './errors.mjs'
-import { entries, registerMemoryCommand } from './memory-command.mjs'
-import { exposed, type ToolsSetting } from './exposure.mjs'
-import { createMemoryTools, MEMORY_GUIDANCE, MEMORY_GUIDELINES } from './memory-tools.mjs'
-import { curatedRenderers } from './render-curated.mjs'
-import type { TuiModule } from './render.mjs'
+import { dream, dreamFooter, dreamingSettings, dreamingStatus, OPT_IN_FOOTER, readsEveryProject, type DreamingSettings, type DreamOutcome } from '../dreaming/index.mjs'
+import { createMemory } from '../recall/create-memory.mjs'
+import { agentDir, liveSessionDir, memorySettings } from '../shared/settings.mjs'
+import { guarded } from '../shared/errors.mjs'
+import { registerMemoryCommand } from './command.mjs'
+import { plural } from '../present/text.mjs'
+import { exposed, type ToolsSetting } from '../shared/exposure.mjs'
+import { createMemoryTools, MEMORY_GUIDANCE, MEMORY_GUIDELINES } from './tools.mjs'
+import { curatedRenderers } from '../tui/curated.mjs'
+import type { TuiModule } from '../tui/pi-tui.mjs'
 
 /** The Pi ≥ 1.0 prompt section (`<memory>…</memory>`) that holds the memory block. */
 export const MEMORY_SECTION = 'memory'
@@ -45,7 +46,7 @@ export interface MemoryExtensionOptions extends CuratedSettings {
   store?: MemoryStore
   /** Pi's own `@earendil-works/pi-agent-core`, for dreaming; the package's Pi entry passes the running Pi's copy. */
   agentCore?: unknown
-  /** Which tools are declared every turn (exposure.mts); default `"essential"`. */
+  /** Which tools are declared every turn (shared/exposure.mts); default `"essential"`. */
   tools?: ToolsSetting
   /** Pi's own `@earendil-works/pi-tui`, for the tools' TUI views (without it Pi shows the JSON text). */
   tui?: TuiModule
@@ -208,7 +209,7 @@ export function memoryExtension(pi: ExtensionAPI, options: MemoryExtensionOption
     const live = state.store ? state.store.getEntries('memory').length + state.store.getEntries('user').length : 0
     const review = state.toReview ? ` · ${state.toReview} to review` : ''
     const prompt = state.snapshot ? 'prompt snapshot loaded' : 'prompt snapshot empty until the next session'
-    ctx.ui?.setStatus(STATUS_KEY, `memory: ${entries(live)}${review} · ${prompt}`)
+    ctx.ui?.setStatus(STATUS_KEY, `memory: ${plural(live, 'entry')}${review} · ${prompt}`)
   }
   /** Counts the proposals again (a dream or `/memory review` changed them), then shows the footer. */
   const refreshStatus = async (ctx: ExtensionContext) => {

@@ -7,8 +7,8 @@
  * entry list included.
  */
 import type { MemoryOperationOutcome, MemoryStoreFailure, MemoryStoreSuccess } from 'pi-fabric-memory/native'
-import { oneLine } from './cli-output.mjs'
-import { plural, quoted, resultText, type RenderContext, type RenderOptions, type Theme, type ToolResultView, type TuiModule } from './render.mjs'
+import { oneLine, plural } from '../present/text.mjs'
+import { quoted, resultText, type RenderContext, type RenderOptions, type Theme, type ToolResultView, type TuiModule } from './pi-tui.mjs'
 
 /** The curated tools, a closed set: anything else gets no renderers. */
 export const CURATED_TOOLS = ['memory_add', 'memory_replace', 'memory_remove', 'memory_read', 'memory_apply'] as const

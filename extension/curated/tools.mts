@@ -9,10 +9,10 @@
  * `isError: true` results that keep their data instead of throwing.
  */
 import type { AgentToolResult, ToolDefinition } from '@earendil-works/pi-coding-agent'
-import { type TSchema, Type } from './schema.mjs'
+import { type TSchema, Type } from '../shared/schema.mjs'
 import type { MemoryOperation, MemoryStoreResult, MemoryTarget } from 'pi-fabric-memory/native'
-import { guarded } from './errors.mjs'
-import { MEMORY_NAMESPACE } from './namespace.mjs'
+import { guarded } from '../shared/errors.mjs'
+import { MEMORY_NAMESPACE } from '../recall/namespace.mjs'
 
 /** Structured output bounds (code mode): bytes of JSON and complete records per list. */
 export const MAX_STRUCTURED_BYTES = 12 * 1024

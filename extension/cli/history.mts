@@ -1,10 +1,13 @@
 /** `recall`, `expand`, `sessions`: session history for humans (and `--json` for scripts). */
-import type { ExpandedEntry, ExpandPage, MemoryCoverage, MemoryError, MemoryHit, RecallArgs, RecallPage, SessionsPage } from 'pi-fabric-memory/native'
-import { integerOption, option, UsageError } from './cli-args.mjs'
-import { openMemory, requireSessions, sessionFiles, type Context } from './cli-context.mjs'
-import { bold, CliError, dim, EXIT, mark, minuteOf, oneLine, plural, printJson, table } from './cli-output.mjs'
-import { commandLine, type Command } from './cli-command.mjs'
-import type { Memory } from './memory.mjs'
+import type { ExpandArgs, ExpandedEntry, ExpandPage, MemoryError, MemoryHit, RecallArgs, RecallPage, SessionsPage } from 'pi-fabric-memory/native'
+import { integerOption, option, UsageError } from './args.mjs'
+import { openMemory, requireSessions, sessionFiles, type Context } from './context.mjs'
+import { bold, CliError, dim, EXIT, mark, printJson, table } from './output.mjs'
+import { coverageText, entryLabel } from '../present/history.mjs'
+import { minuteOf, oneLine, shortId } from '../present/text.mjs'
+import { commandLine, type Command } from './command.mjs'
+import type { Memory } from '../recall/create-memory.mjs'
+import { readEntries } from '../recall/walk.mjs'
 
 const SCOPED = ['scope', 'branches-all', 'json']
 
@@ -45,19 +48,8 @@ function printHit(hit: MemoryHit, query: string | undefined): void {
     return
   }
   const when = minuteOf(hit.timestamp)
-  const what = [hit.role, hit.tool && `tool=${hit.tool}`, hit.outcome && `outcome=${hit.outcome}`].filter(Boolean).join(' ')
-  console.log(`${bold(hit.score.toFixed(2).padStart(6))}  ${hit.sessionId.slice(0, 13)}… #${hit.index}  ${dim(`${when} ${hit.tier}`)}  ${what}`)
+  console.log(`${bold(hit.score.toFixed(2).padStart(6))}  ${shortId(hit.sessionId)} #${hit.index}  ${dim(`${when} ${hit.tier}`)}  ${entryLabel(hit)}`)
   console.log(`        ${highlight(oneLine(hit.snippet, 240), query)}`)
-}
-
-/**
- * `complete`, or `incomplete: <reasons>`. Stale sessions alone carry no
- * reason code (e.g. doctor drops its probe's budget reasons): they are named.
- */
-export function coverageText(c: MemoryCoverage): string {
-  if (c.complete) return 'complete'
-  if (c.reasons.length) return `incomplete: ${c.reasons.join(', ')}`
-  return c.staleSessions > 0 ? `incomplete: ${plural(c.staleSessions, 'session')} not indexed yet` : 'incomplete'
 }
 
 /** Where a page is in the CLI's walk: its number and the command that prints the next one. */
@@ -134,28 +126,26 @@ async function sessions(ctx: Context): Promise<void> {
 }
 
 export function printEntry(entry: ExpandedEntry): void {
-  const what = [entry.role, entry.tool && `tool=${entry.tool}`, entry.outcome && `outcome=${entry.outcome}`].filter(Boolean).join(' ')
-  console.log(`${bold(`#${entry.index}`)} ${dim(entry.entryId ?? '')} ${what}${entry.anchor ? ' ◀' : ''}`)
+  console.log(`${bold(`#${entry.index}`)} ${dim(entry.entryId ?? '')} ${entryLabel(entry)}${entry.anchor ? ' ◀' : ''}`)
   if (entry.text) console.log(`  ${oneLine(entry.text, 400)}`)
   if (entry.filesTouched.length) console.log(dim(`  files: ${entry.filesTouched.join(', ')}`))
 }
 
-/** Follows `next` until every entry's text is whole. */
-export async function expandAll(memory: Memory, args: Record<string, unknown>): Promise<ExpandPage> {
-  let page = await memory.expand(args)
-  const first = page
-  const texts = new Map<number, ExpandedEntry>()
-  for (;;) {
-    if (page.error) return page
-    for (const chunk of page.entries) {
-      const seen = texts.get(chunk.index)
-      if (seen) seen.text += chunk.text
-      else texts.set(chunk.index, { ...chunk })
-    }
-    if (!page.next) break
-    page = await memory.expand(page.next.args)
-  }
-  return { ...first, entries: [...texts.values()], next: null }
+/**
+ * The first page with every selected entry whole: its pages read as
+ * `memory.walk` reads them (`readEntries`). A contract error is the page
+ * that carries it, as the API returned it; a discontinuity or an entry left
+ * open is the first page with that error and no entries.
+ */
+export async function expandAll(memory: Pick<Memory, 'expand'>, args: ExpandArgs): Promise<ExpandPage> {
+  const pages: ExpandPage[] = []
+  const entries: ExpandedEntry[] = []
+  const expand = async (page: ExpandArgs) => pages[pages.push(await memory.expand(page)) - 1]
+  const read = await readEntries(expand, args, (entry) => void entries.push(entry))
+  const last = pages.at(-1)!
+  if (last.error) return last
+  if (read.error) return { ...pages[0], entries: [], next: null, error: read.error }
+  return { ...pages[0], entries, next: null }
 }
 
 async function expand(ctx: Context): Promise<void> {

@@ -4,8 +4,8 @@
  * warm-up), and that progress as one line (the CLI's bar, a recall's view in Pi).
  */
 import type { IndexProgress, MemoryCoverage, SessionsArgs, SessionsPage } from 'pi-fabric-memory/native'
-import { bytes } from './cli-output.mjs'
-import type { Memory } from './memory.mjs'
+import { bytes } from '../present/text.mjs'
+import type { Memory } from './create-memory.mjs'
 
 /** Work done by the calls before the current one. */
 export interface Done {

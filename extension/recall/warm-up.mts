@@ -13,7 +13,7 @@
  */
 import type { IndexProgress } from 'pi-fabric-memory/native'
 import { indexUntilCurrent, NOTHING_DONE, progressLine, type Done } from './indexing.mjs'
-import type { Memory } from './memory.mjs'
+import type { Memory } from './create-memory.mjs'
 
 /**
  * Sessions one warm-up call may build (fewer when `memory.maxSyncSessions` says

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { expandPiPath, piAgentDir } from './native.mjs'
+import { expandPiPath, piAgentDir } from '../native.mjs'
 
 /** Pi's agent dir, as Pi's `getAgentDir()` computes it (the addon's rule, shared with its own default). */
 export function agentDir(): string {

@@ -8,10 +8,10 @@
  */
 import type { ExtensionAPI, ExtensionContext } from '@earendil-works/pi-coding-agent'
 import type { CitationReader, CitedWords } from './cited.mjs'
-import { minuteOf, oneLine, shortId } from './cli-output.mjs'
-import type { DreamOutcome } from './dreaming/index.mjs'
+import { minuteOf, oneLine, plural, shortId } from '../present/text.mjs'
+import type { DreamOutcome } from '../dreaming/index.mjs'
 import type { MemoryCitation, MemoryProposal, MemoryProvenance, MemoryReviewReport, MemoryStore, MemoryStoreResult, MemoryTarget } from 'pi-fabric-memory/native'
-import { guarded } from './errors.mjs'
+import { guarded } from '../shared/errors.mjs'
 
 export interface CommandReply {
   text: string
@@ -49,9 +49,6 @@ function targetAndText(rest: string): [MemoryTarget, string] {
   return word === 'user' || word === 'memory' ? [word, after] : ['memory', rest]
 }
 
-/** "1 entry", "2 entries". */
-export const entries = (n: number) => `${n} ${n === 1 ? 'entry' : 'entries'}`
-
 /** A store failure as one clause: its code, then the message without a repeated leading label ("Blocked: …"). */
 const failure = (verb: string, target: MemoryTarget, result: { error: string; code?: string }) =>
   `Not ${verb} ${target}${result.code ? ` [${result.code}]` : ''}: ${result.error.replace(/^[A-Z][a-z]+: /, '')}`
@@ -63,7 +60,7 @@ const warning = (text: string): CommandReply => ({ text, level: 'warning' })
 export async function statusReply(store: MemoryStore, dreamingLine?: string): Promise<CommandReply> {
   const report = await guarded(() => store.status())
   const line = (file: string, s: typeof report.memory) =>
-    s.error ? `${file}: unreadable — ${s.error}` : `${file}: ${entries(s.entryCount)} (${s.usage})`
+    s.error ? `${file}: unreadable — ${s.error}` : `${file}: ${plural(s.entryCount, 'entry')} (${s.usage})`
   const text = [line('MEMORY.md', report.memory), line('USER.md', report.user), dreamingLine].filter(Boolean).join('\n')
   return report.memory.error || report.user.error ? warning(text) : info(text)
 }
@@ -158,7 +155,7 @@ export async function whyReply(store: MemoryStore, target: MemoryTarget, n: numb
   const result = await guarded(() => store.read(target, { provenance: true }))
   if (!result.success) return warning(failure('read from', target, result))
   if (!Number.isInteger(n) || n < 1 || n > result.entries.length) {
-    return warning(`No entry ${n} in ${target} (${entries(result.entries.length)}). ${USAGE.why}`)
+    return warning(`No entry ${n} in ${target} (${plural(result.entries.length, 'entry')}). ${USAGE.why}`)
   }
   const lines = [`${target} #${n}: ${result.entries[n - 1]}`, await describeProvenance(result.provenance?.[n - 1], options)]
   if (result.provenanceError) lines.push(result.provenanceError)

@@ -8,15 +8,15 @@
 import { accessSync, constants, existsSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import type { MemoryCoverage, MemoryFileStatus, MemoryStore } from 'pi-fabric-memory/native'
-import type { Command } from './cli-command.mjs'
-import { headerCwd, isDir, memoryConfig, openMemory, openStore, safeReaddir, sessionFiles, sessionsDir, sizeOf, type Context } from './cli-context.mjs'
-import { coverageText } from './cli-history.mjs'
-import { bold, bytes, dim, EXIT, green, plural, printJson, red, yellow } from './cli-output.mjs'
-import { entries } from './memory-command.mjs'
-import { curatedLayers, curatedSettings } from './curated-settings.mjs'
-import { dreamingSettings } from './dreaming/index.mjs'
-import { guarded } from './errors.mjs'
-import { memoryLayers, type SettingsLayer } from './settings.mjs'
+import type { Command } from './command.mjs'
+import { headerCwd, isDir, memoryConfig, openMemory, openStore, safeReaddir, sessionFiles, sessionsDir, sizeOf, type Context } from './context.mjs'
+import { coverageText } from '../present/history.mjs'
+import { bold, dim, EXIT, green, printJson, red, yellow } from './output.mjs'
+import { bytes, plural } from '../present/text.mjs'
+import { curatedLayers, curatedSettings } from '../curated/settings.mjs'
+import { dreamingSettings } from '../dreaming/index.mjs'
+import { guarded } from '../shared/errors.mjs'
+import { memoryLayers, type SettingsLayer } from '../shared/settings.mjs'
 
 export interface Finding {
   code: string
@@ -168,7 +168,7 @@ function printReport(r: DoctorReport): void {
     console.log(`${label('index')}${c.indexedSessions} of ${c.eligibleSessions} sessions indexed · ${c.staleSessions} stale · coverage ${coverageText(c)}`)
   }
   if (r.memoryDir) {
-    const line = (f: MemoryFileStatus) => (f.error ? red(`unreadable — ${f.error}`) : `${entries(f.entryCount)} (${f.usage})`)
+    const line = (f: MemoryFileStatus) => (f.error ? red(`unreadable — ${f.error}`) : `${plural(f.entryCount, 'entry')} (${f.usage})`)
     console.log(`${label('memory dir')}${r.memoryDir.path}: MEMORY.md ${line(r.memoryDir.memory)}; USER.md ${line(r.memoryDir.user)}`)
   }
   console.log(bold('settings'))

@@ -16,6 +16,7 @@
  * together hold at least half of the terms (rounded up).
  */
 import type { ExpandArgs, ExpandPage, MemoryCitation } from 'pi-fabric-memory/native'
+import { readEntries, type Expand, type WalkEntry } from '../recall/walk.mjs'
 
 /** Citations one candidate may give, and entries one citation may select. */
 export const MAX_CITATIONS = 16
@@ -50,8 +51,6 @@ export function holds(tokens: Set<string>, term: string): boolean {
 
 export type Verified = { ok: true; citations: MemoryCitation[] } | { ok: false; reason: string }
 
-type Expand = (args: ExpandArgs) => Promise<ExpandPage>
-
 /** A citation as the agent gives it: `{session, entryId}`, `{session, entryIds}` or a recall hit's `follow.args`. */
 function expandArgs(raw: unknown): ExpandArgs | string {
   if (!raw || typeof raw !== 'object' || Array.isArray(raw)) return 'a citation must be an object with session and entryIds (or a recall hit\'s follow.args)'
@@ -77,22 +76,14 @@ interface CitedEntry {
   text: string
 }
 
-/** The cited entries with their whole text, or why they cannot be read. */
+/** The cited entries with their whole text (read as `memory.walk` reads pages), or why they cannot be read. */
 async function readCitation(expand: Expand, args: ExpandArgs): Promise<CitedEntry[] | string> {
-  const entries = new Map<number, CitedEntry>()
-  let page = await expand(args)
-  for (let n = 0; ; n++) {
-    if (page.error) return `${page.error.code}: ${page.error.message}`
-    for (const entry of page.entries) {
-      const seen = entries.get(entry.index)
-      if (seen) seen.text += entry.text
-      else entries.set(entry.index, { session: page.sessionId ?? String(args.session), entryId: entry.entryId, text: entry.text })
-    }
-    if (!page.next || n >= MAX_PAGES) break
-    page = await expand(page.next.args as ExpandArgs)
-  }
-  if (entries.size === 0) return `no entry of session ${args.session} matches the citation`
-  return [...entries.values()]
+  const entries: CitedEntry[] = []
+  const cite = (entry: WalkEntry, page: ExpandPage) => void entries.push({ session: page.sessionId ?? String(args.session), entryId: entry.entryId, text: entry.text })
+  const read = await readEntries(expand, args, cite, { maxPages: MAX_PAGES })
+  if (read.error) return `${read.error.code}: ${read.error.message}`
+  if (entries.length === 0) return `no entry of session ${args.session} matches the citation`
+  return entries
 }
 
 /**

@@ -5,12 +5,12 @@
  * consolidation agent so its citations are addresses these tools return.
  */
 import type { ExtensionAPI, ExtensionContext } from '@earendil-works/pi-coding-agent'
-import type { IndexingOptions, Memory } from './memory.mjs'
+import type { IndexingOptions, Memory } from './create-memory.mjs'
 import { expandText, MODEL_SNIPPET_CHARS, recallText, sessionsText } from './model-view.mjs'
-import type { ExpandArgs, ExpandPage, RecallArgs, RecallPage, SessionsArgs, SessionsPage } from './native.mjs'
+import type { ExpandArgs, ExpandPage, RecallArgs, RecallPage, SessionsArgs, SessionsPage } from '../native.mjs'
 import { MEMORY_NAMESPACE } from './namespace.mjs'
-import { ExpandOutput, ExpandParameters, RecallOutput, RecallParameters, SessionsOutput, SessionsParameters } from './recall-schemas.mjs'
-import type { TSchema } from './schema.mjs'
+import { ExpandOutput, ExpandParameters, RecallOutput, RecallParameters, SessionsOutput, SessionsParameters } from './schemas.mjs'
+import type { TSchema } from '../shared/schema.mjs'
 import { indexingUpdates, type WarmUp } from './warm-up.mjs'
 
 /**

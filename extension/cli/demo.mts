@@ -2,12 +2,13 @@
 import { existsSync, mkdtempSync, rmSync, utimesSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { invocation, type Command } from './cli-command.mjs'
-import { isDir, safeReaddir, type Context } from './cli-context.mjs'
-import { expandAll, printEntry, printRecall, printSessions } from './cli-history.mjs'
-import { bold, CliError, dim, EXIT } from './cli-output.mjs'
-import { curatedDemo, DEMO_CWD, writeDemoAgentDir } from './demo.mjs'
-import { createMemory } from './memory.mjs'
+import { invocation, type Command } from './command.mjs'
+import { isDir, safeReaddir, type Context } from './context.mjs'
+import { expandAll, printEntry, printRecall, printSessions } from './history.mjs'
+import { bold, CliError, dim, EXIT } from './output.mjs'
+import { curatedDemo, DEMO_CWD, writeDemoAgentDir } from './demo-agent-dir.mjs'
+import { shortId } from '../present/text.mjs'
+import { createMemory } from '../recall/create-memory.mjs'
 
 /**
  * Where the demo writes: `--agent-dir DIR` when DIR is new or empty (kept, to
@@ -61,7 +62,7 @@ async function show(agentDir: string, kept: boolean): Promise<void> {
   await memory.walk({ session: checkout.id }, (entry) => {
     if (entry.role === 'assistant') entry.filesTouched.forEach((f) => files2.add(f))
   })
-  console.log(`\n${bold('Files the agent touched')} in ${checkout.id.slice(0, 13)}…: ${[...files2].join(', ')}`)
+  console.log(`\n${bold('Files the agent touched')} in ${shortId(checkout.id)}: ${[...files2].join(', ')}`)
   await curatedDemo(agentDir, { bold, dim })
   const tryDir = kept ? agentDir : join(tmpdir(), 'pfm-demo')
   if (!kept) console.log(dim(`\nKeep a demo agent dir: ${invocation()} demo --agent-dir ${tryDir}`))

@@ -17,8 +17,8 @@
  *   default is 480): ten hits stay under 5,000 characters, and a hit's
  *   whole entry is one call away.
  */
-import type { ExpandPage, FabricCall, MemoryHit, RecallPage, SessionsPage } from './native.mjs'
-import { minuteOf } from './cli-output.mjs'
+import type { ExpandPage, FabricCall, MemoryHit, RecallPage, SessionsPage } from '../native.mjs'
+import { minuteOf } from '../present/text.mjs'
 import { PIN_SLOT, pinned } from './pin.mjs'
 
 type Json = Record<string, unknown>

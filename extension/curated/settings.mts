@@ -11,8 +11,8 @@
  */
 import { homedir } from 'node:os'
 import { join, resolve } from 'node:path'
-import { MemoryStore } from './native.mjs'
-import { agentDir, mergeLayers, settingsKey, type SettingsLayer } from './settings.mjs'
+import { MemoryStore } from '../native.mjs'
+import { agentDir, mergeLayers, settingsKey, type SettingsLayer } from '../shared/settings.mjs'
 
 export const CURATED_SETTINGS_KEY = 'pi-memory'
 

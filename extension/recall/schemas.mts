@@ -3,9 +3,9 @@
  * `memory_sessions`. Outputs are the pages of `index.d.ts`; codemode hands a
  * script `structuredContent` (the page) instead of its text.
  */
-import { type TSchema, Type } from './schema.mjs'
+import { type TSchema, Type } from '../shared/schema.mjs'
 
-/** A closed set of strings: `{type: "string", enum}` (schema.mts turns a union of literals into that). */
+/** A closed set of strings: `{type: "string", enum}` (shared/schema.mts turns a union of literals into that). */
 const stringEnum = (values: readonly string[], options?: { description?: string }) => Type.Union(values.map((v) => Type.Literal(v)), options)
 
 const Branches = stringEnum(['active', 'all'])
@@ -24,7 +24,7 @@ export const CARRIED_KEYS = {
   memory_expand: ['expectedSourceHash', 'expectedSourceBytes', 'expectedLineageFingerprint', 'expectedLineageLeafId', 'entryOffset', 'textOffset'],
 } as const
 
-/** Keys the shim reads itself and the addon never sees (`pin`: unfolded by memory.mts). */
+/** Keys the shim reads itself and the addon never sees (`pin`: unfolded by create-memory.mts). */
 export const SHIM_KEYS = ['pin'] as const
 
 export const ExpandParameters = Type.Object({

@@ -14,7 +14,7 @@
  */
 import type { MemoryCitation, MemoryOperation, MemoryStore, MemoryStoreResult, MemoryTarget } from 'pi-fabric-memory/native'
 import type { Verified } from './evidence.mjs'
-import type { ToolStore } from './memory-tools.mjs'
+import type { ToolStore } from '../curated/tools.mjs'
 
 /** Checks a candidate's evidence (the claim is the text it writes, or removes). */
 export type Verify = (claim: string, evidence: unknown) => Promise<Verified>

@@ -10,40 +10,11 @@
 import { homedir } from 'node:os'
 import { basename, dirname } from 'node:path'
 import type { ExpandPage, MemoryHit, RecallPage, SessionRow, SessionsPage } from 'pi-fabric-memory/native'
-import { minuteOf, oneLine, shortId } from './cli-output.mjs'
-import { PIN_SLOT, unpinned } from './pin.mjs'
-import { encodeCwd } from './pi-paths.mjs'
-
-/** The part of `@earendil-works/pi-tui` the renderers use. */
-export interface TuiModule {
-  Text: new (text: string, paddingX: number, paddingY: number) => { render(width: number): string[] }
-}
-
-/** The part of Pi's theme the renderers use. */
-export interface Theme {
-  fg(color: 'toolTitle' | 'muted' | 'dim' | 'accent' | 'error' | 'warning' | 'success' | 'text', text: string): string
-  bold(text: string): string
-}
-
-/** The part of Pi's render context the renderers use (the call's arguments and the session's cwd). */
-export interface RenderContext {
-  args?: unknown
-  cwd?: string
-}
-
-/** A tool result as `renderResult` gets it, and the options it is drawn with. */
-export interface ToolResultView {
-  content?: unknown
-  details?: unknown
-}
-export interface RenderOptions {
-  expanded?: boolean
-  isPartial?: boolean
-}
-
-/** The text blocks of a tool result, joined (an update's line, a thrown error's message). */
-export const resultText = (result: ToolResultView) =>
-  (Array.isArray(result.content) ? result.content : []).map((block: { type?: string; text?: string }) => (block?.type === 'text' ? block.text : '')).join('')
+import { coverageText, entryLabel } from '../present/history.mjs'
+import { minuteOf, oneLine, plural, shortId } from '../present/text.mjs'
+import { PIN_SLOT, unpinned } from '../recall/pin.mjs'
+import { quoted, resultText, type RenderContext, type RenderOptions, type Theme, type ToolResultView, type TuiModule } from './pi-tui.mjs'
+import { encodeCwd } from '../shared/pi-paths.mjs'
 
 type Page = { error?: { code: string; message: string } | null; coverage?: RecallPage['coverage'] }
 
@@ -54,8 +25,6 @@ const NEXT_STEP: Record<string, string> = {
   session_not_found: 'no such session; list them with memory_sessions',
   ambiguous_session: 'several sessions match; use the full id or path',
 }
-
-export const quoted = (value: unknown, max = 60) => (typeof value === 'string' && value ? ` "${oneLine(value, max)}"` : '')
 
 /**
  * A project's short name: the cwd's last component, or for a session file in
@@ -90,8 +59,8 @@ const tildePath = (path: string) => {
   return home && path.startsWith(`${home}/`) ? `~${path.slice(home.length)}` : path
 }
 
-const coverageText = (coverage: RecallPage['coverage']) =>
-  `${coverage.indexedSessions}/${coverage.eligibleSessions} sessions · ${coverage.complete ? 'complete' : `incomplete: ${coverage.reasons.join(', ')}`}`
+/** `3/3 sessions · complete`: how many sessions a recall read, and whether that is all of them. */
+const sessionsRead = (coverage: RecallPage['coverage']) => `${coverage.indexedSessions}/${coverage.eligibleSessions} sessions · ${coverageText(coverage)}`
 
 /** `memory_recall "bluefinch" · project · tool=bash`: the call as one line. */
 export function callLine(tool: string, called: Record<string, unknown>, theme: Theme, currentCwd?: string): string {
@@ -135,8 +104,6 @@ function errorLine(page: Page, theme: Theme): string | undefined {
   return theme.fg('error', `${page.error.code}: ${oneLine(page.error.message, 160)}`) + (next ? theme.fg('muted', ` — ${next}`) : '')
 }
 
-export const plural = (n: number, word: string) => `${n} ${n === 1 ? word : word.endsWith('y') ? `${word.slice(0, -1)}ies` : `${word}s`}`
-
 /** The collapsed one-line summary of a result. */
 export function summaryLine(tool: string, page: unknown, theme: Theme): string {
   const p = page as Page
@@ -144,7 +111,7 @@ export function summaryLine(tool: string, page: unknown, theme: Theme): string {
   if (error) return error
   if (tool === 'memory_recall') {
     const r = page as RecallPage
-    return `${plural(r.total, 'hit')} ${theme.fg('muted', `· ${coverageText(r.coverage)}${r.next ? ' · more' : ''}`)}`
+    return `${plural(r.total, 'hit')} ${theme.fg('muted', `· ${sessionsRead(r.coverage)}${r.next ? ' · more' : ''}`)}`
   }
   if (tool === 'memory_expand') {
     const e = page as ExpandPage
@@ -152,7 +119,7 @@ export function summaryLine(tool: string, page: unknown, theme: Theme): string {
     return `${plural(new Set(e.entries.map((c) => c.index)).size, 'entry')}${first ? ` ${theme.fg('muted', `· #${first.index}${e.entries.length > 1 ? `–#${e.entries.at(-1)!.index}` : ''}`)}` : ''}${e.next ? theme.fg('muted', ' · continues') : ''}`
   }
   const s = page as SessionsPage
-  return `${plural(s.sessions.length, 'session')} ${theme.fg('muted', `· ${s.coverage.complete ? 'complete' : `incomplete: ${s.coverage.reasons.join(', ')}`}`)}`
+  return `${plural(s.sessions.length, 'session')} ${theme.fg('muted', `· ${coverageText(s.coverage)}`)}`
 }
 
 
@@ -172,9 +139,8 @@ function hitLines(hit: MemoryHit, theme: Theme, project: string | undefined): st
   if (hit.kind === 'session') {
     return [`${theme.fg('accent', hit.score.toFixed(2))} ${hit.sessionId} ${theme.fg('muted', `${where}cold session · matched ${hit.matchedTerms.join(', ') || 'typed entries'}`)}`]
   }
-  const what = [hit.role, hit.tool && `tool=${hit.tool}`, hit.outcome && `outcome=${hit.outcome}`].filter(Boolean).join(' ')
   return [
-    `${theme.fg('accent', hit.score.toFixed(2))} ${shortId(hit.sessionId)} #${hit.index} ${theme.fg('muted', `${where}${minuteOf(hit.timestamp)} · ${what}`)}`,
+    `${theme.fg('accent', hit.score.toFixed(2))} ${shortId(hit.sessionId)} #${hit.index} ${theme.fg('muted', `${where}${minuteOf(hit.timestamp)} · ${entryLabel(hit)}`)}`,
     `  ${oneLine(hit.snippet, 400)}`,
   ]
 }
@@ -198,8 +164,7 @@ export function detailText(tool: string, page: unknown, theme: Theme, context: R
     // The header names the session by short id and project; the path is here, to open the file.
     if (file) lines.push(theme.fg('dim', tildePath(file)))
     for (const chunk of (page as ExpandPage).entries) {
-      const what = [chunk.role, chunk.tool && `tool=${chunk.tool}`, chunk.outcome && `outcome=${chunk.outcome}`].filter(Boolean).join(' ')
-      lines.push(`${theme.fg('accent', `#${chunk.index}`)} ${theme.fg('muted', `${minuteOf(chunk.timestamp)} · ${what}`)}`, ...chunk.text.split('\n').slice(0, 40).map((l) => `  ${l}`))
+      lines.push(`${theme.fg('accent', `#${chunk.index}`)} ${theme.fg('muted', `${minuteOf(chunk.timestamp)} · ${entryLabel(chunk)}`)}`, ...chunk.text.split('\n').slice(0, 40).map((l) => `  ${l}`))
     }
   } else {
     for (const s of (page as SessionsPage).sessions) lines.push(`${minuteOf(s.mtime)}  ${s.id}  ${sessionTitle(s)}${theme.fg('muted', `${plural(s.entryCount, 'entry')} · ${s.cwd}`)}`)

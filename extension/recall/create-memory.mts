@@ -1,6 +1,6 @@
-import { MemoryEngine, type ExpandArgs, type IndexProgress, type ExpandPage, type FabricCall, type LiveBranchArg, type RecallArgs, type RecallPage, type SessionsArgs, type SessionsPage } from './native.mjs'
+import { MemoryEngine, type ExpandArgs, type IndexProgress, type ExpandPage, type FabricCall, type LiveBranchArg, type RecallArgs, type RecallPage, type SessionsArgs, type SessionsPage } from '../native.mjs'
 import { catalog, MEMORY_ACTIONS, search, type ActionDescriptor, type Catalog } from './catalog.mjs'
-import { guarded, MemoryUnsupportedError } from './errors.mjs'
+import { guarded, MemoryUnsupportedError } from '../shared/errors.mjs'
 import { unpinned } from './pin.mjs'
 import { walk, type WalkResult, type WalkSelector, type WalkVisitor } from './walk.mjs'
 

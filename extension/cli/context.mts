@@ -4,12 +4,12 @@
  */
 import { readdirSync, readSync, openSync, closeSync, statSync } from 'node:fs'
 import { join, resolve } from 'node:path'
-import { option, type Parsed } from './cli-args.mjs'
-import { CliError, EXIT } from './cli-output.mjs'
-import { curatedSettings, storeOf } from './curated-settings.mjs'
-import { createMemory, type Memory } from './memory.mjs'
-import { expandPiPath } from './native.mjs'
-import { agentDir, memorySettings, sessionDirSetting } from './settings.mjs'
+import { option, type Parsed } from './args.mjs'
+import { CliError, EXIT } from './output.mjs'
+import { curatedSettings, storeOf } from '../curated/settings.mjs'
+import { createMemory, type Memory } from '../recall/create-memory.mjs'
+import { expandPiPath } from '../native.mjs'
+import { agentDir, memorySettings, sessionDirSetting } from '../shared/settings.mjs'
 import type { MemoryStore } from 'pi-fabric-memory/native'
 
 export type Origin = 'flag' | 'env' | 'default'
