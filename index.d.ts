@@ -583,11 +583,24 @@ export interface MemoryStoreOptions {
   lockStaleMs?: number
 }
 
+export declare function piAgentDir(fromEnv?: string | undefined | null): string
+
+export declare function sessionHeader(path: string): SessionHeader | null
+
 /**
  * Pi's `getAgentDir()` for a `PI_CODING_AGENT_DIR` value: unset or empty
  * is `~/.pi/agent`, anything else as [`expand_pi_path`].
+ * A Pi session file's header, read as recall reads it (a regular file
+ * only, the first non-blank line, bounded, never blocking on a FIFO);
+ * `null` when the file is not a Pi session or cannot be read.
  */
-export declare function piAgentDir(fromEnv?: string | undefined | null): string
+export interface SessionHeader {
+  id: string
+  cwd: string
+  timestamp?: string
+  version: number
+  parentSession?: string
+}
 
 /**
  * The threat-pattern ids recalled evidence with this text is flagged with

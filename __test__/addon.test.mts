@@ -5,7 +5,7 @@ import { appendFileSync, copyFileSync, readdirSync, readFileSync, writeFileSync 
 import { createRequire } from 'node:module'
 import { join } from 'node:path'
 import { after, before, describe, test } from 'node:test'
-import { MemoryEngine, version } from 'pi-fabric-memory'
+import { MemoryEngine, sessionHeader, version } from 'pi-fabric-memory'
 import { createMemory, type Memory } from '../extension/index.mjs'
 import { allPages, reassemble, ROOT, tempAgent, type TempAgent } from './helpers.mjs'
 
@@ -64,6 +64,20 @@ describe('the native addon', () => {
 
   test('rejects bad configuration with a clear error', () => {
     assert.throws(() => new MemoryEngine({ config: { maxEntryChars: 5 } }), /memory\.maxEntryChars must be an integer from 100/)
+  })
+  test('sessionHeader reads a header as recall does: blank lines skipped, a non-session or a FIFO is null, never a hang', { skip: process.platform === 'win32' ? 'no mkfifo' : false }, () => {
+    const agent = tempAgent()
+    try {
+      const file = agent.write('a.jsonl', '\n' + header('abc', ',"parentSession":"/p/x.jsonl"') + user('u1', null, 'hi'))
+      assert.deepEqual({ ...sessionHeader(file) }, { id: 'abc', cwd: '/home/u/proj', timestamp: '2026-01-01T00:00:00.000Z', version: 3, parentSession: '/p/x.jsonl' })
+      assert.equal(sessionHeader(agent.write('b.jsonl', '{"type":"message","id":"x"}\n')), null)
+      const fifo = join(agent.root, 'fifo.jsonl')
+      execFileSync('mkfifo', [fifo])
+      assert.equal(sessionHeader(fifo), null)
+      assert.equal(sessionHeader(join(agent.root, 'missing.jsonl')), null)
+    } finally {
+      agent.cleanup()
+    }
   })
 })
 

@@ -2,13 +2,13 @@
  * What every command runs against: the agent dir (and where it came from),
  * the project, the settings Pi would use, and the session files on disk.
  */
-import { readdirSync, readSync, openSync, closeSync, statSync } from 'node:fs'
+import { readdirSync, statSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { option, type Parsed } from './args.mjs'
 import { CliError, EXIT } from './output.mjs'
 import { curatedSettings, storeOf } from '../curated/settings.mjs'
 import { createMemory, type Memory } from '../recall/create-memory.mjs'
-import { expandPiPath } from '../native.mjs'
+import { expandPiPath, sessionHeader } from '../native.mjs'
 import { agentDir, memorySettings, sessionDirSetting } from '../shared/settings.mjs'
 import type { MemoryStore } from 'pi-fabric-memory/native'
 
@@ -117,19 +117,10 @@ export function openStore(ctx: Context): MemoryStore {
   }
 }
 
-/** The `cwd` of a session file's header, read from its first line. */
+/** The `cwd` of a session file's header. */
 export function headerCwd(file: string): string | undefined {
-  try {
-    const fd = openSync(file, 'r')
-    const buffer = Buffer.alloc(64 * 1024)
-    const read = readSync(fd, buffer, 0, buffer.length, 0)
-    closeSync(fd)
-    const first = buffer.subarray(0, read).toString('utf8').split('\n', 1)[0]
-    const cwd = (JSON.parse(first) as { cwd?: unknown }).cwd
-    return typeof cwd === 'string' ? cwd : undefined
-  } catch {
-    return undefined
-  }
+  // Rust's reader, as recall reads headers: never blocks on a FIFO, skips blank lines, needs a session header.
+  return sessionHeader(file)?.cwd || undefined
 }
 
 export function safeReaddir(dir: string): string[] {

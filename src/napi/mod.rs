@@ -303,6 +303,27 @@ pub fn expand_pi_path(path: String) -> String {
 
 /// Pi's `getAgentDir()` for a `PI_CODING_AGENT_DIR` value: unset or empty
 /// is `~/.pi/agent`, anything else as [`expand_pi_path`].
+/// A Pi session file's header, read as recall reads it (a regular file
+/// only, the first non-blank line, bounded, never blocking on a FIFO);
+/// `null` when the file is not a Pi session or cannot be read.
+#[napi(object)]
+pub struct SessionHeader {
+  pub id: String,
+  pub cwd: String,
+  pub timestamp: Option<String>,
+  pub version: u32,
+  pub parent_session: Option<String>,
+}
+
+#[napi]
+pub fn session_header(path: String) -> Result<Option<SessionHeader>> {
+  caught("sessionHeader", || {
+    let header = crate::session::discover::read_header(std::path::Path::new(&path))?;
+    let crate::session::parse::Header { id, cwd, timestamp, version, parent_session } = header;
+    Some(SessionHeader { id, cwd, timestamp, version, parent_session })
+  })
+}
+
 #[napi]
 pub fn pi_agent_dir(from_env: Option<String>) -> String {
   crate::pi_path::agent_dir_from(from_env.as_deref()).to_string_lossy().into_owned()
