@@ -1,11 +1,12 @@
 //! Loading, validating and building one session's record.
 
 use super::cold::ColdDigest;
+use super::freshness::{is_fresh, policy, PolicyCheck, Proof};
 use super::hot::{HotShard, ResumeState};
 use super::ownership;
 use super::record::{self, Body, CacheRecord, Tier, CACHE_VERSION};
-use super::resident::{PolicyCheck, Slot};
-use super::{is_fresh, policy, Index, Proof, Source};
+use super::resident::Slot;
+use super::{Index, Source};
 use crate::coverage::Reason;
 use crate::engine::Engine;
 use crate::fsread::ReadError;

@@ -8,11 +8,13 @@ use super::build::RESUMED;
 use super::*;
 use crate::ops::recall::recall;
 use crate::ops::recall::RecallRequest;
+use crate::session::discover::Scope;
 use crate::session::proptests::{file, lines, step};
 use crate::testing::{proptest_config, AgentDir};
 use proptest::prelude::*;
 use proptest::test_runner::TestRunner;
 use serde_json::json;
+use std::fs;
 use std::io::Write;
 
 /// What a caller can see of the index after a sync: each session's record

@@ -2,8 +2,7 @@
 //! without allocating: a warm call must stay far below a millisecond of
 //! overhead per thousand sessions.
 
-use super::record::{CacheRecord, Tier};
-use crate::config::Config;
+use super::record::CacheRecord;
 use crate::session::lineage::Branches;
 use parking_lot::Mutex;
 use std::path::Path;
@@ -96,32 +95,5 @@ impl Residents {
   #[cfg(test)]
   pub fn clear(&self) {
     self.map.lock().clear();
-  }
-}
-
-/// The policy string a record must carry, split around its lineage
-/// fingerprint so it can be checked without formatting a string per record.
-pub struct PolicyCheck {
-  parts: [(String, String); 2],
-}
-
-impl PolicyCheck {
-  pub fn new(config: &Config, branches: Branches) -> PolicyCheck {
-    let split = |tier| {
-      let full = super::policy(config, tier, branches, "\u{0}");
-      let (head, tail) = full.split_once('\u{0}').expect("the policy embeds the lineage");
-      (head.to_string(), tail.to_string())
-    };
-    PolicyCheck { parts: [split(Tier::Hot), split(Tier::Cold)] }
-  }
-
-  pub fn matches(&self, record: &CacheRecord) -> bool {
-    let (head, tail) = &self.parts[if record.tier() == Tier::Hot { 0 } else { 1 }];
-    let policy = &record.policy;
-    let fingerprint = &record.lineage_fingerprint;
-    policy.len() == head.len() + fingerprint.len() + tail.len()
-      && policy.starts_with(head.as_str())
-      && policy.ends_with(tail.as_str())
-      && &policy[head.len()..head.len() + fingerprint.len()] == fingerprint
   }
 }

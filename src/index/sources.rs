@@ -2,8 +2,12 @@
 //! custom dir's `*.jsonl`, each with its stat stamp and how long the dir
 //! watch has vouched for it, newest first.
 
+use super::record::CacheRecord;
 use super::{dir_cache, watch, Index, Listed};
 use crate::engine::Engine;
+use crate::error::ContractError;
+use crate::session::discover::{try_read_header, Discovery};
+use crate::session::parse::Header;
 use crate::session::source::StatStamp;
 use rayon::prelude::*;
 use std::fs;
@@ -149,4 +153,91 @@ fn restat(listed: &Arc<Vec<Source>>, changed: &[PathBuf], at_ns: i128) -> Option
   }
   newest_first(&mut sources);
   Some(Arc::new(sources))
+}
+
+/// The header cache: which listed files are sessions, and their cwd.
+impl Index {
+  /// The header of `path` (cached while the file is the same: appends never
+  /// change a header; "not a session" only while its whole stat is the same
+  /// too, since a file seen mid-write may become one); `Err` when it cannot
+  /// be read at all, which is never cached. A probe is remembered only when
+  /// the file's stat after the read is still `stamp`: one that raced a
+  /// rewrite (truncate, then write back to the same size) read a torn file,
+  /// and remembering its "not a session" hid the session until its size
+  /// changed.
+  pub(super) fn probe(&self, path: &Path, stamp: &StatStamp) -> Result<Option<Header>, ()> {
+    let file = (stamp.dev, stamp.ino);
+    if let Some((seen, proven, header)) = self.headers.lock().get(path.as_os_str()) {
+      if *seen == file && (header.is_some() || proven == stamp) {
+        return Ok(header.clone());
+      }
+    }
+    let header = try_read_header(path).map_err(|_| ())?;
+    let unchanged = fs::metadata(path).is_ok_and(|after| StatStamp::of(&after) == *stamp);
+    if unchanged {
+      self.headers.lock().insert(path.as_os_str().to_owned(), (file, *stamp, header.clone()));
+    }
+    Ok(header)
+  }
+  /// Forgets `path`'s header once its record is resident: the record, built
+  /// from that content, answers what the header did (it is a session, and
+  /// its cwd), and 100,000 cached headers held ~50 MB through a cold build.
+  pub(super) fn forget_header(&self, path: &Path) {
+    self.headers.lock().remove(path.as_os_str());
+  }
+  /// A Pi session, or a file that cannot be read: it is eligible and
+  /// reported `source_unavailable`, never silently left out.
+  fn may_be_session(&self, path: &Path, stamp: &StatStamp) -> bool {
+    self.probe(path, stamp).map_or(true, |h| h.is_some())
+  }
+}
+
+/// The session an explicit scope's `target` names, or the current one
+/// (`None`): from `all` when listed.
+pub(super) fn named(engine: &Engine, all: &[Source], target: Option<&str>) -> Result<Vec<Source>, ContractError> {
+  let discovery = engine.discovery();
+  let pick = |path: &Path| {
+    all
+      .iter()
+      .find(|s| s.path == path)
+      .cloned()
+      .or_else(|| fs::metadata(path).ok().map(|m| Source::of(path.to_path_buf(), &m)))
+  };
+  Ok(match target {
+    None => discovery.current().and_then(|s| pick(&s.path)).into_iter().collect(),
+    Some(target) => discovery.find(target).map(|s| pick(&s.path).into_iter().collect())?,
+  })
+}
+
+/// Does the global scope (`project: None`) or the project scope of
+/// `project` (the project's own dir) hold `source`?
+pub(super) fn in_scope(index: &Index, discovery: &Discovery, project: Option<&Path>, source: &Source) -> bool {
+  match project {
+    None => index.may_be_session(&source.path, &source.stamp),
+    // Another project's session: its header is not read (at 100,000
+    // sessions a project call read every session's first line).
+    Some(dir) if !discovery.may_hold(dir, &source.path) => false,
+    Some(dir) => match index.probe(&source.path, &source.stamp) {
+      Ok(header) => header.is_some_and(|h| discovery.in_project(dir, &source.path, &h.cwd)),
+      // Unreadable in this project's own dir: counted as unavailable.
+      Err(()) => source.path.parent() == Some(dir),
+    },
+  }
+}
+
+/// [`in_scope`], told by the source's fresh record when it has one: built
+/// from that very content, it proves the source a session and names its
+/// header's cwd, so only the files without one have their header read.
+pub(super) fn in_scope_proven(
+  index: &Index,
+  discovery: &Discovery,
+  project: Option<&Path>,
+  source: &Source,
+  fresh: Option<&CacheRecord>,
+) -> bool {
+  match (fresh, project) {
+    (Some(_), None) => true,
+    (Some(record), Some(dir)) => discovery.in_project(dir, &source.path, &record.cwd),
+    (None, _) => in_scope(index, discovery, project, source),
+  }
 }

@@ -1,7 +1,9 @@
 use super::*;
+use crate::session::discover::Scope;
 use crate::testing::{AgentDir, CWD};
-use record::Body;
+use record::{Body, CacheRecord};
 use serde_json::json;
+use std::fs;
 use std::time::{Duration, SystemTime};
 
 type Fixture = AgentDir;

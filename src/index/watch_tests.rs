@@ -6,6 +6,7 @@ use crate::ops::recall::recall;
 use crate::ops::recall::RecallRequest;
 use crate::testing::{AgentDir, CWD};
 use serde_json::{json, Value};
+use std::fs;
 use std::io::Write;
 use std::time::{Duration, SystemTime};
 

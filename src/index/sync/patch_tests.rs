@@ -2,14 +2,16 @@
 //! same result and answers after every change it takes, and a full pass for
 //! every change the watch cannot vouch for.
 
-use super::watch_tests::{session, write};
 use super::*;
+use crate::index::watch_tests::{session, write};
+use crate::index::*;
 use crate::ops::recall::recall;
 use crate::ops::recall::RecallRequest;
 use crate::testing::{proptest_config, AgentDir};
 use proptest::prelude::*;
 use proptest::test_runner::TestRunner;
 use serde_json::json;
+use std::fs;
 use std::io::Write;
 use std::time::{Duration, SystemTime};
 

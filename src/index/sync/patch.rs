@@ -16,11 +16,15 @@
 //! of crashed writers wait for the next full pass, as with the unchanged
 //! shortcut).
 
-use super::resident::PolicyCheck;
-use super::{build, build_planned, in_scope, ownership, Budget, LastSync, Outcome, Source, SyncResult};
-use super::{Index, Scope};
+use super::full::build_planned;
+use super::tally::Budget;
+use super::{LastSync, Outcome, SyncResult};
 use crate::engine::Engine;
 use crate::error::ContractError;
+use crate::index::freshness::PolicyCheck;
+use crate::index::sources::in_scope;
+use crate::index::{build, ownership, Index, Source};
+use crate::session::discover::Scope;
 use crate::session::lineage::Branches;
 use std::sync::Arc;
 

@@ -1,0 +1,184 @@
+//! The full pass: every eligible session is checked, and stale ones built
+//! in parallel; then the cold term dictionary, the packed heads and orphan
+//! cleanup.
+
+use super::tally::{Budget, Tally};
+use super::{Outcome, Planned, SyncResult, Synced};
+use crate::coverage::Reason;
+use crate::engine::Engine;
+use crate::error::ContractError;
+use crate::index::record::{self, CacheRecord, Tier};
+use crate::index::sources::{in_scope_proven, named};
+use crate::index::{build, cleanup, dictionary, freshness, heads, ownership, progress, trim_heap, Index, Source};
+use crate::session::discover::Scope;
+use crate::session::lineage::Branches;
+use rayon::prelude::*;
+use std::collections::BTreeSet;
+use std::sync::Arc;
+
+/// The full pass: every eligible session is checked, and stale ones built.
+pub(super) fn sync_changed(
+  engine: &Engine,
+  index: &Index,
+  scope: &Scope,
+  branches: Branches,
+  all: &[Source],
+  names: &[String],
+) -> Result<Outcome, ContractError> {
+  #[cfg(test)]
+  super::PASSES.lock().push((index.dir.clone(), super::Pass::Full));
+  ownership::check(engine, &index.dir, names)?;
+  let existing: rustc_hash::FxHashSet<&std::ffi::OsStr> = all.iter().map(|s| s.path.as_os_str()).collect();
+  index.resident.retain(|path| existing.contains(path.as_os_str()) || path.exists());
+  let policies = freshness::PolicyCheck::new(&engine.config, branches);
+  let hot: rustc_hash::FxHashSet<&std::ffi::OsStr> =
+    all.iter().take(engine.config.hot_sessions as usize).map(|s| s.path.as_os_str()).collect();
+  let mut reasons: BTreeSet<Reason> = BTreeSet::new();
+  let mut budget = Budget { sessions: 0, bytes: 0 };
+  let mut to_build = Vec::new();
+  let tier_of = |source: &Source| if hot.contains(source.path.as_os_str()) { Tier::Hot } else { Tier::Cold };
+  // Loading and validating records is independent per session (a fresh
+  // process opens every record): in parallel. Budgets are charged in order.
+  // Every record is checked against the listing: a set, since a binary
+  // search of 100,000 names was a tenth of loading them (cache misses).
+  let in_dir: rustc_hash::FxHashSet<&str> = names.iter().map(String::as_str).collect();
+  let listed = |name: &str| in_dir.contains(name);
+  let load = |sources: &[Source]| -> Vec<Option<Arc<CacheRecord>>> {
+    let load =
+      |source: &Source| build::load_fresh(engine, index, &policies, source, tier_of(source), branches, &listed);
+    sources.par_iter().with_min_len(16).map(load).collect()
+  };
+  let limit = engine.config.max_cold_cache_bytes;
+  let (eligible, loaded): (Vec<Source>, Vec<_>) = match scope {
+    Scope::Global | Scope::Project => {
+      let discovery = engine.discovery();
+      let project = (*scope == Scope::Project).then(|| discovery.project_dir());
+      // Every listed file is a candidate; for a project, those of its own
+      // dir and the flat custom dir.
+      let candidates: Vec<Source> = match &project {
+        None => all.to_vec(),
+        Some(dir) => all.iter().filter(|s| discovery.may_hold(dir, &s.path)).cloned().collect(),
+      };
+      // A fresh process reads the cold heads packed, not record by record.
+      let wanted = match &project {
+        None => heads::Wanted::All,
+        Some(dir) => heads::Wanted::Project { dir, candidates: &candidates },
+      };
+      heads::preload(index, branches, wanted, all, &in_dir, limit);
+      let loaded = load(&candidates);
+      let project = project.as_deref();
+      candidates
+        .into_iter()
+        .zip(loaded)
+        .filter(|(s, fresh)| in_scope_proven(index, &discovery, project, s, fresh.as_deref()))
+        .unzip()
+    }
+    Scope::Session | Scope::Explicit(_) => {
+      let target = if let Scope::Explicit(target) = scope { Some(target.as_str()) } else { None };
+      let eligible = named(engine, all, target)?;
+      let loaded = load(&eligible);
+      (eligible, loaded)
+    }
+  };
+  let mut synced = Vec::with_capacity(eligible.len());
+  for (source, fresh) in eligible.iter().zip(loaded) {
+    let tier = tier_of(source);
+    if fresh.is_none() {
+      let cost = build::planned_cost(index, source, tier, branches);
+      match budget.charge(&engine.config, cost) {
+        Ok(()) => to_build.push((synced.len(), source.clone(), tier, cost)),
+        Err(reason) => {
+          reasons.insert(reason);
+        }
+      }
+    }
+    synced.push(Synced { path: source.path.clone(), tier, record: fresh });
+  }
+  let unavailable =
+    build_planned(engine, index, scope, branches, (to_build, build::Write::Now), &mut synced, &mut reasons);
+  // Only from every cold record, each on disk: a budgeted call leaves some
+  // unbuilt, and a record that could not be written is not one to copy.
+  let settled = !reasons.iter().any(|r| r.is_sync_budget() || *r == Reason::IndexWriteFailed);
+  if *scope == Scope::Global && settled {
+    heads::refresh(index, branches, &synced);
+  }
+  cleanup::cleanup(index, names, all, &engine.config, &mut reasons);
+  let tally = Tally::of(&synced);
+  let coverage = tally.coverage(synced.len(), &reasons, unavailable);
+  Ok(Outcome { result: SyncResult { coverage, sessions: Arc::new(synced) }, reasons, tally })
+}
+
+/// Builds the `planned` sessions in parallel into their slots of `synced`
+/// (reporting progress), writing their records as `write` says, and brings
+/// the cold term dictionary up to date when a global synchronization built
+/// a cold record; returns how many sources were unavailable.
+pub(super) fn build_planned(
+  engine: &Engine,
+  index: &Index,
+  scope: &Scope,
+  branches: Branches,
+  (planned, write): (Vec<Planned>, build::Write),
+  synced: &mut [Synced],
+  reasons: &mut BTreeSet<Reason>,
+) -> usize {
+  let plan = progress::SyncProgress {
+    eligible_sessions: synced.len() as u64,
+    fresh_sessions: synced.iter().filter(|s| s.record.is_some()).count() as u64,
+    sessions_to_index: planned.len() as u64,
+    bytes_to_index: planned.iter().map(|p| p.3).sum(),
+    ..Default::default()
+  };
+  let tracker = progress::Tracker::start(engine.progress.as_ref(), plan);
+  let built: Vec<(usize, Result<build::Persisted, Reason>)> = planned
+    .into_par_iter()
+    .map(|(slot, source, tier, cost)| {
+      let record = build::build(engine, index, &source, tier, branches, write);
+      tracker.built(cost);
+      (slot, record)
+    })
+    .collect();
+  if built.len() > 1 {
+    trim_heap();
+  }
+  let mut unavailable = 0;
+  let cold_built = built.iter().any(|(slot, result)| result.is_ok() && synced[*slot].tier == Tier::Cold);
+  for (slot, result) in built {
+    match result {
+      Ok((record, persisted)) => {
+        if !persisted {
+          reasons.insert(Reason::IndexWriteFailed);
+        }
+        synced[slot].record = Some(record)
+      }
+      Err(reason) => {
+        unavailable += usize::from(reason == Reason::SourceUnavailable);
+        reasons.insert(reason);
+      }
+    }
+  }
+  // Only a sync that leaves nothing to the next call: a build cut by its
+  // budget is continued by the next call, which would find every shard
+  // changed again (at 100,000 sessions ten calls rebuilt all shards ten times).
+  let complete = !reasons.iter().any(|r| r.is_sync_budget());
+  if cold_built && complete && *scope == Scope::Global {
+    prepare_dictionary(engine, index, branches, synced);
+  }
+  unavailable
+}
+
+/// Brings the cold term dictionary up to date with every cold record of a
+/// global synchronization that built some: its shards are built while
+/// indexing, from all cold sessions, instead of inside the next query (at
+/// 100,000 cold sessions a full build takes tens of seconds) or from a
+/// filtered query's subset.
+fn prepare_dictionary(engine: &Engine, index: &Index, branches: Branches, synced: &[Synced]) {
+  let candidates: Vec<dictionary::Candidate<'_>> = synced
+    .iter()
+    .filter_map(|s| s.record.as_deref())
+    .filter_map(|record| match &record.body {
+      record::Body::Cold(digest) => Some((0, record.file.as_str(), digest)),
+      record::Body::Hot(_) => None,
+    })
+    .collect();
+  dictionary::refresh(&index.dir, branches, &candidates, engine.config.max_cold_cache_bytes);
+}

@@ -1,0 +1,184 @@
+//! Synchronization, part of every indexing call and bounded by its work
+//! budgets: it classifies tiers over all sessions of the agent dir (newest
+//! `hotSessions` are hot), reuses records whose source provably did not
+//! change, builds the rest in parallel (appends incrementally), writes them
+//! atomically, drops the other tier's record after its replacement exists,
+//! removes orphaned records, and reports coverage. When it returns, every
+//! record it built is on disk, except the hot records of a patched
+//! synchronization (an append in a warm process): those the index's writer
+//! writes right after it (`write_behind`).
+//!
+//! The last synchronization is reused while nothing it depended on changed;
+//! it is patched when the watch names a few changed files (`patch`);
+//! otherwise the full pass runs (`full`). `tally` keeps the coverage counts
+//! and the call's budgets.
+
+mod full;
+mod patch;
+mod tally;
+
+use crate::coverage::{Coverage, Reason};
+use crate::engine::Engine;
+use crate::error::ContractError;
+use crate::index::record::{CacheRecord, Tier};
+use crate::index::{build, index_dir, Index, Source};
+use crate::session::discover::Scope;
+use crate::session::lineage::Branches;
+use crate::session::source::now_ns;
+use std::collections::BTreeSet;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use tally::Tally;
+
+/// One eligible session after synchronization.
+#[derive(Debug, Clone)]
+pub struct Synced {
+  pub path: PathBuf,
+  pub tier: Tier,
+  /// `None` when the session could not be indexed (budget, unavailable).
+  pub record: Option<Arc<CacheRecord>>,
+}
+
+/// Cheap to clone: a reused synchronization hands every call the same
+/// session list.
+#[derive(Debug, Clone)]
+pub struct SyncResult {
+  pub sessions: Arc<Vec<Synced>>,
+  pub coverage: Coverage,
+}
+
+/// What a synchronization depended on, and its result.
+pub(crate) struct LastSync {
+  key: String,
+  sources: Arc<Vec<Source>>,
+  names: Arc<Vec<String>>,
+  at_ns: i128,
+  /// Taken after the sources were known: a source quiet since then is unchanged.
+  listed_ns: i128,
+  result: SyncResult,
+  /// Every one of `sources` was found unchanged since: the same listing
+  /// needs no second look (the proof depends on nothing else).
+  proven: bool,
+  /// The synchronization's own reasons and its records' tally: what a
+  /// patch recomputes the coverage from.
+  reasons: BTreeSet<Reason>,
+  tally: Tally,
+}
+
+/// Everything besides the files that shapes a synchronization's result.
+fn sync_key(engine: &Engine, scope: &Scope, branches: Branches) -> String {
+  let live = engine
+    .live
+    .as_ref()
+    .map(|l| (l.file.clone(), l.branch.leaf_id.clone(), l.branch.ids.len(), l.branch.ids.last().cloned()));
+  let (cwd, agent_dir, session_dir) = (&engine.cwd, &engine.agent_dir, &engine.session_dir);
+  format!("{scope:?}|{branches:?}|{:?}|{cwd:?}|{agent_dir:?}|{session_dir:?}|{live:?}", engine.config)
+}
+
+/// Rebuilds the cold record of `path` from source, for a query that found
+/// the record's content gone, replaced or damaged since its head was read
+/// (the content is read only when first needed): the query then answers as
+/// an intact record would. The next call does not reuse the last
+/// synchronization, which holds the unreadable record. `None` when the
+/// source cannot be indexed either.
+pub(crate) fn rebuild_cold(engine: &Engine, path: &Path, branches: Branches) -> Option<Arc<CacheRecord>> {
+  let index = Index::shared(index_dir(engine));
+  // One builder per index at a time, as in `sync`: a concurrent sync never
+  // builds the same session beside it.
+  let _guard = index.sync_lock.lock();
+  index.last.lock().take();
+  let source = Source::of(path.to_path_buf(), &fs::metadata(path).ok()?);
+  build::build(engine, &index, &source, Tier::Cold, branches, build::Write::Now).ok().map(|(record, _)| record)
+}
+
+/// Synchronizes the records of `scope` in `branches` mode.
+pub fn sync(engine: &Engine, scope: &Scope, branches: Branches) -> Result<SyncResult, ContractError> {
+  let index = Index::shared(index_dir(engine));
+  let _guard = index.sync_lock.lock();
+  let started_ns = now_ns();
+  let all = index.sources(engine);
+  let listed_ns = now_ns();
+  let names = index.names(engine);
+  let key = sync_key(engine, scope, branches);
+  // Taken, not cloned: a patch then updates the only copy of the session
+  // list in place (no 1,000-entry clone and drop per append). Only a
+  // builder under the sync lock (`rebuild_cold`) drops it meanwhile.
+  let last = index.last.lock().take().filter(|last| last.key == key && Arc::ptr_eq(&last.names, &names));
+  let last = match last {
+    Some(mut last) => {
+      if unchanged(&mut last, &all) {
+        let result = last.result.clone();
+        *index.last.lock() = Some(last);
+        return Ok(result);
+      }
+      Some(last)
+    }
+    None => None,
+  };
+  let outcome = match last.and_then(|last| patch::patch(engine, &index, scope, branches, last, &all, &names)) {
+    Some(patched) => patched?,
+    None => full::sync_changed(engine, &index, scope, branches, &all, &names)?,
+  };
+  let result = outcome.result.clone();
+  // Explicit and current-session scopes may name files outside the listing.
+  let reusable = matches!(scope, Scope::Global | Scope::Project)
+    && result.sessions.iter().all(|s| s.record.is_some())
+    // A record that could not be written is tried again by the next call,
+    // and so is a cleanup that ran out of budget.
+    && !result.coverage.reasons.iter().any(|r| matches!(r, Reason::IndexWriteFailed | Reason::CacheCleanupBudget))
+    && !result.coverage.reasons.iter().any(|r| r.is_sync_budget());
+  if reusable {
+    let names = index.names(engine);
+    let (result, reasons, tally) = (outcome.result, outcome.reasons, outcome.tally);
+    let at_ns = started_ns;
+    let last = LastSync { key, sources: all, names, at_ns, listed_ns, result, proven: false, reasons, tally };
+    *index.last.lock() = Some(last);
+  }
+  Ok(result)
+}
+
+/// Same inputs (the caller checked the key and the index dir's names),
+/// every source unchanged (the watch vouches for it, or its stamp is
+/// unchanged and old enough to prove it): the previous answer still holds.
+fn unchanged(last: &mut LastSync, all: &Arc<Vec<Source>>) -> bool {
+  if last.proven && Arc::ptr_eq(&last.sources, all) {
+    return true;
+  }
+  let proven = |b: &Source| b.quiet_since(last.listed_ns) || b.stamp.proves_unchanged_since(last.at_ns);
+  let unchanged = if Arc::ptr_eq(&last.sources, all) {
+    all.iter().all(proven)
+  } else {
+    last.sources.len() == all.len()
+      && last.sources.iter().zip(all.iter()).all(|(a, b)| a.path == b.path && a.stamp == b.stamp && proven(b))
+  };
+  if unchanged {
+    (last.sources, last.proven) = (all.clone(), true);
+  }
+  unchanged
+}
+
+/// A synchronization's result and what a later patch of it needs.
+struct Outcome {
+  result: SyncResult,
+  /// The synchronization's own reasons (budgets, writes, cleanup).
+  reasons: BTreeSet<Reason>,
+  tally: Tally,
+}
+
+/// A session to build: its slot in the session list, tier and planned cost.
+type Planned = (usize, Source, Tier, u64);
+
+/// Which synchronization a call ran (tests: proves the patch path ran, or did not).
+#[cfg(test)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Pass {
+  Full,
+  Patched,
+}
+
+#[cfg(test)]
+pub(crate) static PASSES: parking_lot::Mutex<Vec<(PathBuf, Pass)>> = parking_lot::const_mutex(Vec::new());
+
+#[cfg(test)]
+mod patch_tests;
