@@ -5,12 +5,10 @@
 // registers.
 import assert from 'node:assert/strict'
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs'
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
 import { dirname, join, relative, resolve } from 'node:path'
 import { after, describe, test } from 'node:test'
 import piFabricMemory from '../extension/index.mjs'
-import { ROOT } from './helpers.mjs'
+import { agentDirForTests, ROOT } from './helpers.mjs'
 
 const read = (file: string) => readFileSync(join(ROOT, file), 'utf8')
 const docsDir = readdirSync(join(ROOT, 'docs')).filter((name) => name.endsWith('.md')).map((name) => `docs/${name}`)
@@ -225,14 +223,7 @@ describe('docs/configuration.md is src/config.rs', () => {
 })
 
 describe('the tool counts the docs state', () => {
-  const agent = mkdtempSync(join(tmpdir(), 'pfm-docs-'))
-  const saved = process.env.PI_CODING_AGENT_DIR
-  process.env.PI_CODING_AGENT_DIR = agent
-  after(() => {
-    if (saved === undefined) delete process.env.PI_CODING_AGENT_DIR
-    else process.env.PI_CODING_AGENT_DIR = saved
-    rmSync(agent, { recursive: true, force: true })
-  })
+  agentDirForTests('pfm-docs-')
   const tools: { name: string; exposure?: string }[] = []
   piFabricMemory({ registerTool: (tool: { name: string }) => tools.push(tool), registerCommand: () => {}, on: () => {}, appendEntry: () => {} } as never)
   const RECALL = ['memory_recall', 'memory_expand', 'memory_sessions']

@@ -2,6 +2,7 @@ import { execFileSync } from 'node:child_process'
 import { chmodSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
+import { after } from 'node:test'
 import type { ExpandedEntry, ExpandPage } from 'pi-fabric-memory'
 
 export const ROOT = resolve(import.meta.dirname, '..')
@@ -18,6 +19,19 @@ export interface TempAgent {
   /** Writes a file into the project's session dir and returns its path. */
   write(name: string, content: string | Buffer): string
   cleanup(): void
+}
+
+/** An empty agent dir as PI_CODING_AGENT_DIR for the rest of this file (or suite): restored and removed after it. */
+export function agentDirForTests(prefix: string): string {
+  const agent = mkdtempSync(join(tmpdir(), prefix))
+  const saved = process.env.PI_CODING_AGENT_DIR
+  process.env.PI_CODING_AGENT_DIR = agent
+  after(() => {
+    if (saved === undefined) delete process.env.PI_CODING_AGENT_DIR
+    else process.env.PI_CODING_AGENT_DIR = saved
+    rmSync(agent, { recursive: true, force: true })
+  })
+  return agent
 }
 
 export function tempAgent(cwd = '/home/u/proj'): TempAgent {

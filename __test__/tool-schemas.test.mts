@@ -4,22 +4,14 @@
 // Google-family models, Pi's extensions.md). The real-Pi codemode path is in
 // e2e/codemode.test.mjs.
 import assert from 'node:assert/strict'
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { after, test } from 'node:test'
-import { writeFileSync } from 'node:fs'
+import { test } from 'node:test'
 import { DECLARED_TOOLS } from '../extension/shared/exposure.mjs'
 import piFabricMemory, { MEMORY_NAMESPACE } from '../extension/index.mjs'
+import { agentDirForTests } from './helpers.mjs'
 
-const agent = mkdtempSync(join(tmpdir(), 'pfm-schemas-'))
-const saved = process.env.PI_CODING_AGENT_DIR
-process.env.PI_CODING_AGENT_DIR = agent
-after(() => {
-  if (saved === undefined) delete process.env.PI_CODING_AGENT_DIR
-  else process.env.PI_CODING_AGENT_DIR = saved
-  rmSync(agent, { recursive: true, force: true })
-})
+const agent = agentDirForTests('pfm-schemas-')
 
 function registeredTools(): any[] {
   const tools: any[] = []
