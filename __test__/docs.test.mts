@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict'
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs'
 import { dirname, join, relative, resolve } from 'node:path'
-import { after, describe, test } from 'node:test'
+import { describe, test } from 'node:test'
 import piFabricMemory from '../extension/index.mjs'
 import { agentDirForTests, ROOT } from './helpers.mjs'
 
