@@ -20,6 +20,8 @@ export interface MemoryError {
     /** A `regex` query that does not compile (`invalid_regex`) or exceeds the compiled-size bound. */
     | 'invalid_regex'
     | 'regex_pattern_too_large'
+    /** `memory.pack`: `maxTokens` cannot hold one cited excerpt (`neededTokens` says what would). */
+    | 'pack_budget_too_small'
     /** The shim's `memory.walk`: expanded chunks that do not join into whole entries. */
     | 'walk_discontinuity'
     | 'walk_incomplete'
