@@ -18,7 +18,7 @@ const CONTEXT_REACH: usize = 12;
 /// One session's hits, best first.
 pub(super) struct Group {
   pub file: String,
-  pub hits: Vec<Box<EntryHit>>,
+  pub hits: Vec<EntryHit>,
 }
 
 fn file_of(hit: &EntryHit) -> String {
@@ -31,7 +31,7 @@ fn file_of(hit: &EntryHit) -> String {
 /// many as a pack could still cite are.
 pub(super) fn groups(engine: &Engine, hits: Vec<Hit>, wanted: usize) -> Result<Vec<Group>, ContractError> {
   let mut groups: Vec<Group> = Vec::new();
-  let add = |groups: &mut Vec<Group>, hit: Box<EntryHit>| {
+  let add = |groups: &mut Vec<Group>, hit: EntryHit| {
     let file = file_of(&hit);
     match groups.iter_mut().find(|g| g.file == file) {
       Some(group) => group.hits.push(hit),
@@ -40,14 +40,14 @@ pub(super) fn groups(engine: &Engine, hits: Vec<Hit>, wanted: usize) -> Result<V
   };
   for hit in hits {
     match hit {
-      Hit::Entry(hit) => add(&mut groups, hit),
+      Hit::Entry(hit) => add(&mut groups, *hit),
       Hit::Session(session) if groups.len() < wanted => {
         let Ok(mut request) = RecallRequest::from_json(Some(&session.follow.args)) else { continue };
         request.page_size = PER_SESSION;
         let (hydrated, _, _) = ranked_hits(engine, &request)?;
         for hit in hydrated {
           if let Hit::Entry(hit) = hit {
-            add(&mut groups, hit);
+            add(&mut groups, *hit);
           }
         }
       }
