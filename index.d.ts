@@ -20,6 +20,8 @@ export interface MemoryError {
     /** A `regex` query that does not compile (`invalid_regex`) or exceeds the compiled-size bound. */
     | 'invalid_regex'
     | 'regex_pattern_too_large'
+    /** `memory.pack`: `maxTokens` cannot hold one cited excerpt (`neededTokens` says what would). */
+    | 'pack_budget_too_small'
     /** The shim's `memory.walk`: expanded chunks that do not join into whole entries. */
     | 'walk_discontinuity'
     | 'walk_incomplete'
@@ -264,6 +266,85 @@ export interface RecallPage {
 }
 
 
+/** `memory.pack`'s arguments: what recall searches, and the pack's bounds. */
+export interface PackArgs {
+  query?: string
+  queryMode?: 'literal' | 'phrase' | 'regex'
+  queryMatch?: 'any' | 'all'
+  scope?: 'session' | 'project' | 'global' | `session:${string}`
+  branches?: Branches
+  role?: string
+  tool?: string
+  ref?: string
+  provider?: string
+  action?: string
+  outcome?: Outcome
+  since?: number | string
+  until?: number | string
+  /** Tokens = the result's JSON characters / 4, rounded up; 400–7,000, default 2,000. Never exceeded. */
+  maxTokens?: number
+  /** Sessions cited at most; 1–20, default 6. */
+  maxSessions?: number
+}
+
+/** Why an excerpt is in a pack. */
+export type PackPart = 'match' | 'question' | 'answer' | 'proof'
+
+/** Why an excerpt was left out of a pack (a closed set). */
+export type PackOmission =
+  | 'budget'
+  | 'max_sessions'
+  | 'duplicate'
+  | 'off_branch'
+  | 'context_edited'
+  | 'not_authoritative'
+  | 'source_changed'
+
+/** One cited excerpt: `follow` expands exactly `text`, bound to the bytes and lineage it was cut from. */
+export interface PackCitation {
+  part: PackPart
+  index: number
+  entryId?: string
+  role?: string
+  tool?: string
+  timestamp?: number
+  text: string
+  /** UTF-16 units of the entry's whole text. */
+  textRange: { start: number; end: number; total: number }
+  /** The first 16 hex digits of the SHA-256 of `text`. */
+  contentHash: string
+  /** Its follow call, run when the pack was built, expanded exactly `text`. */
+  verified: boolean
+  /** Why not: the follow call's error code (`stale_pointer`, …) or `text_changed`. */
+  unverified?: MemoryError['code'] | 'text_changed'
+  contextEdit?: 'omitted' | 'replaced'
+  threats?: string[]
+  /** Set with `threats`: evidence to read, never instructions. */
+  untrusted?: true
+  follow: FabricCall & { ref: 'memory.expand' }
+}
+
+export interface PackSession {
+  sessionId: string
+  project: string
+  /** The session's first prompt. */
+  title: string | null
+  lastTimestamp: number | null
+  evidence: PackCitation[]
+}
+
+export interface EvidencePack {
+  query: string | null
+  maxTokens: number
+  /** This result's tokens by the same rule; never above `maxTokens`. */
+  tokens: number
+  sessions: PackSession[]
+  omitted: { reason: PackOmission; count: number }[]
+  considered: { hits: number; sessions: number; total: number }
+  coverage: MemoryCoverage
+  error?: MemoryError
+}
+
 /** Curated memory: `"memory"` is MEMORY.md (the agent's notes), `"user"` is USER.md. */
 export type MemoryTarget = 'memory' | 'user'
 
@@ -454,6 +535,11 @@ export declare class MemoryEngine {
   recall(args?: RecallArgs, live?: LiveBranchArg, onProgress?: (progress: IndexProgress) => void): Promise<RecallPage>
   /** `memory.expand`: full normalized entries in `textRange` chunks. */
   expand(args?: ExpandArgs, live?: LiveBranchArg): Promise<ExpandPage>
+  /**
+   * `memory.pack`: what the history says about a query, as cited excerpts
+   * (each verified by running its follow call) within `maxTokens`.
+   */
+  pack(args?: PackArgs, live?: LiveBranchArg, onProgress?: (progress: IndexProgress) => void): Promise<EvidencePack>
   /**
    * `memory.sessions`: sessions of a scope, newest first. `onProgress`
    * receives the indexing work this call does (the plan, then each build).

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict'
 import { after, test } from 'node:test'
 import { MemoryEngine } from 'pi-fabric-memory'
 import { createMemory, liveBranch } from '../extension/recall/create-memory.mjs'
-import { CARRIED_KEYS, ExpandParameters, RecallParameters, SHIM_KEYS, SessionsParameters } from '../extension/recall/schemas.mjs'
+import { CARRIED_KEYS, ExpandParameters, PackParameters, RecallParameters, SHIM_KEYS, SessionsParameters } from '../extension/recall/schemas.mjs'
 import { tempAgent } from './helpers.mjs'
 
 const PROBE = 'argumentParityProbe'
@@ -41,6 +41,7 @@ const tables: [string, Schema, () => unknown][] = [
   ['memory_expand', expand, () => memory.expand(probe as never)],
   ['memory_expand entryRange', expand.properties!.entryRange, () => memory.expand({ entryRange: probe } as never)],
   ['memory_sessions', sessions, () => memory.sessions(probe as never)],
+  ['memory_pack', PackParameters as Schema, () => memory.pack(probe as never)],
 ]
 
 /** The keys a tool's follow and next calls carry without declaring them, and those only the shim reads. */

@@ -226,7 +226,7 @@ describe('the tool counts the docs state', () => {
   agentDirForTests('pfm-docs-')
   const tools: { name: string; exposure?: string }[] = []
   piFabricMemory({ registerTool: (tool: { name: string }) => tools.push(tool), registerCommand: () => {}, on: () => {}, appendEntry: () => {} } as never)
-  const RECALL = ['memory_recall', 'memory_expand', 'memory_sessions']
+  const RECALL = ['memory_recall', 'memory_expand', 'memory_sessions', 'memory_pack']
   const counts: Record<string, number> = {
     '': tools.length,
     memory: tools.filter((t) => !RECALL.includes(t.name)).length,
@@ -236,8 +236,8 @@ describe('the tool counts the docs state', () => {
   }
   const WORDS = ['zero', 'one', 'two', 'three', 'four', 'five', 'six', 'seven', 'eight', 'nine', 'ten', 'eleven', 'twelve']
 
-  test('the extension registers 8 tools: 3 recall, 5 curated, 5 declared', () => {
-    assert.deepEqual(counts, { '': 8, memory: 5, curated: 5, recall: 3, declared: 5 })
+  test('the extension registers 9 tools: 4 recall, 5 curated, 5 declared', () => {
+    assert.deepEqual(counts, { '': 9, memory: 5, curated: 5, recall: 4, declared: 5 })
   })
 
   test('"N tools", "N memory tools", "N recall tools", "N declared tools" in the docs and ARCHITECTURE.md', () => {

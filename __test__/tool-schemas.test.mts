@@ -1,4 +1,4 @@
-// What Pi reads from the eight tools' definitions: one shared `memory`
+// What Pi reads from the nine tools' definitions: one shared `memory`
 // namespace, output schemas on the recall tools, and enumerated parameters as
 // plain `{type: "string", enum}` schemas (a union of literals breaks
 // Google-family models, Pi's extensions.md). The real-Pi codemode path is in
@@ -27,6 +27,7 @@ const ENUMS: Record<string, Record<string, string[]>> = {
   memory_recall: { branches: ['active', 'all'], queryMode: ['literal', 'phrase', 'regex'], queryMatch: ['any', 'all'], outcome: ['succeeded', 'failed', 'aborted', 'timed_out'] },
   memory_expand: { branches: ['active', 'all'] },
   memory_sessions: { branches: ['active', 'all'] },
+  memory_pack: { branches: ['active', 'all'], queryMode: ['literal', 'phrase', 'regex'], queryMatch: ['any', 'all'], outcome: ['succeeded', 'failed', 'aborted', 'timed_out'] },
   memory_add: { target: ['memory', 'user'] },
   memory_replace: { target: ['memory', 'user'] },
   memory_remove: { target: ['memory', 'user'] },
@@ -34,7 +35,7 @@ const ENUMS: Record<string, Record<string, string[]>> = {
   memory_apply: { target: ['memory', 'user'] },
 }
 
-test('eight tools, one namespace, output schemas, plain string enums', () => {
+test('nine tools, one namespace, output schemas, plain string enums', () => {
   const tools = registeredTools()
   assert.deepEqual(tools.map((t) => t.name).sort(), Object.keys(ENUMS).sort())
   for (const tool of tools) {
@@ -60,7 +61,7 @@ test('the declared tools fit in 4,000 characters; the others are codemode, reach
   assert.ok(total <= 4000, `declared: ${total} characters`)
 })
 
-test('memory.tools "all" declares all eight', () => {
+test('memory.tools "all" declares all nine', () => {
   writeFileSync(join(agent, 'settings.json'), JSON.stringify({ memory: { tools: 'all' } }))
   try {
     assert.deepEqual(registeredTools().filter((t) => t.exposure !== undefined), [])

@@ -70,6 +70,8 @@ pub enum ErrorCode {
   IndexDirRefused,
   InvalidRegex,
   RegexPatternTooLarge,
+  /// A pack's `maxTokens` cannot hold one cited excerpt.
+  PackBudgetTooSmall,
 }
 
 impl ErrorCode {

@@ -36,6 +36,8 @@ export const FLAGS: Record<string, FlagSpec> = {
   until: { value: 'D', help: 'entries at or before this ISO date or epoch ms' },
   'page-size': { value: 'N', integer: true, help: 'hits per page (default 10, at most 50)' },
   page: { value: 'N', integer: true, help: 'the Nth page of hits (default 1), reached by following each page\'s next call' },
+  'max-tokens': { value: 'N', integer: true, help: 'pack: the token budget, JSON characters / 4 (default 2000, 400–7000)' },
+  'max-sessions': { value: 'N', integer: true, help: 'pack: sessions cited at most (default 6, at most 20)' },
   create: { help: 'create the agent dir when it does not exist (a memory write refuses a missing one)' },
   target: { value: 'T', help: 'memory (MEMORY.md, the agent\'s notes; the default) or user (USER.md)' },
   before: { value: 'N', integer: true, help: 'entries of context before the selected one' },

@@ -1,5 +1,5 @@
-/** `recall`, `expand`, `sessions`: session history for humans (and `--json` for scripts). */
-import type { ExpandArgs, ExpandedEntry, ExpandPage, MemoryError, MemoryHit, RecallArgs, RecallPage, SessionsPage } from 'pi-fabric-memory/native'
+/** `recall`, `pack`, `expand`, `sessions`: session history for humans (and `--json` for scripts). */
+import type { EvidencePack, ExpandArgs, ExpandedEntry, ExpandPage, MemoryError, MemoryHit, PackArgs, RecallArgs, RecallPage, SessionsPage } from 'pi-fabric-memory/native'
 import { integerOption, option, UsageError } from './args.mjs'
 import { openMemory, requireSessions, sessionFiles, type Context } from './context.mjs'
 import { bold, CliError, dim, EXIT, mark, printJson, table } from './output.mjs'
@@ -73,14 +73,12 @@ export function emptyScopeHint(ctx: Context, scope: string): string {
   return `no sessions in scope ${scope} for ${ctx.cwd} (${all} in the agent dir: --scope global searches them all, --cwd DIR picks a project)`
 }
 
-async function recall(ctx: Context): Promise<void> {
-  requireSessions(ctx)
+/** What `recall` and `pack` search: the query words, scope, branches and filters of the command line. */
+function searchArgs(ctx: Context): RecallArgs & PackArgs {
   const parsed = ctx.parsed
-  const query = parsed.positional.join(' ') || undefined
-  const scope = (option(parsed, 'scope') ?? 'project') as RecallArgs['scope']
-  const args: RecallArgs = {
-    query,
-    scope,
+  const args: RecallArgs & PackArgs = {
+    query: parsed.positional.join(' ') || undefined,
+    scope: (option(parsed, 'scope') ?? 'project') as RecallArgs['scope'],
     queryMode: option(parsed, 'mode') as RecallArgs['queryMode'],
     queryMatch: parsed.options.has('all') ? 'all' : undefined,
     branches: branchesOf(ctx),
@@ -92,9 +90,16 @@ async function recall(ctx: Context): Promise<void> {
     outcome: option(parsed, 'outcome') as RecallArgs['outcome'],
     since: option(parsed, 'since'),
     until: option(parsed, 'until'),
-    pageSize: integerOption(parsed, 'page-size'),
   }
-  const clean = Object.fromEntries(Object.entries(args).filter(([, v]) => v !== undefined)) as RecallArgs
+  return Object.fromEntries(Object.entries(args).filter(([, v]) => v !== undefined))
+}
+
+async function recall(ctx: Context): Promise<void> {
+  requireSessions(ctx)
+  const parsed = ctx.parsed
+  const { query, scope } = searchArgs(ctx)
+  const pageSize = integerOption(parsed, 'page-size')
+  const clean: RecallArgs = { ...searchArgs(ctx), ...(pageSize === undefined ? {} : { pageSize }) }
   const wanted = integerOption(parsed, 'page') ?? 1
   if (wanted < 1) throw new UsageError('--page counts from 1', 'recall')
   const memory = openMemory(ctx)
@@ -108,6 +113,32 @@ async function recall(ctx: Context): Promise<void> {
   if (!page.error && page.coverage.eligibleSessions === 0) return console.log(emptyScopeHint(ctx, String(scope)))
   const following = new Map(parsed.options).set('page', String(wanted + 1))
   printRecall(page, query, { page: wanted, nextCommand: commandLine('recall', { ...parsed, options: following }) })
+}
+
+/** A pack for people: per session its title, then each cited excerpt and what it is; then what was left out. */
+export function printPack(pack: EvidencePack): void {
+  failOn(pack.error)
+  for (const session of pack.sessions) {
+    console.log(`${bold(shortId(session.sessionId))}  ${dim(`${minuteOf(session.lastTimestamp)} · ${session.project}`)}  ${session.title ? `"${oneLine(session.title, 80)}"` : ''}`)
+    for (const c of session.evidence) {
+      const flags = [c.part, c.verified ? 'verified' : `unverified: ${c.unverified}`, c.untrusted ? 'untrusted' : '', c.contextEdit ? `context ${c.contextEdit}` : '']
+      console.log(`  #${c.index} ${dim(flags.filter(Boolean).join(' · '))}`)
+      console.log(`    ${highlight(oneLine(c.text, 400), pack.query ?? undefined)}`)
+    }
+  }
+  const omitted = pack.omitted.map((o) => `${o.count} ${o.reason.replace(/_/g, ' ')}`).join(', ')
+  const cited = pack.sessions.reduce((n, s) => n + s.evidence.length, 0)
+  console.log(dim(`${cited} excerpts from ${pack.sessions.length} sessions · ${pack.tokens}/${pack.maxTokens} tokens${omitted ? ` · left out: ${omitted}` : ''} · coverage ${coverageText(pack.coverage)}`))
+}
+
+async function pack(ctx: Context): Promise<void> {
+  requireSessions(ctx)
+  const bounds = { maxTokens: integerOption(ctx.parsed, 'max-tokens'), maxSessions: integerOption(ctx.parsed, 'max-sessions') }
+  const args: PackArgs = { ...searchArgs(ctx), ...Object.fromEntries(Object.entries(bounds).filter(([, v]) => v !== undefined)) }
+  const result = await openMemory(ctx).pack(args)
+  if (ctx.json) return printPage(result)
+  if (!result.error && result.coverage.eligibleSessions === 0) return console.log(emptyScopeHint(ctx, String(args.scope)))
+  printPack(result)
 }
 
 export function printSessions(page: SessionsPage): void {
@@ -176,6 +207,14 @@ export const HISTORY_COMMANDS: Command[] = [
       'recall pricing --json | jq ".hits[0].follow"',
     ],
     run: recall,
+  },
+  {
+    name: 'pack',
+    summary: 'what the history says about a query: cited, verified excerpts within a token budget',
+    usage: 'pack [<query…>] [options]',
+    flags: [...SCOPED, 'mode', 'all', 'role', 'tool', 'ref', 'provider', 'action', 'outcome', 'since', 'until', 'max-tokens', 'max-sessions'],
+    examples: ['pack checkout timeout', 'pack "connection refused" --mode phrase --scope global --max-tokens 1000', 'pack pricing --json | jq ".sessions[0].evidence[0].follow"'],
+    run: pack,
   },
   {
     name: 'expand',

@@ -42,6 +42,7 @@ export interface Catalog {
 export const MEMORY_ACTIONS: ActionDescriptor[] = [
   { ref: 'memory.recall', provider: 'memory', action: 'recall', description: 'Search Pi session history: ranked, bounded evidence with follow calls' },
   { ref: 'memory.expand', provider: 'memory', action: 'expand', description: 'Read complete normalized session entries in textRange chunks' },
+  { ref: 'memory.pack', provider: 'memory', action: 'pack', description: 'What the history says about a query: cited, verified excerpts within a token budget' },
   { ref: 'memory.sessions', provider: 'memory', action: 'sessions', description: 'List Pi sessions of a scope, newest first' },
 ]
 

@@ -1,4 +1,4 @@
-import { MemoryEngine, type ExpandArgs, type IndexProgress, type ExpandPage, type FabricCall, type LiveBranchArg, type RecallArgs, type RecallPage, type SessionsArgs, type SessionsPage } from '../native.mjs'
+import { MemoryEngine, type ExpandArgs, type IndexProgress, type ExpandPage, type FabricCall, type LiveBranchArg, type EvidencePack, type PackArgs, type RecallArgs, type RecallPage, type SessionsArgs, type SessionsPage } from '../native.mjs'
 import { catalog, MEMORY_ACTIONS, search, type ActionDescriptor, type Catalog } from './catalog.mjs'
 import { guarded, MemoryUnsupportedError } from '../shared/errors.mjs'
 import { unpinned } from './pin.mjs'
@@ -51,6 +51,8 @@ export interface Memory {
   recall(args?: RecallArgs & { pin?: string }, options?: IndexingOptions): Promise<RecallPage>
   /** `pin`: a hit's compact binding, in place of `session`, `branches` and the binding keys. */
   expand(args?: ExpandArgs & { pin?: string }): Promise<ExpandPage>
+  /** Cited, verified evidence about a query within `maxTokens` (result JSON chars / 4). `onProgress` as recall's. */
+  pack(args?: PackArgs, options?: IndexingOptions): Promise<EvidencePack>
   /** `onProgress` receives the indexing work the call does. */
   sessions(args?: SessionsArgs, options?: IndexingOptions): Promise<SessionsPage>
   walk(selector: WalkSelector | undefined, visitor: WalkVisitor): Promise<WalkResult>
@@ -81,11 +83,13 @@ export function createMemory(options: CreateMemoryOptions = {}): Memory {
   const sessions = (args: SessionsArgs = {}, { onProgress }: IndexingOptions = {}) => guarded(() => engine.sessions(args, live(), onProgress))
   const recall = (args: RecallArgs & { pin?: string } = {}, { onProgress }: IndexingOptions = {}) =>
     guarded(async () => engine.recall(unpinned(args, 'scope', 'memory.recall'), live(), onProgress))
+  const pack = (args: PackArgs = {}, { onProgress }: IndexingOptions = {}) => guarded(() => engine.pack(args, live(), onProgress))
   const actions = () => [...MEMORY_ACTIONS, ...(options.actions?.() ?? [])]
   const memory: Memory = {
     recall,
     expand,
     sessions,
+    pack,
     walk: ((selectorOrVisitor: WalkSelector | WalkVisitor | undefined, visitor?: WalkVisitor) =>
       typeof selectorOrVisitor === 'function'
         ? walk(expand, undefined, selectorOrVisitor)
@@ -93,13 +97,16 @@ export function createMemory(options: CreateMemoryOptions = {}): Memory {
     tools: {
       async call(call: CallToken) {
         const args = (call?.args ?? {}) as never
-        switch (call?.ref) {
+        // `memory.pack` is no page's follow call, but a host may dispatch it by ref like the others.
+        switch (call?.ref as string) {
           case 'memory.expand':
             return expand(args)
           case 'memory.sessions':
             return sessions(args)
           case 'memory.recall':
             return recall(args)
+          case 'memory.pack':
+            return pack(args)
           default:
             throw new MemoryUnsupportedError(`tools.call: unknown ref ${JSON.stringify(call?.ref)}`)
         }

@@ -1,5 +1,5 @@
 /**
- * The Pi tool namespace `memory` shared by the eight memory tools. Codemode
+ * The Pi tool namespace `memory` shared by the nine memory tools. Codemode
  * lists them under one heading with `description`; scripts read
  * `instructions` with `describeNamespace("memory")`, including a guest-local
  * `walk` (the contract's `memory.walk`): it runs inside the script, so no
@@ -50,6 +50,8 @@ const INSTRUCTIONS = [
     'ambiguous_session with candidates, address_not_found, index_out_of_bounds, …) resolves; branch on `error.code`. ' +
     'stale_pointer means the session changed since the call was made: recall again. Malformed arguments reject.',
   'An empty recall proves absence only when `coverage.complete` is true.',
+  'To answer "what do we know about X" in one call: `const pack = await tools.memory_pack({ query, maxTokens })`; ' +
+    '`pack.sessions[i].evidence[j]` is a cited excerpt (`verified`, `follow` expands exactly its text).',
   'Long entries arrive in `textRange` chunks (UTF-16 offsets). Paste these two functions to get whole entries: ' +
     '`walk(args, visit)` starts from any memory_expand args (e.g. `hit.follow.args`), `walkSession(id, visit)` reads ' +
     'a whole session pinned to its source hash; `visit(entry)` returning false stops.',
@@ -61,7 +63,8 @@ const INSTRUCTIONS = [
 export const MEMORY_NAMESPACE = {
   name: 'memory',
   description:
-    "The user's Pi session history (memory_recall → follow → memory_expand, memory_sessions) and curated notes " +
+    "The user's Pi session history (memory_recall → follow → memory_expand, memory_sessions; memory_pack: cited evidence " +
+    'about a query in one call) and curated notes ' +
     '(memory_read/add/replace/remove on MEMORY.md and USER.md). `await describeNamespace("memory")` has the follow, ' +
     'paging and walk recipes.',
   instructions: INSTRUCTIONS,

@@ -1,5 +1,5 @@
 /**
- * The recall tools (`memory_recall`, `memory_expand`, `memory_sessions`) as
+ * The recall tools (`memory_recall`, `memory_expand`, `memory_sessions`, `memory_pack`) as
  * tool definitions over a memory chosen per call: Pi registers them for the
  * session's cwd, and dreaming hands `memory_recall` / `memory_expand` to its
  * consolidation agent so its citations are addresses these tools return.
@@ -7,9 +7,9 @@
 import type { ExtensionAPI, ExtensionContext } from '@earendil-works/pi-coding-agent'
 import type { IndexingOptions, Memory } from './create-memory.mjs'
 import { expandText, MODEL_SNIPPET_CHARS, recallText, sessionsText } from './model-view.mjs'
-import type { ExpandArgs, ExpandPage, RecallArgs, RecallPage, SessionsArgs, SessionsPage } from '../native.mjs'
+import type { EvidencePack, ExpandArgs, ExpandPage, PackArgs, RecallArgs, RecallPage, SessionsArgs, SessionsPage } from '../native.mjs'
 import { MEMORY_NAMESPACE } from './namespace.mjs'
-import { ExpandOutput, ExpandParameters, RecallOutput, RecallParameters, SessionsOutput, SessionsParameters } from './schemas.mjs'
+import { ExpandOutput, ExpandParameters, PackOutput, PackParameters, RecallOutput, RecallParameters, SessionsOutput, SessionsParameters } from './schemas.mjs'
 import type { TSchema } from '../shared/schema.mjs'
 import { indexingUpdates, type WarmUp } from './warm-up.mjs'
 
@@ -82,7 +82,7 @@ export interface RecallToolOptions {
   warmUpOf?: (ctx: ExtensionContext) => WarmUp | undefined
 }
 
-/** The three tools; `memoryOf` picks the memory for a call (`ctx` is absent outside Pi's tool runner). */
+/** The four tools; `memoryOf` picks the memory for a call (`ctx` is absent outside Pi's tool runner). */
 export function recallTools(
   memoryOf: (ctx: ExtensionContext) => Memory,
   renderers: (tool: string) => object = () => ({}),
@@ -129,6 +129,21 @@ export function recallTools(
       outputSchema: SessionsOutput,
       call: (memory, params: SessionsArgs, indexing) => memory.sessions(params, indexing),
       view: lean ? (page: SessionsPage, memory) => sessionsText(page, memory.cwd) : whole,
+    }),
+    tool({
+      name: 'memory_pack',
+      label: 'Memory: pack',
+      description:
+        'What earlier Pi sessions say about a query, in one call: cited excerpts (the match, the question that asked, ' +
+        'the answer) from several sessions within maxTokens (default 2000; result JSON chars / 4), each verified ' +
+        'against its file; `follow` expands exactly the cited text. `omitted` says what was left out and why. ' +
+        UNTRUSTED,
+      promptSnippet: 'Cited evidence from earlier Pi sessions about a query, within a token budget',
+      parameters: PackParameters,
+      outputSchema: PackOutput,
+      call: (memory, params: PackArgs, indexing) => memory.pack(params, indexing),
+      // The budget counts this very JSON: what the model reads is what was bounded.
+      view: (page: EvidencePack) => JSON.stringify(page),
     }),
   ]
 }

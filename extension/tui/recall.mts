@@ -1,5 +1,5 @@
 /**
- * How the three recall tools look in Pi's TUI: a one-line header, a one-line
+ * How the four recall tools look in Pi's TUI: a one-line header, a one-line
  * collapsed summary (or the error and what to do), and an expanded view in the
  * CLI's readable form, without hashes or follow arguments. Without renderers
  * Pi shows the result's JSON text, ~38 rows for six hits.
@@ -9,7 +9,7 @@
  */
 import { homedir } from 'node:os'
 import { basename, dirname } from 'node:path'
-import type { ExpandPage, MemoryHit, RecallPage, SessionRow, SessionsPage } from 'pi-fabric-memory/native'
+import type { EvidencePack, ExpandPage, MemoryHit, RecallPage, SessionRow, SessionsPage } from 'pi-fabric-memory/native'
 import { coverageText, entryLabel } from '../present/history.mjs'
 import { minuteOf, oneLine, plural, shortId } from '../present/text.mjs'
 import { PIN_SLOT, unpinned } from '../recall/pin.mjs'
@@ -118,8 +118,36 @@ export function summaryLine(tool: string, page: unknown, theme: Theme): string {
     const first = e.entries[0]
     return `${plural(new Set(e.entries.map((c) => c.index)).size, 'entry')}${first ? ` ${theme.fg('muted', `· #${first.index}${e.entries.length > 1 ? `–#${e.entries.at(-1)!.index}` : ''}`)}` : ''}${e.next ? theme.fg('muted', ' · continues') : ''}`
   }
+  if (tool === 'memory_pack') return packSummary(page as EvidencePack, theme)
   const s = page as SessionsPage
   return `${plural(s.sessions.length, 'session')} ${theme.fg('muted', `· ${coverageText(s.coverage)}`)}`
+}
+
+/** `5 excerpts from 3 sessions · 1,840/2,000 tokens · all verified · left out: 4 budget`. */
+function packSummary(pack: EvidencePack, theme: Theme): string {
+  const citations = pack.sessions.flatMap((s) => s.evidence)
+  const unverified = citations.filter((c) => !c.verified).length
+  const omitted = pack.omitted.map((o) => `${o.count} ${o.reason.replace(/_/g, ' ')}`).join(', ')
+  const facts = [
+    `${pack.tokens}/${pack.maxTokens} tokens`,
+    unverified ? `${unverified} unverified` : citations.length ? 'all verified' : '',
+    omitted ? `left out: ${omitted}` : '',
+    coverageText(pack.coverage),
+  ].filter(Boolean)
+  return `${plural(citations.length, 'excerpt')} from ${plural(pack.sessions.length, 'session')} ${theme.fg('muted', `· ${facts.join(' · ')}`)}`
+}
+
+/** A pack readably: each session's title, then its excerpts with what they are. */
+function packLines(pack: EvidencePack, theme: Theme): string[] {
+  const lines: string[] = []
+  for (const session of pack.sessions) {
+    lines.push(`${theme.fg('accent', shortId(session.sessionId))} ${theme.fg('muted', `${minuteOf(session.lastTimestamp)} · ${basename(session.project) || session.project}`)} ${session.title ? `"${oneLine(session.title, 80)}"` : ''}`)
+    for (const c of session.evidence) {
+      const flags = [c.part, c.verified ? '' : `unverified: ${c.unverified}`, c.untrusted ? 'untrusted' : '', c.contextEdit ? `context ${c.contextEdit}` : ''].filter(Boolean)
+      lines.push(`  #${c.index} ${theme.fg('muted', flags.join(' · '))}`, `    ${oneLine(c.text, 400)}`)
+    }
+  }
+  return lines
 }
 
 
@@ -166,6 +194,8 @@ export function detailText(tool: string, page: unknown, theme: Theme, context: R
     for (const chunk of (page as ExpandPage).entries) {
       lines.push(`${theme.fg('accent', `#${chunk.index}`)} ${theme.fg('muted', `${minuteOf(chunk.timestamp)} · ${entryLabel(chunk)}`)}`, ...chunk.text.split('\n').slice(0, 40).map((l) => `  ${l}`))
     }
+  } else if (tool === 'memory_pack') {
+    lines.push(...packLines(page as EvidencePack, theme))
   } else {
     for (const s of (page as SessionsPage).sessions) lines.push(`${minuteOf(s.mtime)}  ${s.id}  ${sessionTitle(s)}${theme.fg('muted', `${plural(s.entryCount, 'entry')} · ${s.cwd}`)}`)
   }

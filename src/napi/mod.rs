@@ -9,6 +9,7 @@ use crate::error::CoreError;
 use crate::index::progress::{ProgressSink, SyncProgress};
 use crate::ops::envelope::bounded;
 use crate::ops::expand::{expand, ExpandRequest};
+use crate::ops::pack::{pack, PackRequest};
 use crate::ops::recall::{recall, RecallRequest};
 use crate::ops::sessions::{sessions, SessionsRequest};
 use napi::bindgen_prelude::*;
@@ -153,6 +154,7 @@ enum Operation {
   Recall(Box<RecallRequest>),
   Expand(ExpandRequest),
   Sessions(SessionsRequest),
+  Pack(Box<PackRequest>),
 }
 
 pub struct OperationTask {
@@ -170,6 +172,7 @@ impl Task for OperationTask {
       Operation::Recall(request) => bounded(&recall(&self.engine, request)),
       Operation::Expand(request) => bounded(&expand(&self.engine, request)),
       Operation::Sessions(request) => bounded(&sessions(&self.engine, request)),
+      Operation::Pack(request) => bounded(&pack(&self.engine, request)),
     })?;
     json.map(crate::text::ascii_json).map_err(|error| to_napi(CoreError::Internal(error.to_string())))
   }
@@ -270,6 +273,19 @@ impl MemoryEngine {
   ) -> Result<AsyncTask<OperationTask>> {
     let request = caught("memory.expand's arguments", || ExpandRequest::from_json(args.as_ref()))?.map_err(to_napi)?;
     self.task(live, Operation::Expand(request))
+  }
+
+  /// `memory.pack`: what the history says about a query, as cited excerpts
+  /// (each verified by running its follow call) within `maxTokens`.
+  #[napi(ts_return_type = "Promise<EvidencePack>")]
+  pub fn pack(
+    &self,
+    #[napi(ts_arg_type = "PackArgs")] args: Option<Value>,
+    #[napi(ts_arg_type = "LiveBranchArg")] live: Option<Value>,
+    #[napi(ts_arg_type = "(progress: IndexProgress) => void")] on_progress: Option<ProgressCallback>,
+  ) -> Result<AsyncTask<OperationTask>> {
+    let request = caught("memory.pack's arguments", || PackRequest::from_json(args.as_ref()))?.map_err(to_napi)?;
+    self.task_with_progress(live, on_progress, Operation::Pack(Box::new(request)))
   }
 
   /// `memory.sessions`: sessions of a scope, newest first. `onProgress`

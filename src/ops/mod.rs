@@ -6,5 +6,6 @@
 pub mod contract;
 pub mod envelope;
 pub mod expand;
+pub mod pack;
 pub mod recall;
 pub mod sessions;

@@ -32,6 +32,15 @@ fn anchor(text: &str, terms: &[String]) -> Option<usize> {
   sorted.into_iter().find_map(|term| find_term(text, term))
 }
 
+/// Where a window of `max` units of `text` (`total` units long, more than
+/// `max`) starts: a third of the window before the anchor, or at 0 when no
+/// term is found. (The window may start inside a surrogate pair; slicing
+/// rounds it down.)
+pub fn window_start(text: &str, terms: &[String], max: usize, total: usize) -> usize {
+  let at = anchor(text, terms).unwrap_or(0);
+  at.saturating_sub(max / 3).min(total.saturating_sub(max))
+}
+
 /// `(snippet, cut)`: the whole text when it fits, else a window of `max`
 /// units starting a third of the window before the anchor, with `…` on each
 /// cut side.
@@ -40,8 +49,7 @@ pub fn snippet(text: &str, terms: &[String], max: usize) -> (String, bool) {
   if total <= max {
     return (text.to_string(), false);
   }
-  let at = anchor(text, terms).unwrap_or(0);
-  let start = at.saturating_sub(max / 3).min(total - max);
+  let start = window_start(text, terms, max, total);
   let (window, end) = slice_utf16(text, start, start + max);
   let actual_start = end - utf16_len(window);
   let mut out = String::with_capacity(window.len() + 6);

@@ -156,10 +156,11 @@ pub const PI_TOOLS: [&str; 7] = ["read", "write", "edit", "bash", "grep", "find"
 
 /// This package's tools and the capability each one is: their calls and
 /// results carry `provider: "memory"` and `ref: "memory.<action>"`.
-pub const MEMORY_TOOLS: [(&str, &str); 7] = [
+pub const MEMORY_TOOLS: [(&str, &str); 8] = [
   ("memory_recall", "recall"),
   ("memory_expand", "expand"),
   ("memory_sessions", "sessions"),
+  ("memory_pack", "pack"),
   ("memory_read", "read"),
   ("memory_add", "add"),
   ("memory_replace", "replace"),

@@ -42,7 +42,8 @@ fn named(records: &[Record<'_>]) -> Option<Option<String>> {
   Some(name.map(|n| one_line(&n)).filter(|n| !n.is_empty()))
 }
 
-fn first_prompt(normalized: &Normalized) -> Option<String> {
+/// The first user message, one line, capped: a session's title in lists and packs.
+pub fn first_prompt(normalized: &Normalized) -> Option<String> {
   let entry = normalized.entries.iter().find(|e| e.typed.role.as_deref() == Some("user"))?;
   Some(cap_with_ellipsis(&one_line(&entry.text), FIRST_PROMPT_CHARS)).filter(|p| !p.is_empty())
 }

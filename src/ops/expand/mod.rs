@@ -16,7 +16,7 @@ use crate::session::binding;
 
 use page::{fill_page, fit_envelope, next_call};
 pub use page::{Chunk, ExpandPage, TextRange};
-pub use request::{ExpandRequest, Selection, DEFAULT_MAX_CHARS};
+pub use request::{ExpandRequest, Selection, DEFAULT_MAX_CHARS, MIN_MAX_CHARS};
 use select::{bound_view, resolve_selection};
 
 pub fn expand(engine: &Engine, request: &ExpandRequest) -> ExpandPage {

@@ -8,7 +8,8 @@ use crate::session::lineage::Branches;
 use serde_json::{json, Map, Value};
 
 pub const DEFAULT_MAX_CHARS: i64 = 20_000;
-const MIN_MAX_CHARS: i64 = 256;
+/// The smallest page a call may ask for (`memory.pack` cuts its excerpts to it).
+pub const MIN_MAX_CHARS: i64 = 256;
 const MAX_MAX_CHARS: i64 = 24_000;
 const DEFAULT_MAX_ENTRIES: i64 = 10;
 const MAX_MAX_ENTRIES: i64 = 20;

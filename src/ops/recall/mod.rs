@@ -8,8 +8,10 @@ mod request;
 mod search;
 mod searched;
 
+use crate::coverage::Coverage;
 use crate::coverage::Reason;
 use crate::engine::Engine;
+use crate::error::ContractError;
 pub use request::RecallRequest;
 use std::collections::BTreeSet;
 
@@ -19,20 +21,32 @@ pub use search::MAX_DIGEST_CANDIDATES;
 use searched::searched;
 
 pub fn recall(engine: &Engine, request: &RecallRequest) -> RecallPage {
-  let (sessions, mut coverage) = match searched(engine, request) {
-    Ok(loaded) => loaded,
-    Err(error) => return RecallPage::failed(error),
-  };
+  match ranked(engine, request) {
+    Ok((search, items, coverage)) => search.page(&items, coverage),
+    Err(error) => RecallPage::failed(error),
+  }
+}
+
+/// The ranked stream without the envelope: up to `request.page_size` hits
+/// from `request.offset`, each with its follow call, the stream's length
+/// and the coverage. What `memory.pack` over-fetches and selects from.
+pub fn ranked_hits(engine: &Engine, request: &RecallRequest) -> Result<(Vec<Hit>, usize, Coverage), ContractError> {
+  let (search, items, coverage) = ranked(engine, request)?;
+  Ok((search.hits(&items), items.len(), coverage))
+}
+
+fn ranked<'r>(
+  engine: &'r Engine,
+  request: &'r RecallRequest,
+) -> Result<(Search<'r>, Vec<search::Item>, Coverage), ContractError> {
+  let (sessions, mut coverage) = searched(engine, request)?;
   let mut search = Search::new(request, engine, sessions);
-  let items = match search.run() {
-    Ok(items) => items,
-    Err(error) => return RecallPage::failed(error),
-  };
+  let items = search.run()?;
   let mut reasons: BTreeSet<Reason> = coverage.reasons.drain(..).collect();
   reasons.extend(search.reasons.iter().copied());
   coverage.complete = coverage.complete && search.reasons.is_empty();
   coverage.reasons = reasons.into_iter().collect();
-  search.page(&items, coverage)
+  Ok((search, items, coverage))
 }
 
 #[cfg(test)]

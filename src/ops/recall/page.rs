@@ -173,13 +173,21 @@ impl Search<'_> {
     Call { reference: "memory.recall", args: Value::Object(args) }
   }
 
+  /// The hits of the request's page, before any envelope fit.
+  pub(super) fn hits(&self, items: &[Item]) -> Vec<Hit> {
+    let start = self.request.offset.min(items.len());
+    let end = (start + self.request.page_size).min(items.len());
+    items[start..end].iter().map(|item| self.hit(item)).collect()
+  }
+
   /// The page at the request's offset, shrunk until its JSON fits.
   pub(super) fn page(&self, items: &[Item], coverage: Coverage) -> RecallPage {
     let start = self.request.offset.min(items.len());
-    let end = (start + self.request.page_size).min(items.len());
+    let hits = self.hits(items);
+    let end = start + hits.len();
     let mut page = RecallPage {
       total: items.len(),
-      hits: items[start..end].iter().map(|item| self.hit(item)).collect(),
+      hits,
       next: (end < items.len()).then(|| self.next_call(end)),
       coverage,
       error: None,
