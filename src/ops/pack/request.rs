@@ -5,7 +5,7 @@
 use super::budget::{DEFAULT_MAX_TOKENS, MAX_MAX_TOKENS, MIN_MAX_TOKENS};
 use crate::args::Args;
 use crate::error::{CoreError, CoreResult};
-use crate::ops::recall::RecallRequest;
+use crate::ops::recall::{RecallRequest, SEARCH_ARGS};
 use serde_json::{json, Value};
 
 pub const DEFAULT_MAX_SESSIONS: i64 = 6;
@@ -15,23 +15,8 @@ const MAX_MAX_SESSIONS: i64 = 20;
 /// can cite to bring a few entries, and for duplicates to be dropped.
 pub(super) const FETCH: usize = 60;
 
-const ALLOWED: &[&str] = &[
-  "query",
-  "queryMode",
-  "queryMatch",
-  "scope",
-  "branches",
-  "role",
-  "tool",
-  "ref",
-  "provider",
-  "action",
-  "outcome",
-  "since",
-  "until",
-  "maxTokens",
-  "maxSessions",
-];
+/// The pack's own bounds, beside recall's [`SEARCH_ARGS`].
+const BOUND_ARGS: &[&str] = &["maxTokens", "maxSessions"];
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct PackRequest {
@@ -44,7 +29,7 @@ pub struct PackRequest {
 
 impl PackRequest {
   pub fn from_json(value: Option<&Value>) -> CoreResult<PackRequest> {
-    let args = Args::new("memory.pack", value, ALLOWED)?;
+    let args = Args::new("memory.pack", value, &[SEARCH_ARGS, BOUND_ARGS].concat())?;
     let max_tokens = args.integer("maxTokens")?.unwrap_or(DEFAULT_MAX_TOKENS);
     if !(MIN_MAX_TOKENS..=MAX_MAX_TOKENS).contains(&max_tokens) {
       return Err(CoreError::invalid(format!(

@@ -12,7 +12,7 @@ use crate::coverage::Coverage;
 use crate::coverage::Reason;
 use crate::engine::Engine;
 use crate::error::ContractError;
-pub use request::RecallRequest;
+pub use request::{RecallRequest, SEARCH_ARGS};
 use std::collections::BTreeSet;
 
 pub use page::{EntryHit, Hit, RecallPage, SessionHit};

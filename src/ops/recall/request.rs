@@ -20,7 +20,9 @@ pub const DEFAULT_PAGE_SIZE: i64 = 10;
 pub const MAX_PAGE_SIZE: i64 = 50;
 pub const DEFAULT_SNIPPET_CHARS: i64 = 480;
 
-const ALLOWED: &[&str] = &[
+/// The arguments that choose what is searched: every call built on recall's
+/// stream (`memory.pack`) takes them as recall does.
+pub const SEARCH_ARGS: &[&str] = &[
   "query",
   "queryMode",
   "queryMatch",
@@ -34,6 +36,10 @@ const ALLOWED: &[&str] = &[
   "outcome",
   "since",
   "until",
+];
+
+/// Recall's own: the page and an explicit session's integrity binding.
+const PAGE_ARGS: &[&str] = &[
   "pageSize",
   "offset",
   "snippetChars",
@@ -131,7 +137,7 @@ fn filters(args: &Args<'_>) -> CoreResult<Filters> {
 
 impl RecallRequest {
   pub fn from_json(value: Option<&Value>) -> CoreResult<RecallRequest> {
-    let args = Args::new("memory.recall", value, ALLOWED)?;
+    let args = Args::new("memory.recall", value, &[SEARCH_ARGS, PAGE_ARGS].concat())?;
     let scope = args.scope(Scope::Project)?;
     let explicit = matches!(scope, Scope::Explicit(_));
     let binding = Binding::from_args(&args)?;
