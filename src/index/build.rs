@@ -337,7 +337,7 @@ pub fn build(
   let record = Arc::new(record);
   let name = index.record_name(&source.path, branches, tier);
   index.resident.put(&source.path, branches, Slot::new(record.clone(), name, read.read_ns));
-  index.forget_header(&source.path);
+  index.listing().forget_header(&source.path);
   if behind {
     super::write_behind::queue(index, &source.path, branches, record.clone(), stale);
   }

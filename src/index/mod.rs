@@ -35,8 +35,6 @@ pub use crate::coverage::{Coverage, IndexCoverage};
 use crate::engine::Engine;
 use crate::session::discover::resolve_path;
 use crate::session::lineage::Branches;
-use crate::session::parse::Header;
-use crate::session::source::StatStamp;
 pub use freshness::policy;
 use parking_lot::Mutex;
 use record::Tier;
@@ -56,28 +54,22 @@ pub fn index_dir(engine: &Engine) -> PathBuf {
   }
 }
 
-/// (dev, inode): which file a cached header was read from.
-type FileId = (u64, u64);
-
 /// A map keyed by path, hashed by the path's bytes: `Path`'s own `Hash`
 /// walks its components, which was 9 % of loading 100,000 record heads.
 /// Paths here come from one listing, so equal files are equal bytes.
 pub(crate) type PathMap<V> = rustc_hash::FxHashMap<std::ffi::OsString, V>;
 
-/// A probed header with the file it was read from and the stat it was
-/// proven against.
-type ProbedHeader = (FileId, StatStamp, Option<Header>);
-
 /// One process-resident index per index dir, shared by concurrent calls.
 pub struct Index {
   pub dir: PathBuf,
   resident: resident::Residents,
-  /// Headers by path, with the (dev, inode) and size they were read at (see `probe`).
-  headers: Mutex<PathMap<ProbedHeader>>,
+  /// The session files, the watch that keeps their listing current, and
+  /// which of them are sessions.
+  listing: sources::Listing,
   /// One synchronization at a time; queries read resident records freely.
   sync_lock: Mutex<()>,
+  /// The index dir's listing, and its own names kept current by its watch.
   dirs: dir_cache::DirCache,
-  /// The index dir's own names, kept current by its watch.
   own_names: dir_cache::WatchedNames,
   /// [`record::base_name`] of every source seen: a fresh process names
   /// each record when it opens it, when it keeps it resident and when
@@ -89,28 +81,10 @@ pub struct Index {
   elsewhere: Mutex<HashSet<String>>,
   /// The previous synchronization, reused while nothing it depended on changed.
   last: Mutex<Option<sync::LastSync>>,
-  /// Change notification for the session dirs, and the listing it keeps current.
-  watcher: watch::Watcher,
-  listed: Mutex<Option<Listed>>,
   /// Hot records built by patched synchronizations, not written yet.
   pub(crate) writes: write_behind::Queue,
   /// The packed cold heads, as this process knows them.
   packs: heads::Packs,
-}
-
-/// The last full listing of `roots`, updated from the watcher's changes.
-struct Listed {
-  roots: watch::Roots,
-  sources: Arc<Vec<Source>>,
-  /// Some source has no watch covering it: each drain stats it again.
-  unwatched: bool,
-}
-
-impl Listed {
-  fn new(roots: watch::Roots, sources: Arc<Vec<Source>>) -> Listed {
-    let unwatched = sources.iter().any(|s| s.quiet_since == watch::NEVER_QUIET);
-    Listed { roots, sources, unwatched }
-  }
 }
 
 impl Index {
@@ -123,15 +97,13 @@ impl Index {
         Arc::new(Index {
           dir,
           resident: Default::default(),
-          headers: Mutex::default(),
+          listing: Default::default(),
           sync_lock: Mutex::default(),
           dirs: Default::default(),
           own_names: Default::default(),
           base_names: Mutex::default(),
           elsewhere: Mutex::default(),
           last: Mutex::default(),
-          watcher: Default::default(),
-          listed: Mutex::default(),
           writes: Default::default(),
           packs: Default::default(),
         })
@@ -161,6 +133,10 @@ impl Index {
   /// The file name of `path`'s record in `branches` mode and `tier`.
   fn record_name(&self, path: &Path, branches: Branches, tier: Tier) -> String {
     record::name_of(&self.base_name(path), branches, tier)
+  }
+
+  pub(super) fn listing(&self) -> &sources::Listing {
+    &self.listing
   }
 
   /// The index dir's names now.

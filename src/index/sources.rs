@@ -3,12 +3,13 @@
 //! watch has vouched for it, newest first.
 
 use super::record::CacheRecord;
-use super::{dir_cache, watch, Index, Listed};
+use super::{dir_cache, watch, PathMap};
 use crate::engine::Engine;
 use crate::error::ContractError;
 use crate::session::discover::{try_read_header, Discovery};
 use crate::session::parse::Header;
 use crate::session::source::StatStamp;
+use parking_lot::Mutex;
 use rayon::prelude::*;
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -101,7 +102,40 @@ pub fn list_sources(
   sources
 }
 
-impl Index {
+/// (dev, inode): which file a cached header was read from.
+type FileId = (u64, u64);
+
+/// A probed header with the file it was read from and the stat it was
+/// proven against.
+type ProbedHeader = (FileId, StatStamp, Option<Header>);
+
+/// The session files as this process knows them: the dirs' listings, the
+/// watch that keeps the last listing current, and the header cache.
+#[derive(Default)]
+pub(crate) struct Listing {
+  dirs: dir_cache::DirCache,
+  watcher: watch::Watcher,
+  listed: Mutex<Option<Listed>>,
+  /// Headers by path, with the (dev, inode) and size they were read at (see `probe`).
+  headers: Mutex<PathMap<ProbedHeader>>,
+}
+
+/// The last full listing of `roots`, updated from the watcher's changes.
+struct Listed {
+  roots: watch::Roots,
+  sources: Arc<Vec<Source>>,
+  /// Some source has no watch covering it: each drain stats it again.
+  unwatched: bool,
+}
+
+impl Listed {
+  fn new(roots: watch::Roots, sources: Arc<Vec<Source>>) -> Listed {
+    let unwatched = sources.iter().any(|s| s.quiet_since == watch::NEVER_QUIET);
+    Listed { roots, sources, unwatched }
+  }
+}
+
+impl Listing {
   /// The session files now: from the watcher's changes when it vouches for
   /// the last listing (only changed and unwatchable files are stat'ed), else
   /// a full listing that re-arms it.
@@ -156,7 +190,7 @@ fn restat(listed: &Arc<Vec<Source>>, changed: &[PathBuf], at_ns: i128) -> Option
 }
 
 /// The header cache: which listed files are sessions, and their cwd.
-impl Index {
+impl Listing {
   /// The header of `path` (cached while the file is the same: appends never
   /// change a header; "not a session" only while its whole stat is the same
   /// too, since a file seen mid-write may become one); `Err` when it cannot
@@ -190,6 +224,29 @@ impl Index {
   fn may_be_session(&self, path: &Path, stamp: &StatStamp) -> bool {
     self.probe(path, stamp).map_or(true, |h| h.is_some())
   }
+
+  /// Tests: the stat a cached header of `path` was proven against.
+  #[cfg(test)]
+  pub(super) fn header_proven(&self, path: &Path) -> Option<StatStamp> {
+    self.headers.lock().get(path.as_os_str()).map(|(_, proven, _)| *proven)
+  }
+
+  /// Tests: how many headers are cached.
+  #[cfg(test)]
+  pub(super) fn cached_headers(&self) -> usize {
+    self.headers.lock().len()
+  }
+
+  /// Tests: what a fresh process knows of headers.
+  #[cfg(test)]
+  pub(super) fn forget_headers(&self) {
+    self.headers.lock().clear();
+  }
+
+  #[cfg(test)]
+  pub(super) fn watcher(&self) -> &watch::Watcher {
+    &self.watcher
+  }
 }
 
 /// The session an explicit scope's `target` names, or the current one
@@ -211,13 +268,13 @@ pub(super) fn named(engine: &Engine, all: &[Source], target: Option<&str>) -> Re
 
 /// Does the global scope (`project: None`) or the project scope of
 /// `project` (the project's own dir) hold `source`?
-pub(super) fn in_scope(index: &Index, discovery: &Discovery, project: Option<&Path>, source: &Source) -> bool {
+pub(super) fn in_scope(listing: &Listing, discovery: &Discovery, project: Option<&Path>, source: &Source) -> bool {
   match project {
-    None => index.may_be_session(&source.path, &source.stamp),
+    None => listing.may_be_session(&source.path, &source.stamp),
     // Another project's session: its header is not read (at 100,000
     // sessions a project call read every session's first line).
     Some(dir) if !discovery.may_hold(dir, &source.path) => false,
-    Some(dir) => match index.probe(&source.path, &source.stamp) {
+    Some(dir) => match listing.probe(&source.path, &source.stamp) {
       Ok(header) => header.is_some_and(|h| discovery.in_project(dir, &source.path, &h.cwd)),
       // Unreadable in this project's own dir: counted as unavailable.
       Err(()) => source.path.parent() == Some(dir),
@@ -229,7 +286,7 @@ pub(super) fn in_scope(index: &Index, discovery: &Discovery, project: Option<&Pa
 /// from that very content, it proves the source a session and names its
 /// header's cwd, so only the files without one have their header read.
 pub(super) fn in_scope_proven(
-  index: &Index,
+  listing: &Listing,
   discovery: &Discovery,
   project: Option<&Path>,
   source: &Source,
@@ -238,6 +295,6 @@ pub(super) fn in_scope_proven(
   match (fresh, project) {
     (Some(_), None) => true,
     (Some(record), Some(dir)) => discovery.in_project(dir, &source.path, &record.cwd),
-    (None, _) => in_scope(index, discovery, project, source),
+    (None, _) => in_scope(listing, discovery, project, source),
   }
 }

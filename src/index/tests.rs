@@ -477,7 +477,7 @@ fn an_empty_or_index_only_dir_is_adopted_without_chmod() {
 fn forget_process(dir: &Path) {
   Index::shared(dir.to_path_buf()).resident.clear();
   Index::shared(dir.to_path_buf()).base_names.lock().clear();
-  Index::shared(dir.to_path_buf()).headers.lock().clear();
+  Index::shared(dir.to_path_buf()).listing().forget_headers();
   *Index::shared(dir.to_path_buf()).last.lock() = None;
 }
 
@@ -945,7 +945,7 @@ fn a_project_call_reads_no_other_projects_headers() {
   let engine = fx.engine(json!({}));
   let project = sync(&engine, &Scope::Project, Branches::Active).unwrap();
   assert_eq!(tiers(&project), [("mine".to_string(), "hot")]);
-  let cached = |path: &Path| Index::shared(fx.index_dir()).headers.lock().contains_key(path.as_os_str());
+  let cached = |path: &Path| Index::shared(fx.index_dir()).listing().header_proven(path).is_some();
   assert!(!cached(&theirs), "another project's session header is not read");
   assert!(!cached(&fx.project.join("mine.jsonl")), "a built session's header is dropped: its record answers for it");
   assert_eq!(global(&engine).coverage.eligible_sessions, 2);
@@ -995,7 +995,7 @@ fn a_fresh_process_project_call_reads_its_heads_from_the_pack_and_proves_members
   let again = project(&engine);
   assert_eq!(cold_opens(&dir), 0, "no cold record opened: every head came from the pack");
   assert_eq!(hashed(), hashed_before, "cleanup named the other project's records by the pack, unhashed");
-  assert!(Index::shared(dir.clone()).headers.lock().is_empty(), "membership proven by the fresh records' cwd");
+  assert!(Index::shared(dir.clone()).listing().cached_headers() == 0, "membership proven by the fresh records' cwd");
   assert_eq!(tiers(&again), tiers(&first));
   // Its 7 candidates (the hot one read from its record), not the 3 others.
   assert_eq!(Index::shared(dir.clone()).resident.len(), 7, "only this project's heads were decoded");
@@ -1019,14 +1019,14 @@ fn a_header_probe_that_raced_a_rewrite_is_not_remembered() {
   let index = Index::shared(fx.index_dir());
   // Mid-rewrite: the file is empty when the probe reads it.
   fs::write(&path, "").unwrap();
-  assert_eq!(index.probe(&path, &before), Ok(None));
+  assert_eq!(index.listing().probe(&path, &before), Ok(None));
   // The rewrite completes at the same size.
   std::thread::sleep(std::time::Duration::from_millis(5));
   fs::write(&path, &text).unwrap();
   let after = crate::session::source::StatStamp::of(&fs::metadata(&path).unwrap());
   assert_eq!(after.size, before.size);
-  let probed = index.probe(&path, &after).expect("readable");
+  let probed = index.listing().probe(&path, &after).expect("readable");
   assert_eq!(probed.map(|header| header.id), Some("raced".to_string()), "the session is one again");
   // A probe against a stat that still holds is remembered.
-  assert!(index.headers.lock().get(path.as_os_str()).is_some_and(|(_, proven, _)| *proven == after));
+  assert_eq!(index.listing().header_proven(&path), Some(after));
 }

@@ -87,26 +87,26 @@ fn a_quiet_watch_reuses_the_listing_and_an_overflow_lists_again() {
   let a = write(&fx, "a", "alpha words", 300);
   let engine = fx.engine(json!({}));
   let index = Index::shared(index_dir(&engine));
-  let first = index.sources(&engine);
+  let first = index.listing().sources(&engine);
   assert!(first.iter().all(|s| s.quiet_since != watch::NEVER_QUIET), "a local dir is watched");
   let lost = watch::LOST_EVENTS.load(std::sync::atomic::Ordering::Relaxed);
-  let again = index.sources(&engine);
+  let again = index.listing().sources(&engine);
   // An overflow of the queue the tests share lists again, rightly.
   let overflowed = watch::LOST_EVENTS.load(std::sync::atomic::Ordering::Relaxed) > lost;
   assert!(Arc::ptr_eq(&first, &again) || overflowed, "nothing changed: no stat, no listing");
   append(&a, "a-1", "a-0", "appended zulu");
-  let appended = index.sources(&engine);
+  let appended = index.listing().sources(&engine);
   assert!(!Arc::ptr_eq(&first, &appended), "the append is seen");
   assert_eq!(appended[0].stamp.size, fs::metadata(&a).unwrap().len());
   // An overflow loses events: everything is listed and stat'ed again.
   append(&a, "a-2", "a-1", "appended yankee");
-  index.watcher.overflow_next.store(true, std::sync::atomic::Ordering::Relaxed);
-  let relisted = index.sources(&engine);
+  index.listing().watcher().overflow_next.store(true, std::sync::atomic::Ordering::Relaxed);
+  let relisted = index.listing().sources(&engine);
   assert_eq!(relisted[0].stamp.size, fs::metadata(&a).unwrap().len());
   assert!(total(&answer(&fx, &engine, "yankee")) == 1);
   // Off: every call lists and stats.
   let off = fx.engine(json!({"watchSessions": false}));
-  assert!(!Arc::ptr_eq(&index.sources(&off), &index.sources(&off)));
+  assert!(!Arc::ptr_eq(&index.listing().sources(&off), &index.listing().sources(&off)));
 }
 
 /// A dir watch sees writes made through its own dir only: a file with a
@@ -125,7 +125,7 @@ fn hard_links_and_symlinks_are_never_vouched_for() {
   let engine = fx.engine(json!({}));
   let index = Index::shared(index_dir(&engine));
   assert_eq!(total(&answer(&fx, &engine, "zulu")), 0);
-  assert!(index.sources(&engine).iter().all(|s| s.quiet_since == watch::NEVER_QUIET));
+  assert!(index.listing().sources(&engine).iter().all(|s| s.quiet_since == watch::NEVER_QUIET));
   append(&outside.join("a.jsonl"), "a-1", "a-0", "appended zulu");
   append(&target, "b-1", "b-0", "appended yankee");
   assert_eq!(total(&answer(&fx, &engine, "zulu")), 1, "written through the other hard link");
@@ -145,7 +145,7 @@ fn a_hard_link_made_after_arming_is_seen_and_writes_through_it_are_too() {
   let engine = fx.engine(json!({}));
   let index = Index::shared(index_dir(&engine));
   assert_eq!(total(&answer(&fx, &engine, "alpha")), 1);
-  assert!(index.sources(&engine).iter().all(|s| s.quiet_since != watch::NEVER_QUIET), "armed");
+  assert!(index.listing().sources(&engine).iter().all(|s| s.quiet_since != watch::NEVER_QUIET), "armed");
   let link = outside.join("a.jsonl");
   fs::hard_link(&a, &link).unwrap();
   append(&link, "a-1", "a-0", "appended zulu");
@@ -156,10 +156,17 @@ fn a_hard_link_made_after_arming_is_seen_and_writes_through_it_are_too() {
   fs::OpenOptions::new().write(true).open(&link).unwrap().write_all(text.as_bytes()).unwrap();
   fs::File::options().write(true).open(&link).unwrap().set_modified(before).unwrap();
   assert_eq!((total(&answer(&fx, &engine, "xray")), total(&answer(&fx, &engine, "zulu"))), (1, 0));
-  assert!(index.sources(&engine).iter().all(|s| s.quiet_since == watch::NEVER_QUIET), "stat'ed on every call");
+  assert!(
+    index.listing().sources(&engine).iter().all(|s| s.quiet_since == watch::NEVER_QUIET),
+    "stat'ed on every call"
+  );
   // The link removed: the next full listing vouches for the file again.
   fs::remove_file(&link).unwrap();
   write(&fx, "b", "bravo words", 200);
   assert_eq!(total(&answer(&fx, &engine, "bravo")), 1);
-  assert!(index.sources(&engine).iter().all(|s| s.quiet_since != watch::NEVER_QUIET), "{:?}", index.sources(&engine));
+  assert!(
+    index.listing().sources(&engine).iter().all(|s| s.quiet_since != watch::NEVER_QUIET),
+    "{:?}",
+    index.listing().sources(&engine)
+  );
 }

@@ -70,7 +70,7 @@ pub(super) fn sync_changed(
       candidates
         .into_iter()
         .zip(loaded)
-        .filter(|(s, fresh)| in_scope_proven(index, &discovery, project, s, fresh.as_deref()))
+        .filter(|(s, fresh)| in_scope_proven(index.listing(), &discovery, project, s, fresh.as_deref()))
         .unzip()
     }
     Scope::Session | Scope::Explicit(_) => {

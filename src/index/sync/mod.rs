@@ -97,7 +97,7 @@ pub fn sync(engine: &Engine, scope: &Scope, branches: Branches) -> Result<SyncRe
   let index = Index::shared(index_dir(engine));
   let _guard = index.sync_lock.lock();
   let started_ns = now_ns();
-  let all = index.sources(engine);
+  let all = index.listing().sources(engine);
   let listed_ns = now_ns();
   let names = index.names(engine);
   let key = sync_key(engine, scope, branches);

@@ -48,7 +48,7 @@ pub(super) fn patch(
   for &at in &changed {
     let source = &all[at];
     let slot = last.result.sessions.iter().position(|s| s.path == source.path)?;
-    if !in_scope(index, &discovery, project.as_deref(), source) {
+    if !in_scope(index.listing(), &discovery, project.as_deref(), source) {
       return None;
     }
     slots.push((slot, source));

@@ -113,7 +113,7 @@ fn changes_the_patch_cannot_vouch_for_take_the_full_pass() {
     ("empty file becomes a session", &|| append(&empty, &session("e", "echo words zulu"))),
     ("overflow", &|| {
       append(&a, &entry("a-1", Some("a-0"), "appended xray"));
-      index.watcher.overflow_next.store(true, std::sync::atomic::Ordering::Relaxed);
+      index.listing().watcher().overflow_next.store(true, std::sync::atomic::Ordering::Relaxed);
     }),
     ("deleted", &|| fs::remove_file(&b).unwrap()),
     ("renamed", &|| fs::rename(&a, fx.project.join("r.jsonl")).unwrap()),
