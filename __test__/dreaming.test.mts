@@ -198,8 +198,8 @@ const WHOLE = { start: 0, end: EVIDENCE_TEXT.length, total: EVIDENCE_TEXT.length
 /** A stand-in for `createMemory()`'s sessions/walk over fixed entries, and `expand` of the evidence entry. */
 function fakeMemory(sessions: Record<string, Array<{ role: string; text: string; timestamp: number }>>, mtime = Date.now()) {
   return {
-    expand: (async (args: { session?: string; entryIds?: string[] }) =>
-      args.session === 'evidence' && args.entryIds?.includes('ev1')
+    expand: (async (args: { session?: string; entryIds?: string[]; indices?: number[] }) =>
+      args.session === 'evidence' && (args.entryIds?.includes('ev1') || args.indices?.includes(0))
         ? { session: '/evidence.jsonl', sessionId: 'evidence', entries: [{ index: 0, entryId: 'ev1', role: 'user', timestamp: Date.parse('2026-04-30T09:15:00Z'), text: EVIDENCE_TEXT, textRange: WHOLE }], next: null }
         : { session: null, sessionId: null, entries: [], next: null, error: { code: 'address_not_found', message: 'no such entry' } }) as never,
     sessions: async () => ({ scope: 'global', branches: 'active', sessions: Object.keys(sessions).map((file) => ({ id: `id-${file}`, file, mtime })), coverage: {} }) as never,
@@ -316,6 +316,45 @@ describe('gatherTurns and dream()', () => {
       return { ok: true, aborted: false, turns: 1, writes: ['edited'], summary: 'edited' }
     }
   const memoryFile = () => readFileSync(join(dir, 'MEMORY.md'), 'utf8')
+
+  test('the agent gathers evidence with memory_pack: a pack citation verifies as a write\'s evidence', async () => {
+    // A pack citation as memory.pack builds it: its follow call expands exactly the cited text.
+    const follow = { ref: 'memory.expand', tool: 'memory_expand', args: { session: 'evidence', indices: [0], textOffset: 0, maxChars: EVIDENCE_TEXT.length } }
+    const citation = { part: 'match', index: 0, entryId: 'ev1', role: 'user', text: EVIDENCE_TEXT, verified: true, follow }
+    const packed: unknown[] = []
+    const pack = async (args: unknown) => {
+      packed.push(args)
+      return { query: 'staging cluster', maxTokens: 2000, tokens: 300, sessions: [{ sessionId: 'evidence', project: '/p', title: 'q', evidence: [citation] }], omitted: [], considered: { hits: 1, sessions: 1, total: 1 }, coverage: {} }
+    }
+    let given: string[] = []
+    // pi-agent-core's Agent as far as runConsolidation uses it, scripted: one pack, then a write citing it.
+    class Agent {
+      tools: { name: string; execute: (id: string, params: unknown) => Promise<any> }[]
+      state = { messages: [] as unknown[] }
+      constructor(options: { initialState: { tools: Agent['tools'] } }) {
+        this.tools = options.initialState.tools
+        given = this.tools.map((t) => t.name)
+      }
+      subscribe() {}
+      abort() {}
+      async prompt() {
+        const call = (name: string, params: unknown) => this.tools.find((t) => t.name === name)!.execute(name, params)
+        const result = await call('memory_pack', { query: 'staging cluster', scope: 'global' })
+        const [cited] = result.details.sessions[0].evidence
+        await call('memory_add', { target: 'memory', content: 'Staging cluster is kestrel', evidence: [cited.follow.args] })
+        // A whole citation (not just its follow.args) is accepted as well.
+        await call('memory_add', { target: 'memory', content: 'CI runs on every push', evidence: cited })
+        this.state.messages = [{ role: 'assistant', stopReason: 'stop', content: [{ type: 'text', text: 'added' }] }]
+      }
+    }
+    const outcome = await dream(options({ memory: { ...fakeMemory({ '/a.jsonl': entries(3) }), pack: pack as never }, agentCore: { Agent }, force: true }))
+    assert.equal(outcome.status, 'done', outcome.message)
+    assert.ok(given.includes('memory_pack') && !given.includes('memory_recall'), `packs replace recall's pages: ${given.join(', ')}`)
+    assert.match(CONSOLIDATION_SYSTEM_PROMPT, /memory_pack with scope "global"/)
+    assert.deepEqual(packed, [{ query: 'staging cluster', scope: 'global' }])
+    assert.deepEqual([outcome.applied, outcome.dropped], [2, 0])
+    assert.equal(memoryFile(), 'Staging cluster is kestrel\n§\nCI runs on every push')
+  })
 
   test('by default only additions land; replacements and removals await /memory review', async () => {
     writeFileSync(join(dir, 'MEMORY.md'), 'uses npm\n§\nstale fact')

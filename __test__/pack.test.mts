@@ -48,7 +48,7 @@ test('a budget out of bounds rejects with invalid_argument', async () => {
 
 test('the memory_pack tool returns the pack as structured content and its JSON as text', async () => {
   const tool = recallTools(() => memory).find((t) => t.name === 'memory_pack')!
-  const result = (await tool.execute('call-1', { query: 'heddlework' } as never, undefined, undefined, undefined as never)) as {
+  const result = (await tool.execute('call-1', { query: 'heddlework' } as never, undefined, undefined, undefined as never)) as unknown as {
     content: { text: string }[]
     structuredContent: { sessions: unknown[] }
   }

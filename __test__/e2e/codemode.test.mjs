@@ -20,7 +20,7 @@ import { fauxModel, openSession, teardown, tempPiHome } from './faux.mjs'
 
 const PACKAGE_DIR = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..')
 // What a user who turned codemode on has: Pi's default tools plus codemode (no allowlist), the five declared
-// memory tools active; memory_sessions, memory_read and memory_apply have codemode exposure (shared/exposure.mts)
+// memory tools active; memory_sessions, memory_pack, memory_read and memory_apply have codemode exposure (shared/exposure.mts)
 // and are reached from the script only.
 const TOOLS = ['+codemode']
 
@@ -96,7 +96,7 @@ return {
     const json = text.slice(text.indexOf('{'), text.lastIndexOf('}') + 1)
     const out = JSON.parse(json)
     assert.deepEqual([out.namespace.name, out.namespace.hasWalk], ['memory', true])
-    assert.deepEqual([...out.namespace.tools].sort(), ['memory_add', 'memory_apply', 'memory_expand', 'memory_read', 'memory_recall', 'memory_remove', 'memory_replace', 'memory_sessions'])
+    assert.deepEqual([...out.namespace.tools].sort(), ['memory_add', 'memory_apply', 'memory_expand', 'memory_pack', 'memory_read', 'memory_recall', 'memory_remove', 'memory_replace', 'memory_sessions'])
     assert.equal(out.typeofRead, 'object')
     assert.deepEqual(out.readEntries, ['the deploy host is kestrel'])
     assert.ok(out.listedSessions >= 1, 'memory_sessions (codemode exposure) answers a script')

@@ -1,10 +1,15 @@
 // The engine side of a quality run: index a written set once, then turn each question into a ranked list of
-// distinct sessions by following the recall's pages.
+// distinct sessions by following the recall's pages, and into evidence packs at a few budgets.
 import { MemoryEngine } from 'pi-fabric-memory/native'
 
 /** Distinct sessions wanted per question, and the most pages followed to get them. */
 export const DEPTH = 10
 export const MAX_PAGES = 10
+/** The pack budgets measured (issue 37: the answer session's share cited at each, against the 10-hit page). */
+export const PACK_BUDGETS = [500, 1000, 2000, 4000]
+
+/** The pack's own token rule (docs/api.md "memory.pack"): compact JSON length / 4, rounded up. */
+export const tokensOf = (result) => Math.ceil(JSON.stringify(result).length / 4)
 
 /** One engine per cwd (a `project` recall is the engine's cwd), all on one agent dir and one index dir. */
 export class Engines {
@@ -69,5 +74,27 @@ export async function rankSessions(engine, query, scope, keyOf) {
     complete: first.coverage.complete,
     reasons: first.coverage.reasons,
     error: first.error?.code ?? page.error?.code,
+    // The page a model would read instead of a pack: what it costs and which sessions it shows.
+    firstPage: { tokens: tokensOf(first), keys: [...new Set(first.hits.map((hit) => keyOf.get(hit.sessionId) ?? `unknown:${hit.sessionId}`))] },
   }
+}
+
+/**
+ * Packs one question in one scope at each of PACK_BUDGETS: the sessions each cites (as keys) and its tokens.
+ * @param {MemoryEngine} engine
+ * @param {Map<string, string>} keyOf session id → session key
+ */
+export async function packSessions(engine, query, scope, keyOf) {
+  const packs = []
+  for (const maxTokens of PACK_BUDGETS) {
+    const pack = await engine.pack({ query, scope, maxTokens })
+    packs.push({
+      maxTokens,
+      tokens: pack.tokens,
+      keys: pack.sessions.map((s) => keyOf.get(s.sessionId) ?? `unknown:${s.sessionId}`),
+      unverified: pack.sessions.flatMap((s) => s.evidence).filter((c) => !c.verified).length,
+      error: pack.error?.code,
+    })
+  }
+  return packs
 }

@@ -4,7 +4,9 @@
  * @typedef {{ key: string, hot: boolean }} Ranked
  * @typedef {{ question: string, type: string, system: string, scope: string, top: Ranked[], answers: string[],
  *   r1: number, r5: number, r10: number, ndcg10: number, zeroHits: boolean, scopeHotShare: number,
- *   ms?: number, msAllPages?: number, pages?: number, complete?: boolean, reasons?: string[], error?: string }} QuestionResult
+ *   ms?: number, msAllPages?: number, pages?: number, complete?: boolean, reasons?: string[], error?: string,
+ *   firstPage?: { tokens: number, keys: string[] }, packs?: Packed[] }} QuestionResult
+ * @typedef {{ maxTokens: number, tokens: number, keys: string[], unverified: number, error?: string }} Packed
  */
 
 /** Share of `answers` among the first `k` ranked sessions. */
@@ -59,5 +61,30 @@ export function aggregate(/** @type {QuestionResult[]} */ results) {
     incomplete: results.filter((r) => r.complete === false).length,
     errors: results.filter((r) => r.error).length,
     reasons,
+  }
+}
+
+/**
+ * The pack figures of a group of engine results: per budget, the share of questions with an answer session cited
+ * (`cited`; every one of them: `citedAll`) and the median pack tokens; the same share and median for the first
+ * recall page, the 10 hits a model would read instead.
+ */
+export function aggregatePacks(/** @type {QuestionResult[]} */ results) {
+  const shares = (/** @type {(r: QuestionResult) => string[]} */ keysOf) => {
+    const found = results.map((r) => r.answers.filter((a) => keysOf(r).includes(a)).length)
+    return { cited: mean(found.map((n) => (n > 0 ? 1 : 0))), citedAll: mean(found.map((n, i) => (n === results[i].answers.length ? 1 : 0))) }
+  }
+  const budgets = results[0]?.packs?.map((p) => p.maxTokens) ?? []
+  return {
+    n: results.length,
+    budgets: budgets.map((maxTokens, b) => ({
+      maxTokens,
+      ...shares((r) => r.packs[b].keys),
+      tokensP50: percentile(results.map((r) => r.packs[b].tokens), 0.5),
+      sessionsMean: mean(results.map((r) => r.packs[b].keys.length)),
+      unverified: results.reduce((sum, r) => sum + r.packs[b].unverified, 0),
+      errors: results.filter((r) => r.packs[b].error).length,
+    })),
+    page: { ...shares((r) => r.firstPage.keys), tokensP50: percentile(results.map((r) => r.firstPage.tokens), 0.5) },
   }
 }

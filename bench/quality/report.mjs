@@ -40,6 +40,15 @@ export function formatSet(/** @type {any} */ s) {
       byTier.push([tier, scope, String(e.n), f3(e.r5), f3(e.ndcg10), '|', f3(b.r5), f3(b.ndcg10)])
     }
   out.push(table(['answers', 'scope', 'n', 'R@5', 'NDCG@10', '|', 'R@5', 'NDCG@10'], byTier, 2))
+  out.push('')
+  out.push('evidence packs (memory.pack) against the first recall page: questions with an answer session cited (all of them), median tokens (JSON chars / 4):')
+  const packs = []
+  for (const scope of s.scopes) {
+    const p = s.packs[scope]
+    for (const b of p.budgets) packs.push([`pack ${b.maxTokens}`, scope, String(p.n), pct(b.cited), pct(b.citedAll), String(b.tokensP50), b.sessionsMean.toFixed(2), String(b.unverified), String(b.errors)])
+    packs.push(['10-hit page', scope, String(p.n), pct(p.page.cited), pct(p.page.citedAll), String(p.page.tokensP50), '–', '–', '–'])
+  }
+  out.push(table(['context', 'scope', 'n', 'cited', 'all cited', 'p50 tokens', 'sessions', 'unverified', 'errors'], packs, 2))
   const reasons = s.scopes.map((scope) => `${scope}: ${Object.entries(s.overall.engine[scope].reasons).map(([r, n]) => `${r} ${n}`).join(', ') || 'none'}`)
   out.push('')
   out.push(`engine coverage.complete false (first pages): ${s.scopes.map((scope) => `${scope} ${s.overall.engine[scope].incomplete}/${s.overall.engine[scope].n}`).join(', ')}; reasons: ${reasons.join('; ')}`)

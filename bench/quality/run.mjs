@@ -10,9 +10,9 @@ import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { Bm25 } from './bm25.mjs'
 import { generateCodingSet } from './coding.mjs'
-import { DEPTH, Engines, rankSessions } from './engine.mjs'
+import { DEPTH, Engines, packSessions, rankSessions } from './engine.mjs'
 import { CATEGORIES, HOW_TO_GET, findLocomoDir, loadLocomo } from './locomo.mjs'
-import { aggregate, scoreRanking } from './metrics.mjs'
+import { aggregate, aggregatePacks, scoreRanking } from './metrics.mjs'
 import { writeSet } from './pi-session.mjs'
 import { formatSet } from './report.mjs'
 
@@ -78,6 +78,7 @@ async function evaluateSet(/** @type {import('./pi-session.mjs').QualitySet} */ 
         const scopeName = scope === 'global' ? 'global' : `project ${q.cwd}`
         const base = { question: q.id, type: q.type, scope, answers: q.answers, scopeHotShare: hotShare.get(scopeName) }
         const e = await rankSessions(engines.for(q.cwd), q.query, scope, keyOf)
+        e.packs = await packSessions(engines.for(q.cwd), q.query, scope, keyOf)
         tierMismatches += e.top.filter((t) => byKey.get(t.key)?.hot !== t.hot).length
         results.push({ ...base, system: 'engine', ...e, ...scoreRanking(e.top, q.answers) })
         const ranked = bm25.search(q.query, bm25.scope(scopeName, (d) => scope === 'global' || byKey.get(d.key).cwd === q.cwd))
@@ -108,6 +109,7 @@ async function evaluateSet(/** @type {import('./pi-session.mjs').QualitySet} */ 
       systems: SYSTEMS,
       types,
       overall: grouped(results, () => 'all', ['all']).all,
+      packs: Object.fromEntries(SCOPES.map((scope) => [scope, aggregatePacks(results.filter((r) => r.system === 'engine' && r.scope === scope))])),
       byType: grouped(results, (r) => r.type, types),
       byAnswerTier: grouped(results, answerTier, ['all hot', 'hot and cold', 'all cold']),
       tierMismatches,
@@ -116,7 +118,7 @@ async function evaluateSet(/** @type {import('./pi-session.mjs').QualitySet} */ 
         ...q,
         answerRanks: Object.fromEntries(q.answers.map((a) => [a, byKey.get(a).rank])),
         // Each question's results were pushed together: SYSTEMS × SCOPES of them, in order.
-        results: Object.fromEntries(results.slice(i * PER_QUESTION, (i + 1) * PER_QUESTION).map((r) => [`${r.system} ${r.scope}`, { top: r.top.map((t) => t.key), r5: r.r5, ndcg10: r.ndcg10, ms: r.ms }])),
+        results: Object.fromEntries(results.slice(i * PER_QUESTION, (i + 1) * PER_QUESTION).map((r) => [`${r.system} ${r.scope}`, { top: r.top.map((t) => t.key), r5: r.r5, ndcg10: r.ndcg10, ms: r.ms, packs: r.packs?.map((p) => ({ maxTokens: p.maxTokens, tokens: p.tokens, cited: p.keys })) }])),
       })),
     }
   } finally {

@@ -56,8 +56,8 @@ export function describeRead(read: TranscriptRead, found: number): string {
 export interface DreamOptions {
   store: MemoryStore
   settings: DreamingSettings
-  /** Transcripts are read with `sessions`/`walk`; `expand` verifies evidence (without it every write is dropped) and, with `recall`, serves the agent's recall tools. */
-  memory: Pick<Memory, 'sessions' | 'walk'> & Partial<Pick<Memory, 'expand' | 'recall'>>
+  /** Transcripts are read with `sessions`/`walk`; `expand` verifies evidence (without it every write is dropped) and, with `pack`, serves the agent's evidence tools. */
+  memory: Pick<Memory, 'sessions' | 'walk'> & Partial<Pick<Memory, 'expand' | 'pack'>>
   registry: ModelRegistryLike | undefined
   /** The session's current model (`ctx.model`): used unless `settings.model` is set. */
   currentModel?: unknown
@@ -105,12 +105,12 @@ export async function dream(options: DreamOptions): Promise<DreamOutcome> {
     const staged = new StagedStore(agentStore, (claim, evidence) =>
       expand ? verifyEvidence(expand, claim, evidence) : Promise.resolve({ ok: false as const, reason: 'evidence cannot be checked here (no memory.expand)' }),
     )
-    const { recall } = options.memory
+    const { pack } = options.memory
     const result = await (options.consolidate ?? runConsolidation)({
       registry: options.registry!,
       ...resolved,
       store: staged,
-      ...(expand && recall ? { memory: { expand, recall } } : {}),
+      ...(expand && pack ? { memory: { expand, pack } } : {}),
       prompt: prompt.text,
       signal: options.signal,
       maxOutputTokens: settings.maxOutputTokens,

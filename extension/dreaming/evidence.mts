@@ -12,7 +12,7 @@
  * ("deploys" / "deploy"). The candidate is verified when it has at least one
  * distinctive term, every citation resolves to entries with ids, the
  * entries of each citation (a transcript turn: its user and assistant
- * messages; or a recall hit) hold at least one term, and all cited entries
+ * messages; or a pack citation or recall hit) hold at least one term, and all cited entries
  * together hold at least half of the terms (rounded up).
  */
 import type { ExpandArgs, ExpandPage, MemoryCitation } from 'pi-fabric-memory/native'
@@ -51,15 +51,19 @@ export function holds(tokens: Set<string>, term: string): boolean {
 
 export type Verified = { ok: true; citations: MemoryCitation[] } | { ok: false; reason: string }
 
-/** A citation as the agent gives it: `{session, entryId}`, `{session, entryIds}` or a recall hit's `follow.args`. */
+/**
+ * A citation as the agent gives it: `{session, entryId}`, `{session, entryIds}`, a pack citation's or recall hit's
+ * `follow.args`, or a whole pack citation (its `follow.args` is read: the citation itself names no session).
+ */
 function expandArgs(raw: unknown): ExpandArgs | string {
-  if (!raw || typeof raw !== 'object' || Array.isArray(raw)) return 'a citation must be an object with session and entryIds (or a recall hit\'s follow.args)'
-  const c = raw as Record<string, unknown>
+  if (!raw || typeof raw !== 'object' || Array.isArray(raw)) return 'a citation must be an object with session and entryIds (or a pack citation\'s follow.args)'
+  const follow = (raw as { follow?: { args?: unknown } }).follow
+  const c = (follow?.args && typeof follow.args === 'object' ? follow.args : raw) as Record<string, unknown>
   if (typeof c.session !== 'string' || !c.session.trim()) return 'a citation needs its session (id or path)'
   const ids = typeof c.entryId === 'string' ? [c.entryId] : c.entryIds
   const validIds = Array.isArray(ids) && ids.length > 0 && ids.every((id) => typeof id === 'string')
   const validIndices = Array.isArray(c.indices) && c.indices.length > 0 && c.indices.every((i) => Number.isInteger(i))
-  if (!validIds && !validIndices) return 'a citation must name its entries (entryIds, or indices from a recall hit)'
+  if (!validIds && !validIndices) return 'a citation must name its entries (entryIds, or indices from a pack citation)'
   const count = validIds ? (ids as unknown[]).length : (c.indices as unknown[]).length
   if (count > MAX_ENTRIES_PER_CITATION) return `a citation selects at most ${MAX_ENTRIES_PER_CITATION} entries`
   const pinned = ['expectedSourceHash', 'expectedSourceBytes', 'expectedLineageFingerprint', 'expectedLineageLeafId'] as const

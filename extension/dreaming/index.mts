@@ -11,7 +11,7 @@
  * gate → recent turns, read through this package's own session model
  * (`memory.sessions` + `memory.walk`) → turn gate → model from Pi's model
  * registry → a pi-agent-core `Agent` with the memory tools of a store on the
- * same directory and limits (their writes take `evidence`), `memory_recall`
+ * same directory and limits (their writes take `evidence`), `memory_pack`
  * and `memory_expand` over the same sessions, bounded turns, output tokens
  * and reported cost, and the session's abort signal. Each transcript turn
  * carries its citation (session id and entry ids, as `memory.walk` read

@@ -27,6 +27,12 @@ export interface RunUsage {
 
 
 const WRITE_TOOLS = new Set(['memory_add', 'memory_replace', 'memory_remove', 'memory_apply'])
+/**
+ * The agent's evidence tools: one memory_pack call per topic brings cited, already verified excerpts from several
+ * sessions within a token budget, where recall pages and their follow calls cost several calls and thousands of
+ * tokens first (issue 37); memory_expand reads around a citation.
+ */
+const EVIDENCE_TOOLS = new Set(['memory_pack', 'memory_expand'])
 
 export async function runConsolidation(options: {
   registry: ModelRegistryLike
@@ -34,8 +40,8 @@ export async function runConsolidation(options: {
   apiKey?: string
   headers?: Record<string, string>
   store: ToolStore
-  /** The sessions the transcripts came from: the agent gets memory_recall / memory_expand over them. */
-  memory?: Pick<Memory, 'recall' | 'expand'>
+  /** The sessions the transcripts came from: the agent gets memory_pack / memory_expand over them. */
+  memory?: Pick<Memory, 'pack' | 'expand'>
   prompt: string
   signal?: AbortSignal
   maxTurns?: number
@@ -57,10 +63,8 @@ export async function runConsolidation(options: {
     runtime && typeof runtime.streamSimple === 'function'
       ? (model: any, context: any, opts: any) => runtime.streamSimple(model, context, capped(opts))
       : undefined
-  const recall = options.memory
-    ? recallTools(() => options.memory as Memory, undefined, { lean: false }).filter((tool) => tool.name === 'memory_recall' || tool.name === 'memory_expand')
-    : []
-  const tools = [...createMemoryTools(options.store, { evidence: true }), ...recall]
+  const evidence = options.memory ? recallTools(() => options.memory as Memory, undefined, { lean: false }).filter((tool) => EVIDENCE_TOOLS.has(tool.name)) : []
+  const tools = [...createMemoryTools(options.store, { evidence: true }), ...evidence]
   const agent = new core.Agent({
     initialState: { systemPrompt: CONSOLIDATION_SYSTEM_PROMPT, model: options.model, thinkingLevel: 'off', tools },
     ...(streamFn ? { streamFn } : { getApiKey: () => options.apiKey }),
