@@ -37,7 +37,7 @@ pub fn load_fresh(
   branches: Branches,
   listed: &(dyn Fn(&str) -> bool + Sync),
 ) -> Option<Arc<CacheRecord>> {
-  let slot = match index.resident.get(&source.path, branches).filter(|s| s.record.tier() == tier) {
+  let slot = match index.resident().get(&source.path, branches).filter(|s| s.record.tier() == tier) {
     Some(slot) => slot,
     None => {
       let name = index.record_name(&source.path, branches, tier);
@@ -49,7 +49,7 @@ pub fn load_fresh(
       };
       let slot = Slot::new(Arc::new(record), name, 0);
       slot.verified_at(slot.record.verified_ns);
-      index.resident.put(&source.path, branches, slot.clone());
+      index.resident().put(&source.path, branches, slot.clone());
       slot
     }
   };
@@ -96,14 +96,14 @@ fn write_verified(
   let mut record = CacheRecord { verified_ns, ..(*slot.record).clone() };
   persist(index, source, branches, tier, &mut record).ok()?;
   let slot = Slot::new(Arc::new(record), slot.name.clone(), verified_ns);
-  index.resident.put(&source.path, branches, slot.clone());
+  index.resident().put(&source.path, branches, slot.clone());
   Some(slot.record.clone())
 }
 
 /// Source bytes a rebuild will parse: only the appended bytes when the
 /// resident record can resume.
 pub fn planned_cost(index: &Index, source: &Source, tier: Tier, branches: Branches) -> u64 {
-  let resident = index.resident.get(&source.path, branches);
+  let resident = index.resident().get(&source.path, branches);
   let resume = resident.as_ref().filter(|_| tier == Tier::Hot).and_then(|r| match &r.record.body {
     Body::Hot(shard) => shard.resume.as_ref().map(|resume| (r.record.stamp, resume.complete_len)),
     Body::Cold(_) => None,
@@ -297,7 +297,7 @@ pub fn build(
   branches: Branches,
   write: Write,
 ) -> Result<Persisted, Reason> {
-  let stale = index.resident.get(&source.path, branches).map(|r| r.record.clone());
+  let stale = index.resident().get(&source.path, branches).map(|r| r.record.clone());
   let resume_at = stale.as_deref().and_then(|r| match &r.body {
     Body::Hot(shard) if tier == Tier::Hot => shard.resume.as_ref().map(|resume| resume.complete_len as usize),
     _ => None,
@@ -336,7 +336,7 @@ pub fn build(
   }
   let record = Arc::new(record);
   let name = index.record_name(&source.path, branches, tier);
-  index.resident.put(&source.path, branches, Slot::new(record.clone(), name, read.read_ns));
+  index.resident().put(&source.path, branches, Slot::new(record.clone(), name, read.read_ns));
   index.listing().forget_header(&source.path);
   if behind {
     super::write_behind::queue(index, &source.path, branches, record.clone(), stale);

@@ -50,12 +50,12 @@ fn hash_value(name: &str) -> Option<u64> {
 }
 
 fn owned_elsewhere(index: &Index, name: &str, hash: &str) -> bool {
-  if index.elsewhere.lock().contains(name) {
+  if index.elsewhere().lock().contains(name) {
     return true;
   }
   let exists = record::source_exists(&index.dir.join(name), hash);
   if exists {
-    index.elsewhere.lock().insert(name.to_string());
+    index.elsewhere().lock().insert(name.to_string());
   }
   exists
 }

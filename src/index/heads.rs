@@ -207,7 +207,7 @@ pub(super) fn preload(
     Wanted::Project { candidates, .. } => Some(candidates.iter().map(|s| record::stem(&s.path)).collect()),
   };
   let decoded = {
-    let mut modes = index.packs.modes.lock();
+    let mut modes = index.packs().modes.lock();
     let known = &mut modes[mode(branches)];
     let first = match wanted {
       Wanted::All => !std::mem::replace(&mut known.all, true),
@@ -267,12 +267,12 @@ pub(super) fn preload(
     // Names this index wrote: a record name's base is its source's, unhashed.
     index.remember_base_names(packed.iter().map(|p| (p.path.as_path(), &p.slot.name[..p.base_len])));
     let count = packed.len();
-    let slots = index.resident.put_absent(branches, packed.into_iter().map(|p| (p.path, p.slot)));
+    let slots = index.resident().put_absent(branches, packed.into_iter().map(|p| (p.path, p.slot)));
     extra |= slots.len() < count;
     decoded.extend(names);
     written.push((shard, Some((slots, extra))));
   }
-  let mut modes = index.packs.modes.lock();
+  let mut modes = index.packs().modes.lock();
   let known = &mut modes[mode(branches)];
   known.decoded = decoded;
   known.shards.resize_with(SHARDS, || None);
@@ -342,7 +342,7 @@ pub(super) fn refresh(index: &Index, branches: Branches, synced: &[Synced]) {
       groups[shard].push((synced, record));
     }
   }
-  let mut modes = index.packs.modes.lock();
+  let mut modes = index.packs().modes.lock();
   let shards = &mut modes[mode(branches)].shards;
   shards.resize_with(SHARDS, || None);
   let current = |shard: usize| {

@@ -66,8 +66,8 @@ pub struct Index {
   /// The session files, the watch that keeps their listing current, and
   /// which of them are sessions.
   listing: sources::Listing,
-  /// One synchronization at a time; queries read resident records freely.
-  sync_lock: Mutex<()>,
+  /// The synchronization lock and the last synchronization.
+  sync: sync::State,
   /// The index dir's listing, and its own names kept current by its watch.
   dirs: dir_cache::DirCache,
   own_names: dir_cache::WatchedNames,
@@ -79,10 +79,8 @@ pub struct Index {
   /// (checked once per process: the owning engine removes them when their
   /// source goes).
   elsewhere: Mutex<HashSet<String>>,
-  /// The previous synchronization, reused while nothing it depended on changed.
-  last: Mutex<Option<sync::LastSync>>,
   /// Hot records built by patched synchronizations, not written yet.
-  pub(crate) writes: write_behind::Queue,
+  writes: write_behind::Queue,
   /// The packed cold heads, as this process knows them.
   packs: heads::Packs,
 }
@@ -98,12 +96,11 @@ impl Index {
           dir,
           resident: Default::default(),
           listing: Default::default(),
-          sync_lock: Mutex::default(),
+          sync: Default::default(),
           dirs: Default::default(),
           own_names: Default::default(),
           base_names: Mutex::default(),
           elsewhere: Mutex::default(),
-          last: Mutex::default(),
           writes: Default::default(),
           packs: Default::default(),
         })
@@ -137,6 +134,26 @@ impl Index {
 
   pub(super) fn listing(&self) -> &sources::Listing {
     &self.listing
+  }
+
+  pub(super) fn sync_state(&self) -> &sync::State {
+    &self.sync
+  }
+
+  pub(super) fn resident(&self) -> &resident::Residents {
+    &self.resident
+  }
+
+  pub(super) fn writes(&self) -> &write_behind::Queue {
+    &self.writes
+  }
+
+  pub(super) fn packs(&self) -> &heads::Packs {
+    &self.packs
+  }
+
+  pub(super) fn elsewhere(&self) -> &Mutex<HashSet<String>> {
+    &self.elsewhere
   }
 
   /// The index dir's names now.

@@ -181,7 +181,7 @@ fn stale_foreign_and_orphaned_records_are_removed() {
   fs::write(dir.join(&kept), "PFMIDX07torn").unwrap();
   fs::remove_file(&gone).unwrap();
   let fresh = fx.engine(json!({}));
-  Index::shared(fx.index_dir()).resident.clear();
+  Index::shared(fx.index_dir()).resident().clear();
   let result = global(&fresh);
   assert!(result.coverage.complete);
   assert_eq!(result.coverage.eligible_sessions, 1);
@@ -213,7 +213,7 @@ fn records_of_another_hosts_session_dir_are_kept_until_their_source_goes() {
   fs::remove_file(&elsewhere).unwrap();
   // A fresh process checks again (and its first call is a full pass).
   Index::shared(fx.index_dir()).elsewhere.lock().clear();
-  Index::shared(fx.index_dir()).last.lock().take();
+  Index::shared(fx.index_dir()).sync_state().forget_last();
   let touched = fx.write("here", &["hi", "again"], 40);
   assert!(touched.exists());
   global(&without);
@@ -291,7 +291,7 @@ fn deleting_the_index_dir_rebuilds_identical_records() {
   };
   let before = strip(&global(&engine));
   fs::remove_dir_all(fx.index_dir()).unwrap();
-  Index::shared(fx.index_dir()).resident.clear();
+  Index::shared(fx.index_dir()).resident().clear();
   let after = global(&engine);
   assert_eq!(strip(&after), before);
   assert_eq!(fx.index_files().len(), 3, "two records and the marker");
@@ -467,18 +467,18 @@ fn an_empty_or_index_only_dir_is_adopted_without_chmod() {
   let default = fx.engine(json!({}));
   global(&default);
   fs::remove_file(fx.index_dir().join(ownership::MARKER)).unwrap();
-  Index::shared(fx.index_dir()).resident.clear();
-  *Index::shared(fx.index_dir()).last.lock() = None;
+  Index::shared(fx.index_dir()).resident().clear();
+  Index::shared(fx.index_dir()).sync_state().forget_last();
   assert!(global(&default).coverage.complete);
   assert!(fx.index_dir().join(ownership::MARKER).is_file());
 }
 
 /// A fresh process: nothing resident, no reusable synchronization.
 fn forget_process(dir: &Path) {
-  Index::shared(dir.to_path_buf()).resident.clear();
+  Index::shared(dir.to_path_buf()).resident().clear();
   Index::shared(dir.to_path_buf()).base_names.lock().clear();
   Index::shared(dir.to_path_buf()).listing().forget_headers();
-  *Index::shared(dir.to_path_buf()).last.lock() = None;
+  Index::shared(dir.to_path_buf()).sync_state().forget_last();
 }
 
 fn recall_hits(engine: &Engine, query: &str) -> crate::ops::recall::RecallPage {
@@ -625,7 +625,7 @@ fn a_cold_record_whose_content_is_gone_is_rebuilt_by_the_next_sync() {
   fs::remove_file(fx.index_dir().join(&name)).unwrap();
   assert!(cold_digest(&record).content().is_err(), "its file is gone");
   assert!(record.content_unreadable());
-  *Index::shared(fx.index_dir()).last.lock() = None;
+  Index::shared(fx.index_dir()).sync_state().forget_last();
   let result = global(&engine);
   let rebuilt = result.sessions[0].record.as_ref().unwrap();
   assert!(!Arc::ptr_eq(rebuilt, &record), "not the unreadable record");
@@ -652,8 +652,8 @@ fn records_that_are_fifos_devices_or_huge_are_rebuilt_without_hanging() {
   crate::testing::mkfifo(&fifo);
   std::os::unix::fs::symlink("/dev/zero", &zero).unwrap();
   fs::File::create(&huge).unwrap().set_len(3 << 30).unwrap();
-  Index::shared(fx.index_dir()).resident.clear();
-  *Index::shared(fx.index_dir()).last.lock() = None;
+  Index::shared(fx.index_dir()).resident().clear();
+  Index::shared(fx.index_dir()).sync_state().forget_last();
   let result = crate::testing::within(20, move || global(&engine));
   assert!(result.coverage.complete, "{:?}", result.coverage);
   let rebuilt: Vec<Body> = result.sessions.iter().map(|s| s.record.as_ref().unwrap().body.clone()).collect();
@@ -998,7 +998,7 @@ fn a_fresh_process_project_call_reads_its_heads_from_the_pack_and_proves_members
   assert!(Index::shared(dir.clone()).listing().cached_headers() == 0, "membership proven by the fresh records' cwd");
   assert_eq!(tiers(&again), tiers(&first));
   // Its 7 candidates (the hot one read from its record), not the 3 others.
-  assert_eq!(Index::shared(dir.clone()).resident.len(), 7, "only this project's heads were decoded");
+  assert_eq!(Index::shared(dir.clone()).resident().len(), 7, "only this project's heads were decoded");
   assert_eq!(in_project(&engine), expected);
   // A global call then decodes the rest, and finds the pack current.
   let all = global(&engine);

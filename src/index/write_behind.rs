@@ -57,7 +57,7 @@ pub fn queue(
   record: Arc<CacheRecord>,
   replaced: Option<Arc<CacheRecord>>,
 ) {
-  let mut state = index.writes.state.lock();
+  let mut state = index.writes().state.lock();
   let coalesced = state.pending.insert((source.to_path_buf(), branches), record);
   state.retired.extend(coalesced.into_iter().chain(replaced));
   if state.writing {
@@ -80,16 +80,16 @@ pub fn queue(
 /// Writes queued records one by one, each under the sync lock, until none is left.
 fn drain(index: &Index) {
   loop {
-    drop(std::mem::take(&mut index.writes.state.lock().retired));
+    drop(std::mem::take(&mut index.writes().state.lock().retired));
     #[cfg(test)]
-    drop(index.writes.paused.lock());
-    let _sync = index.sync_lock.lock();
-    let mut state = index.writes.state.lock();
+    drop(index.writes().paused.lock());
+    let _sync = index.sync_state().lock();
+    let mut state = index.writes().state.lock();
     let Some((key, record)) = state.pending.keys().next().cloned().and_then(|key| state.pending.remove_entry(&key))
     else {
       let retired = std::mem::take(&mut state.retired);
       state.writing = false;
-      index.writes.idle.notify_all();
+      index.writes().idle.notify_all();
       drop((state, _sync));
       drop(retired);
       return;
@@ -101,7 +101,7 @@ fn drain(index: &Index) {
 
 /// Writes `record` if it is still the resident record of its source.
 fn write(index: &Index, (source, branches): (PathBuf, Branches), record: &Arc<CacheRecord>) {
-  let resident = index.resident.get(&source, branches);
+  let resident = index.resident().get(&source, branches);
   if !resident.is_some_and(|slot| Arc::ptr_eq(&slot.record, record)) {
     return;
   }

@@ -384,8 +384,8 @@ fn a_global_sync_that_builds_cold_records_builds_the_shards_a_query_then_uses() 
     }
   }
   let index = crate::index::Index::shared(dir.clone());
-  index.resident.clear();
-  *index.last.lock() = None;
+  index.resident().clear();
+  index.sync_state().forget_last();
   let before = builds();
   crate::index::sync(&engine, &crate::session::discover::Scope::Global, Branches::Active).unwrap();
   let shards: BTreeSet<usize> = paths.iter().map(|p| shard_of(&p.to_string_lossy())).collect();

@@ -29,7 +29,7 @@ pub(super) fn sync_changed(
   super::PASSES.lock().push((index.dir.clone(), super::Pass::Full));
   ownership::check(engine, &index.dir, names)?;
   let existing: rustc_hash::FxHashSet<&std::ffi::OsStr> = all.iter().map(|s| s.path.as_os_str()).collect();
-  index.resident.retain(|path| existing.contains(path.as_os_str()) || path.exists());
+  index.resident().retain(|path| existing.contains(path.as_os_str()) || path.exists());
   let policies = freshness::PolicyCheck::new(&engine.config, branches);
   let hot: rustc_hash::FxHashSet<&std::ffi::OsStr> =
     all.iter().take(engine.config.hot_sessions as usize).map(|s| s.path.as_os_str()).collect();

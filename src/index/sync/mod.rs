@@ -48,8 +48,30 @@ pub struct SyncResult {
   pub coverage: Coverage,
 }
 
+/// An index's synchronization state: one synchronization at a time (queries
+/// read resident records freely), and the last one, reused while nothing it
+/// depended on changed.
+#[derive(Default)]
+pub(crate) struct State {
+  lock: parking_lot::Mutex<()>,
+  last: parking_lot::Mutex<Option<LastSync>>,
+}
+
+impl State {
+  /// Held by whatever must not run beside a synchronization (the writer).
+  pub(crate) fn lock(&self) -> parking_lot::MutexGuard<'_, ()> {
+    self.lock.lock()
+  }
+
+  /// The next call runs a synchronization of its own.
+  #[cfg(test)]
+  pub(crate) fn forget_last(&self) {
+    self.last.lock().take();
+  }
+}
+
 /// What a synchronization depended on, and its result.
-pub(crate) struct LastSync {
+struct LastSync {
   key: String,
   sources: Arc<Vec<Source>>,
   names: Arc<Vec<String>>,
@@ -86,8 +108,9 @@ pub(crate) fn rebuild_cold(engine: &Engine, path: &Path, branches: Branches) -> 
   let index = Index::shared(index_dir(engine));
   // One builder per index at a time, as in `sync`: a concurrent sync never
   // builds the same session beside it.
-  let _guard = index.sync_lock.lock();
-  index.last.lock().take();
+  let state = index.sync_state();
+  let _guard = state.lock.lock();
+  state.last.lock().take();
   let source = Source::of(path.to_path_buf(), &fs::metadata(path).ok()?);
   build::build(engine, &index, &source, Tier::Cold, branches, build::Write::Now).ok().map(|(record, _)| record)
 }
@@ -95,7 +118,8 @@ pub(crate) fn rebuild_cold(engine: &Engine, path: &Path, branches: Branches) -> 
 /// Synchronizes the records of `scope` in `branches` mode.
 pub fn sync(engine: &Engine, scope: &Scope, branches: Branches) -> Result<SyncResult, ContractError> {
   let index = Index::shared(index_dir(engine));
-  let _guard = index.sync_lock.lock();
+  let state = index.sync_state();
+  let _guard = state.lock.lock();
   let started_ns = now_ns();
   let all = index.listing().sources(engine);
   let listed_ns = now_ns();
@@ -104,12 +128,12 @@ pub fn sync(engine: &Engine, scope: &Scope, branches: Branches) -> Result<SyncRe
   // Taken, not cloned: a patch then updates the only copy of the session
   // list in place (no 1,000-entry clone and drop per append). Only a
   // builder under the sync lock (`rebuild_cold`) drops it meanwhile.
-  let last = index.last.lock().take().filter(|last| last.key == key && Arc::ptr_eq(&last.names, &names));
+  let last = state.last.lock().take().filter(|last| last.key == key && Arc::ptr_eq(&last.names, &names));
   let last = match last {
     Some(mut last) => {
       if unchanged(&mut last, &all) {
         let result = last.result.clone();
-        *index.last.lock() = Some(last);
+        *state.last.lock() = Some(last);
         return Ok(result);
       }
       Some(last)
@@ -133,7 +157,7 @@ pub fn sync(engine: &Engine, scope: &Scope, branches: Branches) -> Result<SyncRe
     let (result, reasons, tally) = (outcome.result, outcome.reasons, outcome.tally);
     let at_ns = started_ns;
     let last = LastSync { key, sources: all, names, at_ns, listed_ns, result, proven: false, reasons, tally };
-    *index.last.lock() = Some(last);
+    *state.last.lock() = Some(last);
   }
   Ok(result)
 }

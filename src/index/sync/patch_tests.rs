@@ -163,8 +163,8 @@ fn hot_record(engine: &Engine, path: &Path) -> Option<Vec<u8>> {
 
 /// Forgets what this process holds, as a fresh process would.
 fn forget(index: &Index) {
-  index.resident.clear();
-  index.last.lock().take();
+  index.resident().clear();
+  index.sync_state().forget_last();
 }
 
 /// Two sessions, `a` the hot one, synchronized once: where each
@@ -195,7 +195,7 @@ impl TwoSessions {
   /// writes once the guard goes); what recall then observes.
   fn append_held(&self, id: &str, parent: &str, text: &str) -> (parking_lot::MutexGuard<'_, ()>, Vec<String>) {
     append(&self.a, &entry(id, Some(parent), text));
-    let paused = self.index.writes.paused.lock();
+    let paused = self.index.writes().paused.lock();
     (paused, observe(&self.fx, &self.engine))
   }
 }
@@ -213,8 +213,8 @@ fn a_patched_append_is_written_behind_the_call() {
   assert_eq!(passes(&t.engine), [Pass::Patched]);
   assert_eq!(hot_record(&t.engine, &t.a).as_ref(), Some(&before), "not written by the call");
   drop(paused);
-  t.index.writes.flush();
-  let resident = t.index.resident.get(&t.a, Branches::Active).unwrap().record.clone();
+  t.index.writes().flush();
+  let resident = t.index.resident().get(&t.a, Branches::Active).unwrap().record.clone();
   assert_eq!(hot_record(&t.engine, &t.a), Some(resident.encode_shared().unwrap()), "written behind it");
   assert!(patched.iter().any(|p| p.contains("appended zulu")));
   // Queued again, and this process gone before the writer ran: the next
@@ -229,7 +229,7 @@ fn a_patched_append_is_written_behind_the_call() {
   assert!(build::RESUMED.lock().contains(&t.a), "resumed from the record the disk held");
   assert_ne!(hot_record(&t.engine, &t.a), older, "the full pass wrote its record now");
   drop(paused);
-  t.index.writes.flush();
+  t.index.writes().flush();
 }
 
 /// A record written after its source was cut back (it claims bytes the
@@ -243,7 +243,7 @@ fn a_late_write_after_the_source_was_cut_is_not_trusted() {
   let (paused, _) = t.append_held("a-1", "a-0", "appended zulu");
   fs::write(&t.a, &original).unwrap();
   drop(paused);
-  t.index.writes.flush();
+  t.index.writes().flush();
   let on_disk = record::CacheRecord::decode(&hot_record(&t.engine, &t.a).unwrap()).unwrap();
   assert!(on_disk.size > original.len() as u64, "the disk claims the cut bytes");
   let expected = from_scratch(&t.fx, t.config.clone(), 0);
@@ -266,7 +266,7 @@ fn a_queued_record_that_no_longer_answers_is_not_written() {
   assert_eq!(observe(&t.fx, &t.engine), from_scratch(&t.fx, t.config.clone(), 0));
   assert_eq!(passes(&t.engine), [Pass::Full], "tiers moved");
   drop(paused);
-  t.index.writes.flush();
+  t.index.writes().flush();
   assert_eq!(hot_record(&t.engine, &t.a), None, "a is cold now");
   assert!(index_dir(&t.engine).join(record::file_name(&t.a, Branches::Active, Tier::Cold)).exists());
 }
