@@ -498,7 +498,12 @@ pub fn read(path: &Path, limit: u64) -> Result<Vec<u8>, crate::fsread::ReadError
 }
 
 /// Temp file + rename, mode 0600: a reader sees the old record or the new
-/// one, never a torn one, even with several Pi processes writing.
+/// one, never a torn one, even with several Pi processes writing. No fsync,
+/// unlike the curated store's writer (`store::file::write_atomic`): a record
+/// is a disposable cache of a source that is still there, so one a crash
+/// tore or lost fails its checksums (or is missing) and is rebuilt, while a
+/// cold build that synced every record would wait on the disk thousands of
+/// times. Memory files have no other copy: those are synced.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
   let temp = temp_path(path);
   let result = (|| {
