@@ -86,7 +86,7 @@ impl WatchedNames {
       }
     }
     let mut arming = self.watcher.arm(&roots);
-    arming.watch(dir, watch::Kind::Entries);
+    arming.watch(dir, watch::Watched::Entries);
     let names = dirs.names(dir);
     // A dir not there yet cannot be watched: listed again next call.
     *self.names.lock() = arming.finish().map(|_| names.clone());

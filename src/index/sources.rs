@@ -68,7 +68,7 @@ pub fn list_sources(
 ) -> Vec<Source> {
   let mut jsonl_in = |dir: PathBuf, root: bool| {
     if let Some(arming) = arming.as_deref_mut() {
-      arming.watch(&dir, if root { watch::Kind::Root } else { watch::Kind::Sessions });
+      arming.watch(&dir, if root { watch::Watched::Root } else { watch::Watched::Sessions });
     }
     let names = dirs.names(&dir);
     names.iter().filter(|n| root || n.ends_with(".jsonl")).map(|n| dir.join(n)).collect::<Vec<_>>()

@@ -22,7 +22,7 @@
 //! [`Source::quiet_since`](super::Source) marks as never quiet. A link made
 //! later is reported only to the file's own inode (link(2) has no event for
 //! the dir of the file's first name), so every listed file also gets an
-//! inode watch ([`Kind::File`], IN_ATTRIB) before it is stat'ed; a file
+//! inode watch ([`Watched::File`], IN_ATTRIB) before it is stat'ed; a file
 //! whose watch cannot be added is never vouched for.
 //! A known limit: inotify does not report writes through a shared memory
 //! mapping, so such a change is seen only at the next full listing. Pi (and
@@ -161,7 +161,7 @@ impl Drop for Watcher {
 
 /// What a dir is watched for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
+pub enum Watched {
   /// The sessions dir: its entries are project dirs, any change re-lists.
   Root,
   /// A dir of session files: their contents; a file that comes or goes re-lists.
@@ -175,7 +175,7 @@ pub enum Kind {
 }
 
 /// The dirs a listing reads: the sessions dir and Pi's custom session dir
-/// (for an [`Kind::Entries`] watcher, the one dir it watches).
+/// (for an [`Watched::Entries`] watcher, the one dir it watches).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Roots {
   pub sessions_dir: PathBuf,
@@ -194,7 +194,7 @@ pub struct Arming<'w> {
 
 impl Arming<'_> {
   /// Watches `dir` for `kind` of change (call before listing it).
-  pub fn watch(&mut self, dir: &Path, kind: Kind) {
+  pub fn watch(&mut self, dir: &Path, kind: Watched) {
     #[cfg(target_os = "linux")]
     {
       let watcher = self.watcher;

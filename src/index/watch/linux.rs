@@ -1,7 +1,7 @@
 //! The inotify side of the watcher: one instance per process, its watches
 //! shared by every index, events filed per watcher until it drains them.
 
-use super::{Drained, Kind};
+use super::{Drained, Watched};
 use crate::session::source::now_ns;
 use inotify::{EventMask, Inotify, WatchDescriptor, WatchMask};
 use parking_lot::Mutex;
@@ -21,7 +21,7 @@ pub struct Hub {
   inotify: Inotify,
   /// A dir (or file) watched by several indexes has one descriptor:
   /// (watcher, the path as that watcher named it, what it watches it for).
-  owners: HashMap<WatchDescriptor, Vec<(u64, PathBuf, Kind)>>,
+  owners: HashMap<WatchDescriptor, Vec<(u64, PathBuf, Watched)>>,
   pending: HashMap<u64, Pending>,
   buffer: Vec<u8>,
 }
@@ -38,7 +38,7 @@ struct Pending {
 /// a cold build writes a record per session without draining, and fewer
 /// events keep the queue from overflowing. MASK_ADD: a dir watched for both
 /// keeps the union.
-fn mask(kind: Kind) -> WatchMask {
+fn mask(kind: Watched) -> WatchMask {
   let entries = WatchMask::CREATE
     | WatchMask::DELETE
     | WatchMask::MOVED_FROM
@@ -48,11 +48,11 @@ fn mask(kind: Kind) -> WatchMask {
     | WatchMask::ONLYDIR
     | WatchMask::MASK_ADD;
   match kind {
-    Kind::Entries => entries,
-    Kind::Sessions | Kind::Root => entries | WatchMask::MODIFY | WatchMask::ATTRIB | WatchMask::CLOSE_WRITE,
+    Watched::Entries => entries,
+    Watched::Sessions | Watched::Root => entries | WatchMask::MODIFY | WatchMask::ATTRIB | WatchMask::CLOSE_WRITE,
     // link(2) reports IN_ATTRIB on the inode only (its new name is in a dir
     // no one watches), so the file's own watch is what sees a second link.
-    Kind::File => WatchMask::ATTRIB | WatchMask::DONT_FOLLOW | WatchMask::MASK_ADD,
+    Watched::File => WatchMask::ATTRIB | WatchMask::DONT_FOLLOW | WatchMask::MASK_ADD,
   }
 }
 
@@ -78,7 +78,7 @@ impl Hub {
     HUB.get_or_init(Hub::new).clone()
   }
 
-  pub fn watch(&mut self, id: u64, dir: &Path, kind: Kind) -> bool {
+  pub fn watch(&mut self, id: u64, dir: &Path, kind: Watched) -> bool {
     is_local(dir) && self.add(id, dir, kind).is_some()
   }
 
@@ -86,10 +86,10 @@ impl Hub {
   /// watched again keeps its descriptor: the kernel hands back the same one
   /// while the inode is the same.
   pub fn watch_file(&mut self, id: u64, file: &Path) -> Option<WatchDescriptor> {
-    self.add(id, file, Kind::File)
+    self.add(id, file, Watched::File)
   }
 
-  fn add(&mut self, id: u64, path: &Path, kind: Kind) -> Option<WatchDescriptor> {
+  fn add(&mut self, id: u64, path: &Path, kind: Watched) -> Option<WatchDescriptor> {
     let wd = self.inotify.watches().add(path, mask(kind)).ok()?;
     let owners = self.owners.entry(wd.clone()).or_default();
     if !owners.iter().any(|(owner, p, k)| *owner == id && *k == kind && p == path) {
@@ -103,17 +103,17 @@ impl Hub {
   /// whatever it had not drained. `keep_files`: its file watches stay, so a
   /// re-arming need not remove and add one per session file again.
   pub fn release(&mut self, id: u64, keep_files: bool) {
-    self.drop_owned(id, |kind, _| !(keep_files && kind == Kind::File));
+    self.drop_owned(id, |kind, _| !(keep_files && kind == Watched::File));
     self.pending.remove(&id);
   }
 
   /// Drops `id`'s file watches other than `kept` (files gone or replaced
   /// since the previous listing).
   pub fn prune_files(&mut self, id: u64, kept: &HashSet<WatchDescriptor>) {
-    self.drop_owned(id, |kind, wd| kind == Kind::File && !kept.contains(wd));
+    self.drop_owned(id, |kind, wd| kind == Watched::File && !kept.contains(wd));
   }
 
-  fn drop_owned(&mut self, id: u64, drop: impl Fn(Kind, &WatchDescriptor) -> bool) {
+  fn drop_owned(&mut self, id: u64, drop: impl Fn(Watched, &WatchDescriptor) -> bool) {
     let mut unused = Vec::new();
     for (wd, owners) in self.owners.iter_mut() {
       owners.retain(|(owner, _, kind)| *owner != id || !drop(*kind, wd));
@@ -180,7 +180,7 @@ enum Change {
   Unknown,
 }
 
-fn classify(dir: &Path, kind: Kind, mask: EventMask, name: Option<&OsStr>) -> Change {
+fn classify(dir: &Path, kind: Watched, mask: EventMask, name: Option<&OsStr>) -> Change {
   if mask.contains(EventMask::UNMOUNT) {
     return Change::Unknown;
   }
@@ -189,18 +189,18 @@ fn classify(dir: &Path, kind: Kind, mask: EventMask, name: Option<&OsStr>) -> Ch
   match kind {
     // A new link, a chmod or the inode's end: stat the file again (a file
     // gone makes that stat ask for a full listing).
-    Kind::File => return Change::File(dir.to_path_buf()),
+    Watched::File => return Change::File(dir.to_path_buf()),
     _ if mask.intersects(gone) => return Change::Unknown,
     // The sessions dir lists project dirs (or links to them): any entry change re-lists.
-    Kind::Root => return if mask.intersects(entries) { Change::Unknown } else { Change::None },
+    Watched::Root => return if mask.intersects(entries) { Change::Unknown } else { Change::None },
     // Every name whose entry came, went or was renamed over.
-    Kind::Entries => {
+    Watched::Entries => {
       return match name {
         Some(name) if mask.intersects(entries) => Change::File(dir.join(name)),
         _ => Change::None,
       }
     }
-    Kind::Sessions => {}
+    Watched::Sessions => {}
   }
   let Some(name) = name.filter(|n| Path::new(n).extension() == Some(OsStr::new("jsonl"))) else {
     return Change::None;

@@ -9,8 +9,8 @@ fn armed(dir: &Path) -> (Watcher, Roots) {
 fn armed_on(dir: &Path, watcher: Watcher) -> (Watcher, Roots) {
   let roots = Roots { sessions_dir: dir.to_path_buf(), session_dir: None };
   let mut arming = watcher.arm(&roots);
-  arming.watch(dir, Kind::Root);
-  arming.watch(&dir.join("p"), Kind::Sessions);
+  arming.watch(dir, Watched::Root);
+  arming.watch(&dir.join("p"), Watched::Sessions);
   assert!(arming.finish().is_some(), "a tmpfs or local test dir can be watched");
   (watcher, roots)
 }
@@ -134,8 +134,8 @@ fn a_watched_file_reports_a_link_made_elsewhere_and_a_pruned_one_does_not() {
   let watcher = Watcher::default();
   let arm = |files: &[&Path]| {
     let mut arming = watcher.arm(&roots);
-    arming.watch(dir.path(), Kind::Root);
-    arming.watch(&dir.path().join("p"), Kind::Sessions);
+    arming.watch(dir.path(), Watched::Root);
+    arming.watch(&dir.path().join("p"), Watched::Sessions);
     assert!(files.iter().all(|f| arming.watch_file(f)));
     assert!(arming.finish().is_some());
   };
