@@ -165,7 +165,7 @@ for (const line of LINES) {
         const registered = [...extResult.extensions[0].tools.keys()].sort()
         assert.deepEqual(
           registered,
-          ['memory_add', 'memory_apply', 'memory_expand', 'memory_read', 'memory_recall', 'memory_remove', 'memory_replace', 'memory_sessions'],
+          ['memory_add', 'memory_apply', 'memory_expand', 'memory_pack', 'memory_read', 'memory_recall', 'memory_remove', 'memory_replace', 'memory_sessions'],
           'tools registered by the extension',
         )
 
