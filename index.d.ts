@@ -103,6 +103,8 @@ export interface ExpandPage {
 }
 
 export interface ExpandArgs {
+  /** A hit's compact binding (`<id>~<bytes>~<hash>~<fingerprint>~<leaf>[~all]`), in place of `session`, `branches` and the `expected*` keys. */
+  pin?: string
   /** Session id, file stem or path; default the current session. */
   session?: string
   branches?: Branches
@@ -192,6 +194,8 @@ export interface SessionsPage {
 
 export interface SessionsArgs {
   scope?: 'session' | 'project' | 'global' | `session:${string}`
+  /** A pinned `next` call's compact binding, in place of `scope: "session:…"`, `branches` and the `expected*` keys. */
+  pin?: string
   branches?: Branches
   limit?: number
 }
@@ -671,6 +675,13 @@ export interface MemoryStoreOptions {
 
 export declare function piAgentDir(fromEnv?: string | undefined | null): string
 
+/**
+ * A follow or next call's arguments with the session it names and its
+ * binding folded into one `pin` (`session::binding::pin`); other calls as
+ * they are. `sessionId` is the header id of the session the call names.
+ */
+export declare function pinCall(args: Record<string, unknown>, slot: 'session' | 'scope', sessionId?: string | null): Record<string, unknown>
+
 export declare function sessionHeader(path: string): SessionHeader | null
 
 /**
@@ -698,6 +709,13 @@ export interface ThreatFlagsOptions {
   /** Skip text that cannot match (default true); off only to measure the prefilter. */
   prefilter?: boolean
 }
+
+/**
+ * The arguments of a call that may carry a `pin`, with it unfolded: what
+ * `memory.recall` and `memory.expand` read. Throws `invalid_argument` for a
+ * malformed pin or one beside a key it stands for.
+ */
+export declare function unpinCall(args: Record<string, unknown>, slot: 'session' | 'scope', call: string): Record<string, unknown>
 
 /** The addon's version, for diagnostics. */
 export declare function version(): string

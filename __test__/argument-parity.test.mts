@@ -7,7 +7,7 @@ import assert from 'node:assert/strict'
 import { after, test } from 'node:test'
 import { MemoryEngine } from 'pi-fabric-memory'
 import { createMemory, liveBranch } from '../extension/recall/create-memory.mjs'
-import { CARRIED_KEYS, ExpandParameters, PackParameters, RecallParameters, SHIM_KEYS, SessionsParameters } from '../extension/recall/schemas.mjs'
+import { CARRIED_KEYS, ExpandParameters, PackParameters, RecallParameters, SessionsParameters } from '../extension/recall/schemas.mjs'
 import { tempAgent } from './helpers.mjs'
 
 const PROBE = 'argumentParityProbe'
@@ -44,13 +44,13 @@ const tables: [string, Schema, () => unknown][] = [
   ['memory_pack', PackParameters as Schema, () => memory.pack(probe as never)],
 ]
 
-/** The keys a tool's follow and next calls carry without declaring them, and those only the shim reads. */
+/** The keys a tool's follow and next calls carry without declaring them. */
 const carried = (name: string) => [...((CARRIED_KEYS as Record<string, readonly string[]>)[name] ?? [])]
 const ownKeys = (name: string, schema: Schema) =>
-  name.includes(' ') ? keys(schema) : [...keys(schema).filter((key) => !(SHIM_KEYS as readonly string[]).includes(key)), ...carried(name)].sort()
+  name.includes(' ') ? keys(schema) : [...keys(schema), ...carried(name)].sort()
 
 for (const [name, schema, call] of tables) {
-  test(`${name}: the schema's keys (less the shim's pin, plus the carried binding keys) are the addon's`, async () => {
+  test(`${name}: the schema's keys (plus the carried binding keys) are the addon's`, async () => {
     assert.ok(keys(schema).length > 0, `${name} has properties`)
     assert.deepEqual(ownKeys(name, schema), await accepted(call))
   })

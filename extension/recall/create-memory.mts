@@ -1,7 +1,6 @@
 import { MemoryEngine, type ExpandArgs, type IndexProgress, type ExpandPage, type FabricCall, type LiveBranchArg, type EvidencePack, type PackArgs, type RecallArgs, type RecallPage, type SessionsArgs, type SessionsPage } from '../native.mjs'
 import { catalog, MEMORY_ACTIONS, search, type ActionDescriptor, type Catalog } from './catalog.mjs'
 import { guarded, MemoryUnsupportedError } from '../shared/errors.mjs'
-import { unpinned } from './pin.mjs'
 import { walk, type WalkResult, type WalkSelector, type WalkVisitor } from './walk.mjs'
 
 /** The part of Pi's `SessionManager` the live branch is read from. */
@@ -48,9 +47,9 @@ export interface IndexingOptions {
 export interface Memory {
   /** `pin`: a hit's compact binding from the model's view of a page, in place of `scope` and the binding keys.
    * `onProgress` receives the indexing work the call does (a first recall's wait). */
-  recall(args?: RecallArgs & { pin?: string }, options?: IndexingOptions): Promise<RecallPage>
+  recall(args?: RecallArgs, options?: IndexingOptions): Promise<RecallPage>
   /** `pin`: a hit's compact binding, in place of `session`, `branches` and the binding keys. */
-  expand(args?: ExpandArgs & { pin?: string }): Promise<ExpandPage>
+  expand(args?: ExpandArgs): Promise<ExpandPage>
   /** Cited, verified evidence about a query within `maxTokens` (result JSON chars / 4). `onProgress` as recall's. */
   pack(args?: PackArgs, options?: IndexingOptions): Promise<EvidencePack>
   /** `onProgress` receives the indexing work the call does. */
@@ -78,11 +77,10 @@ export function createMemory(options: CreateMemoryOptions = {}): Memory {
   const engine = new MemoryEngine({ agentDir: options.agentDir, cwd: options.cwd, config: options.config, sessionDir: options.sessionDir })
   // The live branch is read on every call, so /tree navigation is seen at once.
   const live = () => liveBranch(options.live)
-  // A `pin` (a hit's compact binding, pin.mts) is unfolded here, so tools, scripts and hosts all accept it.
-  const expand = (args: ExpandArgs & { pin?: string } = {}) => guarded(async () => engine.expand(unpinned(args, 'session', 'memory.expand'), live()))
+  // A `pin` (a hit's compact binding, pin.mts) is unfolded by the addon, so tools, scripts and hosts all accept it.
+  const expand = (args: ExpandArgs = {}) => guarded(async () => engine.expand(args, live()))
   const sessions = (args: SessionsArgs = {}, { onProgress }: IndexingOptions = {}) => guarded(() => engine.sessions(args, live(), onProgress))
-  const recall = (args: RecallArgs & { pin?: string } = {}, { onProgress }: IndexingOptions = {}) =>
-    guarded(async () => engine.recall(unpinned(args, 'scope', 'memory.recall'), live(), onProgress))
+  const recall = (args: RecallArgs = {}, { onProgress }: IndexingOptions = {}) => guarded(async () => engine.recall(args, live(), onProgress))
   const pack = (args: PackArgs = {}, { onProgress }: IndexingOptions = {}) => guarded(() => engine.pack(args, live(), onProgress))
   const actions = () => [...MEMORY_ACTIONS, ...(options.actions?.() ?? [])]
   const memory: Memory = {

@@ -24,9 +24,6 @@ export const CARRIED_KEYS = {
   memory_expand: ['expectedSourceHash', 'expectedSourceBytes', 'expectedLineageFingerprint', 'expectedLineageLeafId', 'entryOffset', 'textOffset'],
 } as const
 
-/** Keys the shim reads itself and the addon never sees (`pin`: unfolded by create-memory.mts). */
-export const SHIM_KEYS = ['pin'] as const
-
 export const ExpandParameters = Type.Object({
   pin: Pin,
   session: Type.Optional(Type.String({ description: 'id or path; default: this session' })),

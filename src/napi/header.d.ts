@@ -103,6 +103,8 @@ export interface ExpandPage {
 }
 
 export interface ExpandArgs {
+  /** A hit's compact binding (`<id>~<bytes>~<hash>~<fingerprint>~<leaf>[~all]`), in place of `session`, `branches` and the `expected*` keys. */
+  pin?: string
   /** Session id, file stem or path; default the current session. */
   session?: string
   branches?: Branches
@@ -192,6 +194,8 @@ export interface SessionsPage {
 
 export interface SessionsArgs {
   scope?: 'session' | 'project' | 'global' | `session:${string}`
+  /** A pinned `next` call's compact binding, in place of `scope: "session:…"`, `branches` and the `expected*` keys. */
+  pin?: string
   branches?: Branches
   limit?: number
 }

@@ -12,6 +12,7 @@ use crate::ops::expand::{expand, ExpandRequest};
 use crate::ops::pack::{pack, PackRequest};
 use crate::ops::recall::{recall, RecallRequest};
 use crate::ops::sessions::{sessions, SessionsRequest};
+use crate::session::binding::pin::{self, Slot};
 use napi::bindgen_prelude::*;
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi_derive::napi;
@@ -372,4 +373,39 @@ mod tests {
     assert_eq!(error.reason, "internal error: a test export panicked: no message");
     assert_eq!(caught("a test export", || 5).unwrap(), 5);
   }
+}
+
+fn pin_slot(slot: &str) -> Result<Slot> {
+  Slot::parse(slot)
+    .ok_or_else(|| to_napi(CoreError::invalid(format!("pin slot must be \"session\" or \"scope\", got {slot:?}"))))
+}
+
+/// A follow or next call's arguments with the session it names and its
+/// binding folded into one `pin` (`session::binding::pin`); other calls as
+/// they are. `sessionId` is the header id of the session the call names.
+#[napi(
+  ts_args_type = "args: Record<string, unknown>, slot: 'session' | 'scope', sessionId?: string | null",
+  ts_return_type = "Record<string, unknown>"
+)]
+pub fn pin_call(args: Value, slot: String, session_id: Option<String>) -> Result<Value> {
+  caught("pinCall", || {
+    let slot = pin_slot(&slot)?;
+    let folded = args.as_object().and_then(|map| pin::fold(map, slot, session_id.as_deref()));
+    Ok(folded.map(Value::Object).unwrap_or(args))
+  })?
+}
+
+/// The arguments of a call that may carry a `pin`, with it unfolded: what
+/// `memory.recall` and `memory.expand` read. Throws `invalid_argument` for a
+/// malformed pin or one beside a key it stands for.
+#[napi(
+  ts_args_type = "args: Record<string, unknown>, slot: 'session' | 'scope', call: string",
+  ts_return_type = "Record<string, unknown>"
+)]
+pub fn unpin_call(args: Value, slot: String, call: String) -> Result<Value> {
+  caught("unpinCall", || {
+    let slot = pin_slot(&slot)?;
+    let unfolded = pin::unfolded(Some(&args), slot, &call).map_err(to_napi)?;
+    Ok(unfolded.unwrap_or(args))
+  })?
 }

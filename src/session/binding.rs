@@ -266,5 +266,7 @@ pub fn covers_whole(view: &SessionView, binding: &Binding) -> bool {
   source && lineage
 }
 
+pub mod pin;
+
 #[cfg(test)]
 mod tests;

@@ -3,6 +3,7 @@
 
 use crate::args::Args;
 use crate::error::{CoreError, CoreResult};
+use crate::session::binding::pin::{self, Slot};
 use crate::session::binding::Binding;
 use crate::session::lineage::Branches;
 use serde_json::{json, Map, Value};
@@ -18,6 +19,7 @@ const MAX_SELECTORS: usize = 100;
 const MAX_ADDRESS_CHARS: usize = 512;
 
 const ALLOWED: &[&str] = &[
+  "pin",
   "session",
   "branches",
   "indices",
@@ -76,7 +78,8 @@ fn parse_range(args: &Args<'_>) -> CoreResult<Option<(i64, i64)>> {
 
 impl ExpandRequest {
   pub fn from_json(value: Option<&Value>) -> CoreResult<ExpandRequest> {
-    let args = Args::new("memory.expand", value, ALLOWED)?;
+    let unfolded = pin::unfolded(value, Slot::Session, "memory.expand")?;
+    let args = Args::new("memory.expand", unfolded.as_ref().or(value), ALLOWED)?;
     let indices = args.integers("indices")?.unwrap_or_default();
     let entry_ids = args.strings("entryIds", MAX_ADDRESS_CHARS)?.unwrap_or_default();
     let operation_addresses = args.strings("operationAddresses", MAX_ADDRESS_CHARS)?.unwrap_or_default();

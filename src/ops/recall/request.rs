@@ -8,6 +8,7 @@
 use crate::args::Args;
 use crate::error::{CoreError, CoreResult};
 use crate::query::plan::{Filters, Query};
+use crate::session::binding::pin::{self, Slot};
 use crate::session::binding::Binding;
 use crate::session::discover::Scope;
 use crate::session::entry::{Outcome, Typed};
@@ -40,6 +41,7 @@ pub const SEARCH_ARGS: &[&str] = &[
 
 /// Recall's own: the page and an explicit session's integrity binding.
 const PAGE_ARGS: &[&str] = &[
+  "pin",
   "pageSize",
   "offset",
   "snippetChars",
@@ -137,7 +139,8 @@ fn filters(args: &Args<'_>) -> CoreResult<Filters> {
 
 impl RecallRequest {
   pub fn from_json(value: Option<&Value>) -> CoreResult<RecallRequest> {
-    let args = Args::new("memory.recall", value, &[SEARCH_ARGS, PAGE_ARGS].concat())?;
+    let unfolded = pin::unfolded(value, Slot::Scope, "memory.recall")?;
+    let args = Args::new("memory.recall", unfolded.as_ref().or(value), &[SEARCH_ARGS, PAGE_ARGS].concat())?;
     let scope = args.scope(Scope::Project)?;
     let explicit = matches!(scope, Scope::Explicit(_));
     let binding = Binding::from_args(&args)?;
