@@ -236,32 +236,18 @@ impl Discovery {
         return named;
       }
     }
+    find_among(&self.known(), target)
+  }
+
+  /// Every session an id can name: [`Discovery::global`] and the live file.
+  pub fn known(&self) -> Vec<SessionFile> {
     let mut known = self.global();
     if let Some(live) = self.live_file.as_deref().and_then(SessionFile::open) {
       if !known.iter().any(|m| m.path == live.path) {
         known.push(live);
       }
     }
-    let mut matches: Vec<SessionFile> =
-      known.iter().filter(|s| s.header.id == target || s.stem() == target).cloned().collect();
-    if matches.is_empty() && target.chars().count() >= MIN_ID_PREFIX {
-      matches = known.into_iter().filter(|s| s.header.id.starts_with(target)).collect();
-    }
-    match matches.len() {
-      0 => Err(not_found(target)),
-      1 => Ok(matches.remove(0)),
-      _ => {
-        let candidates: Vec<String> = matches.iter().map(|m| m.path.to_string_lossy().into_owned()).collect();
-        Err(
-          ContractError::new(
-            ErrorCode::AmbiguousSession,
-            format!("Session \"{target}\" matches {} files.", candidates.len()),
-          )
-          .with("session", target)
-          .with("candidates", candidates),
-        )
-      }
-    }
+    known
   }
 
   pub fn resolve(&self, scope: &Scope) -> Result<Vec<SessionFile>, ContractError> {
@@ -294,6 +280,31 @@ fn open_named(path: &Path, target: &str) -> Option<Result<SessionFile, ContractE
 /// The shortest id prefix `session:<prefix>` accepts: shorter ones would
 /// match by accident (every UUIDv7 of a month shares its first characters).
 pub const MIN_ID_PREFIX: usize = 8;
+
+/// The one session of `known` that `target` names by its id or file stem,
+/// else by an id prefix of at least [`MIN_ID_PREFIX`] characters.
+pub fn find_among(known: &[SessionFile], target: &str) -> Result<SessionFile, ContractError> {
+  let mut matches: Vec<SessionFile> =
+    known.iter().filter(|s| s.header.id == target || s.stem() == target).cloned().collect();
+  if matches.is_empty() && target.chars().count() >= MIN_ID_PREFIX {
+    matches = known.iter().filter(|s| s.header.id.starts_with(target)).cloned().collect();
+  }
+  match matches.len() {
+    0 => Err(not_found(target)),
+    1 => Ok(matches.remove(0)),
+    _ => {
+      let candidates: Vec<String> = matches.iter().map(|m| m.path.to_string_lossy().into_owned()).collect();
+      Err(
+        ContractError::new(
+          ErrorCode::AmbiguousSession,
+          format!("Session \"{target}\" matches {} files.", candidates.len()),
+        )
+        .with("session", target)
+        .with("candidates", candidates),
+      )
+    }
+  }
+}
 
 fn not_found(target: &str) -> ContractError {
   ContractError::new(ErrorCode::SessionNotFound, format!("No Pi session matches \"{target}\".")).with("session", target)

@@ -27,11 +27,16 @@ pub fn expand(engine: &Engine, request: &ExpandRequest) -> ExpandPage {
       ContractError::new(ErrorCode::SessionNotFound, "There is no current session and the cwd has no sessions.")
     }),
   };
-  let session = match session {
-    Ok(session) => session,
-    Err(error) => return fail(error),
-  };
-  let view = match bound_view(engine, &session.path, request) {
+  match session {
+    Ok(session) => expand_at(engine, request, &session.path),
+    Err(error) => fail(error),
+  }
+}
+
+/// [`expand`] of the session at `path`, which `request.session` names.
+pub fn expand_at(engine: &Engine, request: &ExpandRequest, path: &std::path::Path) -> ExpandPage {
+  let fail = |error| ExpandPage::failed(request.session.clone(), request.branches, error);
+  let view = match bound_view(engine, path, request) {
     Ok(view) => view,
     Err(error) => return fail(error),
   };

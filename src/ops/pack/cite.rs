@@ -5,10 +5,12 @@
 
 use super::budget::MIN_WINDOW;
 use crate::engine::Engine;
+use crate::error::CoreResult;
 use crate::error::ErrorCode;
 use crate::ops::contract::Call;
-use crate::ops::expand::{expand, ExpandRequest};
+use crate::ops::expand::{expand, expand_at, ExpandPage, ExpandRequest, DEFAULT_MAX_CHARS};
 use crate::query::snippet::window_start;
+use crate::session::binding::pin::{self, Slot};
 use crate::session::binding::{record_id, MIN_HASH_PREFIX};
 use crate::session::entry::{ContextEdit, Entry};
 use crate::session::lineage::Branches;
@@ -17,6 +19,7 @@ use crate::session::SessionView;
 use crate::text::{byte_offset_of_utf16, meta, slice_utf16, utf16_len};
 use serde::{Serialize, Serializer};
 use serde_json::{json, Map, Value};
+use std::path::Path;
 
 /// Why an excerpt is in the pack: the entry that matched, or the context
 /// around it (the user turn that asked, the assistant's answer, the tool
@@ -108,8 +111,24 @@ fn window(text: &str, terms: &[String], want: usize) -> (usize, usize, usize) {
   (start, end, total)
 }
 
+/// How a citation's follow call names its session: by a pin (the session id
+/// prefix, the byte length and hash digits, ~60 characters) when that id
+/// names exactly the cited file, else by its path.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Naming {
+  Pin,
+  Path,
+}
+
 /// A citation of `entry` of `view` (not yet verified).
-pub(super) fn cite(view: &SessionView, entry: &Entry, part: Part, terms: &[String], want: usize) -> Citation {
+pub(super) fn cite(
+  view: &SessionView,
+  entry: &Entry,
+  part: Part,
+  terms: &[String],
+  want: usize,
+  naming: Naming,
+) -> Citation {
   let want = want.max(MIN_WINDOW);
   let (start, end, total) = window(&entry.text, terms, want);
   let text = slice_utf16(&entry.text, start, end).0.to_string();
@@ -126,8 +145,15 @@ pub(super) fn cite(view: &SessionView, entry: &Entry, part: Part, terms: &[Strin
   if start > 0 {
     args.insert("textOffset".into(), json!(start));
   }
-  // The requested width, not the cut's: expand cuts it the same way.
-  args.insert("maxChars".into(), json!(want.min(total - start).max(MIN_WINDOW)));
+  // The requested width, not the cut's: expand cuts it the same way. An
+  // excerpt that runs to the entry's end needs none: expand's default reads on to it.
+  if end < total || total - start > DEFAULT_MAX_CHARS as usize {
+    args.insert("maxChars".into(), json!(want.min(total - start).max(MIN_WINDOW)));
+  }
+  let args = match naming {
+    Naming::Pin => pin::fold(&args, Slot::Session, Some(&view.header.id)).unwrap_or(args),
+    Naming::Path => args,
+  };
   let threats = crate::threat::flags::field(&entry.text);
   Citation {
     part,
@@ -151,22 +177,30 @@ pub(super) fn cite(view: &SessionView, entry: &Entry, part: Part, terms: &[Strin
 /// Runs the citation's follow call against the file as it is now: verified
 /// when it expands exactly the cited text at the cited range.
 pub fn verify(engine: &Engine, citation: &mut Citation) {
-  let outcome = match ExpandRequest::from_json(Some(&citation.follow.args)) {
+  settle(citation, ExpandRequest::from_json(Some(&citation.follow.args)).map(|request| expand(engine, &request)));
+}
+
+/// [`verify`] with the follow call's session already resolved to `path`
+/// (a pack resolves each pin once, not once per citation).
+pub(super) fn verify_at(engine: &Engine, citation: &mut Citation, path: &Path) {
+  let request = ExpandRequest::from_json(Some(&citation.follow.args));
+  settle(citation, request.map(|request| expand_at(engine, &request, path)));
+}
+
+fn settle(citation: &mut Citation, expanded: CoreResult<ExpandPage>) {
+  let outcome = match expanded {
     Err(_) => Err(Unverified::TextChanged),
-    Ok(request) => {
-      let page = expand(engine, &request);
-      match (page.error, page.entries.first()) {
-        (Some(error), _) => Err(Unverified::Failed(error.code)),
-        (None, Some(chunk))
-          if chunk.text == citation.text
-            && chunk.text_range.start == citation.text_range.start
-            && chunk.text_range.end == citation.text_range.end =>
-        {
-          Ok(())
-        }
-        _ => Err(Unverified::TextChanged),
+    Ok(page) => match (page.error, page.entries.first()) {
+      (Some(error), _) => Err(Unverified::Failed(error.code)),
+      (None, Some(chunk))
+        if chunk.text == citation.text
+          && chunk.text_range.start == citation.text_range.start
+          && chunk.text_range.end == citation.text_range.end =>
+      {
+        Ok(())
       }
-    }
+      _ => Err(Unverified::TextChanged),
+    },
   };
   citation.verified = outcome.is_ok();
   citation.unverified = outcome.err();

@@ -23,10 +23,12 @@ use crate::engine::Engine;
 use crate::error::{ContractError, ErrorCode};
 use crate::ops::expand::ExpandRequest;
 use crate::ops::recall::ranked_hits;
-use crate::session::binding::{self, Binding};
+use crate::session::binding::{self, pin, Binding};
+use crate::session::discover::find_among;
 use crate::session::titles::first_prompt;
 use crate::session::SessionView;
 use crate::text::cap_with_ellipsis;
+use cite::Naming;
 use omit::Tally;
 use select::{Group, PER_SESSION};
 use serde::Serialize;
@@ -105,6 +107,7 @@ struct Candidate {
   view: Arc<SessionView>,
   echo: Vec<bool>,
   matches: Vec<usize>,
+  naming: Naming,
 }
 
 /// The binding a hit's follow call carries, and its branch mode.
@@ -143,7 +146,22 @@ fn candidate(engine: &Engine, group: &Group, tally: &mut Tally) -> Option<Candid
       None => matches.push(index),
     }
   }
-  (!matches.is_empty()).then_some(Candidate { view, echo, matches })
+  (!matches.is_empty()).then_some(Candidate { view, echo, matches, naming: Naming::Path })
+}
+
+/// Each candidate's citations name its session by a pin when the pin's id
+/// prefix names exactly that file among every session an id can name (one
+/// listing per pack); a prefix two files share keeps the path.
+fn name_by_pins(engine: &Engine, candidates: &mut [Candidate]) {
+  if candidates.is_empty() {
+    return;
+  }
+  let known = engine.discovery().known();
+  for candidate in candidates {
+    let reference: String = candidate.view.header.id.chars().take(pin::ID_PREFIX).collect();
+    let names_it = find_among(&known, &reference).is_ok_and(|found| found.path == candidate.view.path);
+    candidate.naming = if names_it { Naming::Pin } else { Naming::Path };
+  }
 }
 
 /// The pack being filled: every addition is measured and undone when the
@@ -185,13 +203,13 @@ impl Filler<'_> {
       _ => budget::context_window(self.request.max_tokens),
     };
     let view = &candidate.view;
-    let mut citation = cite::cite(view, &view.normalized.entries[index], part, terms, want);
+    let mut citation = cite::cite(view, &view.normalized.entries[index], part, terms, want, candidate.naming);
     let words = select::words(&citation.text);
     if self.words.iter().any(|seen| select::duplicate(seen, &words)) {
       self.tally.add(Omission::Duplicate, 1);
       return;
     }
-    verify(self.engine, &mut citation);
+    cite::verify_at(self.engine, &mut citation, &view.path);
     let at = match self.placed[slot] {
       Some(at) => at,
       None => {
@@ -241,6 +259,7 @@ pub fn pack(engine: &Engine, request: &PackRequest) -> Pack {
     }
     candidates.extend(candidate(engine, group, &mut tally));
   }
+  name_by_pins(engine, &mut candidates);
   let mut pack = Pack::empty(request, coverage);
   pack.considered = Considered { hits: considered_hits, sessions: groups.len(), total };
   let mut filler = Filler {

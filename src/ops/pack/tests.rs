@@ -193,3 +193,43 @@ fn no_match_is_an_empty_pack_not_an_error() {
   assert!(pack.error.is_none() && pack.sessions.is_empty());
   assert!(pack.tokens <= pack.max_tokens);
 }
+
+/// The pin of the one citation of `pack`'s session `id`, or its path when it has none.
+fn named_by(pack: &Pack, id: &str) -> (Option<String>, Option<String>) {
+  let session = pack.sessions.iter().find(|s| s.session_id == id).unwrap();
+  let args = &session.evidence[0].follow.args;
+  (args["pin"].as_str().map(str::to_string), args["session"].as_str().map(str::to_string))
+}
+
+#[test]
+fn citations_name_their_session_by_a_pin_unless_its_id_prefix_names_two_files() {
+  let dir = AgentDir::new();
+  // Two ids that share their first 13 characters (a pin's id part), one that does not.
+  let twins = ["0190aaaa-bbbb-7000-8000-000000000001", "0190aaaa-bbbb-7000-8000-000000000002"];
+  let single = "0190cccc-dddd-7000-8000-000000000003";
+  for (i, id) in twins.iter().chain([&single]).enumerate() {
+    let question = format!("where is marlinspike key {i}? {}", filler(i, 8));
+    let answer = format!("The marlinspike key {i} is in vault {}.", filler(i + 10, 12));
+    write(&dir, id, i as u32, &[("user", &question), ("assistant", &answer)]);
+  }
+  let engine = dir.engine(json!({}));
+  let pack = run(&engine, json!({"query": "marlinspike", "maxTokens": 4000}));
+  assert_eq!(pack.sessions.len(), 3, "{:?}", pack.omitted);
+  assert!(pack.citations().all(|c| c.verified));
+  let (pin, path) = named_by(&pack, single);
+  assert_eq!(path, None);
+  let pin = pin.unwrap();
+  assert!(pin.starts_with("0190cccc-dddd~"), "{pin}");
+  assert_eq!(pin.split('~').count(), 5);
+  for twin in twins {
+    let (pin, path) = named_by(&pack, twin);
+    assert_eq!(pin, None);
+    assert!(path.unwrap().ends_with(&format!("{twin}.jsonl")));
+  }
+  // Every follow call, pinned or not, expands the cited text by the public route.
+  for citation in pack.citations() {
+    let mut again = citation.clone();
+    verify(&engine, &mut again);
+    assert!(again.verified, "{:?}", citation.follow.args);
+  }
+}
