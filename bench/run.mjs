@@ -227,6 +227,11 @@ const coldFollow = await timed(async () => {
 }, 50)
 report.figures.warm.coldHitAndFollow = { p50: coldFollow.p50, p95: coldFollow.p95, p99: coldFollow.p99, hits: coldFollow.last.hits.length }
 gate('a cold hit followed hydrates to its entry', coldFollow.last.hits.some((h) => h.kind === 'entry' && h.entryId === coldRare.entryId))
+// An evidence pack of the default budget on a common pair: recall over-fetched, each cited session loaded and
+// every citation verified by its follow call.
+const packed = await timed(() => memory.pack({ query: `${common1} ${common2}`, scope: 'global' }), 50)
+report.figures.warm.pack = { p50: packed.p50, p95: packed.p95, p99: packed.p99, sessions: packed.last.sessions.length, tokens: packed.last.tokens }
+gate('a warm pack cites verified evidence', packed.last.sessions.length > 0 && packed.last.sessions.every((s) => s.evidence.every((c) => c.verified)))
 const MAX_PAGES = 200
 /** Every page of `args` (at most MAX_PAGES), in order. */
 async function allPages(args) {
@@ -454,6 +459,7 @@ const stallText = f.eventLoopStallMs === undefined ? 'not measured at this size'
 row('longest event-loop stall (in-process cold build + recall)', stallText, ['eventLoopStallMs', f.eventLoopStallMs])
 row('rare term in the oldest cold session, global', oldestText, ['oldestColdRare', oldestText])
 row('cold hit + follow p50', `${f.warm.coldHitAndFollow.p50.toFixed(2)} ms`)
+row('warm pack (2,000 tokens, common pair) p50 / p99', `${f.warm.pack.p50.toFixed(2)} / ${f.warm.pack.p99.toFixed(2)} ms (${f.warm.pack.sessions} sessions, ${f.warm.pack.tokens} tokens)`)
 row('page a broad query to the end', `${f.warm.pageBroadToEnd.p50.toFixed(0)} ms (${f.warm.pageBroadToEnd.pages} pages)`)
 row('expand one entry p50', `${f.expandOneMs.toFixed(2)} ms`)
 row('walk the largest session', `${f.walkLargest.ms.toFixed(0)} ms (${f.walkLargest.visited} entries, ${f.walkLargest.MB.toFixed(1)} MB)`)
