@@ -671,6 +671,32 @@ export interface MemoryStoreOptions {
 
 export declare function piAgentDir(fromEnv?: string | undefined | null): string
 
+/**
+ * Resolves the project of `cwd`: explicit key, git remote, git common dir,
+ * else the cwd (see docs/curated-memory.md#project-identity).
+ */
+export declare function projectIdentity(cwd: string, options?: ProjectIdentityOptions | undefined | null): ProjectIdentity
+
+export interface ProjectIdentity {
+  /** `v1:<32 hex digits>`, versioned and opaque: equal keys are one project. */
+  key: string
+  /** A short human name (`repo`): lowercase `[a-z0-9._-]`. */
+  name: string
+  /** Which rule decided. */
+  source: 'explicit' | 'remote' | 'commonDir' | 'cwd'
+  /** What that rule read: the explicit key, `host/org/repo`, the git common dir, or the cwd. */
+  evidence: string
+  /** A filesystem-safe directory name for the project's files (`repo-<16 hex digits of the key>`). */
+  dirName: string
+  /** Why the cwd rule decided although git metadata was found (or the cwd is missing). */
+  fallback?: 'cwd_missing' | 'git_file_malformed' | 'git_dir_missing' | 'git_dir_invalid' | 'common_dir_malformed' | 'config_unreadable' | 'config_malformed' | 'remote_malformed' | 'remotes_conflict'
+}
+
+export interface ProjectIdentityOptions {
+  /** The `memory.projectKey` setting; `PI_FABRIC_MEMORY_PROJECT_KEY` takes precedence. */
+  projectKey?: string
+}
+
 export declare function sessionHeader(path: string): SessionHeader | null
 
 /**

@@ -840,6 +840,7 @@ module.exports.MemoryStore = nativeBinding.MemoryStore
 module.exports.expandPiPath = nativeBinding.expandPiPath
 module.exports.inspectCacheRecord = nativeBinding.inspectCacheRecord
 module.exports.piAgentDir = nativeBinding.piAgentDir
+module.exports.projectIdentity = nativeBinding.projectIdentity
 module.exports.sessionHeader = nativeBinding.sessionHeader
 module.exports.threatFlags = nativeBinding.threatFlags
 module.exports.version = nativeBinding.version

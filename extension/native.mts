@@ -38,4 +38,5 @@ export const version: typeof Native.version = native.version
 export const expandPiPath: typeof Native.expandPiPath = native.expandPiPath
 export const piAgentDir: typeof Native.piAgentDir = native.piAgentDir
 export const sessionHeader: typeof Native.sessionHeader = native.sessionHeader
+export const projectIdentity: typeof Native.projectIdentity = native.projectIdentity
 export const __napiBindingTarget: typeof Native.__napiBindingTarget = native.__napiBindingTarget
