@@ -32,7 +32,7 @@ describe('MemoryStore (native class)', () => {
     assert.throws(() => new MemoryStore({ dir, memoryCharLimit: 0 }), /memoryCharLimit must be an integer from 1/)
     assert.throws(() => new MemoryStore({ dir, userCharLimit: 1.5 }), (e: any) => e.code === 'InvalidArg')
     const store = new MemoryStore({ dir })
-    assert.throws(() => store.read('bogus' as never), /target must be "memory" or "user"/)
+    assert.throws(() => store.read('bogus' as never), /target must be "memory", "user" or "project"/)
     assert.deepEqual([store.memoryCharLimit, store.userCharLimit, store.dir], [2200, 1375, dir])
   })
 
