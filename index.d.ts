@@ -349,8 +349,11 @@ export interface EvidencePack {
   error?: MemoryError
 }
 
-/** Curated memory: `"memory"` is MEMORY.md (the agent's notes), `"user"` is USER.md. */
-export type MemoryTarget = 'memory' | 'user'
+/**
+ * Curated memory: `"memory"` is the global MEMORY.md (the agent's notes), `"user"` is USER.md, `"project"` the
+ * MEMORY.md of the project the store was opened for (`projects/<dirName>/MEMORY.md`).
+ */
+export type MemoryTarget = 'memory' | 'user' | 'project'
 
 /** Why a curated-memory call failed; `error` holds the readable text. */
 export type MemoryFailureCode =
@@ -366,6 +369,10 @@ export type MemoryFailureCode =
   | 'io_error'
   | 'invalid_operation'
   | 'stale'
+  /** Target `"project"` in a store opened for no project. */
+  | 'no_project'
+  /** `applyProposals`: a proposal made for another project's memory (it stays listed). */
+  | 'other_project'
   /** Dreaming's staging only: every candidate of the call was dropped because its evidence did not verify. */
   | 'unverified'
 
@@ -446,6 +453,8 @@ export interface MemoryProposal {
   createdAt: number
   /** The evidence dreaming cited; applying the proposal records it as the entry's provenance. */
   evidence?: MemoryCitation[]
+  /** Target `"project"`: the project it was made for (applied only from a store opened for it). */
+  project?: { key: string; name: string }
 }
 
 export type MemoryProposalList =
@@ -506,6 +515,8 @@ export interface MemoryFileStatus {
 export interface MemoryStoreStatus {
   memory: MemoryFileStatus
   user: MemoryFileStatus
+  /** A store opened for a project: that project's MEMORY.md. */
+  project?: MemoryFileStatus
 }
 
 /**
@@ -554,11 +565,14 @@ export declare class MemoryEngine {
 /**
  * Curated memory: `MEMORY.md` (target `"memory"`) and `USER.md` (target
  * `"user"`), entries separated by a line holding only `§`, compatible with
- * `@amaster.ai/pi-memory`. Write failures are results with `success: false`.
+ * `@amaster.ai/pi-memory`; opened for a project, also that project's
+ * `MEMORY.md` (target `"project"`). Write failures are results with `success: false`.
  */
 export declare class MemoryStore {
   constructor(options?: MemoryStoreOptions | undefined | null)
   get dir(): string
+  /** The project the store was opened for (target `"project"`); `null`: global only. */
+  get project(): MemoryStoreProjectInfo | null
   get memoryCharLimit(): number
   get userCharLimit(): number
   /** Re-reads both files and rebuilds the sanitized prompt snapshot. */
@@ -671,6 +685,26 @@ export interface MemoryStoreOptions {
   lockTimeoutMs?: number
   /** Age after which a lock is abandoned (2,000–600,000 ms; default 30,000, as proper-lockfile). */
   lockStaleMs?: number
+  /**
+   * The project whose `MEMORY.md` is target `"project"` (`projectIdentity(cwd)`'s `key` and `name`);
+   * without it the store is global only.
+   */
+  project?: MemoryStoreProject
+}
+
+/** A project identity as the store needs it (a `ProjectIdentity` passes as it is). */
+export interface MemoryStoreProject {
+  key: string
+  name: string
+}
+
+/** The project a store was opened for, and where its `MEMORY.md` lives. */
+export interface MemoryStoreProjectInfo {
+  key: string
+  name: string
+  dirName: string
+  /** `<dir>/projects/<dirName>`. */
+  dir: string
 }
 
 export declare function piAgentDir(fromEnv?: string | undefined | null): string
@@ -681,6 +715,32 @@ export declare function piAgentDir(fromEnv?: string | undefined | null): string
  * they are. `sessionId` is the header id of the session the call names.
  */
 export declare function pinCall(args: Record<string, unknown>, slot: 'session' | 'scope', sessionId?: string | null): Record<string, unknown>
+
+/**
+ * Resolves the project of `cwd`: explicit key, git remote, git common dir,
+ * else the cwd (see docs/curated-memory.md#project-identity).
+ */
+export declare function projectIdentity(cwd: string, options?: ProjectIdentityOptions | undefined | null): ProjectIdentity
+
+export interface ProjectIdentity {
+  /** `v1:<32 hex digits>`, versioned and opaque: equal keys are one project. */
+  key: string
+  /** A short human name (`repo`): lowercase `[a-z0-9._-]`. */
+  name: string
+  /** Which rule decided. */
+  source: 'explicit' | 'remote' | 'commonDir' | 'cwd'
+  /** What that rule read: the explicit key, `host/org/repo`, the git common dir, or the cwd. */
+  evidence: string
+  /** A filesystem-safe directory name for the project's files (`repo-<16 hex digits of the key>`). */
+  dirName: string
+  /** Why the cwd rule decided although git metadata was found (or the cwd is missing). */
+  fallback?: 'cwd_missing' | 'git_file_malformed' | 'git_dir_missing' | 'git_dir_invalid' | 'common_dir_malformed' | 'config_unreadable' | 'config_malformed' | 'remote_malformed' | 'remotes_conflict'
+}
+
+export interface ProjectIdentityOptions {
+  /** The `memory.projectKey` setting; `PI_FABRIC_MEMORY_PROJECT_KEY` takes precedence. */
+  projectKey?: string
+}
 
 export declare function sessionHeader(path: string): SessionHeader | null
 

@@ -21,15 +21,16 @@ interface Run {
   stderr: string
 }
 
-function run(args: string[], env: NodeJS.ProcessEnv = {}): Run {
-  const result = spawnSync(process.execPath, [cli, ...args], { encoding: 'utf8', env: { ...ENV, ...env } })
+/** The CLI, run from `cwd` (default: the temp home, in no git repository, so no project memory unless a test makes one). */
+function run(args: string[], env: NodeJS.ProcessEnv = {}, cwd = home): Run {
+  const result = spawnSync(process.execPath, [cli, ...args], { encoding: 'utf8', env: { ...ENV, ...env }, cwd })
   return { status: result.status, stdout: result.stdout, stderr: result.stderr }
 }
 
 /** Runs the CLI on a pseudo-terminal (util-linux `script`); undefined where there is none. */
 function onTty(args: string[], env: NodeJS.ProcessEnv = {}): string | undefined {
   const quoted = [process.execPath, cli, ...args].map((a) => `'${a.replace(/'/g, "'\\''")}'`).join(' ')
-  const result = spawnSync('script', ['-qec', quoted, '/dev/null'], { encoding: 'utf8', env: { ...ENV, ...env } })
+  const result = spawnSync('script', ['-qec', quoted, '/dev/null'], { encoding: 'utf8', env: { ...ENV, ...env }, cwd: home })
   return result.error ? undefined : result.stdout
 }
 
@@ -317,7 +318,7 @@ test('memory: the target is --target; every word after add/replace/remove is tex
   for (const bad of [['add', '--target', 'both', 'x'], ['read', 'user', '--target', 'memory'], ['status', '--target', 'user'], ['review', '--target', 'user']]) {
     assert.equal(mem(...bad).status, 2, bad.join(' '))
   }
-  assert.match(mem('add', '--target', 'both', 'x').stderr, /--target must be memory or user, got "both"/)
+  assert.match(mem('add', '--target', 'both', 'x').stderr, /--target must be memory, user or project, got "both"/)
   assert.match(mem('why', '--target', 'user', '1').stdout, /^user #1: user of vim\n/, 'why takes --target')
   assert.match(mem('why', 'user', '1').stdout, /^user #1: user of vim\n/, 'and the word, as /memory does')
 })
@@ -504,4 +505,27 @@ test('the progress line: sessions current of eligible, bytes parsed of planned, 
   // A budget cut the plan (4 of 8 stale sessions planned): the ETA comes from seconds per session built so far.
   const cut = { ...p, sessionsToIndex: 4, bytesToIndex: 6e6 }
   assert.match(progressLine(cut, { sessions: 4, bytes: 1e6 }, 4000, 0), /^indexing: 6\/10 sessions · 5\.0 MB\/7\.0 MB · 1\.3 MB\/s · ETA 2s$/)
+})
+
+test('memory --scope project: the MEMORY.md of the cwd\'s repository, shared by its worktree, absent elsewhere', { skip: spawnSync('git', ['--version']).status === 0 ? false : 'git is not on PATH' }, () => {
+  const agentDir = mkdtempSync(join(tmpdir(), 'pfm-cli-project-'))
+  const repo = join(agentDir, 'work', 'shop')
+  mkdirSync(repo, { recursive: true })
+  const git = (...args: string[]) => execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@example.com', '-c', 'init.defaultBranch=main', ...args], { cwd: repo, stdio: 'pipe' })
+  git('init', '-q')
+  git('commit', '-q', '--allow-empty', '-m', 'init')
+  git('worktree', 'add', '-q', '-b', 'feature', join(agentDir, 'work', 'shop-feature'))
+  const mem = (cwd: string, ...args: string[]) => run(['memory', ...args, '--agent-dir', agentDir], {}, cwd)
+  const added = mem(repo, 'add', '--scope', 'project', 'Uses pnpm, never npm')
+  assert.deepEqual([added.status, added.stdout], [0, 'Added to project.\n'])
+  const read = JSON.parse(mem(join(agentDir, 'work', 'shop-feature'), 'read', '--target', 'project', '--json').stdout)
+  assert.deepEqual([read.success, read.target, read.entries], [true, 'project', ['Uses pnpm, never npm']])
+  const status = JSON.parse(mem(repo, 'status', '--json').stdout)
+  assert.deepEqual(Object.keys(status), ['dir', 'memory', 'user', 'project', 'projectIdentity'])
+  assert.equal(status.project.file, join(agentDir, 'memories', 'projects', status.projectIdentity.dirName, 'MEMORY.md'))
+  assert.deepEqual([status.projectIdentity.name, status.project.entryCount, status.memory.entryCount], ['shop', 1, 0])
+  const outside = mem(home, 'read', '--scope', 'project', '--json')
+  assert.deepEqual([outside.status, JSON.parse(outside.stdout).code], [1, 'no_project'])
+  assert.equal(mem(repo, 'add', '--scope', 'project', '--target', 'user', 'x').status, 2)
+  rmSync(agentDir, { recursive: true, force: true })
 })

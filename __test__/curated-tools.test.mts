@@ -32,7 +32,7 @@ describe('MemoryStore (native class)', () => {
     assert.throws(() => new MemoryStore({ dir, memoryCharLimit: 0 }), /memoryCharLimit must be an integer from 1/)
     assert.throws(() => new MemoryStore({ dir, userCharLimit: 1.5 }), (e: any) => e.code === 'InvalidArg')
     const store = new MemoryStore({ dir })
-    assert.throws(() => store.read('bogus' as never), /target must be "memory" or "user"/)
+    assert.throws(() => store.read('bogus' as never), /target must be "memory", "user" or "project"/)
     assert.deepEqual([store.memoryCharLimit, store.userCharLimit, store.dir], [2200, 1375, dir])
   })
 
@@ -257,4 +257,52 @@ test('/memory completes a partial subcommand and offers nothing for a complete o
   assert.equal(complete!('dream'), null)
   assert.equal(complete!('add user something'), null)
   assert.equal(complete!('zzz'), null)
+})
+
+describe('memory tools: scope', () => {
+  const KEY = 'v1:0123456789abcdef0123456789abcdef'
+  let dir: string
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), 'pfm-scope-'))
+  })
+  afterEach(() => rmSync(dir, { recursive: true, force: true }))
+  const call = async (store: MemoryStore, name: string, params: Record<string, unknown>) => {
+    const tool = createMemoryTools(store).find((t) => t.name === name)!
+    return (await tool.execute('id', params as never, undefined, undefined, undefined as never)) as { details: any; isError?: boolean }
+  }
+
+  test('in a project, target memory defaults to the project file; scope global writes the shared one; user is always global', async () => {
+    const store = new MemoryStore({ dir, project: { key: KEY, name: 'Shop' } })
+    const projectFile = join(dir, 'projects', 'shop-0123456789abcdef', 'MEMORY.md')
+    const byDefault = await call(store, 'memory_add', { target: 'memory', content: 'Uses pnpm' })
+    assert.deepEqual([byDefault.details.target, byDefault.details.scope, byDefault.details.entries], ['memory', 'project', ['Uses pnpm']])
+    assert.equal(readFileSync(projectFile, 'utf8'), 'Uses pnpm')
+    const global = await call(store, 'memory_add', { target: 'memory', scope: 'global', content: 'Prefers ripgrep' })
+    assert.deepEqual([global.details.scope, readFileSync(join(dir, 'MEMORY.md'), 'utf8')], ['global', 'Prefers ripgrep'])
+    const user = await call(store, 'memory_add', { target: 'user', scope: 'project', content: 'Name is Ada' })
+    assert.deepEqual([user.details.target, user.details.scope, readFileSync(join(dir, 'USER.md'), 'utf8')], ['user', 'global', 'Name is Ada'])
+    const read = await call(store, 'memory_read', { target: 'memory' })
+    assert.deepEqual(read.details.entries, ['Uses pnpm'])
+    const replaced = await call(store, 'memory_replace', { target: 'memory', oldText: 'pnpm', newContent: 'Uses pnpm 9' })
+    assert.equal(readFileSync(projectFile, 'utf8'), 'Uses pnpm 9')
+    assert.equal(replaced.details.replacedEntry, 'Uses pnpm')
+    const applied = await call(store, 'memory_apply', { target: 'memory', scope: 'global', operations: [{ action: 'remove', oldText: 'ripgrep' }] })
+    assert.deepEqual([applied.details.success, readFileSync(join(dir, 'MEMORY.md'), 'utf8')], [true, ''])
+  })
+
+  test('outside a project, target memory is global and scope project is refused with no_project', async () => {
+    const store = new MemoryStore({ dir })
+    const added = await call(store, 'memory_add', { target: 'memory', content: 'Prefers ripgrep' })
+    assert.deepEqual([added.details.scope, readFileSync(join(dir, 'MEMORY.md'), 'utf8')], ['global', 'Prefers ripgrep'])
+    const refused = await call(store, 'memory_add', { target: 'memory', scope: 'project', content: 'Uses pnpm' })
+    assert.deepEqual([refused.isError, refused.details.code, refused.details.scope], [true, 'no_project', 'project'])
+  })
+
+  test('/memory names the project file with the word project', async () => {
+    const store = new MemoryStore({ dir, project: { key: KEY, name: 'shop' } })
+    assert.equal((await runMemoryCommand(store, 'add project Uses pnpm')).text, 'Added to project.')
+    assert.equal((await runMemoryCommand(store, 'read project')).text, 'project [0% — 9/2,200 chars]:\n1. Uses pnpm')
+    assert.equal((await runMemoryCommand(store, 'read')).text, 'memory: (empty)')
+    assert.match((await runMemoryCommand(store, 'status')).text, /^MEMORY\.md: 0 entries \(0% — 0\/2,200 chars\)\nUSER\.md: 0 entries \(0% — 0\/1,375 chars\)\nproject MEMORY\.md \(shop\): 1 entry \(0% — 9\/2,200 chars\)$/)
+  })
 })

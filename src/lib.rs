@@ -16,6 +16,7 @@ pub mod index;
 pub(crate) mod jsregex;
 pub mod ops;
 mod pi_path;
+pub mod project;
 pub mod query;
 #[cfg(test)]
 mod safety_tests;

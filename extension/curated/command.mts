@@ -30,11 +30,11 @@ export interface DreamingCommands {
   cited?(ctx?: ExtensionContext): CitationReader | undefined
 }
 const USAGE = {
-  add: 'Usage: /memory add [user|memory] <content>',
-  replace: 'Usage: /memory replace [user|memory] <oldText> -> <newContent>',
-  remove: 'Usage: /memory remove [user|memory] <substring>',
+  add: 'Usage: /memory add [user|memory|project] <content>',
+  replace: 'Usage: /memory replace [user|memory|project] <oldText> -> <newContent>',
+  remove: 'Usage: /memory remove [user|memory|project] <substring>',
   review: 'Usage: /memory review | /memory review apply <n…>|all | /memory review reject <n…>|all',
-  why: 'Usage: /memory why [user|memory] <n> [--calls] (n as numbered by /memory read; --calls adds the memory_expand calls)',
+  why: 'Usage: /memory why [user|memory|project] <n> [--calls] (n as numbered by /memory read; --calls adds the memory_expand calls)',
 }
 
 /** The first whitespace-separated word and the untouched (trimmed) rest. */
@@ -43,10 +43,14 @@ function firstWord(text: string): [string, string] {
   return match ? [match[1], match[2].trim()] : ['', '']
 }
 
-/** An optional leading `user`/`memory` target, default `memory`. */
+/**
+ * An optional leading `user`/`memory`/`project` target, default `memory`: the
+ * user's own command names the file (`memory` is the global MEMORY.md,
+ * `project` this project's), where the model's tools default to the project.
+ */
 function targetAndText(rest: string): [MemoryTarget, string] {
   const [word, after] = firstWord(rest)
-  return word === 'user' || word === 'memory' ? [word, after] : ['memory', rest]
+  return word === 'user' || word === 'memory' || word === 'project' ? [word, after] : ['memory', rest]
 }
 
 /** A store failure as one clause: its code, then the message without a repeated leading label ("Blocked: …"). */
@@ -61,8 +65,9 @@ export async function statusReply(store: MemoryStore, dreamingLine?: string): Pr
   const report = await guarded(() => store.status())
   const line = (file: string, s: typeof report.memory) =>
     s.error ? `${file}: unreadable — ${s.error}` : `${file}: ${plural(s.entryCount, 'entry')} (${s.usage})`
-  const text = [line('MEMORY.md', report.memory), line('USER.md', report.user), dreamingLine].filter(Boolean).join('\n')
-  return report.memory.error || report.user.error ? warning(text) : info(text)
+  const project = report.project && store.project ? line(`project MEMORY.md (${store.project.name})`, report.project) : undefined
+  const text = [line('MEMORY.md', report.memory), line('USER.md', report.user), project, dreamingLine].filter(Boolean).join('\n')
+  return report.memory.error || report.user.error || report.project?.error ? warning(text) : info(text)
 }
 
 async function dreamNow(dreaming: DreamingCommands | undefined, ctx: ExtensionContext | undefined): Promise<CommandReply> {
@@ -122,7 +127,8 @@ const describeCitation = (c: MemoryCitation) => `session ${c.session}, entry ${c
 export function describeProposal(p: MemoryProposal): string {
   const body = p.action === 'add' ? p.content : p.action === 'replace' ? `${p.oldText} -> ${p.newContent}` : p.oldText
   const evidence = (p.evidence ?? []).map((c) => `\n   evidence: ${describeCitation(c)}`).join('')
-  return `#${p.id} ${p.action} [${p.target}]: ${body}${evidence}`
+  const target = p.target === 'project' ? `project ${p.project?.name ?? '?'}` : p.target
+  return `#${p.id} ${p.action} [${target}]: ${body}${evidence}`
 }
 
 /** A cited entry as `/memory why` shows it: the session's short id, the time, who said it and an excerpt of the words. */
@@ -216,7 +222,7 @@ export async function runMemoryCommand(
     case 'why':
       return why(store, rest, dreaming?.cited?.(ctx))
     case 'read':
-      return readReply(store, firstWord(rest)[0] === 'user' ? 'user' : 'memory')
+      return readReply(store, targetAndText(rest)[0])
     case 'add':
     case 'replace':
     case 'remove':
@@ -234,7 +240,7 @@ export function registerMemoryCommand(
   afterCommand?: (ctx: ExtensionContext) => void | Promise<void>,
 ): void {
   pi.registerCommand('memory', {
-    description: 'Curated memory: /memory status | read [user] | add|replace|remove [user|memory] … | dream | review [apply|reject <n…>|all] | why [user] <n> [--calls]',
+    description: 'Curated memory: /memory status | read [user|project] | add|replace|remove [user|memory|project] … | dream | review [apply|reject <n…>|all] | why [user|project] <n> [--calls]',
     // Nothing to offer once the subcommand is complete: a menu would make Enter pick it instead of running it.
     getArgumentCompletions: (prefix) => {
       const word = prefix.trimStart()

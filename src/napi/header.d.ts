@@ -349,8 +349,11 @@ export interface EvidencePack {
   error?: MemoryError
 }
 
-/** Curated memory: `"memory"` is MEMORY.md (the agent's notes), `"user"` is USER.md. */
-export type MemoryTarget = 'memory' | 'user'
+/**
+ * Curated memory: `"memory"` is the global MEMORY.md (the agent's notes), `"user"` is USER.md, `"project"` the
+ * MEMORY.md of the project the store was opened for (`projects/<dirName>/MEMORY.md`).
+ */
+export type MemoryTarget = 'memory' | 'user' | 'project'
 
 /** Why a curated-memory call failed; `error` holds the readable text. */
 export type MemoryFailureCode =
@@ -366,6 +369,10 @@ export type MemoryFailureCode =
   | 'io_error'
   | 'invalid_operation'
   | 'stale'
+  /** Target `"project"` in a store opened for no project. */
+  | 'no_project'
+  /** `applyProposals`: a proposal made for another project's memory (it stays listed). */
+  | 'other_project'
   /** Dreaming's staging only: every candidate of the call was dropped because its evidence did not verify. */
   | 'unverified'
 
@@ -446,6 +453,8 @@ export interface MemoryProposal {
   createdAt: number
   /** The evidence dreaming cited; applying the proposal records it as the entry's provenance. */
   evidence?: MemoryCitation[]
+  /** Target `"project"`: the project it was made for (applied only from a store opened for it). */
+  project?: { key: string; name: string }
 }
 
 export type MemoryProposalList =
@@ -506,4 +515,6 @@ export interface MemoryFileStatus {
 export interface MemoryStoreStatus {
   memory: MemoryFileStatus
   user: MemoryFileStatus
+  /** A store opened for a project: that project's MEMORY.md. */
+  project?: MemoryFileStatus
 }

@@ -20,6 +20,7 @@ use serde_json::Value;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
 
+mod project;
 mod store;
 
 fn to_napi(error: CoreError) -> Error {
