@@ -22,6 +22,14 @@ export interface MemoryError {
     | 'regex_pattern_too_large'
     /** `memory.pack`: `maxTokens` cannot hold one cited excerpt (`neededTokens` says what would). */
     | 'pack_budget_too_small'
+    /** A forgotten session named by id or path (`forget`; `unforget` takes it back). */
+    | 'session_forgotten'
+    /** `<agentDir>/fabric/forgotten.json` cannot be read (`file`): nothing is answered until it is fixed or moved. */
+    | 'forgotten_unreadable'
+    /** `forget` / `unforget`: the list's lock is held by another writer past the timeout. */
+    | 'locked'
+    /** `forget` / `unforget`: the list could not be written (`file`); nothing was changed. */
+    | 'write_failed'
     /** The shim's `memory.walk`: expanded chunks that do not join into whole entries. */
     | 'walk_discontinuity'
     | 'walk_incomplete'

@@ -11,6 +11,7 @@ pub(crate) mod coverage;
 pub mod engine;
 pub mod error;
 mod fault;
+pub mod forgotten;
 pub(crate) mod fsread;
 pub mod index;
 pub(crate) mod jsregex;
