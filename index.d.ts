@@ -527,6 +527,29 @@ export interface MemoryStoreStatus {
   project?: MemoryFileStatus
 }
 
+/** `memory.forget` / `memory.unforget`: the session by id, id prefix, file stem or path. */
+export interface ForgetArgs {
+  session: string
+}
+
+/** One forgotten session, as `<agentDir>/fabric/forgotten.json` records it. */
+export interface ForgottenSession {
+  sessionId: string
+  file: string
+  /** Unix milliseconds. */
+  forgottenAt: number
+}
+
+export interface ForgetResult {
+  /** The sessions this call forgot or took back; empty when nothing changed. */
+  changed: ForgottenSession[]
+  /** Every forgotten session after the call. */
+  forgotten: ForgottenSession[]
+  /** Index records of the forgotten session removed from the index dir. */
+  recordsRemoved: number
+  error?: MemoryError
+}
+
 /**
  * Which binding artifact the generated loader actually loaded: `'native'` for
  * a native addon, otherwise the `platformArchABI` of the WASI flavor. Every
@@ -568,6 +591,19 @@ export declare class MemoryEngine {
    * receives the indexing work this call does (the plan, then each build).
    */
   sessions(args?: SessionsArgs, live?: LiveBranchArg, onProgress?: (progress: IndexProgress) => void): Promise<SessionsPage>
+  /**
+   * `memory.forget({session})`: recall, expand, sessions and packs never
+   * surface the session again (by its id and its file) until `unforget`;
+   * its index records are removed. Pi's file is never touched.
+   */
+  forget(args: ForgetArgs): Promise<ForgetResult>
+  /**
+   * `memory.unforget({session})`: takes a forget back (by the id, an id
+   * prefix or the file the list records).
+   */
+  unforget(args: ForgetArgs): Promise<ForgetResult>
+  /** Every forgotten session (`forgotten`), or the list's error. */
+  forgotten(): Promise<ForgetResult>
 }
 
 /**

@@ -46,19 +46,39 @@ struct Ledger {
   sessions: Vec<Forgotten>,
 }
 
-/// The list as one process holds it: lookups by id and by file.
+/// (dev, inode) of a file.
+type FileId = (u64, u64);
+
+/// The list as one process holds it: lookups by id, by path and by the
+/// file a path names now (a session dir reached by another spelling of its
+/// path, a symlink, is the same file).
 #[derive(Debug, Default)]
 pub struct List {
   pub sessions: Vec<Forgotten>,
   ids: HashSet<String>,
   files: HashSet<PathBuf>,
+  inodes: HashSet<FileId>,
+}
+
+fn file_id(path: &Path) -> Option<FileId> {
+  fs::metadata(path).ok().map(|m| {
+    let stamp = StatStamp::of(&m);
+    (stamp.dev, stamp.ino)
+  })
 }
 
 impl List {
   fn of(sessions: Vec<Forgotten>) -> List {
     let ids = sessions.iter().map(|s| s.session_id.clone()).collect();
     let files = sessions.iter().map(|s| PathBuf::from(&s.file)).collect();
-    List { sessions, ids, files }
+    let inodes = sessions.iter().filter_map(|s| file_id(Path::new(&s.file))).collect();
+    List { sessions, ids, files, inodes }
+  }
+
+  /// Do the forgotten files still name the files this list saw?
+  fn same_files(&self) -> bool {
+    let now: HashSet<FileId> = self.sessions.iter().filter_map(|s| file_id(Path::new(&s.file))).collect();
+    now == self.inodes
   }
 
   pub fn is_empty(&self) -> bool {
@@ -68,6 +88,11 @@ impl List {
   /// Is the session with header id `id` (when known) at `path` forgotten?
   pub fn covers(&self, id: Option<&str>, path: &Path) -> bool {
     !self.is_empty() && (self.files.contains(path) || id.is_some_and(|id| self.ids.contains(id)))
+  }
+
+  /// Is the listed file at `path`, whose stat is `stamp`, forgotten?
+  pub fn covers_file(&self, path: &Path, stamp: &StatStamp) -> bool {
+    !self.is_empty() && (self.files.contains(path) || self.inodes.contains(&(stamp.dev, stamp.ino)))
   }
 }
 
@@ -129,8 +154,10 @@ fn current_stamp(path: &Path) -> Option<StatStamp> {
 pub fn load(agent_dir: &Path) -> Result<Arc<List>, ContractError> {
   let path = path(agent_dir);
   let stamp = current_stamp(&path);
-  if let Some(cached) = cache().lock().iter().find(|c| c.path == path && c.stamp == stamp) {
-    return Ok(cached.list.clone());
+  let cached = cache().lock().iter().find(|c| c.path == path && c.stamp == stamp).map(|c| c.list.clone());
+  // The same list while its files are the same files: a warm call keeps its last synchronization.
+  if let Some(list) = cached.filter(|list| list.same_files()) {
+    return Ok(list);
   }
   let (sessions, stamp) = read(&path)?;
   let list = Arc::new(List::of(sessions));
@@ -138,6 +165,23 @@ pub fn load(agent_dir: &Path) -> Result<Arc<List>, ContractError> {
   cache.retain(|c| c.path != path);
   cache.push(Cached { path, stamp, list: list.clone() });
   Ok(list)
+}
+
+/// `session_forgotten` when the session with header id `id` at `path` is
+/// forgotten (or the list's own error when it cannot be read): what a call
+/// that names one session answers instead of reading it.
+pub fn refuse(agent_dir: &Path, id: &str, path: &Path) -> Result<(), ContractError> {
+  if !load(agent_dir)?.covers(Some(id), path) {
+    return Ok(());
+  }
+  Err(
+    ContractError::new(
+      ErrorCode::SessionForgotten,
+      format!("Session {id} was forgotten: recall does not surface it (memory.unforget takes that back)."),
+    )
+    .with("sessionId", id)
+    .with("sessionFile", path.to_string_lossy().into_owned()),
+  )
 }
 
 /// What a forget or unforget did.

@@ -526,3 +526,26 @@ export interface MemoryStoreStatus {
   /** A store opened for a project: that project's MEMORY.md. */
   project?: MemoryFileStatus
 }
+
+/** `memory.forget` / `memory.unforget`: the session by id, id prefix, file stem or path. */
+export interface ForgetArgs {
+  session: string
+}
+
+/** One forgotten session, as `<agentDir>/fabric/forgotten.json` records it. */
+export interface ForgottenSession {
+  sessionId: string
+  file: string
+  /** Unix milliseconds. */
+  forgottenAt: number
+}
+
+export interface ForgetResult {
+  /** The sessions this call forgot or took back; empty when nothing changed. */
+  changed: ForgottenSession[]
+  /** Every forgotten session after the call. */
+  forgotten: ForgottenSession[]
+  /** Index records of the forgotten session removed from the index dir. */
+  recordsRemoved: number
+  error?: MemoryError
+}

@@ -64,7 +64,6 @@ impl State {
   }
 
   /// The next call runs a synchronization of its own.
-  #[cfg(test)]
   pub(crate) fn forget_last(&self) {
     self.last.lock().take();
   }
@@ -121,7 +120,7 @@ pub fn sync(engine: &Engine, scope: &Scope, branches: Branches) -> Result<SyncRe
   let state = index.sync_state();
   let _guard = state.lock.lock();
   let started_ns = now_ns();
-  let all = index.listing().sources(engine);
+  let all = index.listing().remembered(engine)?;
   let listed_ns = now_ns();
   let names = index.names(engine);
   let key = sync_key(engine, scope, branches);
