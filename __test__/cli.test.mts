@@ -159,6 +159,38 @@ test('expand --json prints the exact API result; a contract error exits 1 with i
   assert.equal(JSON.parse(json.stdout).error.code, 'session_not_found')
 })
 
+test('forget, forgotten, unforget: a forgotten session leaves recall, sessions and expand, doctor lists it, its file is untouched', () => {
+  const agentDir = demoAgentDir()
+  const at = ['--agent-dir', agentDir, ...WEBSHOP]
+  const id = '019a0001-demo-7000-8000-checkout0001'
+  const file = JSON.parse(run(['sessions', '--json', ...at]).stdout).sessions.find((s: { id: string }) => s.id === id).file
+  const before = readFileSync(file)
+  const recalled = () => JSON.parse(run(['recall', 'checkout', '--json', ...at]).stdout).hits.filter((h: { sessionId: string }) => h.sessionId === id).length
+  assert.ok(recalled() > 0)
+  const forgot = run(['forget', '019a0001', ...at])
+  assert.equal(forgot.status, 0, forgot.stderr)
+  assert.match(forgot.stdout, /^Forgot 019a0001-demo…  forgotten \d{4}-\d\d-\d\d \d\d:\d\d  .*checkout0001\.jsonl\n\(\d+ index records? removed; Pi's file is untouched; `unforget` takes it back\)\n$/)
+  assert.equal(recalled(), 0)
+  assert.ok(!run(['sessions', '--json', ...at]).stdout.includes(id))
+  const expand = run(['expand', id, '0', '--json', ...at])
+  assert.equal(expand.status, 1)
+  assert.equal(JSON.parse(expand.stdout).error.code, 'session_forgotten')
+  assert.match(run(['forget', id, ...at]).stdout, /^Already forgotten\. Forgotten sessions \(1 session; recall never surfaces them\):/)
+  const listed = JSON.parse(run(['forgotten', '--json', '--agent-dir', agentDir]).stdout)
+  assert.deepEqual(listed.forgotten.map((s: { sessionId: string; file: string }) => [s.sessionId, s.file]), [[id, file]])
+  assert.match(run(['doctor', ...at]).stdout, /\nforgotten {4}Forgotten sessions \(1 session; recall never surfaces them\):\n {4}019a0001-demo…/)
+  assert.deepEqual(JSON.parse(run(['doctor', '--json', ...at]).stdout).forgotten.map((s: { sessionId: string }) => s.sessionId), [id])
+  const back = run(['unforget', '019a0001-demo', ...at])
+  assert.equal(back.status, 0, back.stderr)
+  assert.match(back.stdout, /^Remembered again: 019a0001-demo…/)
+  assert.ok(recalled() > 0)
+  const unknown = run(['unforget', id, '--json', ...at])
+  assert.equal(unknown.status, 1)
+  assert.equal(JSON.parse(unknown.stdout).error.code, 'session_not_found')
+  assert.equal(run(['forget', ...at]).status, 2, 'a session is required')
+  assert.deepEqual(readFileSync(file), before)
+})
+
 test('a session is named by the id prefix recall prints; a prefix two sessions share lists both (recall, expand, sessions, index)', () => {
   const agentDir = demoAgentDir()
   const where = ['--agent-dir', agentDir, ...WEBSHOP]
@@ -414,7 +446,7 @@ test('doctor: where it looks, sessions per project, coverage without building, s
   const before = run(['doctor', '--json', '--agent-dir', agentDir, ...WEBSHOP])
   assert.equal(before.status, 0, before.stdout)
   const report = JSON.parse(before.stdout)
-  assert.deepEqual(Object.keys(report), ['ok', 'agentDir', 'sessionsDir', 'indexDir', 'coverage', 'memoryDir', 'settings', 'projectSettings', 'problems', 'warnings'])
+  assert.deepEqual(Object.keys(report), ['ok', 'agentDir', 'sessionsDir', 'indexDir', 'coverage', 'memoryDir', 'forgotten', 'settings', 'projectSettings', 'problems', 'warnings'])
   assert.deepEqual(report.agentDir, { path: agentDir, origin: 'flag', exists: true })
   assert.deepEqual(report.sessionsDir.projects.map((p: { cwd: string; sessions: number }) => [p.cwd, p.sessions]), [['/home/demo/webshop', 3]])
   assert.deepEqual([report.coverage.indexedSessions, report.coverage.staleSessions], [0, 3], 'doctor reads the index, it does not build it')

@@ -198,6 +198,13 @@ export function memoryExtension(pi: ExtensionAPI, options: MemoryExtensionOption
         return undefined // settings recall cannot use: the citations stay ids
       }
     },
+    history: (ctx) => {
+      try {
+        return ctx ? memoryOf(ctx).memory : undefined
+      } catch {
+        return undefined // settings recall cannot use
+      }
+    },
   }, (ctx) => refreshStatus(ctx))
 
   /** Shows a background dream's outcome as one short footer line (runs that did not happen stay quiet). */
