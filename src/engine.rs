@@ -72,6 +72,7 @@ impl Engine {
       cwd: self.cwd.clone(),
       session_dir: self.session_dir.clone(),
       live_file: self.live.as_ref().map(|l| l.file.clone()),
+      project: Default::default(),
     }
   }
 

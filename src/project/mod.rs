@@ -18,6 +18,8 @@
 //! rules without old keys ever matching new ones by accident.
 
 mod config;
+#[cfg(test)]
+pub(crate) mod fixtures;
 mod git;
 mod remote;
 

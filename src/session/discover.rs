@@ -8,11 +8,13 @@ use super::parse::{parse_header_prefix, Header};
 use super::source::StatStamp;
 use crate::error::{ContractError, ErrorCode};
 // Re-exported: the index resolves named sources with it too.
+use super::project_dirs::{self, ProjectDirs};
 pub use crate::pi_path::resolve_path;
 use rayon::prelude::*;
 use std::fs;
 use std::io::Read;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 /// How much of a file is read to find its header line.
 const HEADER_PREFIX_BYTES: u64 = 1024 * 1024;
@@ -150,6 +152,8 @@ pub struct Discovery {
   pub cwd: PathBuf,
   pub session_dir: Option<PathBuf>,
   pub live_file: Option<PathBuf>,
+  /// The cwd's project and its session dirs, found once per call.
+  pub project: project_dirs::Cell,
 }
 
 /// Sorted, without repeats (a custom session dir may be one of the default ones).
@@ -168,29 +172,42 @@ impl Discovery {
     self.sessions_dir().join(encode_cwd(&self.cwd.to_string_lossy()))
   }
 
+  /// The cwd's project (its identity) and the other session dirs of it:
+  /// the dirs of the repository's other checkouts ([`project_dirs`]).
+  pub fn project_dirs(&self) -> Arc<ProjectDirs> {
+    self.project.get(&self.sessions_dir(), &self.cwd, &self.project_dir())
+  }
+
+  /// Is `dir` a session dir of the project whose own dir is `project_dir`:
+  /// that dir, or one of another checkout of the same repository?
+  fn project_holds_dir(&self, project_dir: &Path, dir: &Path) -> bool {
+    dir == project_dir || (project_dir == self.project_dir() && self.project_dirs().dirs.contains(dir))
+  }
+
   /// Can the session at `path` belong to the project whose own dir is
-  /// `project_dir`, before its header is read? Only the project's dir and
-  /// the flat custom dir hold its sessions (see [`Discovery::in_project`]).
+  /// `project_dir`, before its header is read? Only the project's session
+  /// dirs and the flat custom dir hold its sessions (see [`Discovery::in_project`]).
   pub fn may_hold(&self, project_dir: &Path, path: &Path) -> bool {
-    let parent = path.parent();
-    parent == Some(project_dir) || (parent.is_some() && parent == self.session_dir.as_deref())
+    let Some(parent) = path.parent() else { return false };
+    self.project_holds_dir(project_dir, parent) || Some(parent) == self.session_dir.as_deref()
   }
 
   /// Is the session at `path`, whose header names `header_cwd`, one of this
-  /// cwd's, whose own dir is `project_dir` ([`Discovery::project_dir`])? In
-  /// the default layout its directory decides, whatever its header says (a
+  /// cwd's project, whose own dir is `project_dir` ([`Discovery::project_dir`])?
+  /// In the default layout its directory decides, whatever its header says (a
   /// session moved into this cwd's dir is this cwd's, as Pi's
-  /// `SessionManager.list` lists it); in the flat custom session dir, which
-  /// holds every cwd's sessions, only a header cwd equal to this cwd does.
+  /// `SessionManager.list` lists it; a dir of another checkout of the same
+  /// repository is this project's); in the flat custom session dir, which
+  /// holds every cwd's sessions, only a header cwd equal to this cwd, or of
+  /// the same project, does.
   pub fn in_project(&self, project_dir: &Path, path: &Path, header_cwd: &str) -> bool {
-    let parent = path.parent();
-    if parent == Some(project_dir) {
+    let Some(parent) = path.parent() else { return false };
+    if self.project_holds_dir(project_dir, parent) {
       return true;
     }
-    parent.is_some()
-      && parent == self.session_dir.as_deref()
+    Some(parent) == self.session_dir.as_deref()
       && !header_cwd.is_empty()
-      && belongs_to(header_cwd, &self.cwd)
+      && (belongs_to(header_cwd, &self.cwd) || self.project_dirs().holds_cwd(header_cwd))
   }
 
   /// Every session under the agent dir and in the custom session dir, newest first.

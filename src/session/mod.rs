@@ -11,6 +11,7 @@ pub(crate) mod json;
 pub mod lineage;
 pub mod normalize;
 pub mod parse;
+pub mod project_dirs;
 pub(crate) mod source;
 pub(crate) mod time;
 pub mod titles;
