@@ -6,6 +6,7 @@ use super::hot::{HotShard, ResumeState};
 use super::ownership;
 use super::record::{self, Body, CacheRecord, Tier, CACHE_VERSION};
 use super::resident::Slot;
+use super::trace::Event;
 use super::{Index, Source};
 use crate::coverage::Reason;
 use crate::engine::Engine;
@@ -42,7 +43,9 @@ pub fn load_fresh(
     None => {
       let name = index.record_name(&source.path, branches, tier);
       let limit = record::read_limit(&engine.config, tier, source.stamp.size);
-      let Some(record) = record::open(&index.dir.join(&name), tier, limit).ok()? else {
+      let path = index.dir.join(&name);
+      index.trace().note(|| Event::Opened(path.clone()));
+      let Some(record) = record::open(&path, tier, limit).ok()? else {
         // Torn or an older version: rebuilt from source, never migrated.
         ownership::remove_ours(&index.dir, &name);
         return None;
@@ -119,11 +122,6 @@ pub fn planned_cost(index: &Index, source: &Source, tier: Tier, branches: Branch
 fn live_branch<'e>(engine: &'e Engine, source: &Source, branches: Branches) -> Option<&'e LiveBranch> {
   engine.live.as_ref().filter(|l| l.file == source.path && branches == Branches::Active).map(|l| &l.branch)
 }
-
-/// Sources whose build resumed from their previous record: the property
-/// test proves the incremental path ran, not only the full one.
-#[cfg(test)]
-pub static RESUMED: parking_lot::Mutex<Vec<std::path::PathBuf>> = parking_lot::const_mutex(Vec::new());
 
 /// Normalized entries plus what a later append needs.
 struct Built {
@@ -318,7 +316,13 @@ pub fn build(
     Some(same) => {
       CacheRecord { stamp: read.stamp, mtime: read.stamp.mtime_ms(), verified_ns: read.read_ns, ..same.clone() }
     }
-    None => fresh_record(engine, &read, tier, branches, live, stale.as_deref())?,
+    None => {
+      let (record, resumed) = fresh_record(engine, &read, tier, branches, live, stale.as_deref())?;
+      if resumed {
+        index.trace().note(|| Event::Resumed(source.path.clone()));
+      }
+      record
+    }
   };
   if fs::metadata(&source.path).ok().map(|m| StatStamp::of(&m)) != Some(read.stamp) {
     return Err(Reason::SourceChangedDuringIndex);
@@ -344,6 +348,7 @@ pub fn build(
   Ok((record, persisted))
 }
 
+/// A record built from `read`, and whether it resumed from `stale`.
 fn fresh_record(
   engine: &Engine,
   read: &SourceFile,
@@ -351,7 +356,7 @@ fn fresh_record(
   branches: Branches,
   live: Option<&LiveBranch>,
   stale: Option<&CacheRecord>,
-) -> Result<CacheRecord, Reason> {
+) -> Result<(CacheRecord, bool), Reason> {
   let policy_of = match tier {
     Tier::Hot => engine.config.index_policy(),
     // The digest folds untruncated text.
@@ -362,10 +367,7 @@ fn fresh_record(
     Body::Hot(shard) => Some(shard),
     Body::Cold(_) => None,
   });
-  #[cfg(test)]
-  if resumed.is_some() {
-    RESUMED.lock().push(read.path.clone());
-  }
+  let was_resumed = resumed.is_some();
   let built = match resumed {
     Some(built) => built,
     None => full(read, branches, live, &policy_of)?,
@@ -373,7 +375,7 @@ fn fresh_record(
   let header = built.resume.header.clone();
   let fingerprint = built.fingerprint.clone();
   let titles = built.titles.clone();
-  Ok(CacheRecord {
+  let record = CacheRecord {
     cache_version: CACHE_VERSION,
     file: read.path.to_string_lossy().into_owned(),
     session_id: header.id,
@@ -390,7 +392,8 @@ fn fresh_record(
     cache_source_ratio: 0.0,
     titles,
     body: body(engine, tier, built, previous.map(|p| &**p)),
-  })
+  };
+  Ok((record, was_resumed))
 }
 
 /// Writes the record, then drops the other tier's record of this mode.

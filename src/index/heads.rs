@@ -49,19 +49,6 @@ const PREFIX_BYTES: usize = MAGIC.len() + 8;
 /// Fewer cold records than this are not packed (the dictionary's threshold).
 pub const MIN_RECORDS: usize = super::dictionary::MIN_COLD;
 
-#[cfg(test)]
-thread_local! {
-  /// Tests pack small indexes: the threshold for this thread's syncs.
-  pub static MIN_RECORDS_HERE: std::cell::Cell<usize> = const { std::cell::Cell::new(MIN_RECORDS) };
-}
-
-fn min_records() -> usize {
-  #[cfg(test)]
-  return MIN_RECORDS_HERE.with(|min| min.get());
-  #[cfg(not(test))]
-  MIN_RECORDS
-}
-
 /// The file of one shard of one branch mode.
 pub fn file_name(branches: Branches, shard: usize) -> String {
   format!("cold-heads.{}.{shard:02}.pack", branches.as_str())
@@ -203,7 +190,7 @@ pub(super) fn preload(
 ) {
   let stems: Option<FxHashSet<String>> = match wanted {
     Wanted::All => None,
-    Wanted::Project { candidates, .. } if candidates.len() < min_records() => return,
+    Wanted::Project { candidates, .. } if candidates.len() < index.trace().min_packed() => return,
     Wanted::Project { candidates, .. } => Some(candidates.iter().map(|s| record::stem(&s.path)).collect()),
   };
   let decoded = {
@@ -337,7 +324,7 @@ pub(super) fn refresh(index: &Index, branches: Branches, synced: &[Synced]) {
     })
     .collect();
   let mut groups: Vec<Vec<(&Synced, &Arc<CacheRecord>)>> = vec![Vec::new(); SHARDS];
-  if cold.len() >= min_records() {
+  if cold.len() >= index.trace().min_packed() {
     for (synced, record, shard) in cold {
       groups[shard].push((synced, record));
     }

@@ -10,7 +10,8 @@
 //!   format; [`resident`]: the records a process keeps;
 //! - [`dictionary`], [`heads`]: what spans every cold record;
 //! - [`write_behind`], [`ownership`], `cleanup`: writing and owning the
-//!   index dir.
+//!   index dir;
+//! - `trace`: the test seam, what this index did (empty outside tests).
 
 pub(crate) mod build;
 mod cleanup;
@@ -27,6 +28,7 @@ pub mod record;
 pub(crate) mod resident;
 mod sources;
 mod sync;
+mod trace;
 pub(crate) mod vocabulary;
 pub(crate) mod watch;
 pub(crate) mod write_behind;
@@ -83,6 +85,8 @@ pub struct Index {
   writes: write_behind::Queue,
   /// The packed cold heads, as this process knows them.
   packs: heads::Packs,
+  /// What this index did, for its tests (empty outside them).
+  trace: trace::Trace,
 }
 
 impl Index {
@@ -103,6 +107,7 @@ impl Index {
           elsewhere: Mutex::default(),
           writes: Default::default(),
           packs: Default::default(),
+          trace: Default::default(),
         })
       })
       .clone()
@@ -114,6 +119,7 @@ impl Index {
       return base.clone();
     }
     // Hashed outside the lock: parallel loads name their records at once.
+    self.trace.note(|| trace::Event::Hashed(path.to_path_buf()));
     let base: Arc<str> = record::base_name(path).into();
     self.base_names.lock().entry(path.as_os_str().to_owned()).or_insert(base).clone()
   }
@@ -150,6 +156,10 @@ impl Index {
 
   pub(super) fn packs(&self) -> &heads::Packs {
     &self.packs
+  }
+
+  pub(super) fn trace(&self) -> &trace::Trace {
+    &self.trace
   }
 
   pub(super) fn elsewhere(&self) -> &Mutex<HashSet<String>> {

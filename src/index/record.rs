@@ -299,10 +299,6 @@ impl CacheRecord {
   }
 }
 
-/// Record files [`open`] read (tests: a packed head stands for its record).
-#[cfg(test)]
-pub static OPENED: parking_lot::Mutex<Vec<PathBuf>> = parking_lot::const_mutex(Vec::new());
-
 /// How much of a cold record [`open`] reads first: one page, which holds
 /// nearly every head (measured: 1.2–2.1 KB median, 3.8 KB largest;
 /// a longer head costs a second read). Reading more is most of the I/O of a
@@ -315,8 +311,6 @@ const COLD_HEAD_READ: u64 = 4 * 1024;
 /// `Ok(None)`: not an intact current record of `tier` (torn, foreign,
 /// another version); `Err`: it could not be read at all.
 pub fn open(path: &Path, tier: Tier, limit: u64) -> Result<Option<CacheRecord>, crate::fsread::ReadError> {
-  #[cfg(test)]
-  OPENED.lock().push(path.to_path_buf());
   if tier == Tier::Hot {
     return Ok(CacheRecord::decode(&read(path, limit)?).filter(|r| r.tier() == tier));
   }
@@ -422,20 +416,10 @@ pub fn base_of(name: &str, branches: Branches, tier: Tier) -> Option<&str> {
   name.strip_suffix(tier.as_str())?.strip_suffix('.')?.strip_suffix(branches.as_str())?.strip_suffix('.')
 }
 
-/// Sources whose name was hashed, with how often (tests: a fresh process
-/// hashes each source path once).
-#[cfg(test)]
-pub static HASHED: parking_lot::Mutex<Option<std::collections::HashMap<PathBuf, usize>>> =
-  parking_lot::const_mutex(None);
-
 /// `<sha256(path)[..16]>-<sanitized basename>`: hashes the path's
 /// `to_string_lossy` spelling, so a source path and a record's `file` (that
 /// same spelling) name the same record.
 pub fn base_name(source: &Path) -> String {
-  #[cfg(test)]
-  {
-    *HASHED.lock().get_or_insert_default().entry(source.to_path_buf()).or_default() += 1;
-  }
   let hash = sha256_hex(source.to_string_lossy().as_bytes());
   format!("{}-{}", &hash[..16], stem(source))
 }

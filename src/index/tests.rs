@@ -532,15 +532,12 @@ fn a_fresh_process_hashes_each_source_path_once() {
   let engine = fx.engine(json!({"hotSessions": 1}));
   assert!(global(&engine).coverage.complete);
   forget_process(&fx.index_dir());
-  let hashed = || {
-    let counts = record::HASHED.lock();
-    paths.iter().map(|p| counts.as_ref().and_then(|c| c.get(p)).copied().unwrap_or(0)).collect::<Vec<_>>()
-  };
-  let before = hashed();
+  let trace = || Index::shared(fx.index_dir()).trace().hashed();
+  trace();
   let result = global(&engine);
   assert!(result.sessions.iter().all(|s| s.record.is_some()), "every record loaded from disk");
-  let after = hashed();
-  let per_path: Vec<usize> = after.iter().zip(&before).map(|(a, b)| a - b).collect();
+  let hashed = trace();
+  let per_path: Vec<usize> = paths.iter().map(|p| hashed.iter().filter(|h| *h == p).count()).collect();
   // Loading the record, keeping it resident and listing the owners for
   // cleanup all name it.
   assert_eq!(per_path, [1, 1, 1]);
@@ -788,12 +785,10 @@ fn a_session_first_seen_before_its_header_line_is_indexed_once_it_lands() {
   assert_eq!(global(&engine).sessions.len(), 1, "its header landed");
 }
 
-/// Cold records of `dir` that this test's syncs opened since the last call.
+/// Cold records the index of `dir` opened since the last call.
 fn cold_opens(dir: &Path) -> usize {
-  let mut opened = record::OPENED.lock();
-  let (mine, others): (Vec<PathBuf>, Vec<PathBuf>) = opened.drain(..).partition(|p| p.starts_with(dir));
-  *opened = others;
-  mine.iter().filter(|p| p.to_string_lossy().ends_with(".cold")).count()
+  let opened = Index::shared(dir.to_path_buf()).trace().opened();
+  opened.iter().filter(|p| p.to_string_lossy().ends_with(".cold")).count()
 }
 
 fn pack_files(fx: &Fixture) -> Vec<String> {
@@ -806,7 +801,7 @@ fn pack_files(fx: &Fixture) -> Vec<String> {
 
 /// A fresh process with the pack's threshold at one cold record.
 fn packing(fx: &Fixture, sessions: usize) -> Engine {
-  heads::MIN_RECORDS_HERE.with(|min| min.set(1));
+  Index::shared(fx.index_dir()).trace().set_min_packed(1);
   for i in 0..sessions {
     fx.write(&format!("s{i}"), &[&format!("hello term{i}"), "reply"], 100 + i as u64);
   }
@@ -924,7 +919,7 @@ fn the_pack_follows_the_cold_records_and_goes_below_its_threshold() {
   assert!(fx.index_dir().join(&record).is_file(), "the missing record is built again");
   assert_eq!(answers(&engine, &["term3", "term2"]), [(1, true), (0, true)]);
   assert_eq!(entries(&fx), 3, "a deleted session's head leaves the pack");
-  heads::MIN_RECORDS_HERE.with(|min| min.set(4));
+  Index::shared(fx.index_dir()).trace().set_min_packed(4);
   global(&fx.engine(json!({"hotSessions": 2})));
   assert!(pack_files(&fx).is_empty(), "below the threshold there is no pack");
 }
@@ -990,11 +985,11 @@ fn a_fresh_process_project_call_reads_its_heads_from_the_pack_and_proves_members
   forget_all(&dir);
   cold_opens(&dir);
   let theirs: Vec<PathBuf> = (0..3).map(|i| other.join(format!("o{i}.jsonl"))).collect();
-  let hashed = || record::HASHED.lock().as_ref().map_or(0, |c| theirs.iter().filter_map(|p| c.get(p)).sum::<usize>());
-  let hashed_before = hashed();
+  let hashed = || Index::shared(dir.clone()).trace().hashed().iter().filter(|p| theirs.contains(p)).count();
+  hashed();
   let again = project(&engine);
   assert_eq!(cold_opens(&dir), 0, "no cold record opened: every head came from the pack");
-  assert_eq!(hashed(), hashed_before, "cleanup named the other project's records by the pack, unhashed");
+  assert_eq!(hashed(), 0, "cleanup named the other project's records by the pack, unhashed");
   assert!(Index::shared(dir.clone()).listing().cached_headers() == 0, "membership proven by the fresh records' cwd");
   assert_eq!(tiers(&again), tiers(&first));
   // Its 7 candidates (the hot one read from its record), not the 3 others.

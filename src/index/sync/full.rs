@@ -9,6 +9,7 @@ use crate::engine::Engine;
 use crate::error::ContractError;
 use crate::index::record::{self, CacheRecord, Tier};
 use crate::index::sources::{in_scope_proven, named};
+use crate::index::trace::{Event, Pass};
 use crate::index::{build, cleanup, dictionary, freshness, heads, ownership, progress, trim_heap, Index, Source};
 use crate::session::discover::Scope;
 use crate::session::lineage::Branches;
@@ -25,8 +26,7 @@ pub(super) fn sync_changed(
   all: &[Source],
   names: &[String],
 ) -> Result<Outcome, ContractError> {
-  #[cfg(test)]
-  super::PASSES.lock().push((index.dir.clone(), super::Pass::Full));
+  index.trace().note(|| Event::Pass(Pass::Full));
   ownership::check(engine, &index.dir, names)?;
   let existing: rustc_hash::FxHashSet<&std::ffi::OsStr> = all.iter().map(|s| s.path.as_os_str()).collect();
   index.resident().retain(|path| existing.contains(path.as_os_str()) || path.exists());

@@ -193,16 +193,5 @@ struct Outcome {
 /// A session to build: its slot in the session list, tier and planned cost.
 type Planned = (usize, Source, Tier, u64);
 
-/// Which synchronization a call ran (tests: proves the patch path ran, or did not).
-#[cfg(test)]
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Pass {
-  Full,
-  Patched,
-}
-
-#[cfg(test)]
-pub(crate) static PASSES: parking_lot::Mutex<Vec<(PathBuf, Pass)>> = parking_lot::const_mutex(Vec::new());
-
 #[cfg(test)]
 mod patch_tests;

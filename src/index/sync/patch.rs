@@ -23,6 +23,7 @@ use crate::engine::Engine;
 use crate::error::ContractError;
 use crate::index::freshness::PolicyCheck;
 use crate::index::sources::in_scope;
+use crate::index::trace::{Event, Pass};
 use crate::index::{build, ownership, Index, Source};
 use crate::session::discover::Scope;
 use crate::session::lineage::Branches;
@@ -56,8 +57,7 @@ pub(super) fn patch(
   if let Err(e) = ownership::check(engine, &index.dir, names) {
     return Some(Err(e));
   }
-  #[cfg(test)]
-  super::PASSES.lock().push((index.dir.clone(), super::Pass::Patched));
+  index.trace().note(|| Event::Pass(Pass::Patched));
   let policies = PolicyCheck::new(&engine.config, branches);
   let LastSync { result, mut tally, mut reasons, .. } = last;
   // In place when no caller still holds the last result.

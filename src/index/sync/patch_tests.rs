@@ -3,6 +3,7 @@
 //! every change the watch cannot vouch for.
 
 use super::*;
+use crate::index::trace::Pass;
 use crate::index::watch_tests::{session, write};
 use crate::index::*;
 use crate::ops::recall::recall;
@@ -56,11 +57,7 @@ fn from_scratch(fx: &AgentDir, config: serde_json::Value, n: usize) -> Vec<Strin
 
 /// The passes `engine`'s index ran since the last call of this.
 fn passes(engine: &Engine) -> Vec<Pass> {
-  let dir = index_dir(engine);
-  let mut passes = PASSES.lock();
-  let mine = passes.iter().filter(|(d, _)| *d == dir).map(|(_, p)| *p).collect();
-  passes.retain(|(d, _)| *d != dir);
-  mine
+  Index::shared(index_dir(engine)).trace().passes()
 }
 
 #[cfg(target_os = "linux")]
@@ -222,11 +219,11 @@ fn a_patched_append_is_written_behind_the_call() {
   let (paused, _) = t.append_held("a-2", "a-1", "appended yankee");
   let older = hot_record(&t.engine, &t.a);
   forget(&t.index);
-  build::RESUMED.lock().clear();
+  t.index.trace().resumed();
   passes(&t.engine);
   assert_eq!(observe(&t.fx, &t.engine), from_scratch(&t.fx, t.config.clone(), 0));
   assert_eq!(passes(&t.engine), [Pass::Full]);
-  assert!(build::RESUMED.lock().contains(&t.a), "resumed from the record the disk held");
+  assert_eq!(t.index.trace().resumed(), std::slice::from_ref(&t.a), "resumed from the record the disk held");
   assert_ne!(hot_record(&t.engine, &t.a), older, "the full pass wrote its record now");
   drop(paused);
   t.index.writes().flush();
