@@ -5,12 +5,13 @@
 //! - `sources` (with [`watch`] and [`dir_cache`]): the session files, their
 //!   header probes and scope membership;
 //! - `freshness`: the one place that proves a record current;
-//! - [`build`]: one session's record from its source;
+//! - [`build`]: the builder, one session's record from its source bytes
+//!   and its prior record (pure: no file, no index);
 //! - [`record`], [`hot`], [`cold`], [`vocabulary`], [`kind`]: the record
 //!   format; [`resident`]: the records a process keeps;
 //! - [`dictionary`], [`heads`]: what spans every cold record;
-//! - [`write_behind`], [`ownership`], `cleanup`: writing and owning the
-//!   index dir;
+//! - [`writer`] (now or behind the call), [`ownership`], `cleanup`: writing
+//!   and owning the index dir;
 //! - `trace`: the test seam, what this index did (empty outside tests).
 
 pub(crate) mod build;
@@ -31,7 +32,7 @@ mod sync;
 mod trace;
 pub(crate) mod vocabulary;
 pub(crate) mod watch;
-pub(crate) mod write_behind;
+pub(crate) mod writer;
 
 pub use crate::coverage::{Coverage, IndexCoverage};
 use crate::engine::Engine;
@@ -82,7 +83,7 @@ pub struct Index {
   /// source goes).
   elsewhere: Mutex<HashSet<String>>,
   /// Hot records built by patched synchronizations, not written yet.
-  writes: write_behind::Queue,
+  writes: writer::Queue,
   /// The packed cold heads, as this process knows them.
   packs: heads::Packs,
   /// What this index did, for its tests (empty outside them).
@@ -150,7 +151,7 @@ impl Index {
     &self.resident
   }
 
-  pub(super) fn writes(&self) -> &write_behind::Queue {
+  pub(super) fn writes(&self) -> &writer::Queue {
     &self.writes
   }
 

@@ -1,5 +1,5 @@
 //! An index kept up to date over random appends (the hot tier's resume
-//! path, `build::incremental`) answers byte-identically to a full rebuild
+//! path, `build::parse::incremental`) answers byte-identically to a full rebuild
 //! from scratch. Appends cut the file anywhere: mid-line and mid-character
 //! (a writer's partial flush), and add branches, duplicate ids, cycles,
 //! orphans and `leaf` moves (the session tree generator).

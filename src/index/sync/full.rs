@@ -2,6 +2,7 @@
 //! in parallel; then the cold term dictionary, the packed heads and orphan
 //! cleanup.
 
+use super::session::{self as one, Persisted};
 use super::tally::{Budget, Tally};
 use super::{Outcome, Planned, SyncResult, Synced};
 use crate::coverage::Reason;
@@ -10,7 +11,8 @@ use crate::error::ContractError;
 use crate::index::record::{self, CacheRecord, Tier};
 use crate::index::sources::{in_scope_proven, named};
 use crate::index::trace::{Event, Pass};
-use crate::index::{build, cleanup, dictionary, freshness, heads, ownership, progress, trim_heap, Index, Source};
+use crate::index::writer::Write;
+use crate::index::{cleanup, dictionary, freshness, heads, ownership, progress, trim_heap, Index, Source};
 use crate::session::discover::Scope;
 use crate::session::lineage::Branches;
 use rayon::prelude::*;
@@ -44,8 +46,7 @@ pub(super) fn sync_changed(
   let in_dir: rustc_hash::FxHashSet<&str> = names.iter().map(String::as_str).collect();
   let listed = |name: &str| in_dir.contains(name);
   let load = |sources: &[Source]| -> Vec<Option<Arc<CacheRecord>>> {
-    let load =
-      |source: &Source| build::load_fresh(engine, index, &policies, source, tier_of(source), branches, &listed);
+    let load = |source: &Source| one::load_fresh(engine, index, &policies, source, tier_of(source), branches, &listed);
     sources.par_iter().with_min_len(16).map(load).collect()
   };
   let limit = engine.config.max_cold_cache_bytes;
@@ -84,7 +85,7 @@ pub(super) fn sync_changed(
   for (source, fresh) in eligible.iter().zip(loaded) {
     let tier = tier_of(source);
     if fresh.is_none() {
-      let cost = build::planned_cost(index, source, tier, branches);
+      let cost = one::planned_cost(index, source, tier, branches);
       match budget.charge(&engine.config, cost) {
         Ok(()) => to_build.push((synced.len(), source.clone(), tier, cost)),
         Err(reason) => {
@@ -94,8 +95,7 @@ pub(super) fn sync_changed(
     }
     synced.push(Synced { path: source.path.clone(), tier, record: fresh });
   }
-  let unavailable =
-    build_planned(engine, index, scope, branches, (to_build, build::Write::Now), &mut synced, &mut reasons);
+  let unavailable = build_planned(engine, index, scope, branches, (to_build, Write::Now), &mut synced, &mut reasons);
   // Only from every cold record, each on disk: a budgeted call leaves some
   // unbuilt, and a record that could not be written is not one to copy.
   let settled = !reasons.iter().any(|r| r.is_sync_budget() || *r == Reason::IndexWriteFailed);
@@ -117,7 +117,7 @@ pub(super) fn build_planned(
   index: &Index,
   scope: &Scope,
   branches: Branches,
-  (planned, write): (Vec<Planned>, build::Write),
+  (planned, write): (Vec<Planned>, Write),
   synced: &mut [Synced],
   reasons: &mut BTreeSet<Reason>,
 ) -> usize {
@@ -129,10 +129,10 @@ pub(super) fn build_planned(
     ..Default::default()
   };
   let tracker = progress::Tracker::start(engine.progress.as_ref(), plan);
-  let built: Vec<(usize, Result<build::Persisted, Reason>)> = planned
+  let built: Vec<(usize, Result<Persisted, Reason>)> = planned
     .into_par_iter()
     .map(|(slot, source, tier, cost)| {
-      let record = build::build(engine, index, &source, tier, branches, write);
+      let record = one::rebuild(engine, index, &source, tier, branches, write);
       tracker.built(cost);
       (slot, record)
     })

@@ -6,7 +6,7 @@
 //! removes orphaned records, and reports coverage. When it returns, every
 //! record it built is on disk, except the hot records of a patched
 //! synchronization (an append in a warm process): those the index's writer
-//! writes right after it (`write_behind`).
+//! writes right after it (`writer`).
 //!
 //! The last synchronization is reused while nothing it depended on changed;
 //! it is patched when the watch names a few changed files (`patch`);
@@ -15,13 +15,15 @@
 
 mod full;
 mod patch;
+mod session;
 mod tally;
 
 use crate::coverage::{Coverage, Reason};
 use crate::engine::Engine;
 use crate::error::ContractError;
 use crate::index::record::{CacheRecord, Tier};
-use crate::index::{build, index_dir, Index, Source};
+use crate::index::writer::Write;
+use crate::index::{index_dir, Index, Source};
 use crate::session::discover::Scope;
 use crate::session::lineage::Branches;
 use crate::session::source::now_ns;
@@ -112,7 +114,7 @@ pub(crate) fn rebuild_cold(engine: &Engine, path: &Path, branches: Branches) -> 
   let _guard = state.lock.lock();
   state.last.lock().take();
   let source = Source::of(path.to_path_buf(), &fs::metadata(path).ok()?);
-  build::build(engine, &index, &source, Tier::Cold, branches, build::Write::Now).ok().map(|(record, _)| record)
+  session::rebuild(engine, &index, &source, Tier::Cold, branches, Write::Now).ok().map(|(record, _)| record)
 }
 
 /// Synchronizes the records of `scope` in `branches` mode.

@@ -17,6 +17,7 @@
 //! shortcut).
 
 use super::full::build_planned;
+use super::session as one;
 use super::tally::Budget;
 use super::{LastSync, Outcome, SyncResult};
 use crate::engine::Engine;
@@ -24,7 +25,8 @@ use crate::error::ContractError;
 use crate::index::freshness::PolicyCheck;
 use crate::index::sources::in_scope;
 use crate::index::trace::{Event, Pass};
-use crate::index::{build, ownership, Index, Source};
+use crate::index::writer::Write;
+use crate::index::{ownership, Index, Source};
 use crate::session::discover::Scope;
 use crate::session::lineage::Branches;
 use std::sync::Arc;
@@ -70,12 +72,12 @@ pub(super) fn patch(
     if let Some(old) = synced[slot].record.take() {
       tally.remove(&old);
     }
-    match build::load_fresh(engine, index, &policies, source, tier, branches, &|name| {
+    match one::load_fresh(engine, index, &policies, source, tier, branches, &|name| {
       names.binary_search_by(|n| n.as_str().cmp(name)).is_ok()
     }) {
       Some(record) => synced[slot].record = Some(record),
       None => {
-        let cost = build::planned_cost(index, source, tier, branches);
+        let cost = one::planned_cost(index, source, tier, branches);
         // Over a budget: the full pass reports it.
         budget.charge(&engine.config, cost).ok()?;
         planned.push((slot, source.clone(), tier, cost));
@@ -83,8 +85,7 @@ pub(super) fn patch(
     }
   }
   // On the path of every append: the hot records are written behind the call.
-  let unavailable =
-    build_planned(engine, index, scope, branches, (planned, build::Write::Behind), synced, &mut reasons);
+  let unavailable = build_planned(engine, index, scope, branches, (planned, Write::Behind), synced, &mut reasons);
   for &(slot, _) in &slots {
     if let Some(record) = &synced[slot].record {
       tally.add(record);
