@@ -1,7 +1,9 @@
 //! The index: hot shards and cold digests, persisted as cache records and
 //! kept resident per process. By concern:
 //!
-//! - [`sync`]: what every indexing call runs (reuse, patch or full pass);
+//! - [`sync`]: what every indexing call runs (reuse, patch or full pass),
+//!   with the `Context` its caller builds (settings, session roots, live
+//!   branch, progress: never the operations' `Engine`);
 //! - `sources` (with [`watch`] and [`dir_cache`]): the session files, their
 //!   header probes and scope membership;
 //! - `freshness`: the one place that proves a record current;
@@ -17,6 +19,7 @@
 pub(crate) mod build;
 mod cleanup;
 pub(crate) mod cold;
+mod context;
 pub(crate) mod dictionary;
 pub(crate) mod dir_cache;
 mod freshness;
@@ -35,9 +38,8 @@ pub(crate) mod watch;
 pub(crate) mod writer;
 
 pub use crate::coverage::{Coverage, IndexCoverage};
-use crate::engine::Engine;
-use crate::session::discover::resolve_path;
 use crate::session::lineage::Branches;
+pub use context::{index_dir, Context};
 pub use freshness::policy;
 use parking_lot::Mutex;
 use record::Tier;
@@ -48,14 +50,6 @@ pub use sync::{sync, SyncResult, Synced};
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
-
-/// Where the index lives: `memory.indexDir` or `<agentDir>/fabric/memory-index`.
-pub fn index_dir(engine: &Engine) -> PathBuf {
-  match &engine.config.index_dir {
-    Some(dir) => resolve_path(dir, &engine.cwd),
-    None => engine.agent_dir.join("fabric").join("memory-index"),
-  }
-}
 
 /// A map keyed by path, hashed by the path's bytes: `Path`'s own `Hash`
 /// walks its components, which was 9 % of loading 100,000 record heads.
@@ -168,8 +162,8 @@ impl Index {
   }
 
   /// The index dir's names now.
-  fn names(&self, engine: &Engine) -> Arc<Vec<String>> {
-    self.own_names.names(&self.dirs, &self.dir, engine.config.watch_sessions)
+  fn names(&self, cx: &Context<'_>) -> Arc<Vec<String>> {
+    self.own_names.names(&self.dirs, &self.dir, cx.config.watch_sessions)
   }
 }
 

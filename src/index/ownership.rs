@@ -16,10 +16,10 @@
 //!   even inside an owned directory.
 
 use super::record;
-use crate::engine::Engine;
 use crate::error::{ContractError, ErrorCode};
 use crate::fsread::{self, Links};
 use crate::pi_path::home_dir;
+use crate::session::discover::Discovery;
 use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
@@ -88,10 +88,10 @@ fn real(path: &Path) -> PathBuf {
 }
 
 /// Is `dir` a place the index may never own, whatever it holds?
-fn forbidden(engine: &Engine, dir: &Path) -> Option<Refusal> {
+fn forbidden(discovery: &Discovery, dir: &Path) -> Option<Refusal> {
   let dir = real(dir);
-  let agent = real(&engine.agent_dir);
-  let sessions = real(&engine.discovery().sessions_dir());
+  let agent = real(&discovery.agent_dir);
+  let sessions = real(&discovery.sessions_dir());
   if dir.parent().is_none() {
     Some(Refusal::Root)
   } else if dir == real(&home_dir()) {
@@ -110,8 +110,8 @@ fn forbidden(engine: &Engine, dir: &Path) -> Option<Refusal> {
 /// Checks (and, for an adoptable existing dir, claims) `dir` before a
 /// synchronization touches it. A missing dir is fine: [`ensure_dir`]
 /// creates and marks it.
-pub fn check(engine: &Engine, dir: &Path, names: &[String]) -> Result<(), ContractError> {
-  if let Some(refusal) = forbidden(engine, dir) {
+pub fn check(discovery: &Discovery, dir: &Path, names: &[String]) -> Result<(), ContractError> {
+  if let Some(refusal) = forbidden(discovery, dir) {
     return Err(refusal.error(dir));
   }
   match fs::metadata(dir) {

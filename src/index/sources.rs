@@ -4,8 +4,8 @@
 
 use super::record::CacheRecord;
 use super::{dir_cache, watch, PathMap};
-use crate::engine::Engine;
 use crate::error::ContractError;
+use crate::index::Context;
 use crate::session::discover::{try_read_header, Discovery};
 use crate::session::parse::Header;
 use crate::session::source::StatStamp;
@@ -139,10 +139,10 @@ impl Listing {
   /// The session files now: from the watcher's changes when it vouches for
   /// the last listing (only changed and unwatchable files are stat'ed), else
   /// a full listing that re-arms it.
-  pub(super) fn sources(&self, engine: &Engine) -> Arc<Vec<Source>> {
+  pub(super) fn sources(&self, cx: &Context<'_>) -> Arc<Vec<Source>> {
     let roots =
-      watch::Roots { sessions_dir: engine.discovery().sessions_dir(), session_dir: engine.session_dir.clone() };
-    let watching = engine.config.watch_sessions;
+      watch::Roots { sessions_dir: cx.discovery.sessions_dir(), session_dir: cx.discovery.session_dir.clone() };
+    let watching = cx.config.watch_sessions;
     if watching {
       let listed = self.listed.lock().as_ref().filter(|l| l.roots == roots).map(|l| (l.sources.clone(), l.unwatched));
       if let Some((listed, unwatched)) = listed {
@@ -251,8 +251,7 @@ impl Listing {
 
 /// The session an explicit scope's `target` names, or the current one
 /// (`None`): from `all` when listed.
-pub(super) fn named(engine: &Engine, all: &[Source], target: Option<&str>) -> Result<Vec<Source>, ContractError> {
-  let discovery = engine.discovery();
+pub(super) fn named(discovery: &Discovery, all: &[Source], target: Option<&str>) -> Result<Vec<Source>, ContractError> {
   let pick = |path: &Path| {
     all
       .iter()

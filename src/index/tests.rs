@@ -1,4 +1,5 @@
 use super::*;
+use crate::engine::Engine;
 use crate::session::discover::Scope;
 use crate::testing::{AgentDir, CWD};
 use record::{Body, CacheRecord};
@@ -67,7 +68,7 @@ fn loaded(body: &Body) -> Body {
 }
 
 fn global(engine: &Engine) -> SyncResult {
-  sync(engine, &Scope::Global, Branches::Active).unwrap()
+  sync(&engine.index_context(), &Scope::Global, Branches::Active).unwrap()
 }
 
 fn tiers(result: &SyncResult) -> Vec<(String, &'static str)> {
@@ -127,7 +128,7 @@ fn active_and_all_modes_use_separate_records() {
   fs::write(&path, text).unwrap();
   let engine = fx.engine(json!({"hotSessions": 0}));
   let vocabulary = |branches| {
-    let result = sync(&engine, &Scope::Global, branches).unwrap();
+    let result = sync(&engine.index_context(), &Scope::Global, branches).unwrap();
     match &result.sessions[0].record.as_ref().unwrap().body {
       Body::Cold(d) => d.content().unwrap().vocabulary.to_vec(),
       Body::Hot(_) => panic!("cold expected"),
@@ -312,7 +313,7 @@ fn a_thousand_and_one_sessions_are_fully_covered() {
   let oldest = result.sessions.last().unwrap().record.as_ref().unwrap();
   let Body::Cold(digest) = &oldest.body else { panic!() };
   assert!(digest.content().unwrap().vocabulary.binary_search("ωmega雪").is_ok());
-  let project = sync(&fx.engine(json!({})), &Scope::Project, Branches::Active).unwrap();
+  let project = sync(&fx.engine(json!({})).index_context(), &Scope::Project, Branches::Active).unwrap();
   assert_eq!(project.coverage.indexed_sessions, 1001);
 }
 
@@ -371,7 +372,7 @@ fn an_index_dir_with_foreign_files_is_refused_and_left_untouched() {
   fs::set_permissions(&project, fs::Permissions::from_mode(0o755)).unwrap();
   let before = snapshot(&project);
   let engine = fx.engine(json!({"indexDir": project.to_str().unwrap()}));
-  let error = sync(&engine, &Scope::Global, Branches::Active).unwrap_err();
+  let error = sync(&engine.index_context(), &Scope::Global, Branches::Active).unwrap_err();
   assert_eq!(
     (error.code.as_str(), error.details["reason"].as_str()),
     ("index_dir_refused", Some("foreign_files_without_marker"))
@@ -400,11 +401,11 @@ fn the_agent_dir_sessions_dir_home_and_root_are_refused() {
   ];
   for (dir, reason) in cases {
     let engine = fx.engine(json!({"indexDir": dir.to_str().unwrap()}));
-    let error = sync(&engine, &Scope::Global, Branches::Active).unwrap_err();
+    let error = sync(&engine.index_context(), &Scope::Global, Branches::Active).unwrap_err();
     assert_eq!((error.code.as_str(), error.details["reason"].as_str()), ("index_dir_refused", Some(reason)), "{dir:?}");
   }
   let home = fx.engine(json!({"indexDir": "~"}));
-  let error = sync(&home, &Scope::Global, Branches::Active).unwrap_err();
+  let error = sync(&home.index_context(), &Scope::Global, Branches::Active).unwrap_err();
   assert_eq!(error.details["reason"], "home_dir");
   assert_eq!(snapshot(&fx.agent), agent_before);
   assert!(!fx.project.join("index").exists());
@@ -728,7 +729,7 @@ fn random_record_corruptions_are_detected_and_rebuilt_with_identical_answers() {
       let record = s.record.clone().unwrap();
       match &record.body {
         Body::Cold(digest) if digest.content().is_err() => {
-          rebuild_cold(&engine, &s.path, Branches::Active).expect("rebuilt").body.clone()
+          rebuild_cold(&engine.index_context(), &s.path, Branches::Active).expect("rebuilt").body.clone()
         }
         body => body.clone(),
       }
@@ -938,7 +939,7 @@ fn a_project_call_reads_no_other_projects_headers() {
   let theirs = other.join("theirs.jsonl");
   fs::write(&theirs, session_text("theirs", &["hello"]).replace(CWD, "/home/u/other")).unwrap();
   let engine = fx.engine(json!({}));
-  let project = sync(&engine, &Scope::Project, Branches::Active).unwrap();
+  let project = sync(&engine.index_context(), &Scope::Project, Branches::Active).unwrap();
   assert_eq!(tiers(&project), [("mine".to_string(), "hot")]);
   let cached = |path: &Path| Index::shared(fx.index_dir()).listing().header_proven(path).is_some();
   assert!(!cached(&theirs), "another project's session header is not read");
@@ -965,7 +966,7 @@ fn a_fresh_process_project_call_reads_its_heads_from_the_pack_and_proves_members
   fs::write(&stray, session_text("stray", &["hello stray"]).replace(CWD, "/home/u/else")).unwrap();
   set_age(&stray, 300);
   let dir = fx.index_dir();
-  let project = |engine: &Engine| sync(engine, &Scope::Project, Branches::Active).unwrap();
+  let project = |engine: &Engine| sync(&engine.index_context(), &Scope::Project, Branches::Active).unwrap();
   let first = project(&engine);
   assert_eq!(first.coverage.eligible_sessions, 7, "the stray session in this project's dir is this project's");
   global(&engine);

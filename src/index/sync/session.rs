@@ -3,7 +3,6 @@
 //! source by the builder, written by the writer and kept resident.
 
 use crate::coverage::Reason;
-use crate::engine::Engine;
 use crate::fsread::ReadError;
 use crate::index::build::{self, Made, Recipe};
 use crate::index::freshness::{is_fresh, PolicyCheck, Proof};
@@ -11,8 +10,9 @@ use crate::index::record::{self, Body, CacheRecord, Tier};
 use crate::index::resident::Slot;
 use crate::index::trace::Event;
 use crate::index::writer::{self, Write};
+use crate::index::Context;
 use crate::index::{ownership, Index, Source};
-use crate::session::lineage::{Branches, LiveBranch};
+use crate::session::lineage::Branches;
 use crate::session::source::{now_ns, read_source_resuming, StatStamp};
 use std::fs;
 use std::sync::Arc;
@@ -21,7 +21,7 @@ use std::sync::Arc;
 /// A record read from disk stays resident even when stale: an append can
 /// resume from it. `listed`: is this name in the index dir now?
 pub(super) fn load_fresh(
-  engine: &Engine,
+  cx: &Context<'_>,
   index: &Index,
   policies: &PolicyCheck,
   source: &Source,
@@ -33,7 +33,7 @@ pub(super) fn load_fresh(
     Some(slot) => slot,
     None => {
       let name = index.record_name(&source.path, branches, tier);
-      let limit = record::read_limit(&engine.config, tier, source.stamp.size);
+      let limit = record::read_limit(cx.config, tier, source.stamp.size);
       let path = index.dir.join(&name);
       index.trace().note(|| Event::Opened(path.clone()));
       let Some(record) = record::open(&path, tier, limit).ok()? else {
@@ -47,7 +47,7 @@ pub(super) fn load_fresh(
       slot
     }
   };
-  let proof = is_fresh(engine, policies, &slot, source, tier)?;
+  let proof = is_fresh(cx, policies, &slot, source, tier)?;
   let now = now_ns();
   // Proven by hashing the source because its stamp was too recent to prove
   // anything: once the stamp can vouch from now on, the record is written
@@ -109,10 +109,6 @@ pub(super) fn planned_cost(index: &Index, source: &Source, tier: Tier, branches:
   }
 }
 
-fn live_branch<'e>(engine: &'e Engine, source: &Source, branches: Branches) -> Option<&'e LiveBranch> {
-  engine.live.as_ref().filter(|l| l.file == source.path && branches == Branches::Active).map(|l| &l.branch)
-}
-
 /// A built record and whether it was written (or queued to be).
 pub(super) type Persisted = (Arc<CacheRecord>, bool);
 
@@ -120,7 +116,7 @@ pub(super) type Persisted = (Arc<CacheRecord>, bool);
 /// it resident and writes it as `write` says; `false` when it could not be
 /// written (it still answers this process).
 pub(super) fn rebuild(
-  engine: &Engine,
+  cx: &Context<'_>,
   index: &Index,
   source: &Source,
   tier: Tier,
@@ -129,14 +125,13 @@ pub(super) fn rebuild(
 ) -> Result<Persisted, Reason> {
   let prior = index.resident().get(&source.path, branches).map(|r| r.record.clone());
   let resume_at = build::resume_offset(prior.as_deref(), tier);
-  let read =
-    read_source_resuming(&source.path, engine.config.max_sync_source_bytes, resume_at).map_err(|e| match e {
-      ReadError::Io(e) if e.kind() == std::io::ErrorKind::Interrupted => Reason::SourceChangedDuringIndex,
-      // Grown past the budget since it was charged (or it lied about its size).
-      ReadError::TooLarge { .. } => Reason::MaxSyncSourceBytes,
-      _ => Reason::SourceUnavailable,
-    })?;
-  let recipe = Recipe { config: &engine.config, tier, branches, live: live_branch(engine, source, branches) };
+  let read = read_source_resuming(&source.path, cx.config.max_sync_source_bytes, resume_at).map_err(|e| match e {
+    ReadError::Io(e) if e.kind() == std::io::ErrorKind::Interrupted => Reason::SourceChangedDuringIndex,
+    // Grown past the budget since it was charged (or it lied about its size).
+    ReadError::TooLarge { .. } => Reason::MaxSyncSourceBytes,
+    _ => Reason::SourceUnavailable,
+  })?;
+  let recipe = Recipe { config: cx.config, tier, branches, live: cx.live_branch(&source.path, branches) };
   let built = build::build(&recipe, &read, prior.as_deref())?;
   if built.made == Made::Resumed {
     index.trace().note(|| Event::Resumed(source.path.clone()));
