@@ -4,6 +4,7 @@
 //! never see each other's. Outside tests the trace holds nothing and noting
 //! an event compiles to nothing (the event is never made).
 
+use super::build::Made;
 use std::path::PathBuf;
 
 /// Which synchronization a call ran.
@@ -19,10 +20,11 @@ pub(crate) enum Pass {
 pub(crate) enum Event {
   /// A synchronization ran this pass (none: the last one was reused).
   Pass(Pass),
-  /// A record file was read (a packed head stands for its record unread).
+  /// A record file was looked for on disk, found or not (a packed head
+  /// stands for its record unread).
   Opened(PathBuf),
-  /// A source's record was built by resuming its previous record.
-  Resumed(PathBuf),
+  /// A source's record was built, and how.
+  Built(PathBuf, Made),
   /// A source path was hashed to name its records.
   Hashed(PathBuf),
 }
@@ -84,7 +86,7 @@ impl Trace {
     })
   }
 
-  /// The record files read since the last call.
+  /// The record files looked for since the last call.
   pub(crate) fn opened(&self) -> Vec<PathBuf> {
     self.take(|event| match event {
       Event::Opened(path) => Some(path.clone()),
@@ -92,12 +94,18 @@ impl Trace {
     })
   }
 
-  /// The sources whose builds resumed since the last call.
-  pub(crate) fn resumed(&self) -> Vec<PathBuf> {
+  /// The records built since the last call: each source, and how.
+  pub(crate) fn built(&self) -> Vec<(PathBuf, Made)> {
     self.take(|event| match event {
-      Event::Resumed(path) => Some(path.clone()),
+      Event::Built(path, made) => Some((path.clone(), *made)),
       _ => None,
     })
+  }
+
+  /// The sources whose builds resumed since the last call (other builds
+  /// are taken too).
+  pub(crate) fn resumed(&self) -> Vec<PathBuf> {
+    self.built().into_iter().filter(|(_, made)| *made == Made::Resumed).map(|(path, _)| path).collect()
   }
 
   /// The source paths hashed since the last call.

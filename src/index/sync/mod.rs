@@ -195,3 +195,5 @@ type Planned = (usize, Source, Tier, u64);
 
 #[cfg(test)]
 mod patch_tests;
+#[cfg(test)]
+mod tests;

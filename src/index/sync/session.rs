@@ -4,7 +4,7 @@
 
 use crate::coverage::Reason;
 use crate::fsread::ReadError;
-use crate::index::build::{self, Made, Recipe};
+use crate::index::build::{self, Recipe};
 use crate::index::freshness::{is_fresh, PolicyCheck, Proof};
 use crate::index::record::{self, Body, CacheRecord, Tier};
 use crate::index::resident::Slot;
@@ -133,9 +133,7 @@ pub(super) fn rebuild(
   })?;
   let recipe = Recipe { config: cx.config, tier, branches, live: cx.live_branch(&source.path, branches) };
   let built = build::build(&recipe, &read, prior.as_deref())?;
-  if built.made == Made::Resumed {
-    index.trace().note(|| Event::Resumed(source.path.clone()));
-  }
+  index.trace().note(|| Event::Built(source.path.clone(), built.made));
   if fs::metadata(&source.path).ok().map(|m| StatStamp::of(&m)) != Some(read.stamp) {
     return Err(Reason::SourceChangedDuringIndex);
   }
