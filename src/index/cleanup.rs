@@ -1,6 +1,7 @@
 //! Orphan removal at the end of a sync: records no existing session owns
 //! and temp files of crashed writers, within the cleanup budget.
 
+use super::dir::Name;
 use super::{ownership, record, Index, Source};
 use crate::config::Config;
 use crate::coverage::Reason;
@@ -26,9 +27,11 @@ pub(super) fn cleanup(
   let owners: FxHashSet<u64> = all.iter().filter_map(|source| hash_value(&index.base_name(&source.path))).collect();
   let mut removed = 0u64;
   for name in names {
-    let orphan = match record::name_hash(name) {
-      _ if record::is_temp(name) => is_old(&index.dir.join(name)),
-      Some(hash) => !hash_value(hash).is_some_and(|h| owners.contains(&h)) && !owned_elsewhere(index, name, hash),
+    let orphan = match Name::parse(name) {
+      Some(Name { temp: true, .. }) => is_old(&index.dir.join(name)),
+      Some(Name { file, temp: false }) => file.record_hash().is_some_and(|hash| {
+        !hash_value(hash).is_some_and(|h| owners.contains(&h)) && !owned_elsewhere(index, name, hash)
+      }),
       None => false,
     };
     if !orphan {

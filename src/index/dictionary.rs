@@ -24,6 +24,7 @@ mod bytes;
 mod terms;
 
 use super::cold::ColdDigest;
+use super::dir::IndexFile;
 use super::{ownership, record};
 use crate::session::lineage::Branches;
 use parking_lot::Mutex;
@@ -90,27 +91,13 @@ pub fn shard_of(file: &str) -> usize {
 
 /// The file of one shard of one branch mode.
 pub fn file_name(branches: Branches, shard: usize) -> String {
-  format!("cold-terms.{}.{shard:02}.dict", branches.as_str())
+  IndexFile::DictionaryShard { branches, shard }.to_string()
 }
 
 /// The one file per branch mode written before shards: still the index's,
 /// removed when its shards are written.
 fn unsharded_file_name(branches: Branches) -> String {
-  format!("cold-terms.{}.dict", branches.as_str())
-}
-
-pub fn is_file_name(name: &str) -> bool {
-  let Some(rest) = name.strip_prefix("cold-terms.").and_then(|rest| rest.strip_suffix(".dict")) else {
-    return false;
-  };
-  let shard = |tail: &str| {
-    tail.len() == 2 && tail.bytes().all(|b| b.is_ascii_digit()) && tail.parse().is_ok_and(|s: usize| s < SHARDS)
-  };
-  [Branches::Active, Branches::All].iter().any(|b| match rest.strip_prefix(b.as_str()) {
-    Some("") => true,
-    Some(tail) => tail.strip_prefix('.').is_some_and(shard),
-    None => false,
-  })
+  IndexFile::Dictionary { branches }.to_string()
 }
 
 /// A cold candidate: its slot in the query, its record file and its digest.

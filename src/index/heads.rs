@@ -33,6 +33,7 @@
 //! file fails its checksum and is not used, then written again.
 
 use super::dictionary::{shard_of, SHARDS};
+use super::dir::IndexFile;
 use super::record::checksum;
 use super::record::{self, Body, CacheRecord, Tier};
 use super::resident::{mode, Slot};
@@ -51,11 +52,7 @@ pub const MIN_RECORDS: usize = super::dictionary::MIN_COLD;
 
 /// The file of one shard of one branch mode.
 pub fn file_name(branches: Branches, shard: usize) -> String {
-  format!("cold-heads.{}.{shard:02}.pack", branches.as_str())
-}
-
-pub fn is_file_name(name: &str) -> bool {
-  [Branches::Active, Branches::All].iter().any(|&b| (0..SHARDS).any(|shard| name == file_name(b, shard)))
+  IndexFile::HeadsPack { branches, shard }.to_string()
 }
 
 /// What one shard file holds, as the records it was written from (or
@@ -208,7 +205,7 @@ pub(super) fn preload(
   let wants = |name: &str| {
     !decoded.contains(name)
       && stems.as_ref().is_none_or(|stems| {
-        let base = record::base_of(name, branches, Tier::Cold).unwrap_or_default();
+        let base = IndexFile::record_base(name, branches, Tier::Cold).unwrap_or_default();
         base.split_once('-').is_some_and(|(_, stem)| stems.contains(stem))
       })
   };
@@ -229,7 +226,7 @@ pub(super) fn preload(
         // so that no later step hashes their paths (cleanup names every
         // source's records).
         index.remember_base_names(others.into_iter().filter_map(|(name, head)| {
-          Some((std::path::Path::new(record::file_of_head(head)?), record::base_of(name, branches, Tier::Cold)?))
+          Some((std::path::Path::new(record::file_of_head(head)?), IndexFile::record_base(name, branches, Tier::Cold)?))
         }));
         // A project's preload remembers what it decoded; a global one decodes the rest.
         let names: Vec<Box<str>> = match stems {
@@ -298,7 +295,7 @@ struct Packed {
 /// long keys were a fifth of this): a head that stands for neither is
 /// never fresh for a listed source, and a shard holding one is written again.
 fn packed(index: &Index, branches: Branches, (name, head): (&str, &[u8]), limit: u64) -> Option<Packed> {
-  let base_len = record::base_of(name, branches, Tier::Cold)?.len();
+  let base_len = IndexFile::record_base(name, branches, Tier::Cold)?.len();
   let record = record::from_head(head, &index.dir.join(name), limit)?;
   if record.branches != branches {
     return None;
@@ -383,6 +380,7 @@ mod tests {
 
   #[test]
   fn names_are_the_shards_of_both_modes() {
+    let is_file_name = |name: &str| matches!(IndexFile::parse(name), Some(IndexFile::HeadsPack { .. }));
     assert!(is_file_name("cold-heads.active.00.pack"));
     assert!(is_file_name("cold-heads.all.31.pack"));
     assert!(!is_file_name("cold-heads.all.32.pack"));

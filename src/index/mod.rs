@@ -12,7 +12,8 @@
 //! - [`record`], [`hot`], [`cold`], [`vocabulary`], [`kind`]: the record
 //!   format; [`resident`]: the records a process keeps;
 //! - [`dictionary`], [`heads`]: what spans every cold record;
-//! - [`writer`] (now or behind the call), [`ownership`], `cleanup`: writing
+//! - [`dir`]: every file name of the index dir, one grammar ([`dir::IndexFile`]);
+//!   [`writer`] (now or behind the call), [`ownership`], `cleanup`: writing
 //!   and owning the index dir;
 //! - `trace`: the test seam, what this index did (empty outside tests).
 
@@ -21,6 +22,7 @@ mod cleanup;
 pub(crate) mod cold;
 mod context;
 pub(crate) mod dictionary;
+pub(crate) mod dir;
 pub(crate) mod dir_cache;
 mod freshness;
 pub(crate) mod heads;
@@ -130,7 +132,7 @@ impl Index {
 
   /// The file name of `path`'s record in `branches` mode and `tier`.
   fn record_name(&self, path: &Path, branches: Branches, tier: Tier) -> String {
-    record::name_of(&self.base_name(path), branches, tier)
+    dir::IndexFile::Record { base: &self.base_name(path), branches, tier }.to_string()
   }
 
   pub(super) fn listing(&self) -> &sources::Listing {

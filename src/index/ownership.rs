@@ -15,6 +15,7 @@
 //!   or a temp file of either, and starts with the record magic. Nothing else is ever removed,
 //!   even inside an owned directory.
 
+use super::dir::{IndexFile, Name};
 use super::record;
 use crate::error::{ContractError, ErrorCode};
 use crate::fsread::{self, Links};
@@ -25,7 +26,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 /// The marker file that makes a directory the index's.
-pub const MARKER: &str = ".pi-fabric-memory-index";
+pub use super::dir::MARKER;
 const MARKER_TEXT: &[u8] = b"pi-fabric-memory index: this directory holds cache records only; safe to delete.\n";
 
 /// Why a directory cannot be the index dir.
@@ -172,40 +173,18 @@ pub fn ensure_dir(dir: &Path) -> io::Result<()> {
   }
 }
 
-/// A record's or record temp file's name: `<record name>[.tmp.<pid>.<n>]`,
-/// or the marker's temp file.
-fn index_name(name: &str) -> bool {
-  let base = match name.split_once(".tmp.") {
-    Some((base, unique)) => {
-      let mut parts = unique.split('.');
-      let numeric = |p: Option<&str>| p.is_some_and(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()));
-      if !(numeric(parts.next()) && numeric(parts.next()) && parts.next().is_none()) {
-        return false;
-      }
-      if base == MARKER {
-        return true;
-      }
-      base
-    }
-    None => name,
-  };
-  record::name_hash(base).is_some() || super::dictionary::is_file_name(base) || super::heads::is_file_name(base)
-}
-
 /// Did the index write `dir/name`? Regular file (not followed), index name,
 /// record magic (a temp file may hold any prefix of it, even nothing yet).
 pub fn is_ours(dir: &Path, name: &str) -> bool {
-  if !index_name(name) {
-    return false;
-  }
+  let Some(parsed) = Name::parse(name) else { return false };
   let path = dir.join(name);
   if !fs::symlink_metadata(&path).is_ok_and(|m| m.file_type().is_file()) {
     return false;
   }
   let magic = record::MAGIC_PREFIX;
   let Ok((head, _)) = fsread::read_prefix(&path, magic.len() as u64, Links::Refuse) else { return false };
-  if record::is_temp(name) {
-    let expected: &[u8] = if name.starts_with(MARKER) { MARKER_TEXT } else { magic };
+  if parsed.temp {
+    let expected: &[u8] = if parsed.file == IndexFile::Marker { MARKER_TEXT } else { magic };
     expected.starts_with(&head)
   } else {
     head == magic
@@ -223,6 +202,7 @@ mod tests {
 
   #[test]
   fn index_names_are_records_and_their_temps() {
+    let index_name = |name| Name::parse(name).is_some();
     assert!(index_name("0123456789abcdef-a.jsonl.active.hot"));
     assert!(index_name("0123456789abcdef-a.jsonl.all.cold.tmp.12.3"));
     assert!(index_name(".pi-fabric-memory-index.tmp.12.3"));
@@ -230,5 +210,19 @@ mod tests {
     for foreign in [".env", "auth.json", "a.tmp.1.2", "0123456789abcdef-a.jsonl.active.hot.tmp.x.2", MARKER] {
       assert!(!index_name(foreign), "{foreign}");
     }
+  }
+
+  /// A session file named like a temp file (`x.tmp.1.2.jsonl`) has a record
+  /// like any other: it was not the index's (so its other tier's file and
+  /// its orphan were never removed) while names were read from the first
+  /// `.tmp.` on; a temp file is now only a name that ends like one.
+  #[test]
+  fn a_record_of_a_session_named_like_a_temp_file_is_ours() {
+    let dir = tempfile::tempdir().unwrap();
+    let record = "0123456789abcdef-x.tmp.1.2.jsonl.active.hot";
+    fs::write(dir.path().join(record), record::MAGIC_PREFIX).unwrap();
+    assert_eq!(Name::parse(record).map(|n| n.temp), Some(false));
+    assert!(remove_ours(dir.path(), record));
+    assert!(!dir.path().join(record).exists());
   }
 }

@@ -16,6 +16,7 @@
 //! file is recognized and rebuilt from source, never migrated.
 
 use super::cold::{ColdContent, ColdDigest, LazyContent, Unreadable};
+use super::dir::IndexFile;
 use super::hot::HotShard;
 use crate::session::lineage::Branches;
 use crate::session::source::{sha256_hex, StatStamp};
@@ -401,19 +402,7 @@ fn ratio(cache_bytes: u64, size: u64) -> f64 {
 /// `<sha256(path)[..16]>-<sanitized basename>.<mode>.<tier>`: one file per
 /// source, branch mode and tier, so the modes never contaminate each other.
 pub fn file_name(source: &Path, branches: Branches, tier: Tier) -> String {
-  name_of(&base_name(source), branches, tier)
-}
-
-/// The record name of a source whose [`base_name`] is `base`.
-pub fn name_of(base: &str, branches: Branches, tier: Tier) -> String {
-  format!("{base}.{}.{}", branches.as_str(), tier.as_str())
-}
-
-/// The base of a well-formed record name of `branches` mode and `tier`:
-/// [`name_of`] read backwards.
-pub fn base_of(name: &str, branches: Branches, tier: Tier) -> Option<&str> {
-  name_hash(name)?;
-  name.strip_suffix(tier.as_str())?.strip_suffix('.')?.strip_suffix(branches.as_str())?.strip_suffix('.')
+  IndexFile::Record { base: &base_name(source), branches, tier }.to_string()
 }
 
 /// `<sha256(path)[..16]>-<sanitized basename>`: hashes the path's
@@ -435,13 +424,6 @@ pub fn stem(source: &Path) -> String {
         .collect()
     })
     .unwrap_or_default()
-}
-
-/// The hash prefix of a well-formed record name, for orphan detection.
-pub fn name_hash(name: &str) -> Option<&str> {
-  let (base, rest) = name.split_once('-')?;
-  let valid_rest = ["active.hot", "active.cold", "all.hot", "all.cold"].iter().any(|suffix| rest.ends_with(suffix));
-  (base.len() == 16 && base.bytes().all(|b| b.is_ascii_hexdigit()) && valid_rest).then_some(base)
 }
 
 /// Does the record at `path` (named with `hash`) belong to a session that
@@ -517,11 +499,6 @@ fn temp_path(path: &Path) -> PathBuf {
   let mut name = path.file_name().unwrap_or_default().to_os_string();
   name.push(unique);
   path.with_file_name(name)
-}
-
-/// Is this a temp file some writer left behind?
-pub fn is_temp(name: &str) -> bool {
-  name.contains(".tmp.")
 }
 
 #[cfg(test)]
@@ -628,13 +605,9 @@ mod tests {
   fn names_identify_source_mode_and_tier() {
     let name = file_name(Path::new("/x/2026 a:b.jsonl"), Branches::All, Tier::Cold);
     assert!(name.ends_with("-2026_a_b.jsonl.all.cold"), "{name}");
-    assert_eq!(name_hash(&name).map(str::len), Some(16));
-    assert_eq!(name_hash("0123456789abcdef-x.jsonl.json"), None);
-    assert_eq!(name_hash("nothex0123456789-x.active.hot"), None);
     let base = base_name(Path::new("/x/2026 a:b.jsonl"));
-    assert_eq!(base_of(&name, Branches::All, Tier::Cold), Some(base.as_str()));
-    assert_eq!(base_of(&name, Branches::Active, Tier::Cold), None);
-    assert_eq!(base_of(&name, Branches::All, Tier::Hot), None);
+    assert_eq!(IndexFile::record_base(&name, Branches::All, Tier::Cold), Some(base.as_str()));
+    assert_eq!(IndexFile::parse(&name).and_then(|f| f.record_hash()), Some(&base[..16]));
   }
 
   /// Slots are named from the source path, a record from its `file`: the

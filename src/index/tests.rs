@@ -796,7 +796,7 @@ fn pack_files(fx: &Fixture) -> Vec<String> {
   fs::read_dir(fx.index_dir())
     .unwrap()
     .map(|e| e.unwrap().file_name().into_string().unwrap())
-    .filter(|n| heads::is_file_name(n))
+    .filter(|n| matches!(dir::IndexFile::parse(n), Some(dir::IndexFile::HeadsPack { .. })))
     .collect()
 }
 

@@ -299,6 +299,10 @@ fn no_dictionary_is_built_or_read_past_the_cold_bound() {
 
 #[test]
 fn shard_file_names_are_the_index_s_and_nothing_else_is() {
+  use crate::index::dir::IndexFile;
+  let is_file_name = |name: &str| {
+    matches!(IndexFile::parse(name), Some(IndexFile::DictionaryShard { .. } | IndexFile::Dictionary { .. }))
+  };
   for branches in [Branches::Active, Branches::All] {
     for shard in 0..SHARDS {
       assert!(is_file_name(&file_name(branches, shard)), "{}", file_name(branches, shard));

@@ -1,0 +1,189 @@
+//! Every name the index gives a file in its dir, in one grammar: an
+//! [`IndexFile`] is displayed as its name and parsed back from it, and a
+//! writer's temp file is `<name>.tmp.<pid>.<n>`. What a name does not parse
+//! as is not the index's, whatever it holds (`ownership::is_ours` then also
+//! asks for the file's magic).
+
+use super::dictionary::SHARDS;
+use super::record::Tier;
+use crate::session::lineage::Branches;
+use std::fmt;
+
+/// The marker file: this dir is the index's.
+pub const MARKER: &str = ".pi-fabric-memory-index";
+
+/// A file of the index dir.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IndexFile<'a> {
+  /// `<sha256(path)[:16]>-<stem>.<mode>.<tier>`: one session's record;
+  /// `base` is its source's `record::base_name`.
+  Record { base: &'a str, branches: Branches, tier: Tier },
+  /// `cold-terms.<mode>.<NN>.dict`: a shard of the cold term dictionary.
+  DictionaryShard { branches: Branches, shard: usize },
+  /// `cold-terms.<mode>.dict`: the unsharded dictionary of older versions.
+  Dictionary { branches: Branches },
+  /// `cold-heads.<mode>.<NN>.pack`: a shard of the packed cold heads.
+  HeadsPack { branches: Branches, shard: usize },
+  /// [`MARKER`].
+  Marker,
+}
+
+/// A name in the index dir: one of its files, or a writer's temp file
+/// that becomes one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Name<'a> {
+  pub file: IndexFile<'a>,
+  pub temp: bool,
+}
+
+impl<'a> Name<'a> {
+  /// `name` as the index spells its files; `None` for any other name
+  /// (the marker itself is written only through a temp file, so it counts
+  /// here as a temp file's target only).
+  pub fn parse(name: &'a str) -> Option<Name<'a>> {
+    match strip_temp(name) {
+      Some(target) => Some(Name { file: IndexFile::parse(target)?, temp: true }),
+      None => IndexFile::parse(name).filter(|file| *file != IndexFile::Marker).map(|file| Name { file, temp: false }),
+    }
+  }
+}
+
+/// `<target>.tmp.<pid>.<n>` → `target`.
+fn strip_temp(name: &str) -> Option<&str> {
+  let digits = |part: &str| !part.is_empty() && part.bytes().all(|b| b.is_ascii_digit());
+  let (rest, n) = name.rsplit_once('.')?;
+  let (rest, pid) = rest.rsplit_once('.')?;
+  let target = rest.strip_suffix(".tmp")?;
+  (digits(pid) && digits(n)).then_some(target)
+}
+
+impl<'a> IndexFile<'a> {
+  pub fn parse(name: &'a str) -> Option<IndexFile<'a>> {
+    if name == MARKER {
+      return Some(IndexFile::Marker);
+    }
+    if let Some(rest) = name.strip_prefix("cold-terms.").and_then(|r| r.strip_suffix(".dict")) {
+      return match rest.split_once('.') {
+        None => Some(IndexFile::Dictionary { branches: branches(rest)? }),
+        Some((mode, shard)) => Some(IndexFile::DictionaryShard { branches: branches(mode)?, shard: shard_no(shard)? }),
+      };
+    }
+    if let Some(rest) = name.strip_prefix("cold-heads.").and_then(|r| r.strip_suffix(".pack")) {
+      let (mode, shard) = rest.split_once('.')?;
+      return Some(IndexFile::HeadsPack { branches: branches(mode)?, shard: shard_no(shard)? });
+    }
+    let (rest, tier) = name.rsplit_once('.')?;
+    let tier = match tier {
+      "hot" => Tier::Hot,
+      "cold" => Tier::Cold,
+      _ => return None,
+    };
+    let (base, mode) = rest.rsplit_once('.')?;
+    let (hash, _stem) = base.split_once('-')?;
+    (hash.len() == 16 && hash.bytes().all(|b| b.is_ascii_hexdigit())).then_some(IndexFile::Record {
+      base,
+      branches: branches(mode)?,
+      tier,
+    })
+  }
+
+  /// The base of `name` when it is a record of `branches` mode and `tier`.
+  pub fn record_base(name: &'a str, branches: Branches, tier: Tier) -> Option<&'a str> {
+    match IndexFile::parse(name)? {
+      IndexFile::Record { base, branches: b, tier: t } if b == branches && t == tier => Some(base),
+      _ => None,
+    }
+  }
+
+  /// A record's hash prefix (its source path's), for orphan detection.
+  pub fn record_hash(&self) -> Option<&'a str> {
+    match self {
+      IndexFile::Record { base, .. } => base.get(..16),
+      _ => None,
+    }
+  }
+}
+
+fn branches(mode: &str) -> Option<Branches> {
+  [Branches::Active, Branches::All].into_iter().find(|b| b.as_str() == mode)
+}
+
+/// Two digits, below [`SHARDS`].
+fn shard_no(text: &str) -> Option<usize> {
+  (text.len() == 2 && text.bytes().all(|b| b.is_ascii_digit()))
+    .then(|| text.parse().ok())
+    .flatten()
+    .filter(|&s| s < SHARDS)
+}
+
+impl fmt::Display for IndexFile<'_> {
+  fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+    match *self {
+      IndexFile::Record { base, branches, tier } => write!(f, "{base}.{}.{}", branches.as_str(), tier.as_str()),
+      IndexFile::DictionaryShard { branches, shard } => write!(f, "cold-terms.{}.{shard:02}.dict", branches.as_str()),
+      IndexFile::Dictionary { branches } => write!(f, "cold-terms.{}.dict", branches.as_str()),
+      IndexFile::HeadsPack { branches, shard } => write!(f, "cold-heads.{}.{shard:02}.pack", branches.as_str()),
+      IndexFile::Marker => f.write_str(MARKER),
+    }
+  }
+}
+
+#[cfg(test)]
+mod tests {
+  use super::*;
+
+  #[test]
+  fn every_kind_of_file_parses_back_from_its_name() {
+    let files = [
+      IndexFile::Record { base: "0123456789abcdef-a.b.jsonl", branches: Branches::All, tier: Tier::Cold },
+      IndexFile::Record { base: "0123456789abcdef-a.tmp.1.2.jsonl", branches: Branches::Active, tier: Tier::Hot },
+      IndexFile::DictionaryShard { branches: Branches::Active, shard: 0 },
+      IndexFile::DictionaryShard { branches: Branches::All, shard: 31 },
+      IndexFile::Dictionary { branches: Branches::All },
+      IndexFile::HeadsPack { branches: Branches::Active, shard: 7 },
+      IndexFile::Marker,
+    ];
+    let names: Vec<String> = files.iter().map(ToString::to_string).collect();
+    assert_eq!(
+      names,
+      [
+        "0123456789abcdef-a.b.jsonl.all.cold",
+        "0123456789abcdef-a.tmp.1.2.jsonl.active.hot",
+        "cold-terms.active.00.dict",
+        "cold-terms.all.31.dict",
+        "cold-terms.all.dict",
+        "cold-heads.active.07.pack",
+        MARKER,
+      ]
+    );
+    for (file, name) in files.iter().zip(&names) {
+      assert_eq!(IndexFile::parse(name).as_ref(), Some(file), "{name}");
+      let temp = format!("{name}.tmp.12.3");
+      assert_eq!(Name::parse(&temp), Some(Name { file: *file, temp: true }), "{temp}");
+    }
+    assert_eq!(IndexFile::parse(&names[0]).unwrap().record_hash(), Some("0123456789abcdef"));
+    assert_eq!(IndexFile::record_base(&names[0], Branches::All, Tier::Cold), Some("0123456789abcdef-a.b.jsonl"));
+    assert_eq!(IndexFile::record_base(&names[0], Branches::Active, Tier::Cold), None);
+    assert_eq!(IndexFile::record_base(&names[0], Branches::All, Tier::Hot), None);
+  }
+
+  #[test]
+  fn other_names_are_not_the_index_s() {
+    for foreign in [
+      ".env",
+      "auth.json",
+      "a.tmp.1.2",
+      "0123456789abcdef-a.jsonl.active.hot.tmp.x.2",
+      "0123456789abcdef-a.jsonl.json",
+      "nothex0123456789-x.active.hot",
+      "0123456789abcdef-a.jsonl.some.hot",
+      "cold-terms.active.32.dict",
+      "cold-terms.active.1.dict",
+      "cold-heads.all.32.pack",
+      "cold-heads.active.pack",
+      MARKER,
+    ] {
+      assert_eq!(Name::parse(foreign), None, "{foreign}");
+    }
+  }
+}
