@@ -25,7 +25,7 @@ mod terms;
 
 use super::cold::ColdDigest;
 use super::dir::IndexFile;
-use super::{ownership, record};
+use super::ownership;
 use crate::session::lineage::Branches;
 use parking_lot::Mutex;
 use rayon::prelude::*;
@@ -206,7 +206,7 @@ fn build(dir: &Path, branches: Branches, shard: usize, candidates: &[Candidate<'
   let dictionary = Dictionary::build(&digests);
   if dir.join(ownership::MARKER).exists() {
     let bytes = dictionary.encode();
-    if record::write_atomic(&dir.join(file_name(branches, shard)), &bytes).is_ok() {
+    if super::dir::write_atomic(&dir.join(file_name(branches, shard)), &bytes).is_ok() {
       if let Some(written) = load(dir, branches, shard, bytes.len() as u64) {
         // A shard's build frees tens of MB that the next one's larger
         // buffers do not fit into: the process grew by that much per shard.

@@ -1,6 +1,7 @@
 //! Every name the index gives a file in its dir, in one grammar: an
 //! [`IndexFile`] is displayed as its name and parsed back from it, and a
-//! writer's temp file is `<name>.tmp.<pid>.<n>`. What a name does not parse
+//! writer's temp file is `<name>.tmp.<pid>.<n>` ([`write_atomic`], the one
+//! way the index writes a file). What a name does not parse
 //! as is not the index's, whatever it holds (`ownership::is_ours` then also
 //! asks for the file's magic).
 
@@ -8,6 +9,9 @@ use super::dictionary::SHARDS;
 use super::record::Tier;
 use crate::session::lineage::Branches;
 use std::fmt;
+use std::fs;
+use std::io::Write;
+use std::path::{Path, PathBuf};
 
 /// The marker file: this dir is the index's.
 pub const MARKER: &str = ".pi-fabric-memory-index";
@@ -48,7 +52,7 @@ impl<'a> Name<'a> {
   }
 }
 
-/// `<target>.tmp.<pid>.<n>` → `target`.
+/// `<target>.tmp.<pid>.<n>` (see [`write_atomic`]) → `target`.
 fn strip_temp(name: &str) -> Option<&str> {
   let digits = |part: &str| !part.is_empty() && part.bytes().all(|b| b.is_ascii_digit());
   let (rest, n) = name.rsplit_once('.')?;
@@ -128,9 +132,66 @@ impl fmt::Display for IndexFile<'_> {
   }
 }
 
+/// Temp file + rename, mode 0600: a reader sees the old record or the new
+/// one, never a torn one, even with several Pi processes writing. No fsync,
+/// unlike the curated store's writer (`store::file::write_atomic`): a record
+/// is a disposable cache of a source that is still there, so one a crash
+/// tore or lost fails its checksums (or is missing) and is rebuilt, while a
+/// cold build that synced every record would wait on the disk thousands of
+/// times. Memory files have no other copy: those are synced.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+  let temp = temp_path(path);
+  let result = (|| {
+    let mut options = fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    {
+      use std::os::unix::fs::OpenOptionsExt;
+      options.mode(0o600);
+    }
+    let mut file = options.open(&temp)?;
+    file.write_all(bytes)?;
+    crate::fault::check_write(&temp)?;
+    drop(file);
+    fs::rename(&temp, path)
+  })();
+  if result.is_err() {
+    let _ = fs::remove_file(&temp);
+  }
+  result
+}
+
+fn temp_path(path: &Path) -> PathBuf {
+  use std::sync::atomic::{AtomicU64, Ordering};
+  static COUNTER: AtomicU64 = AtomicU64::new(0);
+  // `<name>.tmp.<pid>.<n>`, as `strip_temp` reads it.
+  let unique = format!(".tmp.{}.{}", std::process::id(), COUNTER.fetch_add(1, Ordering::Relaxed));
+  let mut name = path.file_name().unwrap_or_default().to_os_string();
+  name.push(unique);
+  path.with_file_name(name)
+}
+
 #[cfg(test)]
 mod tests {
   use super::*;
+
+  #[test]
+  fn writes_are_atomic_and_private() {
+    let dir = tempfile::tempdir().unwrap();
+    let index = dir.path().join("index");
+    crate::index::ownership::ensure_dir(&index).unwrap();
+    let path = index.join("r");
+    write_atomic(&path, b"one").unwrap();
+    write_atomic(&path, b"two").unwrap();
+    assert_eq!(fs::read(&path).unwrap(), b"two");
+    assert_eq!(fs::read_dir(&index).unwrap().count(), 2, "the marker and the record, no temp files left");
+    #[cfg(unix)]
+    {
+      use std::os::unix::fs::PermissionsExt;
+      assert_eq!(fs::metadata(&path).unwrap().permissions().mode() & 0o777, 0o600);
+      assert_eq!(fs::metadata(&index).unwrap().permissions().mode() & 0o777, 0o700);
+    }
+  }
 
   #[test]
   fn every_kind_of_file_parses_back_from_its_name() {

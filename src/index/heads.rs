@@ -353,7 +353,7 @@ fn write(index: &Index, branches: Branches, shard: usize, group: &[(&Synced, &Ar
     .iter()
     .map(|(synced, record)| (index.record_name(&synced.path, branches, Tier::Cold), record.head_bytes()))
     .collect();
-  record::write_atomic(&index.dir.join(&name), &encode(&entries)).ok()?;
+  super::dir::write_atomic(&index.dir.join(&name), &encode(&entries)).ok()?;
   Some(Written::of(group.iter().map(|(_, r)| *r), false))
 }
 

@@ -145,7 +145,7 @@ fn adopt(dir: &Path) -> io::Result<()> {
 }
 
 fn write_marker(dir: &Path) -> io::Result<()> {
-  record::write_atomic(&dir.join(MARKER), MARKER_TEXT)
+  super::dir::write_atomic(&dir.join(MARKER), MARKER_TEXT)
 }
 
 /// Creates the index dir if needed (0700 and the marker only for a dir it

@@ -1,5 +1,5 @@
 //! Cache records on disk (version [`CACHE_VERSION`]): naming, encoding,
-//! validation, atomic writes.
+//! validation (written atomically by `dir::write_atomic`).
 //!
 //! A record is [`MAGIC`], the head's length (u32 LE), the xxh3-64 (LE) of
 //! the head and of the body, then the head and the body, both postcard
@@ -23,7 +23,6 @@ use crate::session::source::{sha256_hex, StatStamp};
 use crate::session::titles::Titles;
 use serde::{Deserialize, Serialize};
 use std::fs;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 pub const CACHE_VERSION: u32 = 14;
@@ -463,44 +462,6 @@ pub fn read(path: &Path, limit: u64) -> Result<Vec<u8>, crate::fsread::ReadError
   crate::fsread::read_regular(path, limit, crate::fsread::Links::Refuse).map(|(bytes, _)| bytes)
 }
 
-/// Temp file + rename, mode 0600: a reader sees the old record or the new
-/// one, never a torn one, even with several Pi processes writing. No fsync,
-/// unlike the curated store's writer (`store::file::write_atomic`): a record
-/// is a disposable cache of a source that is still there, so one a crash
-/// tore or lost fails its checksums (or is missing) and is rebuilt, while a
-/// cold build that synced every record would wait on the disk thousands of
-/// times. Memory files have no other copy: those are synced.
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-  let temp = temp_path(path);
-  let result = (|| {
-    let mut options = fs::OpenOptions::new();
-    options.write(true).create_new(true);
-    #[cfg(unix)]
-    {
-      use std::os::unix::fs::OpenOptionsExt;
-      options.mode(0o600);
-    }
-    let mut file = options.open(&temp)?;
-    file.write_all(bytes)?;
-    crate::fault::check_write(&temp)?;
-    drop(file);
-    fs::rename(&temp, path)
-  })();
-  if result.is_err() {
-    let _ = fs::remove_file(&temp);
-  }
-  result
-}
-
-fn temp_path(path: &Path) -> PathBuf {
-  use std::sync::atomic::{AtomicU64, Ordering};
-  static COUNTER: AtomicU64 = AtomicU64::new(0);
-  let unique = format!(".tmp.{}.{}", std::process::id(), COUNTER.fetch_add(1, Ordering::Relaxed));
-  let mut name = path.file_name().unwrap_or_default().to_os_string();
-  name.push(unique);
-  path.with_file_name(name)
-}
-
 #[cfg(test)]
 mod tests {
   use super::*;
@@ -626,24 +587,6 @@ mod tests {
       for (branches, tier) in [(Branches::Active, Tier::Hot), (Branches::All, Tier::Cold)] {
         assert_eq!(file_name(Path::new(&lossy), branches, tier), file_name(path, branches, tier), "{path:?}");
       }
-    }
-  }
-
-  #[test]
-  fn writes_are_atomic_and_private() {
-    let dir = tempfile::tempdir().unwrap();
-    let index = dir.path().join("index");
-    crate::index::ownership::ensure_dir(&index).unwrap();
-    let path = index.join("r");
-    write_atomic(&path, b"one").unwrap();
-    write_atomic(&path, b"two").unwrap();
-    assert_eq!(fs::read(&path).unwrap(), b"two");
-    assert_eq!(fs::read_dir(&index).unwrap().count(), 2, "the marker and the record, no temp files left");
-    #[cfg(unix)]
-    {
-      use std::os::unix::fs::PermissionsExt;
-      assert_eq!(fs::metadata(&path).unwrap().permissions().mode() & 0o777, 0o600);
-      assert_eq!(fs::metadata(&index).unwrap().permissions().mode() & 0o777, 0o700);
     }
   }
 }

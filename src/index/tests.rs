@@ -568,7 +568,7 @@ fn a_content_proof_is_written_back_once_the_stamp_can_vouch() {
   // write is (however slow this machine is): only their content can prove them.
   for (name, mut record) in names.iter().zip(on_disk()) {
     record.verified_ns = record.stamp.ctime_ns;
-    record::write_atomic(&fx.index_dir().join(name), &record.encode().unwrap()).unwrap();
+    dir::write_atomic(&fx.index_dir().join(name), &record.encode().unwrap()).unwrap();
   }
   let before = on_disk();
   assert!(before.iter().all(|r| !r.stamp.proves_unchanged_since(r.verified_ns)));
@@ -871,7 +871,7 @@ fn a_pack_older_than_its_records_never_changes_an_answer() {
   let name = fx.index_files().into_iter().find(|n| n.contains("-s4.jsonl") && n.ends_with(".cold")).unwrap();
   let mut record = CacheRecord::decode(&fs::read(dir.join(&name)).unwrap()).unwrap();
   record.verified_ns += 1;
-  record::write_atomic(&dir.join(&name), &record.encode().unwrap()).unwrap();
+  dir::write_atomic(&dir.join(&name), &record.encode().unwrap()).unwrap();
   for (name, bytes) in &saved {
     fs::write(dir.join(name), bytes).unwrap();
   }

@@ -73,7 +73,7 @@ fn forget(index: &Index, source: &Path, branches: Branches, tier: Tier) {
 fn write_bytes(index: &Index, source: &Path, branches: Branches, tier: Tier, bytes: &[u8]) -> io::Result<PathBuf> {
   ownership::ensure_dir(&index.dir)?;
   let path = index.dir.join(index.record_name(source, branches, tier));
-  record::write_atomic(&path, bytes)?;
+  super::dir::write_atomic(&path, bytes)?;
   let other = if tier == Tier::Hot { Tier::Cold } else { Tier::Hot };
   ownership::remove_ours(&index.dir, &index.record_name(source, branches, other));
   Ok(path)
