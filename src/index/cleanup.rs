@@ -2,7 +2,7 @@
 //! and temp files of crashed writers, within the cleanup budget.
 
 use super::dir::Name;
-use super::{ownership, record, Index, Source};
+use super::{dir, record, Index, Source};
 use crate::config::Config;
 use crate::coverage::Reason;
 use crate::session::source::{now_ns, StatStamp};
@@ -13,7 +13,7 @@ use std::path::Path;
 
 /// Removes index files no existing session can own: records of deleted
 /// sources and temp files left by crashed writers. Names decide what is an
-/// orphan; [`ownership::remove_ours`] decides what may be removed (regular
+/// orphan; [`dir::remove_ours`] decides what may be removed (regular
 /// file, index name, record magic), so a foreign file is never touched.
 pub(super) fn cleanup(
   index: &Index,
@@ -41,7 +41,7 @@ pub(super) fn cleanup(
       reasons.insert(Reason::CacheCleanupBudget);
       return;
     }
-    if ownership::remove_ours(&index.dir, name) {
+    if dir::remove_ours(&index.dir, name) {
       removed += 1;
     }
   }

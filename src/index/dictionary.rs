@@ -24,8 +24,7 @@ mod bytes;
 mod terms;
 
 use super::cold::ColdDigest;
-use super::dir::IndexFile;
-use super::ownership;
+use super::dir::{self as files, IndexFile};
 use crate::session::lineage::Branches;
 use parking_lot::Mutex;
 use rayon::prelude::*;
@@ -204,9 +203,9 @@ thread_local! {
 fn build(dir: &Path, branches: Branches, shard: usize, candidates: &[Candidate<'_>]) -> Arc<Dictionary> {
   let digests: Vec<(&str, &ColdDigest)> = candidates.iter().map(|&(_, file, digest)| (file, digest)).collect();
   let dictionary = Dictionary::build(&digests);
-  if dir.join(ownership::MARKER).exists() {
+  if dir.join(files::MARKER).exists() {
     let bytes = dictionary.encode();
-    if super::dir::write_atomic(&dir.join(file_name(branches, shard)), &bytes).is_ok() {
+    if files::write_atomic(&dir.join(file_name(branches, shard)), &bytes).is_ok() {
       if let Some(written) = load(dir, branches, shard, bytes.len() as u64) {
         // A shard's build frees tens of MB that the next one's larger
         // buffers do not fit into: the process grew by that much per shard.
@@ -304,9 +303,9 @@ fn refresh_within(
     true => stale.into_par_iter().map(build_one).collect(),
     false => stale.into_iter().map(build_one).collect(),
   };
-  if !built.is_empty() && dir.join(ownership::MARKER).exists() {
+  if !built.is_empty() && dir.join(files::MARKER).exists() {
     // Shards now stand for the one file written before them.
-    ownership::remove_ours(dir, &unsharded_file_name(branches));
+    files::remove_ours(dir, &unsharded_file_name(branches));
   }
   for (shard, dictionary) in built {
     parts[shard] = Some(Part::matched(dictionary, &groups[shard]));

@@ -2,11 +2,12 @@
 //! [`IndexFile`] is displayed as its name and parsed back from it, and a
 //! writer's temp file is `<name>.tmp.<pid>.<n>` ([`write_atomic`], the one
 //! way the index writes a file). What a name does not parse
-//! as is not the index's, whatever it holds (`ownership::is_ours` then also
+//! as is not the index's, whatever it holds ([`is_ours`] then also
 //! asks for the file's magic).
 
 use super::dictionary::SHARDS;
-use super::record::Tier;
+use super::record::{self, Tier};
+use crate::fsread::{self, Links};
 use crate::session::lineage::Branches;
 use std::fmt;
 use std::fs;
@@ -15,6 +16,9 @@ use std::path::{Path, PathBuf};
 
 /// The marker file: this dir is the index's.
 pub const MARKER: &str = ".pi-fabric-memory-index";
+/// What the marker holds.
+pub(super) const MARKER_TEXT: &[u8] =
+  b"pi-fabric-memory index: this directory holds cache records only; safe to delete.\n";
 
 /// A file of the index dir.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -171,9 +175,58 @@ fn temp_path(path: &Path) -> PathBuf {
   path.with_file_name(name)
 }
 
+/// Did the index write `dir/name`? Regular file (not followed), index name,
+/// record magic (a temp file may hold any prefix of it, even nothing yet).
+pub fn is_ours(dir: &Path, name: &str) -> bool {
+  let Some(parsed) = Name::parse(name) else { return false };
+  let path = dir.join(name);
+  if !fs::symlink_metadata(&path).is_ok_and(|m| m.file_type().is_file()) {
+    return false;
+  }
+  let magic = record::MAGIC_PREFIX;
+  let Ok((head, _)) = fsread::read_prefix(&path, magic.len() as u64, Links::Refuse) else { return false };
+  if parsed.temp {
+    let expected: &[u8] = if parsed.file == IndexFile::Marker { MARKER_TEXT } else { magic };
+    expected.starts_with(&head)
+  } else {
+    head == magic
+  }
+}
+
+/// Removes `dir/name` only if the index wrote it; `true` when removed.
+pub fn remove_ours(dir: &Path, name: &str) -> bool {
+  is_ours(dir, name) && fs::remove_file(dir.join(name)).is_ok()
+}
+
 #[cfg(test)]
 mod tests {
   use super::*;
+
+  #[test]
+  fn index_names_are_records_and_their_temps() {
+    let index_name = |name| Name::parse(name).is_some();
+    assert!(index_name("0123456789abcdef-a.jsonl.active.hot"));
+    assert!(index_name("0123456789abcdef-a.jsonl.all.cold.tmp.12.3"));
+    assert!(index_name(".pi-fabric-memory-index.tmp.12.3"));
+    assert!(index_name("cold-terms.active.dict") && index_name("cold-terms.all.dict.tmp.12.3"));
+    for foreign in [".env", "auth.json", "a.tmp.1.2", "0123456789abcdef-a.jsonl.active.hot.tmp.x.2", MARKER] {
+      assert!(!index_name(foreign), "{foreign}");
+    }
+  }
+
+  /// A session file named like a temp file (`x.tmp.1.2.jsonl`) has a record
+  /// like any other: it was not the index's (so its other tier's file and
+  /// its orphan were never removed) while names were read from the first
+  /// `.tmp.` on; a temp file is now only a name that ends like one.
+  #[test]
+  fn a_record_of_a_session_named_like_a_temp_file_is_ours() {
+    let dir = tempfile::tempdir().unwrap();
+    let record = "0123456789abcdef-x.tmp.1.2.jsonl.active.hot";
+    fs::write(dir.path().join(record), record::MAGIC_PREFIX).unwrap();
+    assert_eq!(Name::parse(record).map(|n| n.temp), Some(false));
+    assert!(remove_ours(dir.path(), record));
+    assert!(!dir.path().join(record).exists());
+  }
 
   #[test]
   fn writes_are_atomic_and_private() {

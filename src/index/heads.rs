@@ -37,7 +37,7 @@ use super::dir::IndexFile;
 use super::record::checksum;
 use super::record::{self, Body, CacheRecord, Tier};
 use super::resident::{mode, Slot};
-use super::{ownership, Index, Source, Synced};
+use super::{dir, Index, Source, Synced};
 use crate::session::lineage::Branches;
 use parking_lot::Mutex;
 use rayon::prelude::*;
@@ -346,7 +346,7 @@ pub(super) fn refresh(index: &Index, branches: Branches, synced: &[Synced]) {
 fn write(index: &Index, branches: Branches, shard: usize, group: &[(&Synced, &Arc<CacheRecord>)]) -> Option<Written> {
   let name = file_name(branches, shard);
   if group.is_empty() {
-    let gone = ownership::remove_ours(&index.dir, &name) || !index.dir.join(&name).exists();
+    let gone = dir::remove_ours(&index.dir, &name) || !index.dir.join(&name).exists();
     return gone.then(Written::default);
   }
   let entries: Vec<(String, Vec<u8>)> = group

@@ -1,4 +1,4 @@
-//! Which index dir is ours, and which of its files.
+//! Which index dir is ours (which of its files are: [`super::dir::is_ours`]).
 //!
 //! `memory.indexDir` can be any directory (a trusted project's settings may
 //! set it), so the index proves ownership before it removes anything:
@@ -11,12 +11,11 @@
 //!   dir and `/`, by their real paths (a symlinked indexDir is resolved).
 //! - Only a directory the index created is chmod'ed (0700).
 //! - A file is the index's only when it is a regular file (never a symlink:
-//!   `lstat`, `O_NOFOLLOW`), named like a record, the cold term dictionary
-//!   or a temp file of either, and starts with the record magic. Nothing else is ever removed,
-//!   even inside an owned directory.
+//!   `lstat`, `O_NOFOLLOW`), its name parses as an index file or a temp file
+//!   of one (`super::dir`), and it starts with the record magic. Nothing else
+//!   is ever removed, even inside an owned directory.
 
-use super::dir::{IndexFile, Name};
-use super::record;
+use super::dir::{is_ours, MARKER, MARKER_TEXT};
 use crate::error::{ContractError, ErrorCode};
 use crate::fsread::{self, Links};
 use crate::pi_path::home_dir;
@@ -24,10 +23,6 @@ use crate::session::discover::Discovery;
 use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
-
-/// The marker file that makes a directory the index's.
-pub use super::dir::MARKER;
-const MARKER_TEXT: &[u8] = b"pi-fabric-memory index: this directory holds cache records only; safe to delete.\n";
 
 /// Why a directory cannot be the index dir.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -170,59 +165,5 @@ pub fn ensure_dir(dir: &Path) -> io::Result<()> {
     // Another process may have created it a moment ago (empty or marked).
     Err(e) if e.kind() == io::ErrorKind::AlreadyExists => adopt(dir),
     Err(e) => Err(e),
-  }
-}
-
-/// Did the index write `dir/name`? Regular file (not followed), index name,
-/// record magic (a temp file may hold any prefix of it, even nothing yet).
-pub fn is_ours(dir: &Path, name: &str) -> bool {
-  let Some(parsed) = Name::parse(name) else { return false };
-  let path = dir.join(name);
-  if !fs::symlink_metadata(&path).is_ok_and(|m| m.file_type().is_file()) {
-    return false;
-  }
-  let magic = record::MAGIC_PREFIX;
-  let Ok((head, _)) = fsread::read_prefix(&path, magic.len() as u64, Links::Refuse) else { return false };
-  if parsed.temp {
-    let expected: &[u8] = if parsed.file == IndexFile::Marker { MARKER_TEXT } else { magic };
-    expected.starts_with(&head)
-  } else {
-    head == magic
-  }
-}
-
-/// Removes `dir/name` only if the index wrote it; `true` when removed.
-pub fn remove_ours(dir: &Path, name: &str) -> bool {
-  is_ours(dir, name) && fs::remove_file(dir.join(name)).is_ok()
-}
-
-#[cfg(test)]
-mod tests {
-  use super::*;
-
-  #[test]
-  fn index_names_are_records_and_their_temps() {
-    let index_name = |name| Name::parse(name).is_some();
-    assert!(index_name("0123456789abcdef-a.jsonl.active.hot"));
-    assert!(index_name("0123456789abcdef-a.jsonl.all.cold.tmp.12.3"));
-    assert!(index_name(".pi-fabric-memory-index.tmp.12.3"));
-    assert!(index_name("cold-terms.active.dict") && index_name("cold-terms.all.dict.tmp.12.3"));
-    for foreign in [".env", "auth.json", "a.tmp.1.2", "0123456789abcdef-a.jsonl.active.hot.tmp.x.2", MARKER] {
-      assert!(!index_name(foreign), "{foreign}");
-    }
-  }
-
-  /// A session file named like a temp file (`x.tmp.1.2.jsonl`) has a record
-  /// like any other: it was not the index's (so its other tier's file and
-  /// its orphan were never removed) while names were read from the first
-  /// `.tmp.` on; a temp file is now only a name that ends like one.
-  #[test]
-  fn a_record_of_a_session_named_like_a_temp_file_is_ours() {
-    let dir = tempfile::tempdir().unwrap();
-    let record = "0123456789abcdef-x.tmp.1.2.jsonl.active.hot";
-    fs::write(dir.path().join(record), record::MAGIC_PREFIX).unwrap();
-    assert_eq!(Name::parse(record).map(|n| n.temp), Some(false));
-    assert!(remove_ours(dir.path(), record));
-    assert!(!dir.path().join(record).exists());
   }
 }

@@ -89,7 +89,7 @@ fn builds_records_on_disk_and_reports_complete_coverage() {
   let c = &result.coverage;
   assert!(c.complete, "{c:?}");
   assert_eq!((c.indexed_sessions, c.eligible_sessions, c.stale_sessions, c.incomplete_sessions), (2, 2, 0, 0));
-  let names: Vec<String> = fx.index_files().into_iter().filter(|n| n != ownership::MARKER).collect();
+  let names: Vec<String> = fx.index_files().into_iter().filter(|n| n != dir::MARKER).collect();
   assert_eq!(names.len(), 2);
   assert!(
     names.iter().any(|n| n.ends_with("-b.jsonl.active.hot"))
@@ -188,7 +188,7 @@ fn stale_foreign_and_orphaned_records_are_removed() {
   assert_eq!(result.coverage.eligible_sessions, 1);
   let names = fx.index_files();
   // Files without the record magic were never the index's: they stay.
-  let mut expected = [ownership::MARKER, "0123456789abcdef-v5.jsonl.digest.json", &kept, "junk.txt"];
+  let mut expected = [dir::MARKER, "0123456789abcdef-v5.jsonl.digest.json", &kept, "junk.txt"];
   expected.sort_unstable(); // `kept`'s hash prefix (of the temp path) sorts anywhere
   assert_eq!(names, expected);
   assert!(record::CacheRecord::decode(&fs::read(dir.join(&kept)).unwrap()).is_some(), "torn record rebuilt");
@@ -421,7 +421,7 @@ fn an_owned_dir_is_marked_and_only_index_files_are_ever_removed() {
   let created = outside.join("made").join("index");
   let engine = fx.engine(json!({"indexDir": created.to_str().unwrap()}));
   global(&engine);
-  assert!(created.join(ownership::MARKER).is_file());
+  assert!(created.join(dir::MARKER).is_file());
   assert_eq!(mode(&created), 0o700, "created by the index");
   // Foreign files inside an owned dir, some named like records, one a
   // symlink out to a file that even carries the record magic.
@@ -440,7 +440,7 @@ fn an_owned_dir_is_marked_and_only_index_files_are_ever_removed() {
   let names: Vec<String> = snapshot(&created).into_iter().map(|(n, _)| n).collect();
   let kept = names.iter().find(|n| n.contains("-kept.jsonl.")).unwrap().clone();
   let mut expected = [
-    ownership::MARKER,
+    dir::MARKER,
     "0123456789abcdef-user.jsonl.active.hot",
     "fedcba9876543210-link.jsonl.active.hot",
     &kept,
@@ -462,16 +462,16 @@ fn an_empty_or_index_only_dir_is_adopted_without_chmod() {
   fs::set_permissions(&dir, fs::Permissions::from_mode(0o755)).unwrap();
   let engine = fx.engine(json!({"indexDir": dir.to_str().unwrap()}));
   assert!(global(&engine).coverage.complete);
-  assert!(dir.join(ownership::MARKER).is_file());
+  assert!(dir.join(dir::MARKER).is_file());
   assert_eq!(mode(&dir), 0o755);
   // An index written before markers existed holds only records: adopted too.
   let default = fx.engine(json!({}));
   global(&default);
-  fs::remove_file(fx.index_dir().join(ownership::MARKER)).unwrap();
+  fs::remove_file(fx.index_dir().join(dir::MARKER)).unwrap();
   Index::shared(fx.index_dir()).resident().clear();
   Index::shared(fx.index_dir()).sync_state().forget_last();
   assert!(global(&default).coverage.complete);
-  assert!(fx.index_dir().join(ownership::MARKER).is_file());
+  assert!(fx.index_dir().join(dir::MARKER).is_file());
 }
 
 /// A fresh process: nothing resident, no reusable synchronization.
@@ -738,7 +738,7 @@ fn random_record_corruptions_are_detected_and_rebuilt_with_identical_answers() {
   };
   let clean = bodies(&global(&engine));
   let dir = fx.index_dir();
-  let names: Vec<String> = fx.index_files().into_iter().filter(|n| n != ownership::MARKER).collect();
+  let names: Vec<String> = fx.index_files().into_iter().filter(|n| n != dir::MARKER).collect();
   let originals: Vec<Vec<u8>> = names.iter().map(|n| fs::read(dir.join(n)).unwrap()).collect();
   let seed = std::env::var("PFM_FAULT_SEED").ok().and_then(|v| v.parse().ok()).unwrap_or(0x9E37_79B9_7F4A_7C15u64);
   let mut rng = Rng(seed);

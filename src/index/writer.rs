@@ -25,7 +25,7 @@
 //! (a newer build, a tier move, its source gone) is not written.
 
 use super::record::{self, CacheRecord, Tier};
-use super::{ownership, Index};
+use super::{dir, ownership, Index};
 use crate::session::lineage::Branches;
 use parking_lot::{Condvar, Mutex};
 use std::collections::HashMap;
@@ -65,7 +65,7 @@ pub(crate) fn replace(index: &Index, source: &Path, branches: Branches, record: 
 
 /// Removes the record of `source` in `tier`, which no longer answers.
 fn forget(index: &Index, source: &Path, branches: Branches, tier: Tier) {
-  ownership::remove_ours(&index.dir, &index.record_name(source, branches, tier));
+  dir::remove_ours(&index.dir, &index.record_name(source, branches, tier));
 }
 
 /// Writes the encoded record of `source` atomically, then drops the other
@@ -75,7 +75,7 @@ fn write_bytes(index: &Index, source: &Path, branches: Branches, tier: Tier, byt
   let path = index.dir.join(index.record_name(source, branches, tier));
   super::dir::write_atomic(&path, bytes)?;
   let other = if tier == Tier::Hot { Tier::Cold } else { Tier::Hot };
-  ownership::remove_ours(&index.dir, &index.record_name(source, branches, other));
+  dir::remove_ours(&index.dir, &index.record_name(source, branches, other));
   Ok(path)
 }
 
