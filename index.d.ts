@@ -22,6 +22,14 @@ export interface MemoryError {
     | 'regex_pattern_too_large'
     /** `memory.pack`: `maxTokens` cannot hold one cited excerpt (`neededTokens` says what would). */
     | 'pack_budget_too_small'
+    /** A forgotten session named by id or path (`forget`; `unforget` takes it back). */
+    | 'session_forgotten'
+    /** `<agentDir>/fabric/forgotten.json` cannot be read (`file`): nothing is answered until it is fixed or moved. */
+    | 'forgotten_unreadable'
+    /** `forget` / `unforget`: the list's lock is held by another writer past the timeout. */
+    | 'locked'
+    /** `forget` / `unforget`: the list could not be written (`file`); nothing was changed. */
+    | 'write_failed'
     /** The shim's `memory.walk`: expanded chunks that do not join into whole entries. */
     | 'walk_discontinuity'
     | 'walk_incomplete'
@@ -349,8 +357,11 @@ export interface EvidencePack {
   error?: MemoryError
 }
 
-/** Curated memory: `"memory"` is MEMORY.md (the agent's notes), `"user"` is USER.md. */
-export type MemoryTarget = 'memory' | 'user'
+/**
+ * Curated memory: `"memory"` is the global MEMORY.md (the agent's notes), `"user"` is USER.md, `"project"` the
+ * MEMORY.md of the project the store was opened for (`projects/<dirName>/MEMORY.md`).
+ */
+export type MemoryTarget = 'memory' | 'user' | 'project'
 
 /** Why a curated-memory call failed; `error` holds the readable text. */
 export type MemoryFailureCode =
@@ -366,6 +377,10 @@ export type MemoryFailureCode =
   | 'io_error'
   | 'invalid_operation'
   | 'stale'
+  /** Target `"project"` in a store opened for no project. */
+  | 'no_project'
+  /** `applyProposals`: a proposal made for another project's memory (it stays listed). */
+  | 'other_project'
   /** Dreaming's staging only: every candidate of the call was dropped because its evidence did not verify. */
   | 'unverified'
 
@@ -446,6 +461,8 @@ export interface MemoryProposal {
   createdAt: number
   /** The evidence dreaming cited; applying the proposal records it as the entry's provenance. */
   evidence?: MemoryCitation[]
+  /** Target `"project"`: the project it was made for (applied only from a store opened for it). */
+  project?: { key: string; name: string }
 }
 
 export type MemoryProposalList =
@@ -506,6 +523,31 @@ export interface MemoryFileStatus {
 export interface MemoryStoreStatus {
   memory: MemoryFileStatus
   user: MemoryFileStatus
+  /** A store opened for a project: that project's MEMORY.md. */
+  project?: MemoryFileStatus
+}
+
+/** `memory.forget` / `memory.unforget`: the session by id, id prefix, file stem or path. */
+export interface ForgetArgs {
+  session: string
+}
+
+/** One forgotten session, as `<agentDir>/fabric/forgotten.json` records it. */
+export interface ForgottenSession {
+  sessionId: string
+  file: string
+  /** Unix milliseconds. */
+  forgottenAt: number
+}
+
+export interface ForgetResult {
+  /** The sessions this call forgot or took back; empty when nothing changed. */
+  changed: ForgottenSession[]
+  /** Every forgotten session after the call. */
+  forgotten: ForgottenSession[]
+  /** Index records of the forgotten session removed from the index dir. */
+  recordsRemoved: number
+  error?: MemoryError
 }
 
 /**
@@ -549,16 +591,32 @@ export declare class MemoryEngine {
    * receives the indexing work this call does (the plan, then each build).
    */
   sessions(args?: SessionsArgs, live?: LiveBranchArg, onProgress?: (progress: IndexProgress) => void): Promise<SessionsPage>
+  /**
+   * `memory.forget({session})`: recall, expand, sessions and packs never
+   * surface the session again (by its id and its file) until `unforget`;
+   * its index records are removed. Pi's file is never touched.
+   */
+  forget(args: ForgetArgs): Promise<ForgetResult>
+  /**
+   * `memory.unforget({session})`: takes a forget back (by the id, an id
+   * prefix or the file the list records).
+   */
+  unforget(args: ForgetArgs): Promise<ForgetResult>
+  /** Every forgotten session (`forgotten`), or the list's error. */
+  forgotten(): Promise<ForgetResult>
 }
 
 /**
  * Curated memory: `MEMORY.md` (target `"memory"`) and `USER.md` (target
  * `"user"`), entries separated by a line holding only `§`, compatible with
- * `@amaster.ai/pi-memory`. Write failures are results with `success: false`.
+ * `@amaster.ai/pi-memory`; opened for a project, also that project's
+ * `MEMORY.md` (target `"project"`). Write failures are results with `success: false`.
  */
 export declare class MemoryStore {
   constructor(options?: MemoryStoreOptions | undefined | null)
   get dir(): string
+  /** The project the store was opened for (target `"project"`); `null`: global only. */
+  get project(): MemoryStoreProjectInfo | null
   get memoryCharLimit(): number
   get userCharLimit(): number
   /** Re-reads both files and rebuilds the sanitized prompt snapshot. */
@@ -671,6 +729,26 @@ export interface MemoryStoreOptions {
   lockTimeoutMs?: number
   /** Age after which a lock is abandoned (2,000–600,000 ms; default 30,000, as proper-lockfile). */
   lockStaleMs?: number
+  /**
+   * The project whose `MEMORY.md` is target `"project"` (`projectIdentity(cwd)`'s `key` and `name`);
+   * without it the store is global only.
+   */
+  project?: MemoryStoreProject
+}
+
+/** A project identity as the store needs it (a `ProjectIdentity` passes as it is). */
+export interface MemoryStoreProject {
+  key: string
+  name: string
+}
+
+/** The project a store was opened for, and where its `MEMORY.md` lives. */
+export interface MemoryStoreProjectInfo {
+  key: string
+  name: string
+  dirName: string
+  /** `<dir>/projects/<dirName>`. */
+  dir: string
 }
 
 export declare function piAgentDir(fromEnv?: string | undefined | null): string
@@ -681,6 +759,32 @@ export declare function piAgentDir(fromEnv?: string | undefined | null): string
  * they are. `sessionId` is the header id of the session the call names.
  */
 export declare function pinCall(args: Record<string, unknown>, slot: 'session' | 'scope', sessionId?: string | null): Record<string, unknown>
+
+/**
+ * Resolves the project of `cwd`: explicit key, git remote, git common dir,
+ * else the cwd (see docs/curated-memory.md#project-identity).
+ */
+export declare function projectIdentity(cwd: string, options?: ProjectIdentityOptions | undefined | null): ProjectIdentity
+
+export interface ProjectIdentity {
+  /** `v1:<32 hex digits>`, versioned and opaque: equal keys are one project. */
+  key: string
+  /** A short human name (`repo`): lowercase `[a-z0-9._-]`. */
+  name: string
+  /** Which rule decided. */
+  source: 'explicit' | 'remote' | 'commonDir' | 'cwd'
+  /** What that rule read: the explicit key, `host/org/repo`, the git common dir, or the cwd. */
+  evidence: string
+  /** A filesystem-safe directory name for the project's files (`repo-<16 hex digits of the key>`). */
+  dirName: string
+  /** Why the cwd rule decided although git metadata was found (or the cwd is missing). */
+  fallback?: 'cwd_missing' | 'git_file_malformed' | 'git_dir_missing' | 'git_dir_invalid' | 'common_dir_malformed' | 'config_unreadable' | 'config_malformed' | 'remote_malformed' | 'remotes_conflict'
+}
+
+export interface ProjectIdentityOptions {
+  /** The `memory.projectKey` setting; `PI_FABRIC_MEMORY_PROJECT_KEY` takes precedence. */
+  projectKey?: string
+}
 
 export declare function sessionHeader(path: string): SessionHeader | null
 

@@ -841,6 +841,7 @@ module.exports.expandPiPath = nativeBinding.expandPiPath
 module.exports.inspectCacheRecord = nativeBinding.inspectCacheRecord
 module.exports.piAgentDir = nativeBinding.piAgentDir
 module.exports.pinCall = nativeBinding.pinCall
+module.exports.projectIdentity = nativeBinding.projectIdentity
 module.exports.sessionHeader = nativeBinding.sessionHeader
 module.exports.threatFlags = nativeBinding.threatFlags
 module.exports.unpinCall = nativeBinding.unpinCall

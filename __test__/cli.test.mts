@@ -21,15 +21,16 @@ interface Run {
   stderr: string
 }
 
-function run(args: string[], env: NodeJS.ProcessEnv = {}): Run {
-  const result = spawnSync(process.execPath, [cli, ...args], { encoding: 'utf8', env: { ...ENV, ...env } })
+/** The CLI, run from `cwd` (default: the temp home, in no git repository, so no project memory unless a test makes one). */
+function run(args: string[], env: NodeJS.ProcessEnv = {}, cwd = home): Run {
+  const result = spawnSync(process.execPath, [cli, ...args], { encoding: 'utf8', env: { ...ENV, ...env }, cwd })
   return { status: result.status, stdout: result.stdout, stderr: result.stderr }
 }
 
 /** Runs the CLI on a pseudo-terminal (util-linux `script`); undefined where there is none. */
 function onTty(args: string[], env: NodeJS.ProcessEnv = {}): string | undefined {
   const quoted = [process.execPath, cli, ...args].map((a) => `'${a.replace(/'/g, "'\\''")}'`).join(' ')
-  const result = spawnSync('script', ['-qec', quoted, '/dev/null'], { encoding: 'utf8', env: { ...ENV, ...env } })
+  const result = spawnSync('script', ['-qec', quoted, '/dev/null'], { encoding: 'utf8', env: { ...ENV, ...env }, cwd: home })
   return result.error ? undefined : result.stdout
 }
 
@@ -156,6 +157,38 @@ test('expand --json prints the exact API result; a contract error exits 1 with i
   const json = run(['expand', 'missing-session', '0', '--json', '--agent-dir', agentDir])
   assert.equal(json.status, 1)
   assert.equal(JSON.parse(json.stdout).error.code, 'session_not_found')
+})
+
+test('forget, forgotten, unforget: a forgotten session leaves recall, sessions and expand, doctor lists it, its file is untouched', () => {
+  const agentDir = demoAgentDir()
+  const at = ['--agent-dir', agentDir, ...WEBSHOP]
+  const id = '019a0001-demo-7000-8000-checkout0001'
+  const file = JSON.parse(run(['sessions', '--json', ...at]).stdout).sessions.find((s: { id: string }) => s.id === id).file
+  const before = readFileSync(file)
+  const recalled = () => JSON.parse(run(['recall', 'checkout', '--json', ...at]).stdout).hits.filter((h: { sessionId: string }) => h.sessionId === id).length
+  assert.ok(recalled() > 0)
+  const forgot = run(['forget', '019a0001', ...at])
+  assert.equal(forgot.status, 0, forgot.stderr)
+  assert.match(forgot.stdout, /^Forgot 019a0001-demo…  forgotten \d{4}-\d\d-\d\d \d\d:\d\d  .*checkout0001\.jsonl\n\(\d+ index records? removed; Pi's file is untouched; `unforget` takes it back\)\n$/)
+  assert.equal(recalled(), 0)
+  assert.ok(!run(['sessions', '--json', ...at]).stdout.includes(id))
+  const expand = run(['expand', id, '0', '--json', ...at])
+  assert.equal(expand.status, 1)
+  assert.equal(JSON.parse(expand.stdout).error.code, 'session_forgotten')
+  assert.match(run(['forget', id, ...at]).stdout, /^Already forgotten\. Forgotten sessions \(1 session; recall never surfaces them\):/)
+  const listed = JSON.parse(run(['forgotten', '--json', '--agent-dir', agentDir]).stdout)
+  assert.deepEqual(listed.forgotten.map((s: { sessionId: string; file: string }) => [s.sessionId, s.file]), [[id, file]])
+  assert.match(run(['doctor', ...at]).stdout, /\nforgotten {4}Forgotten sessions \(1 session; recall never surfaces them\):\n {4}019a0001-demo…/)
+  assert.deepEqual(JSON.parse(run(['doctor', '--json', ...at]).stdout).forgotten.map((s: { sessionId: string }) => s.sessionId), [id])
+  const back = run(['unforget', '019a0001-demo', ...at])
+  assert.equal(back.status, 0, back.stderr)
+  assert.match(back.stdout, /^Remembered again: 019a0001-demo…/)
+  assert.ok(recalled() > 0)
+  const unknown = run(['unforget', id, '--json', ...at])
+  assert.equal(unknown.status, 1)
+  assert.equal(JSON.parse(unknown.stdout).error.code, 'session_not_found')
+  assert.equal(run(['forget', ...at]).status, 2, 'a session is required')
+  assert.deepEqual(readFileSync(file), before)
 })
 
 test('a session is named by the id prefix recall prints; a prefix two sessions share lists both (recall, expand, sessions, index)', () => {
@@ -317,7 +350,7 @@ test('memory: the target is --target; every word after add/replace/remove is tex
   for (const bad of [['add', '--target', 'both', 'x'], ['read', 'user', '--target', 'memory'], ['status', '--target', 'user'], ['review', '--target', 'user']]) {
     assert.equal(mem(...bad).status, 2, bad.join(' '))
   }
-  assert.match(mem('add', '--target', 'both', 'x').stderr, /--target must be memory or user, got "both"/)
+  assert.match(mem('add', '--target', 'both', 'x').stderr, /--target must be memory, user or project, got "both"/)
   assert.match(mem('why', '--target', 'user', '1').stdout, /^user #1: user of vim\n/, 'why takes --target')
   assert.match(mem('why', 'user', '1').stdout, /^user #1: user of vim\n/, 'and the word, as /memory does')
 })
@@ -413,7 +446,7 @@ test('doctor: where it looks, sessions per project, coverage without building, s
   const before = run(['doctor', '--json', '--agent-dir', agentDir, ...WEBSHOP])
   assert.equal(before.status, 0, before.stdout)
   const report = JSON.parse(before.stdout)
-  assert.deepEqual(Object.keys(report), ['ok', 'agentDir', 'sessionsDir', 'indexDir', 'coverage', 'memoryDir', 'settings', 'projectSettings', 'problems', 'warnings'])
+  assert.deepEqual(Object.keys(report), ['ok', 'agentDir', 'sessionsDir', 'indexDir', 'coverage', 'memoryDir', 'forgotten', 'settings', 'projectSettings', 'problems', 'warnings'])
   assert.deepEqual(report.agentDir, { path: agentDir, origin: 'flag', exists: true })
   assert.deepEqual(report.sessionsDir.projects.map((p: { cwd: string; sessions: number }) => [p.cwd, p.sessions]), [['/home/demo/webshop', 3]])
   assert.deepEqual([report.coverage.indexedSessions, report.coverage.staleSessions], [0, 3], 'doctor reads the index, it does not build it')
@@ -504,4 +537,27 @@ test('the progress line: sessions current of eligible, bytes parsed of planned, 
   // A budget cut the plan (4 of 8 stale sessions planned): the ETA comes from seconds per session built so far.
   const cut = { ...p, sessionsToIndex: 4, bytesToIndex: 6e6 }
   assert.match(progressLine(cut, { sessions: 4, bytes: 1e6 }, 4000, 0), /^indexing: 6\/10 sessions · 5\.0 MB\/7\.0 MB · 1\.3 MB\/s · ETA 2s$/)
+})
+
+test('memory --scope project: the MEMORY.md of the cwd\'s repository, shared by its worktree, absent elsewhere', { skip: spawnSync('git', ['--version']).status === 0 ? false : 'git is not on PATH' }, () => {
+  const agentDir = mkdtempSync(join(tmpdir(), 'pfm-cli-project-'))
+  const repo = join(agentDir, 'work', 'shop')
+  mkdirSync(repo, { recursive: true })
+  const git = (...args: string[]) => execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@example.com', '-c', 'init.defaultBranch=main', ...args], { cwd: repo, stdio: 'pipe' })
+  git('init', '-q')
+  git('commit', '-q', '--allow-empty', '-m', 'init')
+  git('worktree', 'add', '-q', '-b', 'feature', join(agentDir, 'work', 'shop-feature'))
+  const mem = (cwd: string, ...args: string[]) => run(['memory', ...args, '--agent-dir', agentDir], {}, cwd)
+  const added = mem(repo, 'add', '--scope', 'project', 'Uses pnpm, never npm')
+  assert.deepEqual([added.status, added.stdout], [0, 'Added to project.\n'])
+  const read = JSON.parse(mem(join(agentDir, 'work', 'shop-feature'), 'read', '--target', 'project', '--json').stdout)
+  assert.deepEqual([read.success, read.target, read.entries], [true, 'project', ['Uses pnpm, never npm']])
+  const status = JSON.parse(mem(repo, 'status', '--json').stdout)
+  assert.deepEqual(Object.keys(status), ['dir', 'memory', 'user', 'project', 'projectIdentity'])
+  assert.equal(status.project.file, join(agentDir, 'memories', 'projects', status.projectIdentity.dirName, 'MEMORY.md'))
+  assert.deepEqual([status.projectIdentity.name, status.project.entryCount, status.memory.entryCount], ['shop', 1, 0])
+  const outside = mem(home, 'read', '--scope', 'project', '--json')
+  assert.deepEqual([outside.status, JSON.parse(outside.stdout).code], [1, 'no_project'])
+  assert.equal(mem(repo, 'add', '--scope', 'project', '--target', 'user', 'x').status, 2)
+  rmSync(agentDir, { recursive: true, force: true })
 })

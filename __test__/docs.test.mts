@@ -156,6 +156,7 @@ describe('docs/configuration.md is src/config.rs', () => {
       bounds: [evaluate(min), evaluate(max)],
     })),
     ...[...config.matchAll(/map\.get\("(\w+)"\)/g)].map(([, key]) => ({ key, type: 'path', default: null, bounds: null })),
+    ...[...config.matchAll(/text\(map, "(\w+)", &mut config\.(\w+)\)/g)].map(([, key]) => ({ key, type: 'string', default: null, bounds: null })),
   ].sort((a, b) => a.key.localeCompare(b.key))
 
   const docs = read('docs/configuration.md')
@@ -164,7 +165,7 @@ describe('docs/configuration.md is src/config.rs', () => {
     .map(([key, type, def, bounds]) => ({
       key: key.replace(/`/g, ''),
       type,
-      default: type === 'path' ? null : type === 'boolean' ? def.replace(/`/g, '') : String(num(def)),
+      default: type === 'path' || type === 'string' ? null : type === 'boolean' ? def.replace(/`/g, '') : String(num(def)),
       bounds: bounds === '—' ? null : bounds.split('–').map(num),
     }))
     .sort((a, b) => a.key.localeCompare(b.key))

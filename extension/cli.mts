@@ -11,13 +11,14 @@ import { acceptedFlags, BIN, commandHelp, mainHelp, type Command } from './cli/c
 import { createContext } from './cli/context.mjs'
 import { DEMO_COMMAND } from './cli/demo.mjs'
 import { DOCTOR_COMMAND } from './cli/doctor.mjs'
+import { FORGET_COMMANDS } from './cli/forget.mjs'
 import { HISTORY_COMMANDS } from './cli/history.mjs'
 import { INDEX_COMMAND } from './cli/index-command.mjs'
 import { MEMORY_COMMAND } from './cli/memory.mjs'
 import { CliError, colorAllowed, EXIT, printJson, setColor } from './cli/output.mjs'
 import { version } from './native.mjs'
 
-const COMMANDS: Command[] = [...HISTORY_COMMANDS, INDEX_COMMAND, MEMORY_COMMAND, DOCTOR_COMMAND, DEMO_COMMAND]
+const COMMANDS: Command[] = [...HISTORY_COMMANDS, ...FORGET_COMMANDS, INDEX_COMMAND, MEMORY_COMMAND, DOCTOR_COMMAND, DEMO_COMMAND]
 
 /** The command word: the first argument that is neither a flag nor a flag's value. */
 function commandIndex(argv: string[]): number {

@@ -40,4 +40,5 @@ export const piAgentDir: typeof Native.piAgentDir = native.piAgentDir
 export const sessionHeader: typeof Native.sessionHeader = native.sessionHeader
 export const pinCall: typeof Native.pinCall = native.pinCall
 export const unpinCall: typeof Native.unpinCall = native.unpinCall
+export const projectIdentity: typeof Native.projectIdentity = native.projectIdentity
 export const __napiBindingTarget: typeof Native.__napiBindingTarget = native.__napiBindingTarget

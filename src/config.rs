@@ -36,6 +36,9 @@ pub struct Config {
   /// Watch the session dirs for changes (Linux inotify) instead of stating
   /// every session file on every call; off: always stat.
   pub watch_sessions: bool,
+  /// The explicit project key (`crate::project`): checkouts with the same
+  /// key are one project, whatever their remotes or paths.
+  pub project_key: Option<String>,
 }
 
 impl Default for Config {
@@ -60,6 +63,7 @@ impl Default for Config {
       regex_max_haystack_bytes: 2_097_152,
       regex_timeout_ms: 250,
       watch_sessions: true,
+      project_key: None,
     }
   }
 }
@@ -77,6 +81,17 @@ fn integer(map: &Map<String, Value>, key: &str, min: u64, max: u64, slot: &mut u
       Ok(())
     }
     _ => Err(CoreError::invalid(format!("memory.{key} must be an integer from {min} to {max}, got {value}"))),
+  }
+}
+
+fn text(map: &Map<String, Value>, key: &str, slot: &mut Option<String>) -> CoreResult<()> {
+  match map.get(key) {
+    None | Some(Value::Null) => Ok(()),
+    Some(Value::String(value)) => {
+      *slot = Some(crate::project::explicit_key(value, &format!("memory.{key}"))?);
+      Ok(())
+    }
+    Some(other) => Err(CoreError::invalid(format!("memory.{key} must be a string, got {other}"))),
   }
 }
 
@@ -103,6 +118,7 @@ impl Config {
     boolean(map, "indexOwnToolResults", &mut config.index_own_tool_results)?;
     boolean(map, "recallCurrentTurn", &mut config.recall_current_turn)?;
     boolean(map, "watchSessions", &mut config.watch_sessions)?;
+    text(map, "projectKey", &mut config.project_key)?;
     match map.get("indexDir") {
       None | Some(Value::Null) => {}
       Some(Value::String(dir)) if !dir.is_empty() => config.index_dir = Some(dir.clone()),
@@ -146,6 +162,7 @@ impl Config {
       "watchSessions": self.watch_sessions,
       "indexOwnToolResults": self.index_own_tool_results,
       "recallCurrentTurn": self.recall_current_turn,
+      "projectKey": self.project_key,
     })
   }
 
@@ -194,16 +211,21 @@ mod tests {
     assert!(Config::from_json(Some(&json!({"indexThinking": "yes"}))).is_err());
     assert!(Config::from_json(Some(&json!({"hotSessions": 1.5}))).is_err());
     assert!(Config::from_json(Some(&json!([]))).is_err());
+    for bad in [json!(""), json!(7), json!("a\u{0}b")] {
+      let err = Config::from_json(Some(&json!({ "projectKey": bad }))).unwrap_err();
+      assert!(err.to_string().starts_with("memory.projectKey must be"), "{err}");
+    }
   }
 
   #[test]
   fn to_json_round_trips_through_from_json() {
     let config = Config::from_json(Some(&json!({"hotSessions": 7, "indexDir": "/x", "regexTimeoutMs": 99,
-      "indexOwnToolResults": true, "recallCurrentTurn": true})))
+      "indexOwnToolResults": true, "recallCurrentTurn": true, "projectKey": " team "})))
     .unwrap();
     let json = config.to_json();
     assert_eq!(json["hotSessions"], 7);
     assert_eq!(json["maxSyncSessions"], 10_000, "defaults are filled in");
+    assert_eq!(json["projectKey"], "team", "trimmed");
     assert_eq!(Config::from_json(Some(&json)).unwrap(), config);
   }
 

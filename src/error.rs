@@ -72,6 +72,14 @@ pub enum ErrorCode {
   RegexPatternTooLarge,
   /// A pack's `maxTokens` cannot hold one cited excerpt.
   PackBudgetTooSmall,
+  /// The session was forgotten (`forget`): recall, expand and sessions never surface it.
+  SessionForgotten,
+  /// The list of forgotten sessions cannot be read: nothing is answered rather than risk surfacing it.
+  ForgottenUnreadable,
+  /// A file this package changes under a lock is held by another writer past the timeout.
+  Locked,
+  /// A file this package keeps could not be written; nothing was changed.
+  WriteFailed,
 }
 
 impl ErrorCode {

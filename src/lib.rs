@@ -11,11 +11,13 @@ pub(crate) mod coverage;
 pub mod engine;
 pub mod error;
 mod fault;
+pub mod forgotten;
 pub(crate) mod fsread;
 pub mod index;
 pub(crate) mod jsregex;
 pub mod ops;
 mod pi_path;
+pub mod project;
 pub mod query;
 #[cfg(test)]
 mod safety_tests;

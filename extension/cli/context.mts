@@ -6,7 +6,7 @@ import { readdirSync, statSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { option, type Parsed } from './args.mjs'
 import { CliError, EXIT } from './output.mjs'
-import { curatedSettings, storeOf } from '../curated/settings.mjs'
+import { curatedProject, curatedSettings, storeOf } from '../curated/settings.mjs'
 import { createMemory, type Memory } from '../recall/create-memory.mjs'
 import { expandPiPath, sessionHeader } from '../native.mjs'
 import { agentDir, memorySettings, sessionDirSetting } from '../shared/settings.mjs'
@@ -111,7 +111,7 @@ export function openMemory(ctx: Context, config: Record<string, unknown> = memor
 /** The curated store the `pi-memory` settings describe (as the extension builds it). */
 export function openStore(ctx: Context): MemoryStore {
   try {
-    return storeOf(curatedSettings(ctx.cwd, ctx.trusted))
+    return storeOf(curatedSettings(ctx.cwd, ctx.trusted), curatedProject(ctx.cwd, ctx.trusted).project)
   } catch (error) {
     throw new CliError(`invalid settings: ${(error as Error).message}`, 'invalid_settings')
   }

@@ -7,10 +7,11 @@
  */
 import { accessSync, constants, existsSync } from 'node:fs'
 import { dirname, join } from 'node:path'
-import type { MemoryCoverage, MemoryFileStatus, MemoryStore } from 'pi-fabric-memory/native'
+import type { ForgottenSession, MemoryCoverage, MemoryFileStatus, MemoryStore } from 'pi-fabric-memory/native'
 import type { Command } from './command.mjs'
 import { headerCwd, isDir, memoryConfig, openMemory, openStore, safeReaddir, sessionFiles, sessionsDir, sizeOf, type Context } from './context.mjs'
 import { coverageText } from '../present/history.mjs'
+import { forgottenText } from '../present/forgotten.mjs'
 import { bold, dim, EXIT, green, printJson, red, yellow } from './output.mjs'
 import { bytes, plural } from '../present/text.mjs'
 import { curatedLayers, curatedSettings } from '../curated/settings.mjs'
@@ -38,6 +39,8 @@ export interface DoctorReport {
   indexDir: { path: string; exists: boolean; records: number; tempFiles: number; bytes: number } | null
   coverage: MemoryCoverage | null
   memoryDir: { path: string; memory: MemoryFileStatus; user: MemoryFileStatus } | null
+  /** The sessions recall never surfaces (`forget`); empty when none. */
+  forgotten: ForgottenSession[]
   settings: SettingRow[]
   projectSettings: { file: string; read: boolean }
   problems: Finding[]
@@ -91,6 +94,9 @@ async function recallSide(ctx: Context, report: DoctorReport): Promise<void> {
     report.warnings.push({ code: 'recall_disabled', message: `memory.enabled is false (${sourceOf(layers, 'enabled')}): Pi gets no recall tools; this CLI still works` })
   }
   report.indexDir = indexDirStats(memory.indexDir)
+  const forgotten = await memory.forgotten()
+  report.forgotten = forgotten.forgotten
+  if (forgotten.error) report.problems.push({ code: forgotten.error.code, message: forgotten.error.message })
   if (report.sessionsDir.sessions === 0) return
   const probe = openMemory(ctx, { ...memoryConfig(ctx), maxSyncSessions: 1, maxSyncSourceBytes: 1024 })
   const { coverage } = await probe.sessions({ scope: 'global', limit: 1 })
@@ -138,6 +144,7 @@ export async function diagnose(ctx: Context): Promise<DoctorReport> {
     indexDir: null,
     coverage: null,
     memoryDir: null,
+    forgotten: [],
     settings: [],
     projectSettings: { file: join(ctx.cwd, '.pi', 'settings.json'), read: ctx.trusted },
     problems: [],
@@ -167,6 +174,7 @@ function printReport(r: DoctorReport): void {
     const c = r.coverage
     console.log(`${label('index')}${c.indexedSessions} of ${c.eligibleSessions} sessions indexed · ${c.staleSessions} stale · coverage ${coverageText(c)}`)
   }
+  if (r.forgotten.length) console.log(`${label('forgotten')}${forgottenText(r.forgotten).split('\n').join('\n  ')}`)
   if (r.memoryDir) {
     const line = (f: MemoryFileStatus) => (f.error ? red(`unreadable — ${f.error}`) : `${plural(f.entryCount, 'entry')} (${f.usage})`)
     console.log(`${label('memory dir')}${r.memoryDir.path}: MEMORY.md ${line(r.memoryDir.memory)}; USER.md ${line(r.memoryDir.user)}`)

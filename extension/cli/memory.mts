@@ -16,13 +16,22 @@ import { readReply, reviewReply, statusReply, whyReply, writeReply, type Command
 import { CliError, EXIT, printJson } from './output.mjs'
 
 const SUBCOMMANDS = ['status', 'read', 'add', 'replace', 'remove', 'review', 'why'] as const
-const isTarget = (word: string | undefined): word is MemoryTarget => word === 'memory' || word === 'user'
+const isTarget = (word: string | undefined): word is MemoryTarget => word === 'memory' || word === 'user' || word === 'project'
 
-/** `--target`, checked; undefined when not given. */
+/**
+ * `--target`, checked, with `--scope`: `--scope project` is `--target project`
+ * (this directory's project MEMORY.md), `--scope global` the global files;
+ * undefined when neither is given.
+ */
 function targetFlag(ctx: Context): MemoryTarget | undefined {
   const flag = option(ctx.parsed, 'target')
-  if (flag !== undefined && !isTarget(flag)) throw new UsageError(`--target must be memory or user, got ${JSON.stringify(flag)}`, 'memory')
-  return flag
+  if (flag !== undefined && !isTarget(flag)) throw new UsageError(`--target must be memory, user or project, got ${JSON.stringify(flag)}`, 'memory')
+  const scope = option(ctx.parsed, 'scope')
+  if (scope === undefined) return flag
+  if (scope !== 'global' && scope !== 'project') throw new UsageError(`memory: --scope must be global or project, got ${JSON.stringify(scope)}`, 'memory')
+  if (scope === 'project' && flag === 'user') throw new UsageError('memory: USER.md is global only: --target user takes no --scope project', 'memory')
+  if (scope === 'global' && flag === 'project') throw new UsageError('memory: --target project and --scope global name different files', 'memory')
+  return scope === 'project' ? 'project' : (flag ?? 'memory')
 }
 
 /**
@@ -45,7 +54,7 @@ function targetAndRest(ctx: Context, words: string[]): [MemoryTarget, string[]] 
 function writeTarget(ctx: Context, verb: WriteVerb, words: string[]): MemoryTarget {
   const flag = targetFlag(ctx)
   if (flag === undefined && isTarget(words[0])) {
-    const file = words[0] === 'user' ? 'USER.md' : 'MEMORY.md'
+    const file = words[0] === 'user' ? 'USER.md' : words[0] === 'project' ? "the project's MEMORY.md" : 'MEMORY.md'
     throw new UsageError(
       `memory ${verb}: the first word "${words[0]}" is not taken as the target: to write ${file} without it, drop it and give --target ${words[0]}; to ${verb === 'add' ? 'store' : 'match'} the words as written, give --target explicitly`,
       'memory',
@@ -64,8 +73,8 @@ function finish(reply: CommandReply): void {
 async function status(ctx: Context, store: MemoryStore): Promise<void> {
   if (ctx.json) {
     const report = await guarded(() => store.status())
-    printJson({ dir: store.dir, ...report })
-    if (report.memory.error || report.user.error) process.exitCode = EXIT.failure
+    printJson({ dir: store.dir, ...report, ...(store.project ? { projectIdentity: store.project } : {}) })
+    if (report.memory.error || report.user.error || report.project?.error) process.exitCode = EXIT.failure
     return
   }
   const dreaming = dreamingStatus(store.dir, dreamingSettings(curatedSettings(ctx.cwd, ctx.trusted).dreaming), { includeGlobal: readsEveryProject(store.dir) })
@@ -75,7 +84,7 @@ async function status(ctx: Context, store: MemoryStore): Promise<void> {
 
 async function read(ctx: Context, store: MemoryStore, words: string[]): Promise<void> {
   const [target, rest] = targetAndRest(ctx, words)
-  if (rest.length) throw new UsageError('memory read takes one target: --target memory|user (or the word memory or user)', 'memory')
+  if (rest.length) throw new UsageError('memory read takes one target: --target memory|user|project (or the word memory, user or project)', 'memory')
   if (!ctx.json) return finish(await readReply(store, target))
   const result = await guarded(() => store.read(target))
   printJson({ ...result, target })
@@ -83,9 +92,9 @@ async function read(ctx: Context, store: MemoryStore, words: string[]): Promise<
 }
 
 const USAGE: Record<WriteVerb, string> = {
-  add: 'memory add [--target memory|user] <content…>',
-  replace: 'memory replace [--target memory|user] <oldText> <newContent>',
-  remove: 'memory remove [--target memory|user] <oldText…>',
+  add: 'memory add [--target memory|user|project] <content…>',
+  replace: 'memory replace [--target memory|user|project] <oldText> <newContent>',
+  remove: 'memory remove [--target memory|user|project] <oldText…>',
 }
 
 /** An entry's text under a label, continuation lines indented to match. */
@@ -193,7 +202,9 @@ async function memory(ctx: Context): Promise<void> {
   if (!(SUBCOMMANDS as readonly string[]).includes(sub)) {
     throw new UsageError(`unknown memory subcommand ${JSON.stringify(sub)} (${SUBCOMMANDS.join(', ')})`, 'memory')
   }
-  if ((sub === 'status' || sub === 'review') && ctx.parsed.options.has('target')) throw new UsageError(`memory ${sub} covers both targets: it takes no --target`, 'memory')
+  if ((sub === 'status' || sub === 'review') && (ctx.parsed.options.has('target') || ctx.parsed.options.has('scope'))) {
+    throw new UsageError(`memory ${sub} covers every file: it takes no --target or --scope`, 'memory')
+  }
   requireAgentDir(ctx, sub === 'add' || sub === 'replace' || sub === 'remove' || (sub === 'review' && words.length > 0))
   if (ctx.parsed.options.has('calls') && sub !== 'why') throw new UsageError('--calls is for memory why', 'memory')
   const store = openStore(ctx)
@@ -210,9 +221,11 @@ async function memory(ctx: Context): Promise<void> {
 export const MEMORY_COMMAND: Command = {
   name: 'memory',
   summary: 'curated memory (MEMORY.md, USER.md): status, read, add, replace, remove, review, why',
-  usage: 'memory <status|read|add|replace|remove|review|why> [--target memory|user] [text…] [options]',
+  usage: 'memory <status|read|add|replace|remove|review|why> [--target memory|user|project] [--scope global|project] [text…] [options]',
   details: [
-    'Subcommands (--target memory = MEMORY.md, the agent\'s notes, the default; --target user = USER.md):',
+    'Subcommands (--target memory = MEMORY.md, the agent\'s notes, the default; --target user = USER.md;',
+    '--target project or --scope project = the MEMORY.md of the current directory\'s project, a git repository or one',
+    'named by memory.projectKey, in <memory dir>/projects/<name>-<key>/):',
     '  status                         entry counts and usage of both files (the default)',
     '  read                           the live entries, numbered',
     '  add <content…>                 append one entry (an exact duplicate is a no-op)',
@@ -226,10 +239,11 @@ export const MEMORY_COMMAND: Command = {
     'A write into an agent dir that does not exist exits 2 (no_agent_dir), nothing created, unless --create.',
     'The directory is pi-memory.dataDir from Pi\'s settings, else <agentDir>/memories.',
   ].join('\n'),
-  flags: ['target', 'create', 'json', 'calls'],
+  flags: ['target', 'scope', 'create', 'json', 'calls'],
   examples: [
     'memory status',
     'memory add --target user "Prefers tabs over spaces"',
+    'memory add --scope project "Uses pnpm, never npm"',
     'memory add memory leaks are checked with valgrind --target memory',
     'memory read --target user --json',
     'memory replace --target user "tabs over spaces" "Prefers 2-space indentation"',

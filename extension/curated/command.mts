@@ -1,8 +1,9 @@
 /**
  * `/memory`: `status`, `read [user]`, `add`, `replace`, `remove`, `dream`,
  * `review` (dreaming's proposals: list, `apply <n…>|all`,
- * `reject <n…>|all`) and `why [user] <n> [--calls]` (entry n's provenance:
- * the cited words, and the `memory_expand` calls with `--calls`) for the
+ * `reject <n…>|all`), `why [user] <n> [--calls]` (entry n's provenance:
+ * the cited words, and the `memory_expand` calls with `--calls`) and
+ * `forget|unforget <session>` (sessions recall must never surface) for the
  * user, over the same store as the tools.
  * Arguments keep their spacing, and `replace` splits at the first `->` only.
  */
@@ -12,29 +13,33 @@ import { minuteOf, oneLine, plural, shortId } from '../present/text.mjs'
 import type { DreamOutcome } from '../dreaming/index.mjs'
 import type { MemoryCitation, MemoryProposal, MemoryProvenance, MemoryReviewReport, MemoryStore, MemoryStoreResult, MemoryTarget } from 'pi-fabric-memory/native'
 import { guarded } from '../shared/errors.mjs'
+import type { Memory } from '../recall/create-memory.mjs'
+import { forgottenLine, forgottenText } from '../present/forgotten.mjs'
 
 export interface CommandReply {
   text: string
   level: 'info' | 'warning' | 'error'
 }
 
-const SUBCOMMANDS = ['status', 'read', 'add', 'replace', 'remove', 'dream', 'review', 'why']
+const SUBCOMMANDS = ['status', 'read', 'add', 'replace', 'remove', 'dream', 'review', 'why', 'forget', 'unforget']
 
-/** Dreaming as `/memory status` and `/memory dream` see it. */
-export interface DreamingCommands {
+/** What `/memory` reaches beyond the store: dreaming (`status`, `dream`), the history dreaming cited (`why`) and forgetting. */
+export interface SessionCommands {
   /** One line: last run, whether one is due, which model and sessions it reads. */
   status(ctx?: ExtensionContext): string
   /** Runs a consolidation now (no time gate; the lock still applies). */
   dream(ctx: ExtensionContext): Promise<DreamOutcome>
   /** Reads the session entries dreaming cited, for `/memory why`; without it only their ids are shown. */
   cited?(ctx?: ExtensionContext): CitationReader | undefined
+  /** The session history's forget API (`forget`, `unforget`, and the forgotten list `status` shows). */
+  history?(ctx?: ExtensionContext): Pick<Memory, 'forget' | 'unforget' | 'forgotten'> | undefined
 }
 const USAGE = {
-  add: 'Usage: /memory add [user|memory] <content>',
-  replace: 'Usage: /memory replace [user|memory] <oldText> -> <newContent>',
-  remove: 'Usage: /memory remove [user|memory] <substring>',
+  add: 'Usage: /memory add [user|memory|project] <content>',
+  replace: 'Usage: /memory replace [user|memory|project] <oldText> -> <newContent>',
+  remove: 'Usage: /memory remove [user|memory|project] <substring>',
   review: 'Usage: /memory review | /memory review apply <n…>|all | /memory review reject <n…>|all',
-  why: 'Usage: /memory why [user|memory] <n> [--calls] (n as numbered by /memory read; --calls adds the memory_expand calls)',
+  why: 'Usage: /memory why [user|memory|project] <n> [--calls] (n as numbered by /memory read; --calls adds the memory_expand calls)',
 }
 
 /** The first whitespace-separated word and the untouched (trimmed) rest. */
@@ -43,10 +48,14 @@ function firstWord(text: string): [string, string] {
   return match ? [match[1], match[2].trim()] : ['', '']
 }
 
-/** An optional leading `user`/`memory` target, default `memory`. */
+/**
+ * An optional leading `user`/`memory`/`project` target, default `memory`: the
+ * user's own command names the file (`memory` is the global MEMORY.md,
+ * `project` this project's), where the model's tools default to the project.
+ */
 function targetAndText(rest: string): [MemoryTarget, string] {
   const [word, after] = firstWord(rest)
-  return word === 'user' || word === 'memory' ? [word, after] : ['memory', rest]
+  return word === 'user' || word === 'memory' || word === 'project' ? [word, after] : ['memory', rest]
 }
 
 /** A store failure as one clause: its code, then the message without a repeated leading label ("Blocked: …"). */
@@ -57,15 +66,30 @@ const info = (text: string): CommandReply => ({ text, level: 'info' })
 const warning = (text: string): CommandReply => ({ text, level: 'warning' })
 
 /** Entry counts and usage per file, plus the dreaming line when given (`/memory status`, `pi-fabric-memory memory status`). */
-export async function statusReply(store: MemoryStore, dreamingLine?: string): Promise<CommandReply> {
+export async function statusReply(store: MemoryStore, dreamingLine?: string, history?: Pick<Memory, 'forgotten'>): Promise<CommandReply> {
   const report = await guarded(() => store.status())
   const line = (file: string, s: typeof report.memory) =>
     s.error ? `${file}: unreadable — ${s.error}` : `${file}: ${plural(s.entryCount, 'entry')} (${s.usage})`
-  const text = [line('MEMORY.md', report.memory), line('USER.md', report.user), dreamingLine].filter(Boolean).join('\n')
-  return report.memory.error || report.user.error ? warning(text) : info(text)
+  const project = report.project && store.project ? line(`project MEMORY.md (${store.project.name})`, report.project) : undefined
+  const forgotten = history ? await history.forgotten() : undefined
+  const forgottenPart = forgotten?.error ? `Forgotten sessions: unreadable — ${forgotten.error.message}` : forgotten && forgotten.forgotten.length ? forgottenText(forgotten.forgotten) : undefined
+  const text = [line('MEMORY.md', report.memory), line('USER.md', report.user), project, dreamingLine, forgottenPart].filter(Boolean).join('\n')
+  return report.memory.error || report.user.error || report.project?.error || forgotten?.error ? warning(text) : info(text)
 }
 
-async function dreamNow(dreaming: DreamingCommands | undefined, ctx: ExtensionContext | undefined): Promise<CommandReply> {
+/** `/memory forget <session>` and `/memory unforget <session>`. */
+async function forgetReply(verb: 'forget' | 'unforget', history: Pick<Memory, 'forget' | 'unforget'> | undefined, rest: string): Promise<CommandReply> {
+  const session = rest.trim()
+  if (!history) return warning('Session history is not available here.')
+  if (!session || /\s/.test(session)) return warning(`Usage: /memory ${verb} <session id, id prefix or file>`)
+  const result = await history[verb]({ session })
+  if (result.error) return warning(`${result.error.code}: ${result.error.message}`)
+  if (verb === 'unforget') return info(`Remembered again: ${result.changed.map((s) => shortId(s.sessionId)).join(', ')}. Recall indexes it again on its next call.`)
+  if (result.changed.length === 0) return info('That session is already forgotten.')
+  return info(`Forgot ${forgottenLine(result.changed[0])}\nRecall, expand and packs never surface it (${plural(result.recordsRemoved, 'index record')} removed); Pi's file is untouched. /memory unforget takes it back.`)
+}
+
+async function dreamNow(dreaming: SessionCommands | undefined, ctx: ExtensionContext | undefined): Promise<CommandReply> {
   if (!dreaming || !ctx) return warning('Dreaming is not available here.')
   const outcome = await dreaming.dream(ctx)
   const text = outcome.summary ? `${outcome.message}\n${outcome.summary}` : outcome.message
@@ -122,7 +146,8 @@ const describeCitation = (c: MemoryCitation) => `session ${c.session}, entry ${c
 export function describeProposal(p: MemoryProposal): string {
   const body = p.action === 'add' ? p.content : p.action === 'replace' ? `${p.oldText} -> ${p.newContent}` : p.oldText
   const evidence = (p.evidence ?? []).map((c) => `\n   evidence: ${describeCitation(c)}`).join('')
-  return `#${p.id} ${p.action} [${p.target}]: ${body}${evidence}`
+  const target = p.target === 'project' ? `project ${p.project?.name ?? '?'}` : p.target
+  return `#${p.id} ${p.action} [${target}]: ${body}${evidence}`
 }
 
 /** A cited entry as `/memory why` shows it: the session's short id, the time, who said it and an excerpt of the words. */
@@ -202,13 +227,16 @@ export async function reviewReply(store: MemoryStore, rest: string): Promise<Com
 export async function runMemoryCommand(
   store: MemoryStore,
   args: string,
-  dreaming?: DreamingCommands,
+  dreaming?: SessionCommands,
   ctx?: ExtensionContext,
 ): Promise<CommandReply> {
   const [sub, rest] = firstWord(args)
   switch (sub || 'status') {
     case 'status':
-      return statusReply(store, dreaming?.status(ctx))
+      return statusReply(store, dreaming?.status(ctx), dreaming?.history?.(ctx))
+    case 'forget':
+    case 'unforget':
+      return forgetReply(sub as 'forget' | 'unforget', dreaming?.history?.(ctx), rest)
     case 'dream':
       return dreamNow(dreaming, ctx)
     case 'review':
@@ -216,7 +244,7 @@ export async function runMemoryCommand(
     case 'why':
       return why(store, rest, dreaming?.cited?.(ctx))
     case 'read':
-      return readReply(store, firstWord(rest)[0] === 'user' ? 'user' : 'memory')
+      return readReply(store, targetAndText(rest)[0])
     case 'add':
     case 'replace':
     case 'remove':
@@ -229,12 +257,12 @@ export async function runMemoryCommand(
 export function registerMemoryCommand(
   pi: ExtensionAPI,
   store: () => MemoryStore | undefined,
-  dreaming?: DreamingCommands,
+  dreaming?: SessionCommands,
   /** Called after every command, e.g. to refresh the footer's live count. */
   afterCommand?: (ctx: ExtensionContext) => void | Promise<void>,
 ): void {
   pi.registerCommand('memory', {
-    description: 'Curated memory: /memory status | read [user] | add|replace|remove [user|memory] … | dream | review [apply|reject <n…>|all] | why [user] <n> [--calls]',
+    description: 'Curated memory: /memory status | read [user|project] | add|replace|remove [user|memory|project] … | dream | review [apply|reject <n…>|all] | why [user|project] <n> [--calls] | forget|unforget <session>',
     // Nothing to offer once the subcommand is complete: a menu would make Enter pick it instead of running it.
     getArgumentCompletions: (prefix) => {
       const word = prefix.trimStart()

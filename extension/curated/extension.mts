@@ -13,7 +13,7 @@
  */
 import type { ExtensionAPI, ExtensionContext } from '@earendil-works/pi-coding-agent'
 import { MemoryStore } from '../native.mjs'
-import { curatedSettings, storeOf, type CuratedSettings } from './settings.mjs'
+import { curatedProject, curatedSettings, storeOf, type CuratedSettings } from './settings.mjs'
 import { citationReader } from './cited.mjs'
 import { dream, dreamFooter, dreamingSettings, dreamingStatus, OPT_IN_FOOTER, readsEveryProject, type DreamingSettings, type DreamOutcome } from '../dreaming/index.mjs'
 import { createMemory } from '../recall/create-memory.mjs'
@@ -95,14 +95,26 @@ function promptSections(event: unknown): Record<string, string> | undefined {
 
 const trustedOf = (ctx: ExtensionContext) => typeof ctx.isProjectTrusted === 'function' && ctx.isProjectTrusted() === true
 
-function createStore(ctx: ExtensionContext, options: MemoryExtensionOptions): { store: MemoryStore; settings: CuratedSettings } {
+/** The store of the settings, opened for the session's project when its cwd is in one (`warning`: why not, when it may be). */
+function createStore(ctx: ExtensionContext, options: MemoryExtensionOptions): { store: MemoryStore; settings: CuratedSettings; warning?: string } {
   const settings = { ...curatedSettings(ctx.cwd, trustedOf(ctx)), ...definedOnly(options) }
-  return { store: storeOf(settings), settings }
+  const { project, warning } = curatedProject(ctx.cwd, trustedOf(ctx))
+  return { store: storeOf(settings, project), settings, warning }
 }
 
 function definedOnly(options: MemoryExtensionOptions): CuratedSettings {
   const { dataDir, memoryCharLimit, userCharLimit, dreaming } = options
   return Object.fromEntries(Object.entries({ dataDir, memoryCharLimit, userCharLimit, dreaming }).filter(([, v]) => v !== undefined))
+}
+
+/** The `memory.projectKey` setting in effect for the session (dreaming tells the project's sessions by it). */
+function projectKeySetting(ctx: ExtensionContext): string | undefined {
+  try {
+    const key = memorySettings(agentDir(), ctx.cwd, trustedOf(ctx)).projectKey
+    return typeof key === 'string' ? key : undefined
+  } catch {
+    return undefined
+  }
 }
 
 const message = (error: unknown) => (error instanceof Error ? error.message : String(error))
@@ -160,6 +172,7 @@ export function memoryExtension(pi: ExtensionAPI, options: MemoryExtensionOption
       agentCore: options.agentCore,
       includeGlobal: state.includeGlobal === true,
       sessionDir,
+      projectKey: projectKeySetting(ctx),
       signal: controller.signal,
       force,
     })
@@ -185,6 +198,13 @@ export function memoryExtension(pi: ExtensionAPI, options: MemoryExtensionOption
         return undefined // settings recall cannot use: the citations stay ids
       }
     },
+    history: (ctx) => {
+      try {
+        return ctx ? memoryOf(ctx).memory : undefined
+      } catch {
+        return undefined // settings recall cannot use
+      }
+    },
   }, (ctx) => refreshStatus(ctx))
 
   /** Shows a background dream's outcome as one short footer line (runs that did not happen stay quiet). */
@@ -206,7 +226,8 @@ export function memoryExtension(pi: ExtensionAPI, options: MemoryExtensionOption
 
   /** The footer: the live entry count, the proposals awaiting review, and separately whether the frozen prompt block holds anything. */
   const showStatus = (ctx: ExtensionContext) => {
-    const live = state.store ? state.store.getEntries('memory').length + state.store.getEntries('user').length : 0
+    const store = state.store
+    const live = store ? store.getEntries('memory').length + store.getEntries('user').length + (store.project ? store.getEntries('project').length : 0) : 0
     const review = state.toReview ? ` · ${state.toReview} to review` : ''
     const prompt = state.snapshot ? 'prompt snapshot loaded' : 'prompt snapshot empty until the next session'
     ctx.ui?.setStatus(STATUS_KEY, `memory: ${plural(live, 'entry')}${review} · ${prompt}`)
@@ -248,9 +269,10 @@ export function memoryExtension(pi: ExtensionAPI, options: MemoryExtensionOption
       await refreshStatus(ctx)
       // Dreaming is opt-in: until the user chooses (Pi's settings; a host chooses through its options), the footer says where to read how.
       ctx.ui?.setStatus(DREAM_STATUS_KEY, created && !state.dreaming.enabledSet ? OPT_IN_FOOTER : undefined)
-      for (const file of [report.memory, report.user]) {
-        if (file.error) ctx.ui?.notify(`pi-fabric-memory: ${file.error}`, 'warning')
+      for (const file of [report.memory, report.user, report.project]) {
+        if (file?.error) ctx.ui?.notify(`pi-fabric-memory: ${file.error}`, 'warning')
       }
+      if (created?.warning) ctx.ui?.notify(`pi-fabric-memory: ${created.warning}`, 'warning')
       startDream(ctx)
     } catch (error) {
       state.store = undefined

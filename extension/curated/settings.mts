@@ -11,8 +11,8 @@
  */
 import { homedir } from 'node:os'
 import { join, resolve } from 'node:path'
-import { MemoryStore } from '../native.mjs'
-import { agentDir, mergeLayers, settingsKey, type SettingsLayer } from '../shared/settings.mjs'
+import { MemoryStore, projectIdentity, type ProjectIdentity } from '../native.mjs'
+import { agentDir, memorySettings, mergeLayers, settingsKey, type SettingsLayer } from '../shared/settings.mjs'
 
 export const CURATED_SETTINGS_KEY = 'pi-memory'
 
@@ -72,7 +72,39 @@ export function curatedSettings(cwd: string, projectTrusted: boolean, env: NodeJ
   }
 }
 
-/** The store the settings describe (throws `InvalidArg` on a bad limit). */
-export function storeOf(settings: CuratedSettings): MemoryStore {
-  return new MemoryStore({ dir: settings.dataDir, memoryCharLimit: settings.memoryCharLimit, userCharLimit: settings.userCharLimit })
+/** The project whose memory a session in `cwd` reads and writes, or why there is none. */
+export interface CuratedProject {
+  /** Set when the cwd is in a project: a git repository, or one named by `memory.projectKey` / `PI_FABRIC_MEMORY_PROJECT_KEY`. */
+  project?: ProjectIdentity
+  /** Why a directory that may be in a project has no project memory (metadata that fell back, an invalid key). */
+  warning?: string
+}
+
+/**
+ * The project of `cwd` for curated memory. A directory outside any
+ * repository has no project memory unless a key names it: a store per plain
+ * folder would turn every scratch and ephemeral directory into its own
+ * memory bank (the field data of issue 36: 490 banks, most of them single
+ * sessions). Git metadata that falls back to the cwd rule gives none either,
+ * and says why. Never throws: a bad key costs the project store, not the global one.
+ */
+export function curatedProject(cwd: string, projectTrusted: boolean): CuratedProject {
+  try {
+    const key = memorySettings(agentDir(), cwd, projectTrusted).projectKey
+    const identity = projectIdentity(cwd, typeof key === 'string' ? { projectKey: key } : {})
+    if (identity.source !== 'cwd') return { project: identity }
+    return identity.fallback ? { warning: `no project memory for ${cwd}: its git metadata is ambiguous (${identity.fallback})` } : {}
+  } catch (error) {
+    return { warning: `no project memory: ${error instanceof Error ? error.message : String(error)}` }
+  }
+}
+
+/** The store the settings describe, opened for `project` when given (throws `InvalidArg` on a bad limit). */
+export function storeOf(settings: CuratedSettings, project?: ProjectIdentity): MemoryStore {
+  return new MemoryStore({
+    dir: settings.dataDir,
+    memoryCharLimit: settings.memoryCharLimit,
+    userCharLimit: settings.userCharLimit,
+    ...(project ? { project: { key: project.key, name: project.name } } : {}),
+  })
 }

@@ -36,6 +36,8 @@ export const MEMORY_GUIDANCE = ['# Memory guidance', ...MEMORY_GUIDELINES.map((l
  * store, the only one handed `evidence` (tools created with `evidence: true`).
  */
 export interface ToolStore {
+  /** The project the store was opened for (its `MEMORY.md` is target `"project"`); absent or null: global only. */
+  readonly project?: { name: string } | null
   add(target: MemoryTarget, content: string, evidence?: unknown): Promise<MemoryStoreResult>
   replace(target: MemoryTarget, oldText: string, newContent: string, evidence?: unknown): Promise<MemoryStoreResult>
   remove(target: MemoryTarget, oldText: string, evidence?: unknown): Promise<MemoryStoreResult>
@@ -55,11 +57,16 @@ export class MemoryOutputLimitError extends Error {
 }
 
 const Target = Type.Union([Type.Literal('memory'), Type.Literal('user')], { description: 'memory: MEMORY.md, user: USER.md' })
+/** Which MEMORY.md: the project's or the one every project shares. USER.md has no project scope. */
+export type MemoryScope = 'global' | 'project'
+/** No description of its own: memory_add's says it once (every declared character is sent each turn). */
+const Scope = Type.Union([Type.Literal('global'), Type.Literal('project')])
 const OldText = Type.String({ description: 'A unique substring of the entry' })
 
 const OutputSchema = Type.Object({
   success: Type.Boolean(),
   target: Type.Optional(Target),
+  scope: Type.Optional(Scope),
   entries: Type.Optional(Type.Array(Type.String())),
   usage: Type.Optional(Type.String()),
   entryCount: Type.Optional(Type.Integer()),
@@ -133,23 +140,36 @@ function resolveStore(source: StoreSource): ToolStore {
 }
 
 /** Pi validates `target`; direct callers get the original's leniency: anything but "user" is "memory". */
-const targetOf = (params: { target?: unknown }): MemoryTarget => (params.target === 'user' ? 'user' : 'memory')
+const targetOf = (params: { target?: unknown }): 'memory' | 'user' => (params.target === 'user' ? 'user' : 'memory')
+
+/**
+ * The store's file for a tool's target and scope: `user` is always USER.md;
+ * `memory` is the project's MEMORY.md with scope `project`, or by default when
+ * the store has a project, else the global MEMORY.md.
+ */
+export function fileOf(store: Pick<ToolStore, 'project'>, target: 'memory' | 'user', scope: unknown): { file: MemoryTarget; scope: MemoryScope } {
+  if (target === 'user') return { file: 'user', scope: 'global' }
+  const project = scope === 'project' || (scope !== 'global' && Boolean(store.project))
+  return project ? { file: 'project', scope: 'project' } : { file: 'memory', scope: 'global' }
+}
 
 /** Shapes a store result as a Pi tool result (see the module comment); the text is compact JSON (tokens are billed). */
-export function toolResult(result: MemoryStoreResult, target: MemoryTarget): MemoryToolResult {
-  const record = { ...result } as Record<string, unknown>
+export function toolResult(result: MemoryStoreResult, target: MemoryTarget, scope?: MemoryScope): MemoryToolResult {
+  // The native target `project` is the tool's target `memory` in scope `project`.
+  const shown = { ...result, ...(scope ? { target: target === 'project' ? 'memory' : target, scope } : {}) } as MemoryStoreResult
+  const record = { ...shown } as Record<string, unknown>
   const failed = result.success === false
   let structuredContent: Record<string, unknown>
   try {
-    structuredContent = boundStructured({ ...record, target })
+    structuredContent = boundStructured({ ...record, target: scope ? record.target : target })
   } catch (error) {
     if (!(error instanceof MemoryOutputLimitError)) throw error
-    const details = { success: false, target, error: error.message, code: error.code }
+    const details = { success: false, target: record.target ?? target, ...(scope ? { scope } : {}), error: error.message, code: error.code }
     return { content: [{ type: 'text', text: JSON.stringify(details) }], details, structuredContent: details, isError: true }
   }
-  const full = JSON.stringify(result)
+  const full = JSON.stringify(shown)
   const text = full.length <= MAX_TEXT_CHARS ? full : JSON.stringify(structuredContent)
-  return { content: [{ type: 'text', text }], details: result, structuredContent, ...(failed ? { isError: true } : {}) }
+  return { content: [{ type: 'text', text }], details: shown, structuredContent, ...(failed ? { isError: true } : {}) }
 }
 
 function memoryTool(
@@ -172,9 +192,10 @@ function memoryTool(
     ...extra,
     async execute(_toolCallId: string, params: unknown): Promise<MemoryToolResult> {
       const args = (params ?? {}) as Record<string, unknown>
-      const target = targetOf(args)
-      const result = await guarded(() => run(resolveStore(source), target, args))
-      return toolResult(result, target)
+      const store = resolveStore(source)
+      const { file, scope } = fileOf(store, targetOf(args), args.scope)
+      const result = await guarded(() => run(store, file, args))
+      return toolResult(result, file, scope)
     },
   } as MemoryToolDefinition
 }
@@ -233,11 +254,12 @@ export function createMemoryTools(store: StoreSource, options: MemoryToolOptions
   return [
     memoryTool(
       'memory_add',
-      'Append one durable fact to MEMORY.md (target "memory": environment, conventions, procedures) or USER.md ' +
-        '(target "user": who the user is, what they prefer). Save when the user corrects you or asks you to remember. ' +
-        'The result lists the live entries; the system prompt keeps the start-of-session snapshot.',
+      'Append one durable fact to MEMORY.md (target "memory": environment, conventions, procedures; scope "project" ' +
+        '(default in a repo): this project only, "global": every project) or USER.md (target "user": who the user ' +
+        'is, what they prefer). Save when corrected or asked to remember. Returns the live entries; ' +
+        'the prompt keeps the session-start snapshot.',
       'Append durable facts to MEMORY.md or USER.md.',
-      Type.Object({ target: Target, content: Type.String(), ...evidenceParam }),
+      Type.Object({ target: Target, scope: Type.Optional(Scope), content: Type.String(), ...evidenceParam }),
       (s, target, p) => s.add(target, str(p.content), ...evidenceOf(p)),
       store,
       { promptGuidelines: MEMORY_GUIDELINES },
@@ -249,6 +271,7 @@ export function createMemoryTools(store: StoreSource, options: MemoryToolOptions
       'Update an existing MEMORY.md or USER.md entry.',
       Type.Object({
         target: Target,
+        scope: Type.Optional(Scope),
         oldText: OldText,
         newContent: Type.String(),
         ...evidenceParam,
@@ -260,7 +283,7 @@ export function createMemoryTools(store: StoreSource, options: MemoryToolOptions
       'memory_remove',
       'Delete the entry containing oldText. Only for facts that are wrong, redundant or superseded (unrelated to the task is not obsolete).',
       'Delete an entry from MEMORY.md or USER.md.',
-      Type.Object({ target: Target, oldText: OldText, ...evidenceParam }),
+      Type.Object({ target: Target, scope: Type.Optional(Scope), oldText: OldText, ...evidenceParam }),
       (s, target, p) => s.remove(target, str(p.oldText), ...evidenceOf(p)),
       store,
     ),
@@ -271,6 +294,7 @@ export function createMemoryTools(store: StoreSource, options: MemoryToolOptions
       'Read the current contents of MEMORY.md or USER.md.',
       Type.Object({
         target: Target,
+        scope: Type.Optional(Scope),
         provenance: Type.Optional(Type.Boolean()),
       }),
       (s, target, p) => (p.provenance === true ? s.read(target, { provenance: true }) : s.read(target)),
@@ -281,7 +305,7 @@ export function createMemoryTools(store: StoreSource, options: MemoryToolOptions
       'Apply add/replace/remove operations to one target all or nothing, in order: the size limit applies to the ' +
         'final result (a merge may add before it removes); on a failure nothing is written and failedOperation names it.',
       'Apply several memory edits to MEMORY.md or USER.md at once, all or nothing.',
-      Type.Object({ target: Target, operations: Type.Array(operationSchema(cited), { minItems: 1, maxItems: 100 }) }),
+      Type.Object({ target: Target, scope: Type.Optional(Scope), operations: Type.Array(operationSchema(cited), { minItems: 1, maxItems: 100 }) }),
       (s, target, p) => s.apply(target, operationsOf(p.operations, cited)),
       store,
     ),

@@ -1,6 +1,6 @@
 /** One dream: lock, state, gates, transcripts, model, run, landing. */
 
-import { MemoryStore } from '../native.mjs'
+import { MemoryStore, projectIdentity, sessionHeader } from '../native.mjs'
 import type { Memory } from '../recall/create-memory.mjs'
 import { verifyEvidence } from './evidence.mjs'
 import { describeLanding, land, StagedStore } from './staging.mjs'
@@ -8,7 +8,7 @@ import { acquireLock } from './lock.mjs'
 import type { ModelRegistryLike } from './model.mjs'
 import { resolveModel } from './model.mjs'
 import { composeUserPrompt, type UserPrompt } from './prompt.mjs'
-import { gatherTurns } from './gather.mjs'
+import { gatherTurns, type Turn } from './gather.mjs'
 import { runConsolidation, type RunUsage } from './run.mjs'
 import type { DreamingSettings } from './settings.mjs'
 import { readState, timeGate, writeState } from './state.mjs'
@@ -71,6 +71,35 @@ export interface DreamOptions {
   now?: () => number
   /** Test seam: replaces {@link runConsolidation}. */
   consolidate?: typeof runConsolidation
+  /** The `memory.projectKey` setting, for telling which sessions are the store's project's. */
+  projectKey?: string
+}
+
+/**
+ * The turns' sessions that belong to the store's project (their header's cwd
+ * resolves to its key), by id and by file: a project-scope write may cite only
+ * those. `undefined` when the store has no project.
+ */
+export function projectSessionsOf(store: Pick<MemoryStore, 'project'>, turns: Turn[], projectKey?: string): Set<string> | undefined {
+  const project = store.project
+  if (!project) return undefined
+  const keys = new Map<string, string | undefined>()
+  const keyOf = (cwd: string) => {
+    if (!keys.has(cwd)) {
+      try {
+        keys.set(cwd, projectIdentity(cwd, projectKey ? { projectKey } : {}).key)
+      } catch {
+        keys.set(cwd, undefined)
+      }
+    }
+    return keys.get(cwd)
+  }
+  const ids = new Set<string>()
+  for (const turn of turns) {
+    const cwd = turn.file ? sessionHeader(turn.file)?.cwd : undefined
+    if (cwd && keyOf(cwd) === project.key) ids.add(turn.sessionId).add(turn.file!)
+  }
+  return ids
 }
 
 /** Runs the gates and, when due, one consolidation. Never throws for expected outcomes. */
@@ -97,13 +126,18 @@ export async function dream(options: DreamOptions): Promise<DreamOutcome> {
     }
     const resolved = await resolveModel(options.registry, settings, options.currentModel)
     if (typeof resolved === 'string') return { status: 'no_model', message: `Dreaming skipped: ${resolved}; it will retry at the next session start.` }
-    const prompt = composeUserPrompt(turns)
+    const projectSessions = projectSessionsOf(store, turns, options.projectKey)
+    const prompt = composeUserPrompt(turns, undefined, projectSessions)
     const read = readOf(prompt)
-    const agentStore = new MemoryStore({ dir: store.dir, memoryCharLimit: store.memoryCharLimit, userCharLimit: store.userCharLimit })
+    const project = store.project ? { project: { key: store.project.key, name: store.project.name } } : {}
+    const agentStore = new MemoryStore({ dir: store.dir, memoryCharLimit: store.memoryCharLimit, userCharLimit: store.userCharLimit, ...project })
     await agentStore.loadFromDisk()
     const expand = options.memory.expand
-    const staged = new StagedStore(agentStore, (claim, evidence) =>
-      expand ? verifyEvidence(expand, claim, evidence) : Promise.resolve({ ok: false as const, reason: 'evidence cannot be checked here (no memory.expand)' }),
+    const staged = new StagedStore(
+      agentStore,
+      (claim, evidence) =>
+        expand ? verifyEvidence(expand, claim, evidence) : Promise.resolve({ ok: false as const, reason: 'evidence cannot be checked here (no memory.expand)' }),
+      projectSessions,
     )
     const { pack } = options.memory
     const result = await (options.consolidate ?? runConsolidation)({

@@ -8,6 +8,8 @@ import { MAX_SESSIONS, TURN_SIDE_CHARS } from './settings.mjs'
 
 export interface Turn {
   sessionId: string
+  /** The session file (its header's cwd says which project it belongs to). */
+  file?: string
   user: string
   assistant: string
   /** The Pi entry ids of the turn's user message and assistant messages: its citation. */
@@ -73,7 +75,7 @@ export async function gatherTurns(memory: Pick<Memory, 'sessions' | 'walk'>, opt
       if (options.signal?.aborted) return false
       if (entry.role === 'user') {
         close()
-        open = { sessionId, user: entry.text, assistant: '', entryIds: entry.entryId ? [entry.entryId] : [], at: entry.timestamp ?? 0 }
+        open = { sessionId, file, user: entry.text, assistant: '', entryIds: entry.entryId ? [entry.entryId] : [], at: entry.timestamp ?? 0 }
       } else if (entry.role === 'assistant' && open && entry.text.trim()) {
         open.assistant = open.assistant ? `${open.assistant}\n${entry.text}` : entry.text
         if (entry.entryId) open.entryIds.push(entry.entryId)

@@ -15,6 +15,8 @@ Phase 3 — Consolidate: replace stale or contradicted entries (memory_replace),
 
 Evidence: every memory_add and memory_replace (and every add or replace operation of memory_apply) must carry "evidence": the cite object of each transcript turn the fact comes from, copied unchanged, or the follow.args of a memory_pack citation. To check a fact against older sessions, call memory_pack with scope "global" once per topic (a few distinctive words as the query): it returns cited excerpts from several sessions; memory_expand reads around a citation. The cited entries must contain the fact's distinctive words; a change whose evidence does not check out is dropped. A removal may cite the turn that makes an entry obsolete.
 
+Projects: when this session is in a project, the memory tools take "scope": "project" (the default for target "memory") writes the project's own MEMORY.md, which only this project's sessions see; "global" writes the MEMORY.md every project shares. File facts about one repository (its build commands, package manager, layout, conventions) in scope "project", and only from sessions marked "this project"; file facts true everywhere (the environment, tools, the user's general conventions) in scope "global". USER.md is always global. Without a project, scope "project" is refused: use "global".
+
 Phase 4 — Verify and report: call memory_read for both targets again to confirm the writes, then reply with a short summary of what changed (or that nothing needed to change).`
 
 const PROMPT_HEADER =
@@ -30,8 +32,11 @@ export interface UserPrompt {
   chars: number
 }
 
-/** The user prompt: the newest turns that fit `budget` characters, in chronological order. */
-export function composeUserPrompt(turns: Turn[], budget = TRANSCRIPT_BUDGET): UserPrompt {
+/**
+ * The user prompt: the newest turns that fit `budget` characters, in chronological order. With `projectSessions`
+ * (the session is in a project), each session says whether it is one of this project's.
+ */
+export function composeUserPrompt(turns: Turn[], budget = TRANSCRIPT_BUDGET, projectSessions?: ReadonlySet<string>): UserPrompt {
   if (turns.length === 0) return { text: 'No recent conversations to review. Call memory_read for both targets and tidy memory only if needed.', turns: [], chars: 0 }
   let used = PROMPT_HEADER.length + PROMPT_FOOTER.length
   const blocks: string[] = []
@@ -39,7 +44,8 @@ export function composeUserPrompt(turns: Turn[], budget = TRANSCRIPT_BUDGET): Us
   for (let i = turns.length - 1; i >= 0; i--) {
     const t = turns[i]
     const cite = t.entryIds.length ? `cite: ${JSON.stringify({ session: t.sessionId, entryIds: t.entryIds })}\n` : ''
-    const block = `### Session ${t.sessionId} (${new Date(t.at).toISOString()})\n${cite}**User:** ${t.user}\n**Assistant:** ${t.assistant}\n\n`
+    const where = projectSessions ? (projectSessions.has(t.sessionId) ? ', this project' : ', another project') : ''
+    const block = `### Session ${t.sessionId} (${new Date(t.at).toISOString()}${where})\n${cite}**User:** ${t.user}\n**Assistant:** ${t.assistant}\n\n`
     if (used + block.length > budget) break
     used += block.length
     blocks.push(block)

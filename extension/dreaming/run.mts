@@ -93,7 +93,7 @@ export async function runConsolidation(options: {
       }
     } else if (event.type === 'tool_execution_end' && WRITE_TOOLS.has(event.toolName) && !event.isError) {
       const details = event.result?.details
-      if (details?.success === true) writes.push(`${event.toolName} ${details.target ?? ''}`.trim())
+      if (details?.success === true) writes.push(`${event.toolName} ${details.scope === 'project' ? 'project' : (details.target ?? '')}`.trim())
     }
   })
   const onAbort = () => agent.abort()

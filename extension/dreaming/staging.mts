@@ -31,15 +31,28 @@ type Candidate = MemoryOperation & { evidence?: unknown }
 
 const claimOf = (op: Candidate) => (op.action === 'add' ? op.content : op.action === 'replace' ? op.newContent : op.oldText)
 
-const TARGETS: MemoryTarget[] = ['memory', 'user']
+const TARGETS: MemoryTarget[] = ['memory', 'user', 'project']
+
+/** The session a citation names (`{session, …}`), for the project check. */
+const citedSessions = (evidence: unknown): string[] =>
+  (Array.isArray(evidence) ? evidence : []).map((c) => (c && typeof c === 'object' ? String((c as { session?: unknown }).session ?? '') : ''))
 
 export class StagedStore implements ToolStore {
-  readonly staged: Record<MemoryTarget, MemoryOperation[]> = { memory: [], user: [] }
+  readonly staged: Record<MemoryTarget, MemoryOperation[]> = { memory: [], user: [], project: [] }
   /** Candidates dropped for unverified evidence, in order. */
   readonly dropped: Dropped[] = []
 
-  /** Without `verify`, operations are staged as given (their evidence unchecked). */
-  constructor(private readonly store: MemoryStore, private readonly verify?: Verify) {}
+  /**
+   * Without `verify`, operations are staged as given (their evidence unchecked).
+   * `projectSessions`: the ids of the sessions of the store's project; a write to
+   * the project's memory must cite only those (a fact learned in another
+   * repository's session is not this project's).
+   */
+  constructor(private readonly store: MemoryStore, private readonly verify?: Verify, private readonly projectSessions?: ReadonlySet<string>) {}
+
+  get project() {
+    return this.store.project
+  }
 
   add(target: MemoryTarget, content: string, evidence?: unknown) {
     return this.stage(target, [{ action: 'add', content, evidence } as Candidate])
@@ -75,7 +88,10 @@ export class StagedStore implements ToolStore {
         kept.push({ index, op: (this.verify ? plain : op) as MemoryOperation })
         continue
       }
-      const verified = await this.verify(String(claimOf(op) ?? ''), evidence)
+      const elsewhere = target === 'project' && this.projectSessions ? citedSessions(evidence).find((id) => !this.projectSessions!.has(id)) : undefined
+      const verified = elsewhere !== undefined
+        ? { ok: false as const, reason: `session ${elsewhere} is not one of this project's sessions: write facts from other projects with scope "global", or not at all` }
+        : await this.verify(String(claimOf(op) ?? ''), evidence)
       if (verified.ok) {
         kept.push({ index, op: { ...plain, evidence: verified.citations as MemoryCitation[] } as MemoryOperation })
       } else {

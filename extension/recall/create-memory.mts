@@ -1,4 +1,4 @@
-import { MemoryEngine, type ExpandArgs, type IndexProgress, type ExpandPage, type FabricCall, type LiveBranchArg, type EvidencePack, type PackArgs, type RecallArgs, type RecallPage, type SessionsArgs, type SessionsPage } from '../native.mjs'
+import { MemoryEngine, type ExpandArgs, type IndexProgress, type ExpandPage, type FabricCall, type LiveBranchArg, type EvidencePack, type ForgetArgs, type ForgetResult, type PackArgs, type RecallArgs, type RecallPage, type SessionsArgs, type SessionsPage } from '../native.mjs'
 import { catalog, MEMORY_ACTIONS, search, type ActionDescriptor, type Catalog } from './catalog.mjs'
 import { guarded, MemoryUnsupportedError } from '../shared/errors.mjs'
 import { walk, type WalkResult, type WalkSelector, type WalkVisitor } from './walk.mjs'
@@ -54,6 +54,12 @@ export interface Memory {
   pack(args?: PackArgs, options?: IndexingOptions): Promise<EvidencePack>
   /** `onProgress` receives the indexing work the call does. */
   sessions(args?: SessionsArgs, options?: IndexingOptions): Promise<SessionsPage>
+  /** Recall, expand, sessions and packs never surface the session again (by its id and file) until `unforget`; its index records are removed. Pi's file is never touched. */
+  forget(args: ForgetArgs): Promise<ForgetResult>
+  /** Takes a forget back (the id, an id prefix or the file the list records). */
+  unforget(args: ForgetArgs): Promise<ForgetResult>
+  /** Every forgotten session (`forgotten`). */
+  forgotten(): Promise<ForgetResult>
   walk(selector: WalkSelector | undefined, visitor: WalkVisitor): Promise<WalkResult>
   walk(visitor: WalkVisitor): Promise<WalkResult>
   tools: MemoryTools
@@ -88,6 +94,9 @@ export function createMemory(options: CreateMemoryOptions = {}): Memory {
     expand,
     sessions,
     pack,
+    forget: (args) => guarded(() => engine.forget(args)),
+    unforget: (args) => guarded(() => engine.unforget(args)),
+    forgotten: () => guarded(() => engine.forgotten()),
     walk: ((selectorOrVisitor: WalkSelector | WalkVisitor | undefined, visitor?: WalkVisitor) =>
       typeof selectorOrVisitor === 'function'
         ? walk(expand, undefined, selectorOrVisitor)

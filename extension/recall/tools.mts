@@ -67,6 +67,8 @@ function pageTool(
       const updates = onUpdate ? indexingUpdates(onUpdate, host.warmUpOf(ctx)) : undefined
       try {
         const page = await call(memory, params as never, { onProgress: updates?.onProgress })
+        // Reports are queued on the event loop and may trail the result: let the ones already sent arrive.
+        if (updates) await new Promise((resolve) => setImmediate(resolve))
         return pageResult(page, view(page as never, memory))
       } finally {
         updates?.stop()

@@ -5,6 +5,7 @@
 use super::record::CacheRecord;
 use super::{dir_cache, watch, PathMap};
 use crate::error::ContractError;
+use crate::forgotten;
 use crate::index::Context;
 use crate::session::discover::{try_read_header, Discovery};
 use crate::session::parse::Header;
@@ -118,6 +119,8 @@ pub(crate) struct Listing {
   listed: Mutex<Option<Listed>>,
   /// Headers by path, with the (dev, inode) and size they were read at (see `probe`).
   headers: Mutex<PathMap<ProbedHeader>>,
+  /// The last listing without the forgotten files.
+  unforgotten: Mutex<Option<Unforgotten>>,
 }
 
 /// The last full listing of `roots`, updated from the watcher's changes.
@@ -171,6 +174,13 @@ impl Listing {
       self.watcher.disarm();
     }
     sources
+  }
+
+  /// [`Listing::sources`] without the forgotten files (`forgotten`), or the
+  /// list's error: an unreadable list answers nothing.
+  pub(super) fn remembered(&self, cx: &Context<'_>) -> Result<Arc<Vec<Source>>, ContractError> {
+    let list = forgotten::load(&cx.discovery.agent_dir)?;
+    Ok(without_forgotten(&self.unforgotten, self.sources(cx), &list))
   }
 }
 
@@ -250,7 +260,8 @@ impl Listing {
 }
 
 /// The session an explicit scope's `target` names, or the current one
-/// (`None`): from `all` when listed.
+/// (`None`): from `all` when listed. A forgotten one named is
+/// `session_forgotten`; a forgotten current session is no session.
 pub(super) fn named(discovery: &Discovery, all: &[Source], target: Option<&str>) -> Result<Vec<Source>, ContractError> {
   let pick = |path: &Path| {
     all
@@ -260,9 +271,45 @@ pub(super) fn named(discovery: &Discovery, all: &[Source], target: Option<&str>)
       .or_else(|| fs::metadata(path).ok().map(|m| Source::of(path.to_path_buf(), &m)))
   };
   Ok(match target {
-    None => discovery.current().and_then(|s| pick(&s.path)).into_iter().collect(),
-    Some(target) => discovery.find(target).map(|s| pick(&s.path).into_iter().collect())?,
+    None => discovery
+      .current()
+      .filter(|s| forgotten::refuse(&discovery.agent_dir, &s.header.id, &s.path).is_ok())
+      .and_then(|s| pick(&s.path))
+      .into_iter()
+      .collect(),
+    Some(target) => {
+      let session = discovery.find(target)?;
+      forgotten::refuse(&discovery.agent_dir, &session.header.id, &session.path)?;
+      pick(&session.path).into_iter().collect()
+    }
   })
+}
+
+/// `all` without the forgotten files: the same `Arc` while nothing is
+/// forgotten, and one filtered copy per (listing, list) pair, so a warm
+/// call still finds its last synchronization unchanged by identity.
+pub(super) fn without_forgotten(
+  cache: &Mutex<Option<Unforgotten>>,
+  all: Arc<Vec<Source>>,
+  list: &Arc<forgotten::List>,
+) -> Arc<Vec<Source>> {
+  if list.is_empty() {
+    return all;
+  }
+  let mut cache = cache.lock();
+  if let Some(known) = cache.as_ref().filter(|k| Arc::ptr_eq(&k.all, &all) && Arc::ptr_eq(&k.list, list)) {
+    return known.kept.clone();
+  }
+  let kept: Arc<Vec<Source>> = Arc::new(all.iter().filter(|s| !list.covers_file(&s.path, &s.stamp)).cloned().collect());
+  *cache = Some(Unforgotten { all, list: list.clone(), kept: kept.clone() });
+  kept
+}
+
+/// The last listing filtered by [`without_forgotten`].
+pub(crate) struct Unforgotten {
+  all: Arc<Vec<Source>>,
+  list: Arc<forgotten::List>,
+  kept: Arc<Vec<Source>>,
 }
 
 /// Does the global scope (`project: None`) or the project scope of

@@ -22,6 +22,14 @@ export interface MemoryError {
     | 'regex_pattern_too_large'
     /** `memory.pack`: `maxTokens` cannot hold one cited excerpt (`neededTokens` says what would). */
     | 'pack_budget_too_small'
+    /** A forgotten session named by id or path (`forget`; `unforget` takes it back). */
+    | 'session_forgotten'
+    /** `<agentDir>/fabric/forgotten.json` cannot be read (`file`): nothing is answered until it is fixed or moved. */
+    | 'forgotten_unreadable'
+    /** `forget` / `unforget`: the list's lock is held by another writer past the timeout. */
+    | 'locked'
+    /** `forget` / `unforget`: the list could not be written (`file`); nothing was changed. */
+    | 'write_failed'
     /** The shim's `memory.walk`: expanded chunks that do not join into whole entries. */
     | 'walk_discontinuity'
     | 'walk_incomplete'
@@ -349,8 +357,11 @@ export interface EvidencePack {
   error?: MemoryError
 }
 
-/** Curated memory: `"memory"` is MEMORY.md (the agent's notes), `"user"` is USER.md. */
-export type MemoryTarget = 'memory' | 'user'
+/**
+ * Curated memory: `"memory"` is the global MEMORY.md (the agent's notes), `"user"` is USER.md, `"project"` the
+ * MEMORY.md of the project the store was opened for (`projects/<dirName>/MEMORY.md`).
+ */
+export type MemoryTarget = 'memory' | 'user' | 'project'
 
 /** Why a curated-memory call failed; `error` holds the readable text. */
 export type MemoryFailureCode =
@@ -366,6 +377,10 @@ export type MemoryFailureCode =
   | 'io_error'
   | 'invalid_operation'
   | 'stale'
+  /** Target `"project"` in a store opened for no project. */
+  | 'no_project'
+  /** `applyProposals`: a proposal made for another project's memory (it stays listed). */
+  | 'other_project'
   /** Dreaming's staging only: every candidate of the call was dropped because its evidence did not verify. */
   | 'unverified'
 
@@ -446,6 +461,8 @@ export interface MemoryProposal {
   createdAt: number
   /** The evidence dreaming cited; applying the proposal records it as the entry's provenance. */
   evidence?: MemoryCitation[]
+  /** Target `"project"`: the project it was made for (applied only from a store opened for it). */
+  project?: { key: string; name: string }
 }
 
 export type MemoryProposalList =
@@ -506,4 +523,29 @@ export interface MemoryFileStatus {
 export interface MemoryStoreStatus {
   memory: MemoryFileStatus
   user: MemoryFileStatus
+  /** A store opened for a project: that project's MEMORY.md. */
+  project?: MemoryFileStatus
+}
+
+/** `memory.forget` / `memory.unforget`: the session by id, id prefix, file stem or path. */
+export interface ForgetArgs {
+  session: string
+}
+
+/** One forgotten session, as `<agentDir>/fabric/forgotten.json` records it. */
+export interface ForgottenSession {
+  sessionId: string
+  file: string
+  /** Unix milliseconds. */
+  forgottenAt: number
+}
+
+export interface ForgetResult {
+  /** The sessions this call forgot or took back; empty when nothing changed. */
+  changed: ForgottenSession[]
+  /** Every forgotten session after the call. */
+  forgotten: ForgottenSession[]
+  /** Index records of the forgotten session removed from the index dir. */
+  recordsRemoved: number
+  error?: MemoryError
 }

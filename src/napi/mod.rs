@@ -9,6 +9,7 @@ use crate::error::CoreError;
 use crate::index::progress::{ProgressSink, SyncProgress};
 use crate::ops::envelope::bounded;
 use crate::ops::expand::{expand, ExpandRequest};
+use crate::ops::forget::{self, ForgetRequest};
 use crate::ops::pack::{pack, PackRequest};
 use crate::ops::recall::{recall, RecallRequest};
 use crate::ops::sessions::{sessions, SessionsRequest};
@@ -20,6 +21,7 @@ use serde_json::Value;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
 
+mod project;
 mod store;
 
 fn to_napi(error: CoreError) -> Error {
@@ -156,6 +158,9 @@ enum Operation {
   Expand(ExpandRequest),
   Sessions(SessionsRequest),
   Pack(Box<PackRequest>),
+  Forget(ForgetRequest),
+  Unforget(ForgetRequest),
+  Forgotten,
 }
 
 pub struct OperationTask {
@@ -174,6 +179,9 @@ impl Task for OperationTask {
       Operation::Expand(request) => bounded(&expand(&self.engine, request)),
       Operation::Sessions(request) => bounded(&sessions(&self.engine, request)),
       Operation::Pack(request) => bounded(&pack(&self.engine, request)),
+      Operation::Forget(request) => bounded(&forget::forget(&self.engine, request)),
+      Operation::Unforget(request) => bounded(&forget::unforget(&self.engine, request)),
+      Operation::Forgotten => bounded(&forget::list(&self.engine)),
     })?;
     json.map(crate::text::ascii_json).map_err(|error| to_napi(CoreError::Internal(error.to_string())))
   }
@@ -301,6 +309,31 @@ impl MemoryEngine {
     let request =
       caught("memory.sessions' arguments", || SessionsRequest::from_json(args.as_ref()))?.map_err(to_napi)?;
     self.task_with_progress(live, on_progress, Operation::Sessions(request))
+  }
+
+  /// `memory.forget({session})`: recall, expand, sessions and packs never
+  /// surface the session again (by its id and its file) until `unforget`;
+  /// its index records are removed. Pi's file is never touched.
+  #[napi(ts_return_type = "Promise<ForgetResult>")]
+  pub fn forget(&self, #[napi(ts_arg_type = "ForgetArgs")] args: Value) -> Result<AsyncTask<OperationTask>> {
+    let request = caught("memory.forget's arguments", || ForgetRequest::from_json("memory.forget", Some(&args)))?
+      .map_err(to_napi)?;
+    self.task(None, Operation::Forget(request))
+  }
+
+  /// `memory.unforget({session})`: takes a forget back (by the id, an id
+  /// prefix or the file the list records).
+  #[napi(ts_return_type = "Promise<ForgetResult>")]
+  pub fn unforget(&self, #[napi(ts_arg_type = "ForgetArgs")] args: Value) -> Result<AsyncTask<OperationTask>> {
+    let request = caught("memory.unforget's arguments", || ForgetRequest::from_json("memory.unforget", Some(&args)))?
+      .map_err(to_napi)?;
+    self.task(None, Operation::Unforget(request))
+  }
+
+  /// Every forgotten session (`forgotten`), or the list's error.
+  #[napi(ts_return_type = "Promise<ForgetResult>")]
+  pub fn forgotten(&self) -> Result<AsyncTask<OperationTask>> {
+    self.task(None, Operation::Forgotten)
   }
 }
 

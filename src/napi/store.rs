@@ -7,7 +7,7 @@ use super::{caught, to_napi, Json};
 use crate::error::CoreError;
 use crate::pi_path::{default_agent_dir, expand_home};
 use crate::store::proposals::Selection;
-use crate::store::{snapshot, MemoryStore as Core, StoreOptions, Target};
+use crate::store::{snapshot, MemoryStore as Core, Project, StoreOptions, Target};
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
 use serde_json::Value;
@@ -26,6 +26,26 @@ pub struct MemoryStoreOptions {
   pub lock_timeout_ms: Option<f64>,
   /// Age after which a lock is abandoned (2,000–600,000 ms; default 30,000, as proper-lockfile).
   pub lock_stale_ms: Option<f64>,
+  /// The project whose `MEMORY.md` is target `"project"` (`projectIdentity(cwd)`'s `key` and `name`);
+  /// without it the store is global only.
+  pub project: Option<MemoryStoreProject>,
+}
+
+/// A project identity as the store needs it (a `ProjectIdentity` passes as it is).
+#[napi(object)]
+pub struct MemoryStoreProject {
+  pub key: String,
+  pub name: String,
+}
+
+/// The project a store was opened for, and where its `MEMORY.md` lives.
+#[napi(object)]
+pub struct MemoryStoreProjectInfo {
+  pub key: String,
+  pub name: String,
+  pub dir_name: String,
+  /// `<dir>/projects/<dirName>`.
+  pub dir: String,
 }
 
 #[napi(object)]
@@ -69,6 +89,7 @@ fn store_options(options: Option<MemoryStoreOptions>) -> std::result::Result<Sto
     user_char_limit: None,
     lock_timeout_ms: None,
     lock_stale_ms: None,
+    project: None,
   });
   let dir = match o.dir.as_deref().map(str::trim) {
     Some(dir) if !dir.is_empty() => expand_home(dir),
@@ -79,12 +100,22 @@ fn store_options(options: Option<MemoryStoreOptions>) -> std::result::Result<Sto
   store.user_char_limit = bounded("userCharLimit", o.user_char_limit, 1, 1_000_000, 1_375)? as usize;
   store.lock.timeout = Duration::from_millis(bounded("lockTimeoutMs", o.lock_timeout_ms, 0, 600_000, 10_000)?);
   store.lock.stale = Duration::from_millis(bounded("lockStaleMs", o.lock_stale_ms, 2_000, 600_000, 30_000)?);
+  if let Some(project) = o.project {
+    let parsed = Project::new(&project.key, &project.name);
+    store.project = Some(parsed.ok_or_else(|| {
+      CoreError::invalid(format!(
+        "MemoryStore: project.key must be a key projectIdentity made (v1:<32 hex digits>), got {:?}",
+        project.key
+      ))
+    })?);
+  }
   Ok(store)
 }
 
 fn parse_target(text: &str) -> Result<Target> {
-  caught("the target argument", || Target::parse(text))?
-    .ok_or_else(|| to_napi(CoreError::invalid(format!("target must be \"memory\" or \"user\", got {text:?}"))))
+  caught("the target argument", || Target::parse(text))?.ok_or_else(|| {
+    to_napi(CoreError::invalid(format!("target must be \"memory\", \"user\" or \"project\", got {text:?}")))
+  })
 }
 
 enum StoreOp {
@@ -160,7 +191,8 @@ impl Task for StoreTask {
 
 /// Curated memory: `MEMORY.md` (target `"memory"`) and `USER.md` (target
 /// `"user"`), entries separated by a line holding only `§`, compatible with
-/// `@amaster.ai/pi-memory`. Write failures are results with `success: false`.
+/// `@amaster.ai/pi-memory`; opened for a project, also that project's
+/// `MEMORY.md` (target `"project"`). Write failures are results with `success: false`.
 #[napi]
 pub struct MemoryStore {
   store: Arc<Core>,
@@ -179,6 +211,19 @@ impl MemoryStore {
   #[napi(getter)]
   pub fn dir(&self) -> String {
     self.store.dir().to_string_lossy().into_owned()
+  }
+
+  /// The project the store was opened for (target `"project"`); `null`: global only.
+  #[napi(getter)]
+  pub fn project(&self) -> Option<MemoryStoreProjectInfo> {
+    let project = self.store.project()?;
+    let dir = self.store.dir_of(Target::Project)?;
+    Some(MemoryStoreProjectInfo {
+      key: project.key.clone(),
+      name: project.name.clone(),
+      dir_name: project.dir_name.clone(),
+      dir: dir.to_string_lossy().into_owned(),
+    })
   }
 
   #[napi(getter)]

@@ -6,6 +6,7 @@
 pub mod contract;
 pub mod envelope;
 pub mod expand;
+pub mod forget;
 pub mod pack;
 pub mod recall;
 pub mod sessions;

@@ -7,6 +7,12 @@
 //! take no file lock: writes replace the file atomically. The prompt snapshot
 //! is rebuilt only by [`MemoryStore::load_from_disk`]; writes never touch it.
 //!
+//! A store opened for a project (`StoreOptions::project`) has a third file,
+//! target `project`: the project's `MEMORY.md` in
+//! `<dir>/projects/<identity dir name>/`, with the same guarantees (its own
+//! lock, drift guard, provenance sidecar) and `MEMORY.md`'s limit. `USER.md`
+//! is global only: who the user is does not change with the repository.
+//!
 //! `MemoryStore` is one type with its methods by concern: reads and the
 //! snapshot here, operations in `run` (their input checks in `input`),
 //! review and proposals in `review`, the gate / lock / atomic write in `write`.
@@ -25,6 +31,8 @@ pub(crate) mod snapshot;
 mod target;
 mod write;
 
+#[cfg(test)]
+mod project_tests;
 #[cfg(test)]
 mod tests;
 
@@ -50,7 +58,29 @@ pub(crate) struct StoreOptions {
   pub memory_char_limit: usize,
   pub user_char_limit: usize,
   pub lock: LockOptions,
+  /// The project whose `MEMORY.md` is target `project`; none: global only.
+  pub project: Option<Project>,
 }
+
+/// The project a store is opened for: its identity's key and short name
+/// (`crate::project::Identity`), and the directory name derived from them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Project {
+  pub key: String,
+  pub name: String,
+  pub dir_name: String,
+}
+
+impl Project {
+  /// `None` when `key` is not a key this version resolves.
+  pub fn new(key: &str, name: &str) -> Option<Project> {
+    let dir_name = crate::project::dir_name(key, name)?;
+    Some(Project { key: key.to_string(), name: crate::project::short_name(name), dir_name })
+  }
+}
+
+/// Where project stores live under the memory dir.
+pub(crate) const PROJECTS_DIR: &str = "projects";
 
 impl StoreOptions {
   pub fn new(dir: impl Into<PathBuf>) -> StoreOptions {
@@ -59,6 +89,7 @@ impl StoreOptions {
       memory_char_limit: DEFAULT_MEMORY_CHAR_LIMIT,
       user_char_limit: DEFAULT_USER_CHAR_LIMIT,
       lock: LockOptions::default(),
+      project: None,
     }
   }
 }
@@ -66,9 +97,9 @@ impl StoreOptions {
 #[derive(Default)]
 struct State {
   /// Entries as last read from or written to disk, raw.
-  live: [Vec<String>; 2],
+  live: [Vec<String>; 3],
   /// Entries as of the last `load_from_disk`, sanitized: the prompt snapshot.
-  frozen: [Vec<String>; 2],
+  frozen: [Vec<String>; 3],
   loaded: bool,
 }
 
@@ -88,18 +119,33 @@ impl MemoryStore {
 
   pub fn limit(&self, target: Target) -> usize {
     match target {
-      Target::Memory => self.options.memory_char_limit,
+      Target::Memory | Target::Project => self.options.memory_char_limit,
       Target::User => self.options.user_char_limit,
+    }
+  }
+
+  pub fn project(&self) -> Option<&Project> {
+    self.options.project.as_ref()
+  }
+
+  /// The directory of a target's file; `None` for `project` in a store
+  /// opened for no project.
+  pub fn dir_of(&self, target: Target) -> Option<PathBuf> {
+    match (target, &self.options.project) {
+      (Target::Project, Some(project)) => Some(self.options.dir.join(PROJECTS_DIR).join(&project.dir_name)),
+      (Target::Project, None) => None,
+      _ => Some(self.options.dir.clone()),
     }
   }
 
   /// The file's canonical path, as proper-lockfile resolves it (symlinks
   /// followed), so both implementations lock the same `<path>.lock`.
-  fn path(&self, target: Target) -> PathBuf {
-    let plain = self.options.dir.join(target.file_name());
-    fs::canonicalize(&plain)
-      .or_else(|_| fs::canonicalize(&self.options.dir).map(|dir| dir.join(target.file_name())))
-      .unwrap_or(plain)
+  fn path(&self, target: Target) -> Result<PathBuf, Failure> {
+    let dir = self.dir_of(target).ok_or_else(no_project)?;
+    let plain = dir.join(target.file_name());
+    Ok(
+      fs::canonicalize(&plain).or_else(|_| fs::canonicalize(&dir).map(|d| d.join(target.file_name()))).unwrap_or(plain),
+    )
   }
 
   /// The file's entries (deduplicated). With `refuse_drift`, a file that
@@ -131,7 +177,7 @@ impl MemoryStore {
 
   /// Re-reads one file into the live entries.
   fn refresh(&self, target: Target) -> Result<Vec<String>, Failure> {
-    let path = self.path(target);
+    let path = self.path(target)?;
     let gate = gate(&path);
     let _in_process = gate.lock();
     let entries = self.read_entries(target, &path, false)?;
@@ -146,7 +192,7 @@ impl MemoryStore {
     };
     FileStatus {
       target: target.name(),
-      file: self.options.dir.join(target.file_name()).to_string_lossy().into_owned(),
+      file: self.dir_of(target).unwrap_or_default().join(target.file_name()).to_string_lossy().into_owned(),
       entry_count: entries.len(),
       usage: entries::usage(joined_len(&entries), self.limit(target)),
       error,
@@ -157,21 +203,27 @@ impl MemoryStore {
   /// snapshot. An unreadable file is reported in its status, never loaded
   /// as empty for writing (every write reads the file again).
   pub fn load_from_disk(&self) -> StoreStatus {
-    let [memory, user] = Target::ALL.map(|target| {
+    let status = self.statuses(|target| {
       let read = self.refresh(target);
       let frozen: Vec<String> =
         read.as_ref().map(|e| e.iter().map(|entry| snapshot::sanitize(entry, target)).collect()).unwrap_or_default();
       self.state.lock().frozen[target.index()] = frozen;
-      self.file_status(target, read)
+      read
     });
     self.state.lock().loaded = true;
-    StoreStatus { memory, user }
+    status
   }
 
   /// Entry counts and usage per file, read fresh from disk.
   pub fn status(&self) -> StoreStatus {
-    let [memory, user] = Target::ALL.map(|target| self.file_status(target, self.refresh(target)));
-    StoreStatus { memory, user }
+    self.statuses(|target| self.refresh(target))
+  }
+
+  fn statuses(&self, mut read: impl FnMut(Target) -> Result<Vec<String>, Failure>) -> StoreStatus {
+    let mut status = |target| self.file_status(target, read(target));
+    let (memory, user) = (status(Target::Memory), status(Target::User));
+    let project = self.options.project.is_some().then(|| status(Target::Project));
+    StoreStatus { memory, user, project }
   }
 
   /// The live (raw, unsanitized) entries of one file, re-read from disk. The
@@ -196,7 +248,8 @@ impl MemoryStore {
   pub fn read_with_provenance(&self, target: Target) -> StoreResult {
     let mut result = self.read(target);
     if let StoreResult::Success(success) = &mut result {
-      let records = match provenance::read(&provenance::path(&self.path(target), target)) {
+      let Ok(path) = self.path(target) else { return result };
+      let records = match provenance::read(&provenance::path(&path, target)) {
         Ok(records) => records.unwrap_or_default(),
         Err(reason) => {
           success.provenance_error = Some(format!("Provenance unavailable: {reason}."));
@@ -208,20 +261,33 @@ impl MemoryStore {
     result
   }
 
+  fn label(&self, target: Target) -> String {
+    snapshot::label(target, self.options.project.as_ref().map(|p| p.name.as_str()))
+  }
+
   /// One file's prompt block from the frozen snapshot, bounded on its own.
   pub fn format_for_system_prompt(&self, target: Target) -> String {
     let state = self.state.lock();
-    snapshot::render(target, &state.frozen[target.index()], self.limit(target), snapshot::MAX_SNAPSHOT_UNITS)
+    let frozen = &state.frozen[target.index()];
+    snapshot::render(&self.label(target), frozen, self.limit(target), snapshot::MAX_SNAPSHOT_UNITS)
   }
 
-  /// Both blocks (memory first), bounded together with room for each.
+  /// The global blocks (memory first), bounded together with room for
+  /// each, then the project's block under its own bound: a full global
+  /// memory never crowds the project's facts out, nor the reverse.
   pub fn format_all_for_system_prompt(&self) -> String {
     let state = self.state.lock();
-    let full =
-      Target::ALL.map(|t| utf16_len(&snapshot::render(t, &state.frozen[t.index()], self.limit(t), usize::MAX)));
+    let render = |t: Target, budget| snapshot::render(&self.label(t), &state.frozen[t.index()], self.limit(t), budget);
+    let full = [Target::Memory, Target::User].map(|t| utf16_len(&render(t, usize::MAX)));
     let (memory_budget, user_budget) = snapshot::allot(full[0], full[1], snapshot::MAX_SNAPSHOT_UNITS);
-    let blocks = [(Target::Memory, memory_budget), (Target::User, user_budget)]
-      .map(|(t, budget)| snapshot::render(t, &state.frozen[t.index()], self.limit(t), budget));
-    snapshot::join_blocks(&blocks)
+    let global = snapshot::join_blocks(&[render(Target::Memory, memory_budget), render(Target::User, user_budget)]);
+    snapshot::join_blocks(&[global, render(Target::Project, snapshot::MAX_SNAPSHOT_UNITS)])
   }
+}
+
+fn no_project() -> Failure {
+  Failure::new(
+    FailureCode::NoProject,
+    "No project memory here: this session's directory is not in a project (a git repository, or one named by memory.projectKey). Use the global scope.",
+  )
 }

@@ -37,6 +37,17 @@ pub struct Proposal {
   /// The evidence dreaming cited for it; applying it records this as the entry's provenance.
   #[serde(skip_serializing_if = "Option::is_none", default)]
   pub evidence: Option<Vec<Citation>>,
+  /// Target `project`: the project it was made for; applied only from a
+  /// store opened for that project (the ledger is the memory dir's, shared).
+  #[serde(skip_serializing_if = "Option::is_none", default)]
+  pub project: Option<ProposalProject>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ProposalProject {
+  pub key: String,
+  pub name: String,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -44,6 +55,7 @@ pub struct Proposal {
 pub enum TargetName {
   Memory,
   User,
+  Project,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -59,6 +71,7 @@ impl From<Target> for TargetName {
     match target {
       Target::Memory => TargetName::Memory,
       Target::User => TargetName::User,
+      Target::Project => TargetName::Project,
     }
   }
 }
@@ -68,6 +81,7 @@ impl Proposal {
     match self.target {
       TargetName::Memory => Target::Memory,
       TargetName::User => Target::User,
+      TargetName::Project => Target::Project,
     }
   }
 
@@ -150,8 +164,14 @@ pub(super) fn now_ms() -> u64 {
   std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0)
 }
 
-/// Appends one proposal per change, numbered from the ledger's counter.
-pub fn append(ledger: &mut Ledger, target: Target, changes: &[(NetChange, Vec<Citation>)]) -> Vec<Proposal> {
+/// Appends one proposal per change, numbered from the ledger's counter;
+/// `project` is the project of a target `project` change.
+pub fn append(
+  ledger: &mut Ledger,
+  target: Target,
+  project: Option<ProposalProject>,
+  changes: &[(NetChange, Vec<Citation>)],
+) -> Vec<Proposal> {
   let created_at = now_ms();
   let added: Vec<Proposal> = changes
     .iter()
@@ -167,6 +187,7 @@ pub fn append(ledger: &mut Ledger, target: Target, changes: &[(NetChange, Vec<Ci
         content: None,
         created_at,
         evidence: (!evidence.is_empty()).then(|| evidence.clone()),
+        project: project.clone().filter(|_| target == Target::Project),
       };
       match change {
         NetChange::Add(content) => proposal.content = Some(content.clone()),
@@ -272,10 +293,11 @@ mod tests {
   fn ids_are_stable_and_never_reused() {
     let mut ledger = Ledger::default();
     let first =
-      append(&mut ledger, Target::Memory, &plain(&[NetChange::Remove("a".into()), NetChange::Add("b".into())]));
+      append(&mut ledger, Target::Memory, None, &plain(&[NetChange::Remove("a".into()), NetChange::Add("b".into())]));
     assert_eq!(first.iter().map(|p| p.id).collect::<Vec<_>>(), [1, 2]);
     ledger.proposals.clear();
-    let next = append(&mut ledger, Target::User, &plain(&[NetChange::Replace { old: "x".into(), new: "y".into() }]));
+    let next =
+      append(&mut ledger, Target::User, None, &plain(&[NetChange::Replace { old: "x".into(), new: "y".into() }]));
     assert_eq!(next[0].id, 3);
     assert_eq!(next[0].target(), Target::User);
     assert_eq!(next[0].op().unwrap(), Op::Replace { old: "x".into(), new: "y".into(), exact: true });
@@ -293,7 +315,7 @@ mod tests {
   #[test]
   fn selection_reports_missing_ids() {
     let mut ledger = Ledger::default();
-    append(&mut ledger, Target::Memory, &plain(&[NetChange::Remove("a".into()), NetChange::Remove("b".into())]));
+    append(&mut ledger, Target::Memory, None, &plain(&[NetChange::Remove("a".into()), NetChange::Remove("b".into())]));
     let (picked, missing) = Selection::Ids(vec![2, 9]).pick(&ledger);
     assert_eq!((picked.len(), picked[0].id, missing), (1, 2, vec![9]));
   }

@@ -54,7 +54,7 @@ pub struct Sidecar {
 
 pub fn file_name(target: Target) -> &'static str {
   match target {
-    Target::Memory => "MEMORY.provenance.json",
+    Target::Memory | Target::Project => "MEMORY.provenance.json",
     Target::User => "USER.provenance.json",
   }
 }

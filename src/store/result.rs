@@ -85,6 +85,10 @@ pub enum FailureCode {
   InvalidOperation,
   /// A staged change's entry is no longer in the file exactly as it was.
   Stale,
+  /// Target `project` in a store opened for no project.
+  NoProject,
+  /// A proposal for another project's memory (apply it from that project).
+  OtherProject,
 }
 
 #[derive(Debug, Clone, Serialize, PartialEq)]
@@ -158,4 +162,7 @@ pub struct FileStatus {
 pub struct StoreStatus {
   pub memory: FileStatus,
   pub user: FileStatus,
+  /// The project's `MEMORY.md`, in a store opened for a project.
+  #[serde(skip_serializing_if = "Option::is_none")]
+  pub project: Option<FileStatus>,
 }

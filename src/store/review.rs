@@ -2,7 +2,7 @@
 //! proposals; the user applies or rejects proposals later.
 
 use super::proposals;
-use super::result::{Failure, StoreResult};
+use super::result::{Failure, FailureCode, StoreResult};
 use super::run::{success, Mode};
 use super::{batch, provenance, MemoryStore, Target};
 
@@ -24,8 +24,10 @@ impl MemoryStore {
       success.proposed = Some(Vec::new());
       return result;
     }
+    let project =
+      self.options.project.as_ref().map(|p| proposals::ProposalProject { key: p.key.clone(), name: p.name.clone() });
     let appended = proposals::update(&self.options.dir, &self.options.lock, |ledger| {
-      Ok((proposals::append(ledger, target, &staged), true))
+      Ok((proposals::append(ledger, target, project, &staged), true))
     });
     match appended {
       Ok(proposed) => success.proposed = Some(proposed),
@@ -47,6 +49,7 @@ impl MemoryStore {
   /// stays listed. Applied ones leave the ledger.
   pub fn apply_proposals(&self, selection: &proposals::Selection) -> proposals::ReviewReport {
     self.review(selection, |proposal| match proposal.op() {
+      Ok(_) if !self.is_own_project(proposal) => other_project(proposal).into(),
       Ok(op) => {
         let evidence = [proposal.evidence.clone().unwrap_or_default()];
         self.run_ops(proposal.target(), std::slice::from_ref(&op), Mode::Single, &evidence, Some(proposal.id)).0
@@ -58,6 +61,13 @@ impl MemoryStore {
   /// Drops the selected proposals without touching the memory files.
   pub fn reject_proposals(&self, selection: &proposals::Selection) -> proposals::ReviewReport {
     self.review(selection, |proposal| success(proposal.target(), Vec::new(), 0, Some("Rejected.")))
+  }
+
+  /// A project proposal is this store's to apply only when it was made for
+  /// this store's project; global proposals are every store's.
+  fn is_own_project(&self, proposal: &proposals::Proposal) -> bool {
+    proposal.target() != Target::Project
+      || matches!((&proposal.project, &self.options.project), (Some(made), Some(here)) if made.key == here.key)
   }
 
   fn review(
@@ -82,4 +92,15 @@ impl MemoryStore {
     });
     outcome.unwrap_or_else(proposals::ReviewReport::failed)
   }
+}
+
+fn other_project(proposal: &proposals::Proposal) -> Failure {
+  let made = proposal.project.as_ref().map_or("an unknown project".to_string(), |p| format!("project {}", p.name));
+  Failure::new(
+    FailureCode::OtherProject,
+    format!(
+      "Proposal #{} was made for {made}'s memory, not this one's: review it from a checkout of that project.",
+      proposal.id
+    ),
+  )
 }

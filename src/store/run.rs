@@ -199,7 +199,7 @@ impl MemoryStore {
       }))
     };
     let outcome = match mode {
-      Mode::DryRun => self.read_entries(target, &self.path(target), false).and_then(|before| {
+      Mode::DryRun => self.path(target).and_then(|path| self.read_entries(target, &path, false)).and_then(|before| {
         let unchanged = before.clone();
         update(before, &Records::new()).map(|write| (write.map(|(e, _)| e).unwrap_or(unchanged), None))
       }),

@@ -9,15 +9,19 @@ use crate::threat::{self, Scope};
 use regex::Regex;
 use std::sync::OnceLock;
 
-/// Upper bound of a whole snapshot (both files), in UTF-16 units.
+/// Upper bound of the global section (both files), and on its own of the
+/// project's block, in UTF-16 units.
 pub const MAX_SNAPSHOT_UNITS: usize = 50_000;
 const SECTION_GAP: &str = "\n\n";
 const RULE: &str = "══════════════════════════════════════════════";
 
-fn label(target: Target) -> &'static str {
+/// A block's label; the project's names the project (its short name,
+/// `[a-z0-9._-]`, so the label cannot carry anything but a name).
+pub fn label(target: Target, project: Option<&str>) -> String {
   match target {
-    Target::Memory => "MEMORY (your personal notes)",
-    Target::User => "USER PROFILE (who the user is)",
+    Target::Memory => "MEMORY (your personal notes)".into(),
+    Target::User => "USER PROFILE (who the user is)".into(),
+    Target::Project => format!("PROJECT MEMORY (notes on {})", crate::project::short_name(project.unwrap_or_default())),
   }
 }
 
@@ -42,9 +46,9 @@ pub fn sanitize(entry: &str, target: Target) -> String {
   entry.to_string()
 }
 
-fn header(target: Target, sanitized: &[String], limit: usize) -> String {
+fn header(label: &str, sanitized: &[String], limit: usize) -> String {
   let usage = entries::usage(entries::joined_len(sanitized), limit);
-  format!("{RULE}\n{} [{usage}]\n{RULE}\n", label(target))
+  format!("{RULE}\n{label} [{usage}]\n{RULE}\n")
 }
 
 fn omitted_marker(count: usize, units: usize) -> String {
@@ -58,11 +62,11 @@ fn omitted_marker(count: usize, units: usize) -> String {
 /// One file's block, at most `budget` units when the budget allows at least
 /// the header and the marker: whole entries from the top, then a marker
 /// naming how many were left out (never a cut inside an entry).
-pub fn render(target: Target, sanitized: &[String], limit: usize, budget: usize) -> String {
+pub fn render(label: &str, sanitized: &[String], limit: usize, budget: usize) -> String {
   if sanitized.is_empty() {
     return String::new();
   }
-  let head = header(target, sanitized, limit);
+  let head = header(label, sanitized, limit);
   let full = format!("{head}{}", entries::serialize(sanitized));
   if utf16_len(&full) <= budget {
     return full;
@@ -116,7 +120,7 @@ fn header_regex() -> &'static Regex {
   static HEADER: OnceLock<Regex> = OnceLock::new();
   HEADER.get_or_init(|| {
     Regex::new(&format!(
-      r"(?:\A|\n\n){RULE}\n(MEMORY \(your personal notes\)|USER PROFILE \(who the user is\)) \[\d{{1,3}}% — [\d,]+/[\d,]+ chars\]\n{RULE}\n"
+      r"(?:\A|\n\n){RULE}\n(MEMORY \(your personal notes\)|USER PROFILE \(who the user is\)|PROJECT MEMORY \(notes on [a-z0-9._-]{{1,40}}\)) \[\d{{1,3}}% — [\d,]+/[\d,]+ chars\]\n{RULE}\n"
     ))
     .expect("header regex")
   })
@@ -136,30 +140,44 @@ fn generated_regex() -> &'static Regex {
   })
 }
 
+/// Which block a captured label opens, in snapshot order.
+fn rank(label: &str) -> usize {
+  if label.starts_with("MEMORY") {
+    0
+  } else if label.starts_with("USER") {
+    1
+  } else {
+    2
+  }
+}
+
 /// Could `text` be a snapshot this module rendered, with nothing unsafe in
 /// it? Checked when a snapshot saved in a Pi session is restored: the
-/// structure must be ours (one memory block, then one user block), every
-/// entry must pass the strict scan or be one of our placeholders, and the
-/// whole must be within the bound.
+/// structure must be ours (each of the memory, user and project blocks at
+/// most once, in that order; snapshots saved before project memory have no
+/// project block), every entry must pass the strict scan or be one of our
+/// placeholders, and each section must be within its bound.
 pub fn is_valid(text: &str) -> bool {
   if text.is_empty() {
     return true;
   }
-  if utf16_len(text) > MAX_SNAPSHOT_UNITS {
+  if utf16_len(text) > 2 * MAX_SNAPSHOT_UNITS + utf16_len(SECTION_GAP) {
     return false;
   }
   let headers: Vec<_> = header_regex().captures_iter(text).collect();
-  let labels: Vec<&str> = headers.iter().map(|c| c.get(1).map_or("", |m| m.as_str())).collect();
-  let ordered = match labels.as_slice() {
-    [_] => true,
-    [first, second] => first.starts_with("MEMORY") && second.starts_with("USER"),
-    _ => false,
-  };
+  let ranks: Vec<usize> = headers.iter().map(|c| rank(c.get(1).map_or("", |m| m.as_str()))).collect();
+  let ordered = !ranks.is_empty() && ranks.windows(2).all(|pair| pair[0] < pair[1]);
   if !ordered || headers[0].get(0).map(|m| m.start()) != Some(0) {
     return false;
   }
   let bounds: Vec<(usize, usize)> =
     headers.iter().map(|c| c.get(0).map(|m| (m.start(), m.end())).unwrap_or((0, 0))).collect();
+  let project_start = ranks.iter().position(|r| *r == 2).map(|i| bounds[i].0);
+  let global_units = utf16_len(&text[..project_start.unwrap_or(text.len())]);
+  let project_units = project_start.map_or(0, |start| utf16_len(text[start..].trim_start_matches('\n')));
+  if global_units > MAX_SNAPSHOT_UNITS || project_units > MAX_SNAPSHOT_UNITS {
+    return false;
+  }
   bounds.iter().enumerate().all(|(i, (_, body_start))| {
     let body_end = bounds.get(i + 1).map_or(text.len(), |(start, _)| *start);
     text[*body_start..body_end].split(DELIMITER).all(is_safe_piece)

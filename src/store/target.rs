@@ -1,18 +1,20 @@
-//! Which curated file: `MEMORY.md` or `USER.md`.
+//! Which curated file: the global `MEMORY.md` or `USER.md`, or the current
+//! project's `MEMORY.md` (`projects/<identity dir>/MEMORY.md`, only in a
+//! store opened for a project).
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Target {
   Memory,
   User,
+  Project,
 }
 
 impl Target {
-  pub const ALL: [Target; 2] = [Target::Memory, Target::User];
-
   pub fn parse(text: &str) -> Option<Target> {
     match text {
       "memory" => Some(Target::Memory),
       "user" => Some(Target::User),
+      "project" => Some(Target::Project),
       _ => None,
     }
   }
@@ -21,12 +23,13 @@ impl Target {
     match self {
       Target::Memory => "memory",
       Target::User => "user",
+      Target::Project => "project",
     }
   }
 
   pub fn file_name(self) -> &'static str {
     match self {
-      Target::Memory => "MEMORY.md",
+      Target::Memory | Target::Project => "MEMORY.md",
       Target::User => "USER.md",
     }
   }

@@ -33,10 +33,11 @@ impl MemoryStore {
     target: Target,
     change: impl FnOnce(Vec<String>, &Records) -> Result<Option<(Vec<String>, Records)>, Failure>,
   ) -> Result<(Vec<String>, Option<String>), Failure> {
-    if let Err(error) = fs::create_dir_all(&self.options.dir) {
-      return Err(io_failure(&self.options.dir, &error));
+    let dir = self.dir_of(target).ok_or_else(super::no_project)?;
+    if let Err(error) = fs::create_dir_all(&dir) {
+      return Err(io_failure(&dir, &error));
     }
-    let path = self.path(target);
+    let path = self.path(target)?;
     let gate = gate(&path);
     let _in_process = gate.lock();
     let held = take_lock(&path, target.file_name(), &self.options.lock)?;

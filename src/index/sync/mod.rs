@@ -66,7 +66,6 @@ impl State {
   }
 
   /// The next call runs a synchronization of its own.
-  #[cfg(test)]
   pub(crate) fn forget_last(&self) {
     self.last.lock().take();
   }
@@ -121,7 +120,7 @@ pub fn sync(cx: &Context<'_>, scope: &Scope, branches: Branches) -> Result<SyncR
   let state = index.sync_state();
   let _guard = state.lock.lock();
   let started_ns = now_ns();
-  let all = index.listing().sources(cx);
+  let all = index.listing().remembered(cx)?;
   let listed_ns = now_ns();
   let names = index.names(cx);
   let key = sync_key(cx, scope, branches);

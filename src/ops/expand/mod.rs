@@ -27,6 +27,10 @@ pub fn expand(engine: &Engine, request: &ExpandRequest) -> ExpandPage {
       ContractError::new(ErrorCode::SessionNotFound, "There is no current session and the cwd has no sessions.")
     }),
   };
+  let session = session.and_then(|session| {
+    crate::forgotten::refuse(&engine.agent_dir, &session.header.id, &session.path)?;
+    Ok(session)
+  });
   match session {
     Ok(session) => expand_at(engine, request, &session.path),
     Err(error) => fail(error),

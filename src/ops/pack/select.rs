@@ -8,6 +8,7 @@ use crate::error::ContractError;
 use crate::ops::recall::{ranked_hits, EntryHit, Hit, RecallRequest};
 use crate::session::echo::echoes;
 use crate::session::entry::{is_memory_tool, ContextEdit, Entry};
+use rayon::prelude::*;
 use std::collections::BTreeSet;
 
 /// Entries a session brings: its best few, so one session cannot fill the pack.
@@ -28,8 +29,11 @@ fn file_of(hit: &EntryHit) -> String {
 /// The stream's hits by session, sessions in the order of their best hit.
 /// A cold session (one hit for the whole session) is searched on its own
 /// through its follow call, as a model would, for its best entries; only as
-/// many as a pack could still cite are.
+/// many as a pack could still cite are. Those searches (a parse of the whole
+/// source each) run in parallel, and the groups are formed in stream order
+/// afterwards, so the result is the sequential one.
 pub(super) fn groups(engine: &Engine, hits: Vec<Hit>, wanted: usize) -> Result<Vec<Group>, ContractError> {
+  let mut hydrated: Vec<Option<Vec<EntryHit>>> = hydrate_all(engine, &hits, wanted)?;
   let mut groups: Vec<Group> = Vec::new();
   let add = |groups: &mut Vec<Group>, hit: EntryHit| {
     let file = file_of(&hit);
@@ -38,23 +42,66 @@ pub(super) fn groups(engine: &Engine, hits: Vec<Hit>, wanted: usize) -> Result<V
       None => groups.push(Group { file, hits: vec![hit] }),
     }
   };
-  for hit in hits {
+  for (at, hit) in hits.into_iter().enumerate() {
     match hit {
       Hit::Entry(hit) => add(&mut groups, *hit),
       Hit::Session(session) if groups.len() < wanted => {
-        let Ok(mut request) = RecallRequest::from_json(Some(&session.follow.args)) else { continue };
-        request.page_size = PER_SESSION;
-        let (hydrated, _, _) = ranked_hits(engine, &request)?;
-        for hit in hydrated {
-          if let Hit::Entry(hit) = hit {
-            add(&mut groups, *hit);
-          }
+        // Planned in parallel unless an earlier cold session found nothing.
+        let found = match hydrated[at].take() {
+          Some(found) => found,
+          None => hydrate(engine, &session.follow.args)?,
+        };
+        for hit in found {
+          add(&mut groups, hit);
         }
       }
       Hit::Session(_) => {}
     }
   }
   Ok(groups)
+}
+
+/// The cold sessions [`groups`] will search if each brings a group of its
+/// own, searched in parallel, by their position in `hits`.
+fn hydrate_all(engine: &Engine, hits: &[Hit], wanted: usize) -> Result<Vec<Option<Vec<EntryHit>>>, ContractError> {
+  let mut files: BTreeSet<String> = BTreeSet::new();
+  let mut planned = Vec::new();
+  for (at, hit) in hits.iter().enumerate() {
+    match hit {
+      Hit::Entry(hit) => {
+        files.insert(file_of(hit));
+      }
+      Hit::Session(session) if files.len() < wanted => {
+        files.insert(format!("cold:{at}"));
+        planned.push((at, &session.follow.args));
+      }
+      Hit::Session(_) => {}
+    }
+  }
+  let found: Vec<Result<(usize, Vec<EntryHit>), ContractError>> =
+    planned.into_par_iter().map(|(at, args)| hydrate(engine, args).map(|hits| (at, hits))).collect();
+  let mut out: Vec<Option<Vec<EntryHit>>> = (0..hits.len()).map(|_| None).collect();
+  for result in found {
+    let (at, hits) = result?;
+    out[at] = Some(hits);
+  }
+  Ok(out)
+}
+
+/// A cold session's best entries, searched through its follow call.
+fn hydrate(engine: &Engine, follow: &serde_json::Value) -> Result<Vec<EntryHit>, ContractError> {
+  let Ok(mut request) = RecallRequest::from_json(Some(follow)) else { return Ok(Vec::new()) };
+  request.page_size = PER_SESSION;
+  let (hydrated, _, _) = ranked_hits(engine, &request)?;
+  Ok(
+    hydrated
+      .into_iter()
+      .filter_map(|hit| match hit {
+        Hit::Entry(hit) => Some(*hit),
+        Hit::Session(_) => None,
+      })
+      .collect(),
+  )
 }
 
 /// Why an entry may not be cited, if it may not: Pi left it out of the

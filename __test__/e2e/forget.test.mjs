@@ -1,0 +1,105 @@
+// End-to-end: forgetting a session in real Pi 1.6.0. Two earlier sessions,
+// written by real Pi, mention "zanzibar"; one also holds a secret. In a new
+// session `/memory forget <id>` forgets that one: the faux model's recall,
+// sessions, expand and pack calls never surface it, no file of the index dir
+// holds its words or is named for it, Pi's JSONL is byte-for-byte unchanged,
+// `/memory status` lists it, and `/memory unforget` brings it back.
+//
+// Run (Node >= 22.19): "$PI_NODE22" --test __test__/e2e/forget.test.mjs
+import assert from 'node:assert/strict'
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { dirname, join, resolve } from 'node:path'
+import { test } from 'node:test'
+import { fileURLToPath } from 'node:url'
+import { fauxModel, openSession, teardown, tempPiHome } from './faux.mjs'
+
+const PACKAGE_DIR = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..')
+const SECRET = 'qx7hunter2zz'
+/** Only in the forgotten session, never in a query: what the index dir must not hold once it is forgotten. */
+const KEEPER = 'marmoset9keeper'
+
+test('a forgotten session is absent from every answer and its records are gone from the index dir', { timeout: 90_000 }, async () => {
+  const sdk = await import('pi-coding-agent-1x')
+  const ai = await import('pi-ai-1x')
+  const { SessionManager, SettingsManager } = sdk
+  const { fauxAssistantMessage, fauxToolCall, fauxText } = ai
+  const { root, agentDir, cwd, savedEnv } = tempPiHome('pfm-forget-')
+  const sessions = []
+  try {
+    // Every recall tool declared, so the faux model calls them directly.
+    const settingsFile = join(agentDir, 'settings.json')
+    const settings = JSON.parse(readFileSync(settingsFile, 'utf8'))
+    writeFileSync(settingsFile, JSON.stringify({ ...settings, memory: { ...settings.memory, tools: 'all' } }))
+    const { faux, modelRuntime, model } = await fauxModel(sdk, ai)
+    const settingsManager = SettingsManager.inMemory({ compaction: { enabled: false }, retry: { enabled: false } })
+    const open = async () => {
+      const session = await openSession(sdk, { packageDir: PACKAGE_DIR, cwd, agentDir, settingsManager, modelRuntime, model, sessionManager: SessionManager.create(cwd) })
+      sessions.push(session)
+      const notes = []
+      await session.bindExtensions({ uiContext: { notify: (text) => notes.push(text), setStatus: () => {} } })
+      return { session, notes }
+    }
+    const earlier = []
+    for (const answer of [`The zanzibar vault password is ${SECRET}, kept by ${KEEPER}.`, 'The zanzibar deploy runs at noon.']) {
+      const { session } = await open()
+      faux.setResponses([() => fauxAssistantMessage(fauxText(answer))])
+      await session.prompt('what about zanzibar?')
+      earlier.push({ id: session.sessionId, file: session.sessionManager.getSessionFile() })
+    }
+    const [secret, other] = earlier
+    const secretBytes = readFileSync(secret.file)
+
+    /** Runs one faux turn that calls `tool` with `args` and returns the result's parsed JSON. */
+    const host = await open()
+    let calls = 0
+    const call = async (tool, args) => {
+      let result
+      const id = `c${++calls}`
+      faux.setResponses([
+        () => fauxAssistantMessage(fauxToolCall(tool, args, { id }), { stopReason: 'toolUse' }),
+        (ctx) => {
+          const message = ctx.messages.find((m) => m.role === 'toolResult' && m.toolCallId === id)
+          result = message.content.filter((b) => b.type === 'text').map((b) => b.text).join('')
+          return fauxAssistantMessage(fauxText('ok'))
+        },
+      ])
+      await host.session.prompt('look it up')
+      return result
+    }
+    // Before: the secret is found (through the host API: a tool call would copy it into this session), and the
+    // index holds its words.
+    const { createMemory } = await import(join(PACKAGE_DIR, 'dist', 'extension', 'recall', 'create-memory.mjs'))
+    assert.equal((await createMemory({ agentDir, cwd }).recall({ query: SECRET, scope: 'global' })).total, 1)
+    const indexDir = join(agentDir, 'fabric', 'memory-index')
+    const indexHolds = () => readdirSync(indexDir).filter((name) => readFileSync(join(indexDir, name)).includes(KEEPER))
+    assert.ok(indexHolds().length > 0, 'the index holds the secret before the forget (the check below can fail)')
+
+    await host.session.prompt(`/memory forget ${secret.id.slice(0, 13)}`)
+    assert.match(host.notes.at(-1), /^Forgot /, host.notes.at(-1))
+
+    const recalled = await call('memory_recall', { query: SECRET, scope: 'global' })
+    assert.doesNotMatch(recalled, new RegExp(SECRET))
+    const zanzibar = await call('memory_recall', { query: 'zanzibar', scope: 'global' })
+    assert.doesNotMatch(zanzibar, new RegExp(secret.id.slice(0, 13)))
+    assert.match(zanzibar, new RegExp(other.id.slice(0, 13)))
+    const listed = await call('memory_sessions', { scope: 'global' })
+    assert.doesNotMatch(listed, new RegExp(secret.id.slice(0, 13)))
+    assert.match(await call('memory_expand', { session: secret.id, indices: [1] }), /session_forgotten/)
+    const pack = await call('memory_pack', { query: 'zanzibar', scope: 'global' })
+    assert.doesNotMatch(pack, new RegExp(SECRET))
+    assert.doesNotMatch(pack, new RegExp(secret.id))
+
+    assert.deepEqual(indexHolds(), [], 'no index file holds the forgotten session\'s words')
+    const base = readdirSync(indexDir).filter((name) => name.includes(secret.id))
+    assert.deepEqual(base, [], 'no record is named for it')
+    assert.deepEqual(readFileSync(secret.file), secretBytes, "Pi's file is untouched")
+    await host.session.prompt('/memory status')
+    assert.match(host.notes.at(-1), new RegExp(`Forgotten sessions \\(1 session; recall never surfaces them\\):\\n  ${secret.id.slice(0, 13)}`))
+
+    await host.session.prompt(`/memory unforget ${secret.id}`)
+    assert.match(host.notes.at(-1), /^Remembered again/)
+    assert.match(await call('memory_recall', { query: SECRET, scope: 'global' }), new RegExp(SECRET))
+  } finally {
+    teardown(sessions, savedEnv, root)
+  }
+})
