@@ -66,6 +66,21 @@ impl Engine {
     Engine { live, ..self.clone() }
   }
 
+  /// What an indexing call runs with.
+  pub fn index_context(&self) -> crate::index::Context<'_> {
+    crate::index::Context {
+      config: &self.config,
+      discovery: self.discovery(),
+      live: self.live.as_ref().map(|l| &l.branch),
+      progress: self.progress.as_ref(),
+    }
+  }
+
+  /// Where the index lives (`memory.indexDir`, or in the agent dir).
+  pub fn index_dir(&self) -> PathBuf {
+    crate::index::index_dir(&self.config, &self.agent_dir, &self.cwd)
+  }
+
   pub fn discovery(&self) -> Discovery {
     Discovery {
       agent_dir: self.agent_dir.clone(),

@@ -116,7 +116,7 @@ mod decoding_as_pi {
     let (entries, reasons) = active(&path);
     assert_eq!(entries, [("a".into(), "deploy failed \u{FFFD}".into()), ("b".into(), "next".into())]);
     assert_eq!(reasons, ["lone_surrogate_replaced"]);
-    let synced = sync(&fx.engine(json!({})), &Scope::Global, Branches::Active).unwrap();
+    let synced = sync(&fx.engine(json!({})).index_context(), &Scope::Global, Branches::Active).unwrap();
     assert_eq!(synced.coverage.reasons, ["lone_surrogate_replaced"]);
   }
 

@@ -62,7 +62,7 @@ fn an_eio_on_index_writes_is_reported_and_the_next_call_recovers() {
   // The fault cleared: the same engine writes its records and answers as a clean build.
   assert_eq!(recall_json(&engine, "needle"), clean);
   let records: Vec<(PathBuf, Vec<u8>)> =
-    snapshot(&index_dir).into_iter().filter(|(p, _)| !p.ends_with(crate::index::ownership::MARKER)).collect();
+    snapshot(&index_dir).into_iter().filter(|(p, _)| !p.ends_with(crate::index::dir::MARKER)).collect();
   assert_eq!(records.len(), 4, "{records:?}");
   assert!(records.iter().all(|(_, bytes)| CacheRecord::decode(bytes).is_some()));
 }

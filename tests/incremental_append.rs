@@ -28,7 +28,7 @@ fn engine(agent: &Path, index_dir: &Path) -> Engine {
 }
 
 fn record(engine: &Engine) -> CacheRecord {
-  let result = index::sync(engine, &Scope::Global, Branches::Active).unwrap();
+  let result = index::sync(&engine.index_context(), &Scope::Global, Branches::Active).unwrap();
   assert!(result.coverage.complete, "{:?}", result.coverage);
   (**result.sessions[0].record.as_ref().unwrap()).clone()
 }

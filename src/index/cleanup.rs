@@ -1,7 +1,8 @@
 //! Orphan removal at the end of a sync: records no existing session owns
 //! and temp files of crashed writers, within the cleanup budget.
 
-use super::{ownership, record, Index, Source};
+use super::dir::Name;
+use super::{dir, record, Index, Source};
 use crate::config::Config;
 use crate::coverage::Reason;
 use crate::session::source::{now_ns, StatStamp};
@@ -12,7 +13,7 @@ use std::path::Path;
 
 /// Removes index files no existing session can own: records of deleted
 /// sources and temp files left by crashed writers. Names decide what is an
-/// orphan; [`ownership::remove_ours`] decides what may be removed (regular
+/// orphan; [`dir::remove_ours`] decides what may be removed (regular
 /// file, index name, record magic), so a foreign file is never touched.
 pub(super) fn cleanup(
   index: &Index,
@@ -26,9 +27,11 @@ pub(super) fn cleanup(
   let owners: FxHashSet<u64> = all.iter().filter_map(|source| hash_value(&index.base_name(&source.path))).collect();
   let mut removed = 0u64;
   for name in names {
-    let orphan = match record::name_hash(name) {
-      _ if record::is_temp(name) => is_old(&index.dir.join(name)),
-      Some(hash) => !hash_value(hash).is_some_and(|h| owners.contains(&h)) && !owned_elsewhere(index, name, hash),
+    let orphan = match Name::parse(name) {
+      Some(Name { temp: true, .. }) => is_old(&index.dir.join(name)),
+      Some(Name { file, temp: false }) => file.record_hash().is_some_and(|hash| {
+        !hash_value(hash).is_some_and(|h| owners.contains(&h)) && !owned_elsewhere(index, name, hash)
+      }),
       None => false,
     };
     if !orphan {
@@ -38,7 +41,7 @@ pub(super) fn cleanup(
       reasons.insert(Reason::CacheCleanupBudget);
       return;
     }
-    if ownership::remove_ours(&index.dir, name) {
+    if dir::remove_ours(&index.dir, name) {
       removed += 1;
     }
   }

@@ -24,7 +24,7 @@ mod bytes;
 mod terms;
 
 use super::cold::ColdDigest;
-use super::{ownership, record};
+use super::dir::{self as files, IndexFile};
 use crate::session::lineage::Branches;
 use parking_lot::Mutex;
 use rayon::prelude::*;
@@ -90,27 +90,13 @@ pub fn shard_of(file: &str) -> usize {
 
 /// The file of one shard of one branch mode.
 pub fn file_name(branches: Branches, shard: usize) -> String {
-  format!("cold-terms.{}.{shard:02}.dict", branches.as_str())
+  IndexFile::DictionaryShard { branches, shard }.to_string()
 }
 
 /// The one file per branch mode written before shards: still the index's,
 /// removed when its shards are written.
 fn unsharded_file_name(branches: Branches) -> String {
-  format!("cold-terms.{}.dict", branches.as_str())
-}
-
-pub fn is_file_name(name: &str) -> bool {
-  let Some(rest) = name.strip_prefix("cold-terms.").and_then(|rest| rest.strip_suffix(".dict")) else {
-    return false;
-  };
-  let shard = |tail: &str| {
-    tail.len() == 2 && tail.bytes().all(|b| b.is_ascii_digit()) && tail.parse().is_ok_and(|s: usize| s < SHARDS)
-  };
-  [Branches::Active, Branches::All].iter().any(|b| match rest.strip_prefix(b.as_str()) {
-    Some("") => true,
-    Some(tail) => tail.strip_prefix('.').is_some_and(shard),
-    None => false,
-  })
+  IndexFile::Dictionary { branches }.to_string()
 }
 
 /// A cold candidate: its slot in the query, its record file and its digest.
@@ -217,9 +203,9 @@ thread_local! {
 fn build(dir: &Path, branches: Branches, shard: usize, candidates: &[Candidate<'_>]) -> Arc<Dictionary> {
   let digests: Vec<(&str, &ColdDigest)> = candidates.iter().map(|&(_, file, digest)| (file, digest)).collect();
   let dictionary = Dictionary::build(&digests);
-  if dir.join(ownership::MARKER).exists() {
+  if dir.join(files::MARKER).exists() {
     let bytes = dictionary.encode();
-    if record::write_atomic(&dir.join(file_name(branches, shard)), &bytes).is_ok() {
+    if files::write_atomic(&dir.join(file_name(branches, shard)), &bytes).is_ok() {
       if let Some(written) = load(dir, branches, shard, bytes.len() as u64) {
         // A shard's build frees tens of MB that the next one's larger
         // buffers do not fit into: the process grew by that much per shard.
@@ -317,9 +303,9 @@ fn refresh_within(
     true => stale.into_par_iter().map(build_one).collect(),
     false => stale.into_iter().map(build_one).collect(),
   };
-  if !built.is_empty() && dir.join(ownership::MARKER).exists() {
+  if !built.is_empty() && dir.join(files::MARKER).exists() {
     // Shards now stand for the one file written before them.
-    ownership::remove_ours(dir, &unsharded_file_name(branches));
+    files::remove_ours(dir, &unsharded_file_name(branches));
   }
   for (shard, dictionary) in built {
     parts[shard] = Some(Part::matched(dictionary, &groups[shard]));

@@ -6,8 +6,7 @@
 //! dictionary, which may still name it, are removed: that mode's next call
 //! rebuilds them from its records.
 
-use super::{dictionary, heads, index_dir, ownership, sync, Index};
-use crate::engine::Engine;
+use super::{dictionary, dir, heads, sync, Context, Index};
 use crate::index::record::Tier;
 use crate::session::discover::Scope;
 use crate::session::lineage::Branches;
@@ -15,8 +14,8 @@ use std::path::Path;
 
 /// Drops what the index holds of the session at `path`; how many of its
 /// records were removed.
-pub fn drop_session(engine: &Engine, path: &Path) -> usize {
-  let index = Index::shared(index_dir(engine));
+pub fn drop_session(cx: &Context<'_>, path: &Path) -> usize {
+  let index = Index::shared(cx.dir());
   let removed = {
     let state = index.sync_state();
     let _guard = state.lock();
@@ -26,11 +25,11 @@ pub fn drop_session(engine: &Engine, path: &Path) -> usize {
     remove_records(&index, path)
   };
   for shard in 0..dictionary::SHARDS {
-    ownership::remove_ours(&index.dir, &heads::file_name(Branches::All, shard));
-    ownership::remove_ours(&index.dir, &dictionary::file_name(Branches::All, shard));
+    dir::remove_ours(&index.dir, &heads::file_name(Branches::All, shard));
+    dir::remove_ours(&index.dir, &dictionary::file_name(Branches::All, shard));
   }
   // The answer does not matter here: the sync rewrites what names the session.
-  let _ = sync::sync(engine, &Scope::Global, Branches::Active);
+  let _ = sync::sync(cx, &Scope::Global, Branches::Active);
   // A write that was under way while the lock was taken has landed by now.
   removed + remove_records(&index, path)
 }
@@ -39,7 +38,7 @@ fn remove_records(index: &Index, path: &Path) -> usize {
   let mut removed = 0;
   for branches in [Branches::Active, Branches::All] {
     for tier in [Tier::Hot, Tier::Cold] {
-      removed += usize::from(ownership::remove_ours(&index.dir, &index.record_name(path, branches, tier)));
+      removed += usize::from(dir::remove_ours(&index.dir, &index.record_name(path, branches, tier)));
     }
   }
   removed

@@ -4,9 +4,9 @@
 
 use super::record::{CacheRecord, Tier};
 use super::resident::Slot;
+use super::Context;
 use super::Source;
 use crate::config::Config;
-use crate::engine::Engine;
 use crate::session::lineage::Branches;
 use crate::session::source::same_content;
 use std::path::Path;
@@ -71,7 +71,7 @@ pub(crate) enum Proof {
 /// How `slot` is provably the current record for `source`, if it is.
 /// Cheapest checks first.
 pub(crate) fn is_fresh(
-  engine: &Engine,
+  cx: &Context<'_>,
   policies: &PolicyCheck,
   slot: &Slot,
   source: &Source,
@@ -85,9 +85,8 @@ pub(crate) fn is_fresh(
   {
     return None;
   }
-  if let Some(live) = engine.live.as_ref().filter(|l| l.file == source.path && record.branches == Branches::Active) {
-    let expected =
-      crate::session::lineage::fingerprint(record.branches, live.branch.leaf_id.as_deref(), &live.branch.ids);
+  if let Some(live) = cx.live_branch(&source.path, record.branches) {
+    let expected = crate::session::lineage::fingerprint(record.branches, live.leaf_id.as_deref(), &live.ids);
     if record.lineage_fingerprint != expected {
       return None;
     }

@@ -33,10 +33,11 @@
 //! file fails its checksum and is not used, then written again.
 
 use super::dictionary::{shard_of, SHARDS};
+use super::dir::IndexFile;
 use super::record::checksum;
 use super::record::{self, Body, CacheRecord, Tier};
 use super::resident::{mode, Slot};
-use super::{ownership, Index, Source, Synced};
+use super::{dir, Index, Source, Synced};
 use crate::session::lineage::Branches;
 use parking_lot::Mutex;
 use rayon::prelude::*;
@@ -49,26 +50,9 @@ const PREFIX_BYTES: usize = MAGIC.len() + 8;
 /// Fewer cold records than this are not packed (the dictionary's threshold).
 pub const MIN_RECORDS: usize = super::dictionary::MIN_COLD;
 
-#[cfg(test)]
-thread_local! {
-  /// Tests pack small indexes: the threshold for this thread's syncs.
-  pub static MIN_RECORDS_HERE: std::cell::Cell<usize> = const { std::cell::Cell::new(MIN_RECORDS) };
-}
-
-fn min_records() -> usize {
-  #[cfg(test)]
-  return MIN_RECORDS_HERE.with(|min| min.get());
-  #[cfg(not(test))]
-  MIN_RECORDS
-}
-
 /// The file of one shard of one branch mode.
 pub fn file_name(branches: Branches, shard: usize) -> String {
-  format!("cold-heads.{}.{shard:02}.pack", branches.as_str())
-}
-
-pub fn is_file_name(name: &str) -> bool {
-  [Branches::Active, Branches::All].iter().any(|&b| (0..SHARDS).any(|shard| name == file_name(b, shard)))
+  IndexFile::HeadsPack { branches, shard }.to_string()
 }
 
 /// What one shard file holds, as the records it was written from (or
@@ -203,7 +187,7 @@ pub(super) fn preload(
 ) {
   let stems: Option<FxHashSet<String>> = match wanted {
     Wanted::All => None,
-    Wanted::Project { candidates, .. } if candidates.len() < min_records() => return,
+    Wanted::Project { candidates, .. } if candidates.len() < index.trace().min_packed() => return,
     Wanted::Project { candidates, .. } => Some(candidates.iter().map(|s| record::stem(&s.path)).collect()),
   };
   let decoded = {
@@ -221,7 +205,7 @@ pub(super) fn preload(
   let wants = |name: &str| {
     !decoded.contains(name)
       && stems.as_ref().is_none_or(|stems| {
-        let base = record::base_of(name, branches, Tier::Cold).unwrap_or_default();
+        let base = IndexFile::record_base(name, branches, Tier::Cold).unwrap_or_default();
         base.split_once('-').is_some_and(|(_, stem)| stems.contains(stem))
       })
   };
@@ -242,7 +226,7 @@ pub(super) fn preload(
         // so that no later step hashes their paths (cleanup names every
         // source's records).
         index.remember_base_names(others.into_iter().filter_map(|(name, head)| {
-          Some((std::path::Path::new(record::file_of_head(head)?), record::base_of(name, branches, Tier::Cold)?))
+          Some((std::path::Path::new(record::file_of_head(head)?), IndexFile::record_base(name, branches, Tier::Cold)?))
         }));
         // A project's preload remembers what it decoded; a global one decodes the rest.
         let names: Vec<Box<str>> = match stems {
@@ -311,7 +295,7 @@ struct Packed {
 /// long keys were a fifth of this): a head that stands for neither is
 /// never fresh for a listed source, and a shard holding one is written again.
 fn packed(index: &Index, branches: Branches, (name, head): (&str, &[u8]), limit: u64) -> Option<Packed> {
-  let base_len = record::base_of(name, branches, Tier::Cold)?.len();
+  let base_len = IndexFile::record_base(name, branches, Tier::Cold)?.len();
   let record = record::from_head(head, &index.dir.join(name), limit)?;
   if record.branches != branches {
     return None;
@@ -337,7 +321,7 @@ pub(super) fn refresh(index: &Index, branches: Branches, synced: &[Synced]) {
     })
     .collect();
   let mut groups: Vec<Vec<(&Synced, &Arc<CacheRecord>)>> = vec![Vec::new(); SHARDS];
-  if cold.len() >= min_records() {
+  if cold.len() >= index.trace().min_packed() {
     for (synced, record, shard) in cold {
       groups[shard].push((synced, record));
     }
@@ -362,14 +346,14 @@ pub(super) fn refresh(index: &Index, branches: Branches, synced: &[Synced]) {
 fn write(index: &Index, branches: Branches, shard: usize, group: &[(&Synced, &Arc<CacheRecord>)]) -> Option<Written> {
   let name = file_name(branches, shard);
   if group.is_empty() {
-    let gone = ownership::remove_ours(&index.dir, &name) || !index.dir.join(&name).exists();
+    let gone = dir::remove_ours(&index.dir, &name) || !index.dir.join(&name).exists();
     return gone.then(Written::default);
   }
   let entries: Vec<(String, Vec<u8>)> = group
     .iter()
     .map(|(synced, record)| (index.record_name(&synced.path, branches, Tier::Cold), record.head_bytes()))
     .collect();
-  record::write_atomic(&index.dir.join(&name), &encode(&entries)).ok()?;
+  super::dir::write_atomic(&index.dir.join(&name), &encode(&entries)).ok()?;
   Some(Written::of(group.iter().map(|(_, r)| *r), false))
 }
 
@@ -396,6 +380,7 @@ mod tests {
 
   #[test]
   fn names_are_the_shards_of_both_modes() {
+    let is_file_name = |name: &str| matches!(IndexFile::parse(name), Some(IndexFile::HeadsPack { .. }));
     assert!(is_file_name("cold-heads.active.00.pack"));
     assert!(is_file_name("cold-heads.all.31.pack"));
     assert!(!is_file_name("cold-heads.all.32.pack"));

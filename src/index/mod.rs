@@ -1,21 +1,28 @@
 //! The index: hot shards and cold digests, persisted as cache records and
 //! kept resident per process. By concern:
 //!
-//! - [`sync`]: what every indexing call runs (reuse, patch or full pass);
+//! - [`sync`]: what every indexing call runs (reuse, patch or full pass),
+//!   with the `Context` its caller builds (settings, session roots, live
+//!   branch, progress: never the operations' `Engine`);
 //! - `sources` (with [`watch`] and [`dir_cache`]): the session files, their
 //!   header probes and scope membership;
 //! - `freshness`: the one place that proves a record current;
-//! - [`build`]: one session's record from its source;
+//! - [`build`]: the builder, one session's record from its source bytes
+//!   and its prior record (pure: no file, no index);
 //! - [`record`], [`hot`], [`cold`], [`vocabulary`], [`kind`]: the record
 //!   format; [`resident`]: the records a process keeps;
 //! - [`dictionary`], [`heads`]: what spans every cold record;
-//! - [`write_behind`], [`ownership`], `cleanup`: writing and owning the
-//!   index dir.
+//! - [`dir`]: every file name of the index dir, one grammar ([`dir::IndexFile`]);
+//!   [`writer`] (now or behind the call), [`ownership`], `cleanup`: writing
+//!   and owning the index dir;
+//! - `trace`: the test seam, what this index did (empty outside tests).
 
 pub(crate) mod build;
 mod cleanup;
 pub(crate) mod cold;
+mod context;
 pub(crate) mod dictionary;
+pub(crate) mod dir;
 pub(crate) mod dir_cache;
 mod forgotten;
 mod freshness;
@@ -28,14 +35,14 @@ pub mod record;
 pub(crate) mod resident;
 mod sources;
 mod sync;
+mod trace;
 pub(crate) mod vocabulary;
 pub(crate) mod watch;
-pub(crate) mod write_behind;
+pub(crate) mod writer;
 
 pub use crate::coverage::{Coverage, IndexCoverage};
-use crate::engine::Engine;
-use crate::session::discover::resolve_path;
 use crate::session::lineage::Branches;
+pub use context::{index_dir, Context};
 pub use forgotten::drop_session;
 pub use freshness::policy;
 use parking_lot::Mutex;
@@ -47,14 +54,6 @@ pub use sync::{sync, SyncResult, Synced};
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
-
-/// Where the index lives: `memory.indexDir` or `<agentDir>/fabric/memory-index`.
-pub fn index_dir(engine: &Engine) -> PathBuf {
-  match &engine.config.index_dir {
-    Some(dir) => resolve_path(dir, &engine.cwd),
-    None => engine.agent_dir.join("fabric").join("memory-index"),
-  }
-}
 
 /// A map keyed by path, hashed by the path's bytes: `Path`'s own `Hash`
 /// walks its components, which was 9 % of loading 100,000 record heads.
@@ -82,9 +81,11 @@ pub struct Index {
   /// source goes).
   elsewhere: Mutex<HashSet<String>>,
   /// Hot records built by patched synchronizations, not written yet.
-  writes: write_behind::Queue,
+  writes: writer::Queue,
   /// The packed cold heads, as this process knows them.
   packs: heads::Packs,
+  /// What this index did, for its tests (empty outside them).
+  trace: trace::Trace,
 }
 
 impl Index {
@@ -105,6 +106,7 @@ impl Index {
           elsewhere: Mutex::default(),
           writes: Default::default(),
           packs: Default::default(),
+          trace: Default::default(),
         })
       })
       .clone()
@@ -116,6 +118,7 @@ impl Index {
       return base.clone();
     }
     // Hashed outside the lock: parallel loads name their records at once.
+    self.trace.note(|| trace::Event::Hashed(path.to_path_buf()));
     let base: Arc<str> = record::base_name(path).into();
     self.base_names.lock().entry(path.as_os_str().to_owned()).or_insert(base).clone()
   }
@@ -131,7 +134,7 @@ impl Index {
 
   /// The file name of `path`'s record in `branches` mode and `tier`.
   fn record_name(&self, path: &Path, branches: Branches, tier: Tier) -> String {
-    record::name_of(&self.base_name(path), branches, tier)
+    dir::IndexFile::Record { base: &self.base_name(path), branches, tier }.to_string()
   }
 
   pub(super) fn listing(&self) -> &sources::Listing {
@@ -146,7 +149,7 @@ impl Index {
     &self.resident
   }
 
-  pub(super) fn writes(&self) -> &write_behind::Queue {
+  pub(super) fn writes(&self) -> &writer::Queue {
     &self.writes
   }
 
@@ -154,13 +157,17 @@ impl Index {
     &self.packs
   }
 
+  pub(super) fn trace(&self) -> &trace::Trace {
+    &self.trace
+  }
+
   pub(super) fn elsewhere(&self) -> &Mutex<HashSet<String>> {
     &self.elsewhere
   }
 
   /// The index dir's names now.
-  fn names(&self, engine: &Engine) -> Arc<Vec<String>> {
-    self.own_names.names(&self.dirs, &self.dir, engine.config.watch_sessions)
+  fn names(&self, cx: &Context<'_>) -> Arc<Vec<String>> {
+    self.own_names.names(&self.dirs, &self.dir, cx.config.watch_sessions)
   }
 }
 

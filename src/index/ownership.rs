@@ -1,4 +1,4 @@
-//! Which index dir is ours, and which of its files.
+//! Which index dir is ours (which of its files are: [`super::dir::is_ours`]).
 //!
 //! `memory.indexDir` can be any directory (a trusted project's settings may
 //! set it), so the index proves ownership before it removes anything:
@@ -11,22 +11,18 @@
 //!   dir and `/`, by their real paths (a symlinked indexDir is resolved).
 //! - Only a directory the index created is chmod'ed (0700).
 //! - A file is the index's only when it is a regular file (never a symlink:
-//!   `lstat`, `O_NOFOLLOW`), named like a record, the cold term dictionary
-//!   or a temp file of either, and starts with the record magic. Nothing else is ever removed,
-//!   even inside an owned directory.
+//!   `lstat`, `O_NOFOLLOW`), its name parses as an index file or a temp file
+//!   of one (`super::dir`), and it starts with the record magic. Nothing else
+//!   is ever removed, even inside an owned directory.
 
-use super::record;
-use crate::engine::Engine;
+use super::dir::{is_ours, MARKER, MARKER_TEXT};
 use crate::error::{ContractError, ErrorCode};
 use crate::fsread::{self, Links};
 use crate::pi_path::home_dir;
+use crate::session::discover::Discovery;
 use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
-
-/// The marker file that makes a directory the index's.
-pub const MARKER: &str = ".pi-fabric-memory-index";
-const MARKER_TEXT: &[u8] = b"pi-fabric-memory index: this directory holds cache records only; safe to delete.\n";
 
 /// Why a directory cannot be the index dir.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -88,10 +84,10 @@ fn real(path: &Path) -> PathBuf {
 }
 
 /// Is `dir` a place the index may never own, whatever it holds?
-fn forbidden(engine: &Engine, dir: &Path) -> Option<Refusal> {
+fn forbidden(discovery: &Discovery, dir: &Path) -> Option<Refusal> {
   let dir = real(dir);
-  let agent = real(&engine.agent_dir);
-  let sessions = real(&engine.discovery().sessions_dir());
+  let agent = real(&discovery.agent_dir);
+  let sessions = real(&discovery.sessions_dir());
   if dir.parent().is_none() {
     Some(Refusal::Root)
   } else if dir == real(&home_dir()) {
@@ -110,8 +106,8 @@ fn forbidden(engine: &Engine, dir: &Path) -> Option<Refusal> {
 /// Checks (and, for an adoptable existing dir, claims) `dir` before a
 /// synchronization touches it. A missing dir is fine: [`ensure_dir`]
 /// creates and marks it.
-pub fn check(engine: &Engine, dir: &Path, names: &[String]) -> Result<(), ContractError> {
-  if let Some(refusal) = forbidden(engine, dir) {
+pub fn check(discovery: &Discovery, dir: &Path, names: &[String]) -> Result<(), ContractError> {
+  if let Some(refusal) = forbidden(discovery, dir) {
     return Err(refusal.error(dir));
   }
   match fs::metadata(dir) {
@@ -144,7 +140,7 @@ fn adopt(dir: &Path) -> io::Result<()> {
 }
 
 fn write_marker(dir: &Path) -> io::Result<()> {
-  record::write_atomic(&dir.join(MARKER), MARKER_TEXT)
+  super::dir::write_atomic(&dir.join(MARKER), MARKER_TEXT)
 }
 
 /// Creates the index dir if needed (0700 and the marker only for a dir it
@@ -169,66 +165,5 @@ pub fn ensure_dir(dir: &Path) -> io::Result<()> {
     // Another process may have created it a moment ago (empty or marked).
     Err(e) if e.kind() == io::ErrorKind::AlreadyExists => adopt(dir),
     Err(e) => Err(e),
-  }
-}
-
-/// A record's or record temp file's name: `<record name>[.tmp.<pid>.<n>]`,
-/// or the marker's temp file.
-fn index_name(name: &str) -> bool {
-  let base = match name.split_once(".tmp.") {
-    Some((base, unique)) => {
-      let mut parts = unique.split('.');
-      let numeric = |p: Option<&str>| p.is_some_and(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()));
-      if !(numeric(parts.next()) && numeric(parts.next()) && parts.next().is_none()) {
-        return false;
-      }
-      if base == MARKER {
-        return true;
-      }
-      base
-    }
-    None => name,
-  };
-  record::name_hash(base).is_some() || super::dictionary::is_file_name(base) || super::heads::is_file_name(base)
-}
-
-/// Did the index write `dir/name`? Regular file (not followed), index name,
-/// record magic (a temp file may hold any prefix of it, even nothing yet).
-pub fn is_ours(dir: &Path, name: &str) -> bool {
-  if !index_name(name) {
-    return false;
-  }
-  let path = dir.join(name);
-  if !fs::symlink_metadata(&path).is_ok_and(|m| m.file_type().is_file()) {
-    return false;
-  }
-  let magic = record::MAGIC_PREFIX;
-  let Ok((head, _)) = fsread::read_prefix(&path, magic.len() as u64, Links::Refuse) else { return false };
-  if record::is_temp(name) {
-    let expected: &[u8] = if name.starts_with(MARKER) { MARKER_TEXT } else { magic };
-    expected.starts_with(&head)
-  } else {
-    head == magic
-  }
-}
-
-/// Removes `dir/name` only if the index wrote it; `true` when removed.
-pub fn remove_ours(dir: &Path, name: &str) -> bool {
-  is_ours(dir, name) && fs::remove_file(dir.join(name)).is_ok()
-}
-
-#[cfg(test)]
-mod tests {
-  use super::*;
-
-  #[test]
-  fn index_names_are_records_and_their_temps() {
-    assert!(index_name("0123456789abcdef-a.jsonl.active.hot"));
-    assert!(index_name("0123456789abcdef-a.jsonl.all.cold.tmp.12.3"));
-    assert!(index_name(".pi-fabric-memory-index.tmp.12.3"));
-    assert!(index_name("cold-terms.active.dict") && index_name("cold-terms.all.dict.tmp.12.3"));
-    for foreign in [".env", "auth.json", "a.tmp.1.2", "0123456789abcdef-a.jsonl.active.hot.tmp.x.2", MARKER] {
-      assert!(!index_name(foreign), "{foreign}");
-    }
   }
 }

@@ -1,11 +1,11 @@
 //! An index kept up to date over random appends (the hot tier's resume
-//! path, `build::incremental`) answers byte-identically to a full rebuild
+//! path, `build::parse::incremental`) answers byte-identically to a full rebuild
 //! from scratch. Appends cut the file anywhere: mid-line and mid-character
 //! (a writer's partial flush), and add branches, duplicate ids, cycles,
 //! orphans and `leaf` moves (the session tree generator).
 
-use super::build::RESUMED;
 use super::*;
+use crate::engine::Engine;
 use crate::ops::recall::recall;
 use crate::ops::recall::RecallRequest;
 use crate::session::discover::Scope;
@@ -22,7 +22,7 @@ use std::io::Write;
 fn answers(engine: &Engine) -> Vec<String> {
   let mut out = Vec::new();
   for branches in [Branches::Active, Branches::All] {
-    let synced = sync(engine, &Scope::Global, branches).unwrap();
+    let synced = sync(&engine.index_context(), &Scope::Global, branches).unwrap();
     for session in synced.sessions.iter() {
       out.push(format!("{:?}", session.record.as_ref().map(|r| &r.body)));
     }
@@ -73,7 +73,7 @@ fn incremental_index_over_random_appends_equals_a_full_rebuild() {
         prop_assert_eq!(kept, answers(&clean), "after appending up to byte {}", cut);
         appends.set(appends.get() + 1);
       }
-      resumed.set(resumed.get() + RESUMED.lock().iter().filter(|p| **p == path).count());
+      resumed.set(resumed.get() + Index::shared(engine.index_dir()).trace().resumed().len());
       Ok(())
     })
     .unwrap();

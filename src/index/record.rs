@@ -1,5 +1,5 @@
 //! Cache records on disk (version [`CACHE_VERSION`]): naming, encoding,
-//! validation, atomic writes.
+//! validation (written atomically by `dir::write_atomic`).
 //!
 //! A record is [`MAGIC`], the head's length (u32 LE), the xxh3-64 (LE) of
 //! the head and of the body, then the head and the body, both postcard
@@ -16,13 +16,13 @@
 //! file is recognized and rebuilt from source, never migrated.
 
 use super::cold::{ColdContent, ColdDigest, LazyContent, Unreadable};
+use super::dir::IndexFile;
 use super::hot::HotShard;
 use crate::session::lineage::Branches;
 use crate::session::source::{sha256_hex, StatStamp};
 use crate::session::titles::Titles;
 use serde::{Deserialize, Serialize};
 use std::fs;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 pub const CACHE_VERSION: u32 = 14;
@@ -299,10 +299,6 @@ impl CacheRecord {
   }
 }
 
-/// Record files [`open`] read (tests: a packed head stands for its record).
-#[cfg(test)]
-pub static OPENED: parking_lot::Mutex<Vec<PathBuf>> = parking_lot::const_mutex(Vec::new());
-
 /// How much of a cold record [`open`] reads first: one page, which holds
 /// nearly every head (measured: 1.2–2.1 KB median, 3.8 KB largest;
 /// a longer head costs a second read). Reading more is most of the I/O of a
@@ -315,8 +311,6 @@ const COLD_HEAD_READ: u64 = 4 * 1024;
 /// `Ok(None)`: not an intact current record of `tier` (torn, foreign,
 /// another version); `Err`: it could not be read at all.
 pub fn open(path: &Path, tier: Tier, limit: u64) -> Result<Option<CacheRecord>, crate::fsread::ReadError> {
-  #[cfg(test)]
-  OPENED.lock().push(path.to_path_buf());
   if tier == Tier::Hot {
     return Ok(CacheRecord::decode(&read(path, limit)?).filter(|r| r.tier() == tier));
   }
@@ -407,35 +401,13 @@ fn ratio(cache_bytes: u64, size: u64) -> f64 {
 /// `<sha256(path)[..16]>-<sanitized basename>.<mode>.<tier>`: one file per
 /// source, branch mode and tier, so the modes never contaminate each other.
 pub fn file_name(source: &Path, branches: Branches, tier: Tier) -> String {
-  name_of(&base_name(source), branches, tier)
+  IndexFile::Record { base: &base_name(source), branches, tier }.to_string()
 }
-
-/// The record name of a source whose [`base_name`] is `base`.
-pub fn name_of(base: &str, branches: Branches, tier: Tier) -> String {
-  format!("{base}.{}.{}", branches.as_str(), tier.as_str())
-}
-
-/// The base of a well-formed record name of `branches` mode and `tier`:
-/// [`name_of`] read backwards.
-pub fn base_of(name: &str, branches: Branches, tier: Tier) -> Option<&str> {
-  name_hash(name)?;
-  name.strip_suffix(tier.as_str())?.strip_suffix('.')?.strip_suffix(branches.as_str())?.strip_suffix('.')
-}
-
-/// Sources whose name was hashed, with how often (tests: a fresh process
-/// hashes each source path once).
-#[cfg(test)]
-pub static HASHED: parking_lot::Mutex<Option<std::collections::HashMap<PathBuf, usize>>> =
-  parking_lot::const_mutex(None);
 
 /// `<sha256(path)[..16]>-<sanitized basename>`: hashes the path's
 /// `to_string_lossy` spelling, so a source path and a record's `file` (that
 /// same spelling) name the same record.
 pub fn base_name(source: &Path) -> String {
-  #[cfg(test)]
-  {
-    *HASHED.lock().get_or_insert_default().entry(source.to_path_buf()).or_default() += 1;
-  }
   let hash = sha256_hex(source.to_string_lossy().as_bytes());
   format!("{}-{}", &hash[..16], stem(source))
 }
@@ -451,13 +423,6 @@ pub fn stem(source: &Path) -> String {
         .collect()
     })
     .unwrap_or_default()
-}
-
-/// The hash prefix of a well-formed record name, for orphan detection.
-pub fn name_hash(name: &str) -> Option<&str> {
-  let (base, rest) = name.split_once('-')?;
-  let valid_rest = ["active.hot", "active.cold", "all.hot", "all.cold"].iter().any(|suffix| rest.ends_with(suffix));
-  (base.len() == 16 && base.bytes().all(|b| b.is_ascii_hexdigit()) && valid_rest).then_some(base)
 }
 
 /// Does the record at `path` (named with `hash`) belong to a session that
@@ -495,49 +460,6 @@ pub fn read_limit(config: &crate::config::Config, tier: Tier, source_size: u64) 
 /// Reads a record file: bounded, non-blocking, never through a symlink.
 pub fn read(path: &Path, limit: u64) -> Result<Vec<u8>, crate::fsread::ReadError> {
   crate::fsread::read_regular(path, limit, crate::fsread::Links::Refuse).map(|(bytes, _)| bytes)
-}
-
-/// Temp file + rename, mode 0600: a reader sees the old record or the new
-/// one, never a torn one, even with several Pi processes writing. No fsync,
-/// unlike the curated store's writer (`store::file::write_atomic`): a record
-/// is a disposable cache of a source that is still there, so one a crash
-/// tore or lost fails its checksums (or is missing) and is rebuilt, while a
-/// cold build that synced every record would wait on the disk thousands of
-/// times. Memory files have no other copy: those are synced.
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-  let temp = temp_path(path);
-  let result = (|| {
-    let mut options = fs::OpenOptions::new();
-    options.write(true).create_new(true);
-    #[cfg(unix)]
-    {
-      use std::os::unix::fs::OpenOptionsExt;
-      options.mode(0o600);
-    }
-    let mut file = options.open(&temp)?;
-    file.write_all(bytes)?;
-    crate::fault::check_write(&temp)?;
-    drop(file);
-    fs::rename(&temp, path)
-  })();
-  if result.is_err() {
-    let _ = fs::remove_file(&temp);
-  }
-  result
-}
-
-fn temp_path(path: &Path) -> PathBuf {
-  use std::sync::atomic::{AtomicU64, Ordering};
-  static COUNTER: AtomicU64 = AtomicU64::new(0);
-  let unique = format!(".tmp.{}.{}", std::process::id(), COUNTER.fetch_add(1, Ordering::Relaxed));
-  let mut name = path.file_name().unwrap_or_default().to_os_string();
-  name.push(unique);
-  path.with_file_name(name)
-}
-
-/// Is this a temp file some writer left behind?
-pub fn is_temp(name: &str) -> bool {
-  name.contains(".tmp.")
 }
 
 #[cfg(test)]
@@ -644,13 +566,9 @@ mod tests {
   fn names_identify_source_mode_and_tier() {
     let name = file_name(Path::new("/x/2026 a:b.jsonl"), Branches::All, Tier::Cold);
     assert!(name.ends_with("-2026_a_b.jsonl.all.cold"), "{name}");
-    assert_eq!(name_hash(&name).map(str::len), Some(16));
-    assert_eq!(name_hash("0123456789abcdef-x.jsonl.json"), None);
-    assert_eq!(name_hash("nothex0123456789-x.active.hot"), None);
     let base = base_name(Path::new("/x/2026 a:b.jsonl"));
-    assert_eq!(base_of(&name, Branches::All, Tier::Cold), Some(base.as_str()));
-    assert_eq!(base_of(&name, Branches::Active, Tier::Cold), None);
-    assert_eq!(base_of(&name, Branches::All, Tier::Hot), None);
+    assert_eq!(IndexFile::record_base(&name, Branches::All, Tier::Cold), Some(base.as_str()));
+    assert_eq!(IndexFile::parse(&name).and_then(|f| f.record_hash()), Some(&base[..16]));
   }
 
   /// Slots are named from the source path, a record from its `file`: the
@@ -669,24 +587,6 @@ mod tests {
       for (branches, tier) in [(Branches::Active, Tier::Hot), (Branches::All, Tier::Cold)] {
         assert_eq!(file_name(Path::new(&lossy), branches, tier), file_name(path, branches, tier), "{path:?}");
       }
-    }
-  }
-
-  #[test]
-  fn writes_are_atomic_and_private() {
-    let dir = tempfile::tempdir().unwrap();
-    let index = dir.path().join("index");
-    crate::index::ownership::ensure_dir(&index).unwrap();
-    let path = index.join("r");
-    write_atomic(&path, b"one").unwrap();
-    write_atomic(&path, b"two").unwrap();
-    assert_eq!(fs::read(&path).unwrap(), b"two");
-    assert_eq!(fs::read_dir(&index).unwrap().count(), 2, "the marker and the record, no temp files left");
-    #[cfg(unix)]
-    {
-      use std::os::unix::fs::PermissionsExt;
-      assert_eq!(fs::metadata(&path).unwrap().permissions().mode() & 0o777, 0o600);
-      assert_eq!(fs::metadata(&index).unwrap().permissions().mode() & 0o777, 0o700);
     }
   }
 }

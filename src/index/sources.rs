@@ -4,9 +4,9 @@
 
 use super::record::CacheRecord;
 use super::{dir_cache, watch, PathMap};
-use crate::engine::Engine;
 use crate::error::ContractError;
 use crate::forgotten;
+use crate::index::Context;
 use crate::session::discover::{try_read_header, Discovery};
 use crate::session::parse::Header;
 use crate::session::source::StatStamp;
@@ -142,10 +142,10 @@ impl Listing {
   /// The session files now: from the watcher's changes when it vouches for
   /// the last listing (only changed and unwatchable files are stat'ed), else
   /// a full listing that re-arms it.
-  pub(super) fn sources(&self, engine: &Engine) -> Arc<Vec<Source>> {
+  pub(super) fn sources(&self, cx: &Context<'_>) -> Arc<Vec<Source>> {
     let roots =
-      watch::Roots { sessions_dir: engine.discovery().sessions_dir(), session_dir: engine.session_dir.clone() };
-    let watching = engine.config.watch_sessions;
+      watch::Roots { sessions_dir: cx.discovery.sessions_dir(), session_dir: cx.discovery.session_dir.clone() };
+    let watching = cx.config.watch_sessions;
     if watching {
       let listed = self.listed.lock().as_ref().filter(|l| l.roots == roots).map(|l| (l.sources.clone(), l.unwatched));
       if let Some((listed, unwatched)) = listed {
@@ -178,9 +178,9 @@ impl Listing {
 
   /// [`Listing::sources`] without the forgotten files (`forgotten`), or the
   /// list's error: an unreadable list answers nothing.
-  pub(super) fn remembered(&self, engine: &Engine) -> Result<Arc<Vec<Source>>, ContractError> {
-    let list = forgotten::load(&engine.agent_dir)?;
-    Ok(without_forgotten(&self.unforgotten, self.sources(engine), &list))
+  pub(super) fn remembered(&self, cx: &Context<'_>) -> Result<Arc<Vec<Source>>, ContractError> {
+    let list = forgotten::load(&cx.discovery.agent_dir)?;
+    Ok(without_forgotten(&self.unforgotten, self.sources(cx), &list))
   }
 }
 
@@ -262,8 +262,7 @@ impl Listing {
 /// The session an explicit scope's `target` names, or the current one
 /// (`None`): from `all` when listed. A forgotten one named is
 /// `session_forgotten`; a forgotten current session is no session.
-pub(super) fn named(engine: &Engine, all: &[Source], target: Option<&str>) -> Result<Vec<Source>, ContractError> {
-  let discovery = engine.discovery();
+pub(super) fn named(discovery: &Discovery, all: &[Source], target: Option<&str>) -> Result<Vec<Source>, ContractError> {
   let pick = |path: &Path| {
     all
       .iter()
@@ -274,13 +273,13 @@ pub(super) fn named(engine: &Engine, all: &[Source], target: Option<&str>) -> Re
   Ok(match target {
     None => discovery
       .current()
-      .filter(|s| forgotten::refuse(&engine.agent_dir, &s.header.id, &s.path).is_ok())
+      .filter(|s| forgotten::refuse(&discovery.agent_dir, &s.header.id, &s.path).is_ok())
       .and_then(|s| pick(&s.path))
       .into_iter()
       .collect(),
     Some(target) => {
       let session = discovery.find(target)?;
-      forgotten::refuse(&engine.agent_dir, &session.header.id, &session.path)?;
+      forgotten::refuse(&discovery.agent_dir, &session.header.id, &session.path)?;
       pick(&session.path).into_iter().collect()
     }
   })

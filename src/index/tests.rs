@@ -1,4 +1,5 @@
 use super::*;
+use crate::engine::Engine;
 use crate::session::discover::Scope;
 use crate::testing::{AgentDir, CWD};
 use record::{Body, CacheRecord};
@@ -67,7 +68,7 @@ fn loaded(body: &Body) -> Body {
 }
 
 fn global(engine: &Engine) -> SyncResult {
-  sync(engine, &Scope::Global, Branches::Active).unwrap()
+  sync(&engine.index_context(), &Scope::Global, Branches::Active).unwrap()
 }
 
 fn tiers(result: &SyncResult) -> Vec<(String, &'static str)> {
@@ -88,7 +89,7 @@ fn builds_records_on_disk_and_reports_complete_coverage() {
   let c = &result.coverage;
   assert!(c.complete, "{c:?}");
   assert_eq!((c.indexed_sessions, c.eligible_sessions, c.stale_sessions, c.incomplete_sessions), (2, 2, 0, 0));
-  let names: Vec<String> = fx.index_files().into_iter().filter(|n| n != ownership::MARKER).collect();
+  let names: Vec<String> = fx.index_files().into_iter().filter(|n| n != dir::MARKER).collect();
   assert_eq!(names.len(), 2);
   assert!(
     names.iter().any(|n| n.ends_with("-b.jsonl.active.hot"))
@@ -127,7 +128,7 @@ fn active_and_all_modes_use_separate_records() {
   fs::write(&path, text).unwrap();
   let engine = fx.engine(json!({"hotSessions": 0}));
   let vocabulary = |branches| {
-    let result = sync(&engine, &Scope::Global, branches).unwrap();
+    let result = sync(&engine.index_context(), &Scope::Global, branches).unwrap();
     match &result.sessions[0].record.as_ref().unwrap().body {
       Body::Cold(d) => d.content().unwrap().vocabulary.to_vec(),
       Body::Hot(_) => panic!("cold expected"),
@@ -187,7 +188,7 @@ fn stale_foreign_and_orphaned_records_are_removed() {
   assert_eq!(result.coverage.eligible_sessions, 1);
   let names = fx.index_files();
   // Files without the record magic were never the index's: they stay.
-  let mut expected = [ownership::MARKER, "0123456789abcdef-v5.jsonl.digest.json", &kept, "junk.txt"];
+  let mut expected = [dir::MARKER, "0123456789abcdef-v5.jsonl.digest.json", &kept, "junk.txt"];
   expected.sort_unstable(); // `kept`'s hash prefix (of the temp path) sorts anywhere
   assert_eq!(names, expected);
   assert!(record::CacheRecord::decode(&fs::read(dir.join(&kept)).unwrap()).is_some(), "torn record rebuilt");
@@ -312,7 +313,7 @@ fn a_thousand_and_one_sessions_are_fully_covered() {
   let oldest = result.sessions.last().unwrap().record.as_ref().unwrap();
   let Body::Cold(digest) = &oldest.body else { panic!() };
   assert!(digest.content().unwrap().vocabulary.binary_search("ωmega雪").is_ok());
-  let project = sync(&fx.engine(json!({})), &Scope::Project, Branches::Active).unwrap();
+  let project = sync(&fx.engine(json!({})).index_context(), &Scope::Project, Branches::Active).unwrap();
   assert_eq!(project.coverage.indexed_sessions, 1001);
 }
 
@@ -371,7 +372,7 @@ fn an_index_dir_with_foreign_files_is_refused_and_left_untouched() {
   fs::set_permissions(&project, fs::Permissions::from_mode(0o755)).unwrap();
   let before = snapshot(&project);
   let engine = fx.engine(json!({"indexDir": project.to_str().unwrap()}));
-  let error = sync(&engine, &Scope::Global, Branches::Active).unwrap_err();
+  let error = sync(&engine.index_context(), &Scope::Global, Branches::Active).unwrap_err();
   assert_eq!(
     (error.code.as_str(), error.details["reason"].as_str()),
     ("index_dir_refused", Some("foreign_files_without_marker"))
@@ -400,11 +401,11 @@ fn the_agent_dir_sessions_dir_home_and_root_are_refused() {
   ];
   for (dir, reason) in cases {
     let engine = fx.engine(json!({"indexDir": dir.to_str().unwrap()}));
-    let error = sync(&engine, &Scope::Global, Branches::Active).unwrap_err();
+    let error = sync(&engine.index_context(), &Scope::Global, Branches::Active).unwrap_err();
     assert_eq!((error.code.as_str(), error.details["reason"].as_str()), ("index_dir_refused", Some(reason)), "{dir:?}");
   }
   let home = fx.engine(json!({"indexDir": "~"}));
-  let error = sync(&home, &Scope::Global, Branches::Active).unwrap_err();
+  let error = sync(&home.index_context(), &Scope::Global, Branches::Active).unwrap_err();
   assert_eq!(error.details["reason"], "home_dir");
   assert_eq!(snapshot(&fx.agent), agent_before);
   assert!(!fx.project.join("index").exists());
@@ -420,7 +421,7 @@ fn an_owned_dir_is_marked_and_only_index_files_are_ever_removed() {
   let created = outside.join("made").join("index");
   let engine = fx.engine(json!({"indexDir": created.to_str().unwrap()}));
   global(&engine);
-  assert!(created.join(ownership::MARKER).is_file());
+  assert!(created.join(dir::MARKER).is_file());
   assert_eq!(mode(&created), 0o700, "created by the index");
   // Foreign files inside an owned dir, some named like records, one a
   // symlink out to a file that even carries the record magic.
@@ -439,7 +440,7 @@ fn an_owned_dir_is_marked_and_only_index_files_are_ever_removed() {
   let names: Vec<String> = snapshot(&created).into_iter().map(|(n, _)| n).collect();
   let kept = names.iter().find(|n| n.contains("-kept.jsonl.")).unwrap().clone();
   let mut expected = [
-    ownership::MARKER,
+    dir::MARKER,
     "0123456789abcdef-user.jsonl.active.hot",
     "fedcba9876543210-link.jsonl.active.hot",
     &kept,
@@ -461,16 +462,16 @@ fn an_empty_or_index_only_dir_is_adopted_without_chmod() {
   fs::set_permissions(&dir, fs::Permissions::from_mode(0o755)).unwrap();
   let engine = fx.engine(json!({"indexDir": dir.to_str().unwrap()}));
   assert!(global(&engine).coverage.complete);
-  assert!(dir.join(ownership::MARKER).is_file());
+  assert!(dir.join(dir::MARKER).is_file());
   assert_eq!(mode(&dir), 0o755);
   // An index written before markers existed holds only records: adopted too.
   let default = fx.engine(json!({}));
   global(&default);
-  fs::remove_file(fx.index_dir().join(ownership::MARKER)).unwrap();
+  fs::remove_file(fx.index_dir().join(dir::MARKER)).unwrap();
   Index::shared(fx.index_dir()).resident().clear();
   Index::shared(fx.index_dir()).sync_state().forget_last();
   assert!(global(&default).coverage.complete);
-  assert!(fx.index_dir().join(ownership::MARKER).is_file());
+  assert!(fx.index_dir().join(dir::MARKER).is_file());
 }
 
 /// A fresh process: nothing resident, no reusable synchronization.
@@ -532,15 +533,12 @@ fn a_fresh_process_hashes_each_source_path_once() {
   let engine = fx.engine(json!({"hotSessions": 1}));
   assert!(global(&engine).coverage.complete);
   forget_process(&fx.index_dir());
-  let hashed = || {
-    let counts = record::HASHED.lock();
-    paths.iter().map(|p| counts.as_ref().and_then(|c| c.get(p)).copied().unwrap_or(0)).collect::<Vec<_>>()
-  };
-  let before = hashed();
+  let trace = || Index::shared(fx.index_dir()).trace().hashed();
+  trace();
   let result = global(&engine);
   assert!(result.sessions.iter().all(|s| s.record.is_some()), "every record loaded from disk");
-  let after = hashed();
-  let per_path: Vec<usize> = after.iter().zip(&before).map(|(a, b)| a - b).collect();
+  let hashed = trace();
+  let per_path: Vec<usize> = paths.iter().map(|p| hashed.iter().filter(|h| *h == p).count()).collect();
   // Loading the record, keeping it resident and listing the owners for
   // cleanup all name it.
   assert_eq!(per_path, [1, 1, 1]);
@@ -570,7 +568,7 @@ fn a_content_proof_is_written_back_once_the_stamp_can_vouch() {
   // write is (however slow this machine is): only their content can prove them.
   for (name, mut record) in names.iter().zip(on_disk()) {
     record.verified_ns = record.stamp.ctime_ns;
-    record::write_atomic(&fx.index_dir().join(name), &record.encode().unwrap()).unwrap();
+    dir::write_atomic(&fx.index_dir().join(name), &record.encode().unwrap()).unwrap();
   }
   let before = on_disk();
   assert!(before.iter().all(|r| !r.stamp.proves_unchanged_since(r.verified_ns)));
@@ -731,7 +729,7 @@ fn random_record_corruptions_are_detected_and_rebuilt_with_identical_answers() {
       let record = s.record.clone().unwrap();
       match &record.body {
         Body::Cold(digest) if digest.content().is_err() => {
-          rebuild_cold(&engine, &s.path, Branches::Active).expect("rebuilt").body.clone()
+          rebuild_cold(&engine.index_context(), &s.path, Branches::Active).expect("rebuilt").body.clone()
         }
         body => body.clone(),
       }
@@ -740,7 +738,7 @@ fn random_record_corruptions_are_detected_and_rebuilt_with_identical_answers() {
   };
   let clean = bodies(&global(&engine));
   let dir = fx.index_dir();
-  let names: Vec<String> = fx.index_files().into_iter().filter(|n| n != ownership::MARKER).collect();
+  let names: Vec<String> = fx.index_files().into_iter().filter(|n| n != dir::MARKER).collect();
   let originals: Vec<Vec<u8>> = names.iter().map(|n| fs::read(dir.join(n)).unwrap()).collect();
   let seed = std::env::var("PFM_FAULT_SEED").ok().and_then(|v| v.parse().ok()).unwrap_or(0x9E37_79B9_7F4A_7C15u64);
   let mut rng = Rng(seed);
@@ -788,25 +786,23 @@ fn a_session_first_seen_before_its_header_line_is_indexed_once_it_lands() {
   assert_eq!(global(&engine).sessions.len(), 1, "its header landed");
 }
 
-/// Cold records of `dir` that this test's syncs opened since the last call.
+/// Cold records the index of `dir` opened since the last call.
 fn cold_opens(dir: &Path) -> usize {
-  let mut opened = record::OPENED.lock();
-  let (mine, others): (Vec<PathBuf>, Vec<PathBuf>) = opened.drain(..).partition(|p| p.starts_with(dir));
-  *opened = others;
-  mine.iter().filter(|p| p.to_string_lossy().ends_with(".cold")).count()
+  let opened = Index::shared(dir.to_path_buf()).trace().opened();
+  opened.iter().filter(|p| p.to_string_lossy().ends_with(".cold")).count()
 }
 
 fn pack_files(fx: &Fixture) -> Vec<String> {
   fs::read_dir(fx.index_dir())
     .unwrap()
     .map(|e| e.unwrap().file_name().into_string().unwrap())
-    .filter(|n| heads::is_file_name(n))
+    .filter(|n| matches!(dir::IndexFile::parse(n), Some(dir::IndexFile::HeadsPack { .. })))
     .collect()
 }
 
 /// A fresh process with the pack's threshold at one cold record.
 fn packing(fx: &Fixture, sessions: usize) -> Engine {
-  heads::MIN_RECORDS_HERE.with(|min| min.set(1));
+  Index::shared(fx.index_dir()).trace().set_min_packed(1);
   for i in 0..sessions {
     fx.write(&format!("s{i}"), &[&format!("hello term{i}"), "reply"], 100 + i as u64);
   }
@@ -875,7 +871,7 @@ fn a_pack_older_than_its_records_never_changes_an_answer() {
   let name = fx.index_files().into_iter().find(|n| n.contains("-s4.jsonl") && n.ends_with(".cold")).unwrap();
   let mut record = CacheRecord::decode(&fs::read(dir.join(&name)).unwrap()).unwrap();
   record.verified_ns += 1;
-  record::write_atomic(&dir.join(&name), &record.encode().unwrap()).unwrap();
+  dir::write_atomic(&dir.join(&name), &record.encode().unwrap()).unwrap();
   for (name, bytes) in &saved {
     fs::write(dir.join(name), bytes).unwrap();
   }
@@ -924,7 +920,7 @@ fn the_pack_follows_the_cold_records_and_goes_below_its_threshold() {
   assert!(fx.index_dir().join(&record).is_file(), "the missing record is built again");
   assert_eq!(answers(&engine, &["term3", "term2"]), [(1, true), (0, true)]);
   assert_eq!(entries(&fx), 3, "a deleted session's head leaves the pack");
-  heads::MIN_RECORDS_HERE.with(|min| min.set(4));
+  Index::shared(fx.index_dir()).trace().set_min_packed(4);
   global(&fx.engine(json!({"hotSessions": 2})));
   assert!(pack_files(&fx).is_empty(), "below the threshold there is no pack");
 }
@@ -943,7 +939,7 @@ fn a_project_call_reads_no_other_projects_headers() {
   let theirs = other.join("theirs.jsonl");
   fs::write(&theirs, session_text("theirs", &["hello"]).replace(CWD, "/home/u/other")).unwrap();
   let engine = fx.engine(json!({}));
-  let project = sync(&engine, &Scope::Project, Branches::Active).unwrap();
+  let project = sync(&engine.index_context(), &Scope::Project, Branches::Active).unwrap();
   assert_eq!(tiers(&project), [("mine".to_string(), "hot")]);
   let cached = |path: &Path| Index::shared(fx.index_dir()).listing().header_proven(path).is_some();
   assert!(!cached(&theirs), "another project's session header is not read");
@@ -970,7 +966,7 @@ fn a_fresh_process_project_call_reads_its_heads_from_the_pack_and_proves_members
   fs::write(&stray, session_text("stray", &["hello stray"]).replace(CWD, "/home/u/else")).unwrap();
   set_age(&stray, 300);
   let dir = fx.index_dir();
-  let project = |engine: &Engine| sync(engine, &Scope::Project, Branches::Active).unwrap();
+  let project = |engine: &Engine| sync(&engine.index_context(), &Scope::Project, Branches::Active).unwrap();
   let first = project(&engine);
   assert_eq!(first.coverage.eligible_sessions, 7, "the stray session in this project's dir is this project's");
   global(&engine);
@@ -990,11 +986,11 @@ fn a_fresh_process_project_call_reads_its_heads_from_the_pack_and_proves_members
   forget_all(&dir);
   cold_opens(&dir);
   let theirs: Vec<PathBuf> = (0..3).map(|i| other.join(format!("o{i}.jsonl"))).collect();
-  let hashed = || record::HASHED.lock().as_ref().map_or(0, |c| theirs.iter().filter_map(|p| c.get(p)).sum::<usize>());
-  let hashed_before = hashed();
+  let hashed = || Index::shared(dir.clone()).trace().hashed().iter().filter(|p| theirs.contains(p)).count();
+  hashed();
   let again = project(&engine);
   assert_eq!(cold_opens(&dir), 0, "no cold record opened: every head came from the pack");
-  assert_eq!(hashed(), hashed_before, "cleanup named the other project's records by the pack, unhashed");
+  assert_eq!(hashed(), 0, "cleanup named the other project's records by the pack, unhashed");
   assert!(Index::shared(dir.clone()).listing().cached_headers() == 0, "membership proven by the fresh records' cwd");
   assert_eq!(tiers(&again), tiers(&first));
   // Its 7 candidates (the hot one read from its record), not the 3 others.

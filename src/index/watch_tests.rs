@@ -2,6 +2,7 @@
 //! after every kind of change, and no listing at all while nothing changed.
 
 use super::*;
+use crate::engine::Engine;
 use crate::ops::recall::recall;
 use crate::ops::recall::RecallRequest;
 use crate::testing::{AgentDir, CWD};
@@ -86,27 +87,27 @@ fn a_quiet_watch_reuses_the_listing_and_an_overflow_lists_again() {
   let fx = AgentDir::new();
   let a = write(&fx, "a", "alpha words", 300);
   let engine = fx.engine(json!({}));
-  let index = Index::shared(index_dir(&engine));
-  let first = index.listing().sources(&engine);
+  let index = Index::shared(engine.index_dir());
+  let first = index.listing().sources(&engine.index_context());
   assert!(first.iter().all(|s| s.quiet_since != watch::NEVER_QUIET), "a local dir is watched");
   let lost = watch::LOST_EVENTS.load(std::sync::atomic::Ordering::Relaxed);
-  let again = index.listing().sources(&engine);
+  let again = index.listing().sources(&engine.index_context());
   // An overflow of the queue the tests share lists again, rightly.
   let overflowed = watch::LOST_EVENTS.load(std::sync::atomic::Ordering::Relaxed) > lost;
   assert!(Arc::ptr_eq(&first, &again) || overflowed, "nothing changed: no stat, no listing");
   append(&a, "a-1", "a-0", "appended zulu");
-  let appended = index.listing().sources(&engine);
+  let appended = index.listing().sources(&engine.index_context());
   assert!(!Arc::ptr_eq(&first, &appended), "the append is seen");
   assert_eq!(appended[0].stamp.size, fs::metadata(&a).unwrap().len());
   // An overflow loses events: everything is listed and stat'ed again.
   append(&a, "a-2", "a-1", "appended yankee");
   index.listing().watcher().overflow_next.store(true, std::sync::atomic::Ordering::Relaxed);
-  let relisted = index.listing().sources(&engine);
+  let relisted = index.listing().sources(&engine.index_context());
   assert_eq!(relisted[0].stamp.size, fs::metadata(&a).unwrap().len());
   assert!(total(&answer(&fx, &engine, "yankee")) == 1);
   // Off: every call lists and stats.
   let off = fx.engine(json!({"watchSessions": false}));
-  assert!(!Arc::ptr_eq(&index.listing().sources(&off), &index.listing().sources(&off)));
+  assert!(!Arc::ptr_eq(&index.listing().sources(&off.index_context()), &index.listing().sources(&off.index_context())));
 }
 
 /// A dir watch sees writes made through its own dir only: a file with a
@@ -123,9 +124,9 @@ fn hard_links_and_symlinks_are_never_vouched_for() {
   fs::write(&target, session("b", "bravo words")).unwrap();
   std::os::unix::fs::symlink(&target, fx.project.join("b.jsonl")).unwrap();
   let engine = fx.engine(json!({}));
-  let index = Index::shared(index_dir(&engine));
+  let index = Index::shared(engine.index_dir());
   assert_eq!(total(&answer(&fx, &engine, "zulu")), 0);
-  assert!(index.listing().sources(&engine).iter().all(|s| s.quiet_since == watch::NEVER_QUIET));
+  assert!(index.listing().sources(&engine.index_context()).iter().all(|s| s.quiet_since == watch::NEVER_QUIET));
   append(&outside.join("a.jsonl"), "a-1", "a-0", "appended zulu");
   append(&target, "b-1", "b-0", "appended yankee");
   assert_eq!(total(&answer(&fx, &engine, "zulu")), 1, "written through the other hard link");
@@ -143,9 +144,12 @@ fn a_hard_link_made_after_arming_is_seen_and_writes_through_it_are_too() {
   fs::create_dir(&outside).unwrap();
   let a = write(&fx, "a", "alpha words", 300);
   let engine = fx.engine(json!({}));
-  let index = Index::shared(index_dir(&engine));
+  let index = Index::shared(engine.index_dir());
   assert_eq!(total(&answer(&fx, &engine, "alpha")), 1);
-  assert!(index.listing().sources(&engine).iter().all(|s| s.quiet_since != watch::NEVER_QUIET), "armed");
+  assert!(
+    index.listing().sources(&engine.index_context()).iter().all(|s| s.quiet_since != watch::NEVER_QUIET),
+    "armed"
+  );
   let link = outside.join("a.jsonl");
   fs::hard_link(&a, &link).unwrap();
   append(&link, "a-1", "a-0", "appended zulu");
@@ -157,7 +161,7 @@ fn a_hard_link_made_after_arming_is_seen_and_writes_through_it_are_too() {
   fs::File::options().write(true).open(&link).unwrap().set_modified(before).unwrap();
   assert_eq!((total(&answer(&fx, &engine, "xray")), total(&answer(&fx, &engine, "zulu"))), (1, 0));
   assert!(
-    index.listing().sources(&engine).iter().all(|s| s.quiet_since == watch::NEVER_QUIET),
+    index.listing().sources(&engine.index_context()).iter().all(|s| s.quiet_since == watch::NEVER_QUIET),
     "stat'ed on every call"
   );
   // The link removed: the next full listing vouches for the file again.
@@ -165,8 +169,8 @@ fn a_hard_link_made_after_arming_is_seen_and_writes_through_it_are_too() {
   write(&fx, "b", "bravo words", 200);
   assert_eq!(total(&answer(&fx, &engine, "bravo")), 1);
   assert!(
-    index.listing().sources(&engine).iter().all(|s| s.quiet_since != watch::NEVER_QUIET),
+    index.listing().sources(&engine.index_context()).iter().all(|s| s.quiet_since != watch::NEVER_QUIET),
     "{:?}",
-    index.listing().sources(&engine)
+    index.listing().sources(&engine.index_context())
   );
 }

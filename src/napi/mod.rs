@@ -256,7 +256,7 @@ impl MemoryEngine {
   /// The index directory this engine reads and writes.
   #[napi(getter)]
   pub fn index_dir(&self) -> String {
-    crate::index::index_dir(&self.engine).to_string_lossy().into_owned()
+    self.engine.index_dir().to_string_lossy().into_owned()
   }
 
   /// `memory.recall`: ranked, bounded evidence with copy-ready `follow` calls.

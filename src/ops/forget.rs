@@ -58,7 +58,7 @@ pub fn forget(engine: &Engine, request: &ForgetRequest) -> ForgetResult {
     Ok(change) => change,
     Err(error) => return ForgetResult::failed(error),
   };
-  let records_removed = index::drop_session(engine, &session.path);
+  let records_removed = index::drop_session(&engine.index_context(), &session.path);
   ForgetResult { changed: change.changed, forgotten: change.forgotten, records_removed, error: None }
 }
 

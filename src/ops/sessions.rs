@@ -74,7 +74,7 @@ pub fn sessions(engine: &Engine, request: &SessionsRequest) -> SessionsPage {
     coverage: Coverage::default(),
     error: None,
   };
-  let synced = match index::sync(engine, &request.scope, request.branches) {
+  let synced = match index::sync(&engine.index_context(), &request.scope, request.branches) {
     Ok(synced) => synced,
     Err(error) => {
       return SessionsPage { coverage: Coverage::failed(&error), error: Some(error), ..page };

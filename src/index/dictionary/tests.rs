@@ -299,6 +299,10 @@ fn no_dictionary_is_built_or_read_past_the_cold_bound() {
 
 #[test]
 fn shard_file_names_are_the_index_s_and_nothing_else_is() {
+  use crate::index::dir::IndexFile;
+  let is_file_name = |name: &str| {
+    matches!(IndexFile::parse(name), Some(IndexFile::DictionaryShard { .. } | IndexFile::Dictionary { .. }))
+  };
   for branches in [Branches::Active, Branches::All] {
     for shard in 0..SHARDS {
       assert!(is_file_name(&file_name(branches, shard)), "{}", file_name(branches, shard));
@@ -375,7 +379,8 @@ fn a_global_sync_that_builds_cold_records_builds_the_shards_a_query_then_uses() 
   let dir = fx.agent.join("fabric/memory-index");
   let on_disk = || (0..SHARDS).filter(|&s| dir.join(file_name(Branches::Active, s)).is_file()).count();
   // A project-scoped sync indexes the same sessions but builds no shards.
-  let project = crate::index::sync(&engine, &crate::session::discover::Scope::Project, Branches::Active).unwrap();
+  let project =
+    crate::index::sync(&engine.index_context(), &crate::session::discover::Scope::Project, Branches::Active).unwrap();
   assert_eq!((project.sessions.len(), on_disk()), (paths.len(), 0));
   // A fresh process whose records are gone: the global sync builds them again.
   for name in fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()) {
@@ -387,7 +392,7 @@ fn a_global_sync_that_builds_cold_records_builds_the_shards_a_query_then_uses() 
   index.resident().clear();
   index.sync_state().forget_last();
   let before = builds();
-  crate::index::sync(&engine, &crate::session::discover::Scope::Global, Branches::Active).unwrap();
+  crate::index::sync(&engine.index_context(), &crate::session::discover::Scope::Global, Branches::Active).unwrap();
   let shards: BTreeSet<usize> = paths.iter().map(|p| shard_of(&p.to_string_lossy())).collect();
   assert_eq!((builds() - before, on_disk()), (shards.len(), shards.len()), "built while indexing");
   // Served from the files just written, as a later process serves them (mapped
@@ -454,7 +459,8 @@ fn a_global_sync_cut_by_its_budget_leaves_the_shards_to_the_sync_that_completes(
   let engine = fx.engine(json!({"hotSessions": 0, "maxSyncSessions": MIN_COLD + 20}));
   let dir = fx.agent.join("fabric/memory-index");
   let on_disk = || (0..SHARDS).filter(|&s| dir.join(file_name(Branches::Active, s)).is_file()).count();
-  let global = || crate::index::sync(&engine, &crate::session::discover::Scope::Global, Branches::Active).unwrap();
+  let global =
+    || crate::index::sync(&engine.index_context(), &crate::session::discover::Scope::Global, Branches::Active).unwrap();
   let before = builds();
   let first = global();
   assert!(first.coverage.reasons.contains(&crate::coverage::Reason::MaxSyncSessions), "{:?}", first.coverage);

@@ -2,14 +2,17 @@
 //! in parallel; then the cold term dictionary, the packed heads and orphan
 //! cleanup.
 
+use super::session::{self as one, Persisted};
 use super::tally::{Budget, Tally};
 use super::{Outcome, Planned, SyncResult, Synced};
 use crate::coverage::Reason;
-use crate::engine::Engine;
 use crate::error::ContractError;
 use crate::index::record::{self, CacheRecord, Tier};
 use crate::index::sources::{in_scope_proven, named};
-use crate::index::{build, cleanup, dictionary, freshness, heads, ownership, progress, trim_heap, Index, Source};
+use crate::index::trace::{Event, Pass};
+use crate::index::writer::Write;
+use crate::index::Context;
+use crate::index::{cleanup, dictionary, freshness, heads, ownership, progress, trim_heap, Index, Source};
 use crate::session::discover::Scope;
 use crate::session::lineage::Branches;
 use rayon::prelude::*;
@@ -18,21 +21,20 @@ use std::sync::Arc;
 
 /// The full pass: every eligible session is checked, and stale ones built.
 pub(super) fn sync_changed(
-  engine: &Engine,
+  cx: &Context<'_>,
   index: &Index,
   scope: &Scope,
   branches: Branches,
   all: &[Source],
   names: &[String],
 ) -> Result<Outcome, ContractError> {
-  #[cfg(test)]
-  super::PASSES.lock().push((index.dir.clone(), super::Pass::Full));
-  ownership::check(engine, &index.dir, names)?;
+  index.trace().note(|| Event::Pass(Pass::Full));
+  ownership::check(&cx.discovery, &index.dir, names)?;
   let existing: rustc_hash::FxHashSet<&std::ffi::OsStr> = all.iter().map(|s| s.path.as_os_str()).collect();
   index.resident().retain(|path| existing.contains(path.as_os_str()) || path.exists());
-  let policies = freshness::PolicyCheck::new(&engine.config, branches);
+  let policies = freshness::PolicyCheck::new(cx.config, branches);
   let hot: rustc_hash::FxHashSet<&std::ffi::OsStr> =
-    all.iter().take(engine.config.hot_sessions as usize).map(|s| s.path.as_os_str()).collect();
+    all.iter().take(cx.config.hot_sessions as usize).map(|s| s.path.as_os_str()).collect();
   let mut reasons: BTreeSet<Reason> = BTreeSet::new();
   let mut budget = Budget { sessions: 0, bytes: 0 };
   let mut to_build = Vec::new();
@@ -44,14 +46,13 @@ pub(super) fn sync_changed(
   let in_dir: rustc_hash::FxHashSet<&str> = names.iter().map(String::as_str).collect();
   let listed = |name: &str| in_dir.contains(name);
   let load = |sources: &[Source]| -> Vec<Option<Arc<CacheRecord>>> {
-    let load =
-      |source: &Source| build::load_fresh(engine, index, &policies, source, tier_of(source), branches, &listed);
+    let load = |source: &Source| one::load_fresh(cx, index, &policies, source, tier_of(source), branches, &listed);
     sources.par_iter().with_min_len(16).map(load).collect()
   };
-  let limit = engine.config.max_cold_cache_bytes;
+  let limit = cx.config.max_cold_cache_bytes;
   let (eligible, loaded): (Vec<Source>, Vec<_>) = match scope {
     Scope::Global | Scope::Project => {
-      let discovery = engine.discovery();
+      let discovery = &cx.discovery;
       let project = (*scope == Scope::Project).then(|| discovery.project_dir());
       // Every listed file is a candidate; for a project, those of its own
       // dir and the flat custom dir.
@@ -70,12 +71,12 @@ pub(super) fn sync_changed(
       candidates
         .into_iter()
         .zip(loaded)
-        .filter(|(s, fresh)| in_scope_proven(index.listing(), &discovery, project, s, fresh.as_deref()))
+        .filter(|(s, fresh)| in_scope_proven(index.listing(), discovery, project, s, fresh.as_deref()))
         .unzip()
     }
     Scope::Session | Scope::Explicit(_) => {
       let target = if let Scope::Explicit(target) = scope { Some(target.as_str()) } else { None };
-      let eligible = named(engine, all, target)?;
+      let eligible = named(&cx.discovery, all, target)?;
       let loaded = load(&eligible);
       (eligible, loaded)
     }
@@ -84,8 +85,8 @@ pub(super) fn sync_changed(
   for (source, fresh) in eligible.iter().zip(loaded) {
     let tier = tier_of(source);
     if fresh.is_none() {
-      let cost = build::planned_cost(index, source, tier, branches);
-      match budget.charge(&engine.config, cost) {
+      let cost = one::planned_cost(index, source, tier, branches);
+      match budget.charge(cx.config, cost) {
         Ok(()) => to_build.push((synced.len(), source.clone(), tier, cost)),
         Err(reason) => {
           reasons.insert(reason);
@@ -94,15 +95,14 @@ pub(super) fn sync_changed(
     }
     synced.push(Synced { path: source.path.clone(), tier, record: fresh });
   }
-  let unavailable =
-    build_planned(engine, index, scope, branches, (to_build, build::Write::Now), &mut synced, &mut reasons);
+  let unavailable = build_planned(cx, index, scope, branches, (to_build, Write::Now), &mut synced, &mut reasons);
   // Only from every cold record, each on disk: a budgeted call leaves some
   // unbuilt, and a record that could not be written is not one to copy.
   let settled = !reasons.iter().any(|r| r.is_sync_budget() || *r == Reason::IndexWriteFailed);
   if *scope == Scope::Global && settled {
     heads::refresh(index, branches, &synced);
   }
-  cleanup::cleanup(index, names, all, &engine.config, &mut reasons);
+  cleanup::cleanup(index, names, all, cx.config, &mut reasons);
   let tally = Tally::of(&synced);
   let coverage = tally.coverage(synced.len(), &reasons, unavailable);
   Ok(Outcome { result: SyncResult { coverage, sessions: Arc::new(synced) }, reasons, tally })
@@ -113,11 +113,11 @@ pub(super) fn sync_changed(
 /// the cold term dictionary up to date when a global synchronization built
 /// a cold record; returns how many sources were unavailable.
 pub(super) fn build_planned(
-  engine: &Engine,
+  cx: &Context<'_>,
   index: &Index,
   scope: &Scope,
   branches: Branches,
-  (planned, write): (Vec<Planned>, build::Write),
+  (planned, write): (Vec<Planned>, Write),
   synced: &mut [Synced],
   reasons: &mut BTreeSet<Reason>,
 ) -> usize {
@@ -128,11 +128,11 @@ pub(super) fn build_planned(
     bytes_to_index: planned.iter().map(|p| p.3).sum(),
     ..Default::default()
   };
-  let tracker = progress::Tracker::start(engine.progress.as_ref(), plan);
-  let built: Vec<(usize, Result<build::Persisted, Reason>)> = planned
+  let tracker = progress::Tracker::start(cx.progress, plan);
+  let built: Vec<(usize, Result<Persisted, Reason>)> = planned
     .into_par_iter()
     .map(|(slot, source, tier, cost)| {
-      let record = build::build(engine, index, &source, tier, branches, write);
+      let record = one::rebuild(cx, index, &source, tier, branches, write);
       tracker.built(cost);
       (slot, record)
     })
@@ -161,7 +161,7 @@ pub(super) fn build_planned(
   // changed again (at 100,000 sessions ten calls rebuilt all shards ten times).
   let complete = !reasons.iter().any(|r| r.is_sync_budget());
   if cold_built && complete && *scope == Scope::Global {
-    prepare_dictionary(engine, index, branches, synced);
+    prepare_dictionary(cx, index, branches, synced);
   }
   unavailable
 }
@@ -171,7 +171,7 @@ pub(super) fn build_planned(
 /// indexing, from all cold sessions, instead of inside the next query (at
 /// 100,000 cold sessions a full build takes tens of seconds) or from a
 /// filtered query's subset.
-fn prepare_dictionary(engine: &Engine, index: &Index, branches: Branches, synced: &[Synced]) {
+fn prepare_dictionary(cx: &Context<'_>, index: &Index, branches: Branches, synced: &[Synced]) {
   let candidates: Vec<dictionary::Candidate<'_>> = synced
     .iter()
     .filter_map(|s| s.record.as_deref())
@@ -180,5 +180,5 @@ fn prepare_dictionary(engine: &Engine, index: &Index, branches: Branches, synced
       record::Body::Hot(_) => None,
     })
     .collect();
-  dictionary::refresh(&index.dir, branches, &candidates, engine.config.max_cold_cache_bytes);
+  dictionary::refresh(&index.dir, branches, &candidates, cx.config.max_cold_cache_bytes);
 }

@@ -6,7 +6,7 @@
 //! removes orphaned records, and reports coverage. When it returns, every
 //! record it built is on disk, except the hot records of a patched
 //! synchronization (an append in a warm process): those the index's writer
-//! writes right after it (`write_behind`).
+//! writes right after it (`writer`).
 //!
 //! The last synchronization is reused while nothing it depended on changed;
 //! it is patched when the watch names a few changed files (`patch`);
@@ -15,13 +15,15 @@
 
 mod full;
 mod patch;
+mod session;
 mod tally;
 
 use crate::coverage::{Coverage, Reason};
-use crate::engine::Engine;
 use crate::error::ContractError;
 use crate::index::record::{CacheRecord, Tier};
-use crate::index::{build, index_dir, Index, Source};
+use crate::index::writer::Write;
+use crate::index::Context;
+use crate::index::{Index, Source};
 use crate::session::discover::Scope;
 use crate::session::lineage::Branches;
 use crate::session::source::now_ns;
@@ -88,13 +90,11 @@ struct LastSync {
 }
 
 /// Everything besides the files that shapes a synchronization's result.
-fn sync_key(engine: &Engine, scope: &Scope, branches: Branches) -> String {
-  let live = engine
-    .live
-    .as_ref()
-    .map(|l| (l.file.clone(), l.branch.leaf_id.clone(), l.branch.ids.len(), l.branch.ids.last().cloned()));
-  let (cwd, agent_dir, session_dir) = (&engine.cwd, &engine.agent_dir, &engine.session_dir);
-  format!("{scope:?}|{branches:?}|{:?}|{cwd:?}|{agent_dir:?}|{session_dir:?}|{live:?}", engine.config)
+fn sync_key(cx: &Context<'_>, scope: &Scope, branches: Branches) -> String {
+  let d = &cx.discovery;
+  let live = cx.live.map(|l| (&d.live_file, &l.leaf_id, l.ids.len(), l.ids.last()));
+  let (cwd, agent_dir, session_dir) = (&d.cwd, &d.agent_dir, &d.session_dir);
+  format!("{scope:?}|{branches:?}|{:?}|{cwd:?}|{agent_dir:?}|{session_dir:?}|{live:?}", cx.config)
 }
 
 /// Rebuilds the cold record of `path` from source, for a query that found
@@ -103,27 +103,27 @@ fn sync_key(engine: &Engine, scope: &Scope, branches: Branches) -> String {
 /// an intact record would. The next call does not reuse the last
 /// synchronization, which holds the unreadable record. `None` when the
 /// source cannot be indexed either.
-pub(crate) fn rebuild_cold(engine: &Engine, path: &Path, branches: Branches) -> Option<Arc<CacheRecord>> {
-  let index = Index::shared(index_dir(engine));
+pub(crate) fn rebuild_cold(cx: &Context<'_>, path: &Path, branches: Branches) -> Option<Arc<CacheRecord>> {
+  let index = Index::shared(cx.dir());
   // One builder per index at a time, as in `sync`: a concurrent sync never
   // builds the same session beside it.
   let state = index.sync_state();
   let _guard = state.lock.lock();
   state.last.lock().take();
   let source = Source::of(path.to_path_buf(), &fs::metadata(path).ok()?);
-  build::build(engine, &index, &source, Tier::Cold, branches, build::Write::Now).ok().map(|(record, _)| record)
+  session::rebuild(cx, &index, &source, Tier::Cold, branches, Write::Now).ok().map(|(record, _)| record)
 }
 
 /// Synchronizes the records of `scope` in `branches` mode.
-pub fn sync(engine: &Engine, scope: &Scope, branches: Branches) -> Result<SyncResult, ContractError> {
-  let index = Index::shared(index_dir(engine));
+pub fn sync(cx: &Context<'_>, scope: &Scope, branches: Branches) -> Result<SyncResult, ContractError> {
+  let index = Index::shared(cx.dir());
   let state = index.sync_state();
   let _guard = state.lock.lock();
   let started_ns = now_ns();
-  let all = index.listing().remembered(engine)?;
+  let all = index.listing().remembered(cx)?;
   let listed_ns = now_ns();
-  let names = index.names(engine);
-  let key = sync_key(engine, scope, branches);
+  let names = index.names(cx);
+  let key = sync_key(cx, scope, branches);
   // Taken, not cloned: a patch then updates the only copy of the session
   // list in place (no 1,000-entry clone and drop per append). Only a
   // builder under the sync lock (`rebuild_cold`) drops it meanwhile.
@@ -139,9 +139,9 @@ pub fn sync(engine: &Engine, scope: &Scope, branches: Branches) -> Result<SyncRe
     }
     None => None,
   };
-  let outcome = match last.and_then(|last| patch::patch(engine, &index, scope, branches, last, &all, &names)) {
+  let outcome = match last.and_then(|last| patch::patch(cx, &index, scope, branches, last, &all, &names)) {
     Some(patched) => patched?,
-    None => full::sync_changed(engine, &index, scope, branches, &all, &names)?,
+    None => full::sync_changed(cx, &index, scope, branches, &all, &names)?,
   };
   let result = outcome.result.clone();
   // Explicit and current-session scopes may name files outside the listing.
@@ -152,7 +152,7 @@ pub fn sync(engine: &Engine, scope: &Scope, branches: Branches) -> Result<SyncRe
     && !result.coverage.reasons.iter().any(|r| matches!(r, Reason::IndexWriteFailed | Reason::CacheCleanupBudget))
     && !result.coverage.reasons.iter().any(|r| r.is_sync_budget());
   if reusable {
-    let names = index.names(engine);
+    let names = index.names(cx);
     let (result, reasons, tally) = (outcome.result, outcome.reasons, outcome.tally);
     let at_ns = started_ns;
     let last = LastSync { key, sources: all, names, at_ns, listed_ns, result, proven: false, reasons, tally };
@@ -192,16 +192,7 @@ struct Outcome {
 /// A session to build: its slot in the session list, tier and planned cost.
 type Planned = (usize, Source, Tier, u64);
 
-/// Which synchronization a call ran (tests: proves the patch path ran, or did not).
-#[cfg(test)]
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Pass {
-  Full,
-  Patched,
-}
-
-#[cfg(test)]
-pub(crate) static PASSES: parking_lot::Mutex<Vec<(PathBuf, Pass)>> = parking_lot::const_mutex(Vec::new());
-
 #[cfg(test)]
 mod patch_tests;
+#[cfg(test)]
+mod tests;

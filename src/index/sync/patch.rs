@@ -17,13 +17,16 @@
 //! shortcut).
 
 use super::full::build_planned;
+use super::session as one;
 use super::tally::Budget;
 use super::{LastSync, Outcome, SyncResult};
-use crate::engine::Engine;
 use crate::error::ContractError;
 use crate::index::freshness::PolicyCheck;
 use crate::index::sources::in_scope;
-use crate::index::{build, ownership, Index, Source};
+use crate::index::trace::{Event, Pass};
+use crate::index::writer::Write;
+use crate::index::Context;
+use crate::index::{ownership, Index, Source};
 use crate::session::discover::Scope;
 use crate::session::lineage::Branches;
 use std::sync::Arc;
@@ -33,7 +36,7 @@ const MAX_PATCHED: usize = 8;
 
 /// The patched result, `None` when a full pass is needed.
 pub(super) fn patch(
-  engine: &Engine,
+  cx: &Context<'_>,
   index: &Index,
   scope: &Scope,
   branches: Branches,
@@ -42,23 +45,22 @@ pub(super) fn patch(
   names: &[String],
 ) -> Option<Result<Outcome, ContractError>> {
   let changed = changed(&last, all)?;
-  let discovery = engine.discovery();
+  let discovery = &cx.discovery;
   let project = (*scope == Scope::Project).then(|| discovery.project_dir());
   let mut slots = Vec::with_capacity(changed.len());
   for &at in &changed {
     let source = &all[at];
     let slot = last.result.sessions.iter().position(|s| s.path == source.path)?;
-    if !in_scope(index.listing(), &discovery, project.as_deref(), source) {
+    if !in_scope(index.listing(), discovery, project.as_deref(), source) {
       return None;
     }
     slots.push((slot, source));
   }
-  if let Err(e) = ownership::check(engine, &index.dir, names) {
+  if let Err(e) = ownership::check(&cx.discovery, &index.dir, names) {
     return Some(Err(e));
   }
-  #[cfg(test)]
-  super::PASSES.lock().push((index.dir.clone(), super::Pass::Patched));
-  let policies = PolicyCheck::new(&engine.config, branches);
+  index.trace().note(|| Event::Pass(Pass::Patched));
+  let policies = PolicyCheck::new(cx.config, branches);
   let LastSync { result, mut tally, mut reasons, .. } = last;
   // In place when no caller still holds the last result.
   let mut sessions = result.sessions;
@@ -70,21 +72,20 @@ pub(super) fn patch(
     if let Some(old) = synced[slot].record.take() {
       tally.remove(&old);
     }
-    match build::load_fresh(engine, index, &policies, source, tier, branches, &|name| {
+    match one::load_fresh(cx, index, &policies, source, tier, branches, &|name| {
       names.binary_search_by(|n| n.as_str().cmp(name)).is_ok()
     }) {
       Some(record) => synced[slot].record = Some(record),
       None => {
-        let cost = build::planned_cost(index, source, tier, branches);
+        let cost = one::planned_cost(index, source, tier, branches);
         // Over a budget: the full pass reports it.
-        budget.charge(&engine.config, cost).ok()?;
+        budget.charge(cx.config, cost).ok()?;
         planned.push((slot, source.clone(), tier, cost));
       }
     }
   }
   // On the path of every append: the hot records are written behind the call.
-  let unavailable =
-    build_planned(engine, index, scope, branches, (planned, build::Write::Behind), synced, &mut reasons);
+  let unavailable = build_planned(cx, index, scope, branches, (planned, Write::Behind), synced, &mut reasons);
   for &(slot, _) in &slots {
     if let Some(record) = &synced[slot].record {
       tally.add(record);

@@ -3,6 +3,8 @@
 //! every change the watch cannot vouch for.
 
 use super::*;
+use crate::engine::Engine;
+use crate::index::trace::Pass;
 use crate::index::watch_tests::{session, write};
 use crate::index::*;
 use crate::ops::recall::recall;
@@ -29,7 +31,7 @@ fn append(path: &Path, bytes: &str) {
 /// path, tier and what its record was built from, and recall's answers over
 /// hot and cold records (the fixture's dir masked).
 fn observe(fx: &AgentDir, engine: &Engine) -> Vec<String> {
-  let synced = sync(engine, &Scope::Global, Branches::Active).unwrap();
+  let synced = sync(&engine.index_context(), &Scope::Global, Branches::Active).unwrap();
   let mut out = vec![format!("{:?}", synced.coverage)];
   for s in synced.sessions.iter() {
     let record =
@@ -56,11 +58,7 @@ fn from_scratch(fx: &AgentDir, config: serde_json::Value, n: usize) -> Vec<Strin
 
 /// The passes `engine`'s index ran since the last call of this.
 fn passes(engine: &Engine) -> Vec<Pass> {
-  let dir = index_dir(engine);
-  let mut passes = PASSES.lock();
-  let mine = passes.iter().filter(|(d, _)| *d == dir).map(|(_, p)| *p).collect();
-  passes.retain(|(d, _)| *d != dir);
-  mine
+  Index::shared(engine.index_dir()).trace().passes()
 }
 
 #[cfg(target_os = "linux")]
@@ -107,7 +105,7 @@ fn changes_the_patch_cannot_vouch_for_take_the_full_pass() {
   fs::write(&empty, "").unwrap();
   let engine = fx.engine(config.clone());
   observe(&fx, &engine);
-  let index = Index::shared(index_dir(&engine));
+  let index = Index::shared(engine.index_dir());
   let steps: [(&str, &dyn Fn()); 5] = [
     // Named by the watch but not in the last result (not a session yet).
     ("empty file becomes a session", &|| append(&empty, &session("e", "echo words zulu"))),
@@ -145,8 +143,8 @@ fn a_record_deleted_by_someone_else_is_written_back() {
   append(&a, &entry("a-1", Some("a-0"), "appended zulu"));
   observe(&fx, &engine);
   // Our own write done (it is behind the call) before someone else's delete.
-  Index::shared(index_dir(&engine)).writes.flush();
-  let dir = index_dir(&engine);
+  Index::shared(engine.index_dir()).writes.flush();
+  let dir = engine.index_dir();
   let record = fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).find(|p| p.to_string_lossy().ends_with(".hot"));
   let record = record.expect("the hot record");
   fs::remove_file(&record).unwrap();
@@ -158,7 +156,7 @@ fn a_record_deleted_by_someone_else_is_written_back() {
 
 /// The hot record file of `path` in `engine`'s index, if there is one.
 fn hot_record(engine: &Engine, path: &Path) -> Option<Vec<u8>> {
-  fs::read(index_dir(engine).join(record::file_name(path, Branches::Active, Tier::Hot))).ok()
+  fs::read(engine.index_dir().join(record::file_name(path, Branches::Active, Tier::Hot))).ok()
 }
 
 /// Forgets what this process holds, as a fresh process would.
@@ -184,7 +182,7 @@ fn two_sessions() -> TwoSessions {
   let a = write(&fx, "a", "alpha words", 100);
   let b = write(&fx, "b", "bravo words", 200);
   let engine = fx.engine(config.clone());
-  let index = Index::shared(index_dir(&engine));
+  let index = Index::shared(engine.index_dir());
   observe(&fx, &engine);
   passes(&engine);
   TwoSessions { fx, config, a, b, engine, index }
@@ -222,11 +220,11 @@ fn a_patched_append_is_written_behind_the_call() {
   let (paused, _) = t.append_held("a-2", "a-1", "appended yankee");
   let older = hot_record(&t.engine, &t.a);
   forget(&t.index);
-  build::RESUMED.lock().clear();
+  t.index.trace().resumed();
   passes(&t.engine);
   assert_eq!(observe(&t.fx, &t.engine), from_scratch(&t.fx, t.config.clone(), 0));
   assert_eq!(passes(&t.engine), [Pass::Full]);
-  assert!(build::RESUMED.lock().contains(&t.a), "resumed from the record the disk held");
+  assert_eq!(t.index.trace().resumed(), std::slice::from_ref(&t.a), "resumed from the record the disk held");
   assert_ne!(hot_record(&t.engine, &t.a), older, "the full pass wrote its record now");
   drop(paused);
   t.index.writes().flush();
@@ -268,7 +266,7 @@ fn a_queued_record_that_no_longer_answers_is_not_written() {
   drop(paused);
   t.index.writes().flush();
   assert_eq!(hot_record(&t.engine, &t.a), None, "a is cold now");
-  assert!(index_dir(&t.engine).join(record::file_name(&t.a, Branches::Active, Tier::Cold)).exists());
+  assert!(t.engine.index_dir().join(record::file_name(&t.a, Branches::Active, Tier::Cold)).exists());
 }
 
 /// One step of a random history of the agent dir.

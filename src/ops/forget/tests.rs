@@ -1,6 +1,5 @@
 use super::*;
 use crate::error::ErrorCode;
-use crate::index::index_dir;
 use crate::ops::expand::{expand, ExpandRequest};
 use crate::ops::recall::{recall, RecallRequest};
 use crate::ops::sessions::{sessions, SessionsRequest};
@@ -32,7 +31,7 @@ fn found(engine: &Engine, query: &str, scope: &str) -> usize {
 /// Index files named for `path` (its records, any tier and mode).
 fn records_of(engine: &Engine, path: &std::path::Path) -> usize {
   let base = crate::index::record::base_name(path);
-  fs::read_dir(index_dir(engine))
+  fs::read_dir(engine.index_dir())
     .unwrap()
     .filter(|e| e.as_ref().unwrap().file_name().to_string_lossy().starts_with(&base))
     .count()
@@ -40,7 +39,7 @@ fn records_of(engine: &Engine, path: &std::path::Path) -> usize {
 
 /// Does any file of the index dir hold `word`'s bytes?
 fn index_holds(engine: &Engine, word: &[u8]) -> bool {
-  fs::read_dir(index_dir(engine))
+  fs::read_dir(engine.index_dir())
     .unwrap()
     .filter_map(|e| fs::read(e.unwrap().path()).ok())
     .any(|bytes| bytes.windows(word.len()).any(|w| w == word))

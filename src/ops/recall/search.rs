@@ -9,7 +9,7 @@ use crate::coverage::Reason;
 use crate::engine::Engine;
 use crate::error::ContractError;
 use crate::index::cold::{ColdContent, Echoes};
-use crate::index::{self, dictionary};
+use crate::index::dictionary;
 use crate::query::plan::Query;
 use crate::query::regex::BoundedRegex;
 use crate::query::score::{bm25, idf, session_frequency, PART_WEIGHT};
@@ -199,7 +199,7 @@ impl<'r> Search<'r> {
       cold: Cold::default(),
       cold_terms: None,
       cold_hits: Vec::new(),
-      index_dir: index::index_dir(engine),
+      index_dir: engine.index_dir(),
       unreadable: Default::default(),
       sessions,
       reasons: BTreeSet::new(),

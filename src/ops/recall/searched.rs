@@ -321,7 +321,10 @@ impl<'a> Searched<'a> {
   pub(super) fn cold_content(self, engine: &Engine, branches: Branches) -> Option<Result<&'a ColdContent, Unreadable>> {
     let digest = self.digest()?;
     Some(digest.content().or_else(|_| {
-      let rebuilt = self.extras().rebuilt.get_or_init(|| index::rebuild_cold(engine, Path::new(self.file()), branches));
+      let rebuilt = self
+        .extras()
+        .rebuilt
+        .get_or_init(|| index::rebuild_cold(&engine.index_context(), Path::new(self.file()), branches));
       match rebuilt.as_deref().map(|record| &record.body) {
         Some(Body::Cold(digest)) => digest.content(),
         _ => Err(Unreadable),
@@ -380,7 +383,7 @@ fn out_of_bounds(first: i64, last: i64, count: usize) -> ContractError {
 /// Loads the sessions to search: index records, or for an explicit
 /// `session:` scope the source itself (hydration, never promoted).
 pub(super) fn searched(engine: &Engine, request: &RecallRequest) -> Result<(Sessions, Coverage), ContractError> {
-  let synced = index::sync(engine, &request.scope, request.branches)?;
+  let synced = index::sync(&engine.index_context(), &request.scope, request.branches)?;
   let mut coverage = synced.coverage;
   if let Scope::Explicit(_) = request.scope {
     let Some(session) = synced.sessions.first() else { return Ok((Sessions::empty(), coverage)) };

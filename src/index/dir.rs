@@ -1,0 +1,303 @@
+//! Every name the index gives a file in its dir, in one grammar: an
+//! [`IndexFile`] is displayed as its name and parsed back from it, and a
+//! writer's temp file is `<name>.tmp.<pid>.<n>` ([`write_atomic`], the one
+//! way the index writes a file). What a name does not parse
+//! as is not the index's, whatever it holds ([`is_ours`] then also
+//! asks for the file's magic).
+
+use super::dictionary::SHARDS;
+use super::record::{self, Tier};
+use crate::fsread::{self, Links};
+use crate::session::lineage::Branches;
+use std::fmt;
+use std::fs;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+/// The marker file: this dir is the index's.
+pub const MARKER: &str = ".pi-fabric-memory-index";
+/// What the marker holds.
+pub(super) const MARKER_TEXT: &[u8] =
+  b"pi-fabric-memory index: this directory holds cache records only; safe to delete.\n";
+
+/// A file of the index dir.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IndexFile<'a> {
+  /// `<sha256(path)[:16]>-<stem>.<mode>.<tier>`: one session's record;
+  /// `base` is its source's `record::base_name`.
+  Record { base: &'a str, branches: Branches, tier: Tier },
+  /// `cold-terms.<mode>.<NN>.dict`: a shard of the cold term dictionary.
+  DictionaryShard { branches: Branches, shard: usize },
+  /// `cold-terms.<mode>.dict`: the unsharded dictionary of older versions.
+  Dictionary { branches: Branches },
+  /// `cold-heads.<mode>.<NN>.pack`: a shard of the packed cold heads.
+  HeadsPack { branches: Branches, shard: usize },
+  /// [`MARKER`].
+  Marker,
+}
+
+/// A name in the index dir: one of its files, or a writer's temp file
+/// that becomes one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Name<'a> {
+  pub file: IndexFile<'a>,
+  pub temp: bool,
+}
+
+impl<'a> Name<'a> {
+  /// `name` as the index spells its files; `None` for any other name
+  /// (the marker itself is written only through a temp file, so it counts
+  /// here as a temp file's target only).
+  pub fn parse(name: &'a str) -> Option<Name<'a>> {
+    match strip_temp(name) {
+      Some(target) => Some(Name { file: IndexFile::parse(target)?, temp: true }),
+      None => IndexFile::parse(name).filter(|file| *file != IndexFile::Marker).map(|file| Name { file, temp: false }),
+    }
+  }
+}
+
+/// `<target>.tmp.<pid>.<n>` (see [`write_atomic`]) → `target`.
+fn strip_temp(name: &str) -> Option<&str> {
+  let digits = |part: &str| !part.is_empty() && part.bytes().all(|b| b.is_ascii_digit());
+  let (rest, n) = name.rsplit_once('.')?;
+  let (rest, pid) = rest.rsplit_once('.')?;
+  let target = rest.strip_suffix(".tmp")?;
+  (digits(pid) && digits(n)).then_some(target)
+}
+
+impl<'a> IndexFile<'a> {
+  pub fn parse(name: &'a str) -> Option<IndexFile<'a>> {
+    if name == MARKER {
+      return Some(IndexFile::Marker);
+    }
+    if let Some(rest) = name.strip_prefix("cold-terms.").and_then(|r| r.strip_suffix(".dict")) {
+      return match rest.split_once('.') {
+        None => Some(IndexFile::Dictionary { branches: branches(rest)? }),
+        Some((mode, shard)) => Some(IndexFile::DictionaryShard { branches: branches(mode)?, shard: shard_no(shard)? }),
+      };
+    }
+    if let Some(rest) = name.strip_prefix("cold-heads.").and_then(|r| r.strip_suffix(".pack")) {
+      let (mode, shard) = rest.split_once('.')?;
+      return Some(IndexFile::HeadsPack { branches: branches(mode)?, shard: shard_no(shard)? });
+    }
+    let (rest, tier) = name.rsplit_once('.')?;
+    let tier = match tier {
+      "hot" => Tier::Hot,
+      "cold" => Tier::Cold,
+      _ => return None,
+    };
+    let (base, mode) = rest.rsplit_once('.')?;
+    let (hash, _stem) = base.split_once('-')?;
+    (hash.len() == 16 && hash.bytes().all(|b| b.is_ascii_hexdigit())).then_some(IndexFile::Record {
+      base,
+      branches: branches(mode)?,
+      tier,
+    })
+  }
+
+  /// The base of `name` when it is a record of `branches` mode and `tier`.
+  pub fn record_base(name: &'a str, branches: Branches, tier: Tier) -> Option<&'a str> {
+    match IndexFile::parse(name)? {
+      IndexFile::Record { base, branches: b, tier: t } if b == branches && t == tier => Some(base),
+      _ => None,
+    }
+  }
+
+  /// A record's hash prefix (its source path's), for orphan detection.
+  pub fn record_hash(&self) -> Option<&'a str> {
+    match self {
+      IndexFile::Record { base, .. } => base.get(..16),
+      _ => None,
+    }
+  }
+}
+
+fn branches(mode: &str) -> Option<Branches> {
+  [Branches::Active, Branches::All].into_iter().find(|b| b.as_str() == mode)
+}
+
+/// Two digits, below [`SHARDS`].
+fn shard_no(text: &str) -> Option<usize> {
+  (text.len() == 2 && text.bytes().all(|b| b.is_ascii_digit()))
+    .then(|| text.parse().ok())
+    .flatten()
+    .filter(|&s| s < SHARDS)
+}
+
+impl fmt::Display for IndexFile<'_> {
+  fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+    match *self {
+      IndexFile::Record { base, branches, tier } => write!(f, "{base}.{}.{}", branches.as_str(), tier.as_str()),
+      IndexFile::DictionaryShard { branches, shard } => write!(f, "cold-terms.{}.{shard:02}.dict", branches.as_str()),
+      IndexFile::Dictionary { branches } => write!(f, "cold-terms.{}.dict", branches.as_str()),
+      IndexFile::HeadsPack { branches, shard } => write!(f, "cold-heads.{}.{shard:02}.pack", branches.as_str()),
+      IndexFile::Marker => f.write_str(MARKER),
+    }
+  }
+}
+
+/// Temp file + rename, mode 0600: a reader sees the old record or the new
+/// one, never a torn one, even with several Pi processes writing. No fsync,
+/// unlike the curated store's writer (`store::file::write_atomic`): a record
+/// is a disposable cache of a source that is still there, so one a crash
+/// tore or lost fails its checksums (or is missing) and is rebuilt, while a
+/// cold build that synced every record would wait on the disk thousands of
+/// times. Memory files have no other copy: those are synced.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+  let temp = temp_path(path);
+  let result = (|| {
+    let mut options = fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    {
+      use std::os::unix::fs::OpenOptionsExt;
+      options.mode(0o600);
+    }
+    let mut file = options.open(&temp)?;
+    file.write_all(bytes)?;
+    crate::fault::check_write(&temp)?;
+    drop(file);
+    fs::rename(&temp, path)
+  })();
+  if result.is_err() {
+    let _ = fs::remove_file(&temp);
+  }
+  result
+}
+
+fn temp_path(path: &Path) -> PathBuf {
+  use std::sync::atomic::{AtomicU64, Ordering};
+  static COUNTER: AtomicU64 = AtomicU64::new(0);
+  // `<name>.tmp.<pid>.<n>`, as `strip_temp` reads it.
+  let unique = format!(".tmp.{}.{}", std::process::id(), COUNTER.fetch_add(1, Ordering::Relaxed));
+  let mut name = path.file_name().unwrap_or_default().to_os_string();
+  name.push(unique);
+  path.with_file_name(name)
+}
+
+/// Did the index write `dir/name`? Regular file (not followed), index name,
+/// record magic (a temp file may hold any prefix of it, even nothing yet).
+pub fn is_ours(dir: &Path, name: &str) -> bool {
+  let Some(parsed) = Name::parse(name) else { return false };
+  let path = dir.join(name);
+  if !fs::symlink_metadata(&path).is_ok_and(|m| m.file_type().is_file()) {
+    return false;
+  }
+  let magic = record::MAGIC_PREFIX;
+  let Ok((head, _)) = fsread::read_prefix(&path, magic.len() as u64, Links::Refuse) else { return false };
+  if parsed.temp {
+    let expected: &[u8] = if parsed.file == IndexFile::Marker { MARKER_TEXT } else { magic };
+    expected.starts_with(&head)
+  } else {
+    head == magic
+  }
+}
+
+/// Removes `dir/name` only if the index wrote it; `true` when removed.
+pub fn remove_ours(dir: &Path, name: &str) -> bool {
+  is_ours(dir, name) && fs::remove_file(dir.join(name)).is_ok()
+}
+
+#[cfg(test)]
+mod tests {
+  use super::*;
+
+  #[test]
+  fn index_names_are_records_and_their_temps() {
+    let index_name = |name| Name::parse(name).is_some();
+    assert!(index_name("0123456789abcdef-a.jsonl.active.hot"));
+    assert!(index_name("0123456789abcdef-a.jsonl.all.cold.tmp.12.3"));
+    assert!(index_name(".pi-fabric-memory-index.tmp.12.3"));
+    assert!(index_name("cold-terms.active.dict") && index_name("cold-terms.all.dict.tmp.12.3"));
+    for foreign in [".env", "auth.json", "a.tmp.1.2", "0123456789abcdef-a.jsonl.active.hot.tmp.x.2", MARKER] {
+      assert!(!index_name(foreign), "{foreign}");
+    }
+  }
+
+  /// A session file named like a temp file (`x.tmp.1.2.jsonl`) has a record
+  /// like any other: it was not the index's (so its other tier's file and
+  /// its orphan were never removed) while names were read from the first
+  /// `.tmp.` on; a temp file is now only a name that ends like one.
+  #[test]
+  fn a_record_of_a_session_named_like_a_temp_file_is_ours() {
+    let dir = tempfile::tempdir().unwrap();
+    let record = "0123456789abcdef-x.tmp.1.2.jsonl.active.hot";
+    fs::write(dir.path().join(record), record::MAGIC_PREFIX).unwrap();
+    assert_eq!(Name::parse(record).map(|n| n.temp), Some(false));
+    assert!(remove_ours(dir.path(), record));
+    assert!(!dir.path().join(record).exists());
+  }
+
+  #[test]
+  fn writes_are_atomic_and_private() {
+    let dir = tempfile::tempdir().unwrap();
+    let index = dir.path().join("index");
+    crate::index::ownership::ensure_dir(&index).unwrap();
+    let path = index.join("r");
+    write_atomic(&path, b"one").unwrap();
+    write_atomic(&path, b"two").unwrap();
+    assert_eq!(fs::read(&path).unwrap(), b"two");
+    assert_eq!(fs::read_dir(&index).unwrap().count(), 2, "the marker and the record, no temp files left");
+    #[cfg(unix)]
+    {
+      use std::os::unix::fs::PermissionsExt;
+      assert_eq!(fs::metadata(&path).unwrap().permissions().mode() & 0o777, 0o600);
+      assert_eq!(fs::metadata(&index).unwrap().permissions().mode() & 0o777, 0o700);
+    }
+  }
+
+  #[test]
+  fn every_kind_of_file_parses_back_from_its_name() {
+    let files = [
+      IndexFile::Record { base: "0123456789abcdef-a.b.jsonl", branches: Branches::All, tier: Tier::Cold },
+      IndexFile::Record { base: "0123456789abcdef-a.tmp.1.2.jsonl", branches: Branches::Active, tier: Tier::Hot },
+      IndexFile::DictionaryShard { branches: Branches::Active, shard: 0 },
+      IndexFile::DictionaryShard { branches: Branches::All, shard: 31 },
+      IndexFile::Dictionary { branches: Branches::All },
+      IndexFile::HeadsPack { branches: Branches::Active, shard: 7 },
+      IndexFile::Marker,
+    ];
+    let names: Vec<String> = files.iter().map(ToString::to_string).collect();
+    assert_eq!(
+      names,
+      [
+        "0123456789abcdef-a.b.jsonl.all.cold",
+        "0123456789abcdef-a.tmp.1.2.jsonl.active.hot",
+        "cold-terms.active.00.dict",
+        "cold-terms.all.31.dict",
+        "cold-terms.all.dict",
+        "cold-heads.active.07.pack",
+        MARKER,
+      ]
+    );
+    for (file, name) in files.iter().zip(&names) {
+      assert_eq!(IndexFile::parse(name).as_ref(), Some(file), "{name}");
+      let temp = format!("{name}.tmp.12.3");
+      assert_eq!(Name::parse(&temp), Some(Name { file: *file, temp: true }), "{temp}");
+    }
+    assert_eq!(IndexFile::parse(&names[0]).unwrap().record_hash(), Some("0123456789abcdef"));
+    assert_eq!(IndexFile::record_base(&names[0], Branches::All, Tier::Cold), Some("0123456789abcdef-a.b.jsonl"));
+    assert_eq!(IndexFile::record_base(&names[0], Branches::Active, Tier::Cold), None);
+    assert_eq!(IndexFile::record_base(&names[0], Branches::All, Tier::Hot), None);
+  }
+
+  #[test]
+  fn other_names_are_not_the_index_s() {
+    for foreign in [
+      ".env",
+      "auth.json",
+      "a.tmp.1.2",
+      "0123456789abcdef-a.jsonl.active.hot.tmp.x.2",
+      "0123456789abcdef-a.jsonl.json",
+      "nothex0123456789-x.active.hot",
+      "0123456789abcdef-a.jsonl.some.hot",
+      "cold-terms.active.32.dict",
+      "cold-terms.active.1.dict",
+      "cold-heads.all.32.pack",
+      "cold-heads.active.pack",
+      MARKER,
+    ] {
+      assert_eq!(Name::parse(foreign), None, "{foreign}");
+    }
+  }
+}

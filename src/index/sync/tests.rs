@@ -1,0 +1,184 @@
+//! Synchronization through the index's own API (no query): which pass runs
+//! (reuse, patch, full), what each builds and how, and that a patched
+//! result holds the records a full pass from scratch builds.
+
+use super::*;
+use crate::engine::Engine;
+use crate::index::build::Made;
+use crate::index::record::Body;
+use crate::index::trace::Pass;
+use crate::index::watch_tests::write;
+use crate::testing::AgentDir;
+use serde_json::json;
+use std::io::Write as _;
+use std::time::{Duration, SystemTime};
+
+fn global(engine: &Engine) -> SyncResult {
+  sync(&engine.index_context(), &Scope::Global, Branches::Active).unwrap()
+}
+
+fn index(engine: &Engine) -> Arc<Index> {
+  Index::shared(engine.index_dir())
+}
+
+fn record<'a>(result: &'a SyncResult, path: &Path) -> &'a Arc<CacheRecord> {
+  let synced = result.sessions.iter().find(|s| s.path == path).expect("synchronized");
+  synced.record.as_ref().expect("indexed")
+}
+
+/// A hot record's entry texts, or a cold digest's vocabulary.
+fn words(record: &CacheRecord) -> Vec<String> {
+  match &record.body {
+    Body::Hot(shard) => shard.entries.iter().map(|e| e.text.clone()).collect(),
+    Body::Cold(digest) => digest.content().unwrap().vocabulary.to_vec(),
+  }
+}
+
+fn append(path: &Path, id: &str, parent: &str, text: &str) {
+  let entry = json!({"type": "message", "id": id, "parentId": parent, "timestamp": "2026-01-01T00:00:02.000Z",
+    "message": {"role": "user", "content": text}});
+  fs::OpenOptions::new().append(true).open(path).unwrap().write_all(format!("{entry}\n").as_bytes()).unwrap();
+}
+
+fn set_age(path: &Path, age_secs: u64) {
+  let when = SystemTime::now() - Duration::from_secs(age_secs);
+  fs::File::options().write(true).open(path).unwrap().set_modified(when).unwrap();
+}
+
+/// `a` (hot, the newest) and `b` (cold), synchronized once by a full pass
+/// that built both.
+fn two_sessions() -> (AgentDir, Engine, PathBuf, PathBuf, SyncResult) {
+  let fx = AgentDir::new();
+  let a = write(&fx, "a", "alpha words", 100);
+  let b = write(&fx, "b", "bravo words", 200);
+  let engine = fx.engine(json!({"hotSessions": 1}));
+  let first = global(&engine);
+  let index = index(&engine);
+  let trace = index.trace();
+  assert_eq!(trace.passes(), [Pass::Full]);
+  let mut built = trace.built();
+  built.sort_by(|x, y| x.0.cmp(&y.0));
+  assert_eq!(built, [(a.clone(), Made::Parsed), (b.clone(), Made::Parsed)]);
+  assert_eq!((record(&first, &a).tier(), record(&first, &b).tier()), (Tier::Hot, Tier::Cold));
+  // Looked for on disk first, and not found.
+  assert_eq!(trace.opened().len(), 2);
+  (fx, engine, a, b, first)
+}
+
+/// The records a full pass over the same files builds in an index of its own.
+fn from_scratch(fx: &AgentDir, engine: &Engine) -> SyncResult {
+  let dir = fx.agent.join("scratch");
+  let scratch = fx.engine(json!({"hotSessions": engine.config.hot_sessions, "indexDir": dir.to_str().unwrap()}));
+  global(&scratch)
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn an_unchanged_listing_reuses_the_last_synchronization() {
+  let (_fx, engine, _, _, first) = two_sessions();
+  let again = global(&engine);
+  assert!(Arc::ptr_eq(&first.sessions, &again.sessions), "the same session list");
+  assert_eq!(index(&engine).trace().passes(), [], "no pass ran");
+  assert_eq!(index(&engine).trace().built(), []);
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn an_append_to_the_hot_session_is_patched_in_by_resuming_its_record() {
+  let (fx, engine, a, b, first) = two_sessions();
+  append(&a, "a-1", "a-0", "appended zulu");
+  let patched = global(&engine);
+  let index = index(&engine);
+  let trace = index.trace();
+  assert_eq!(trace.passes(), [Pass::Patched]);
+  assert_eq!(trace.built(), [(a.clone(), Made::Resumed)], "only the appended session was built");
+  assert_eq!(words(record(&patched, &a)), ["alpha words", "appended zulu"]);
+  assert!(Arc::ptr_eq(record(&patched, &b), record(&first, &b)), "the other record as it was");
+  let c = &patched.coverage;
+  assert_eq!((c.complete, c.indexed_sessions, c.eligible_sessions), (true, 2, 2));
+  let scratch = from_scratch(&fx, &engine);
+  for path in [&a, &b] {
+    assert_eq!(record(&patched, path).body, record(&scratch, path).body, "{path:?} as a full pass builds it");
+  }
+  assert_eq!(patched.coverage, scratch.coverage);
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn an_append_to_a_cold_session_is_patched_in_by_a_full_parse() {
+  let (fx, engine, a, b, first) = two_sessions();
+  append(&b, "b-1", "b-0", "appended yankee");
+  // Still the older one: the tiers stay as they were.
+  set_age(&b, 200);
+  let patched = global(&engine);
+  let index = index(&engine);
+  let trace = index.trace();
+  assert_eq!(trace.passes(), [Pass::Patched]);
+  assert_eq!(trace.built(), [(b.clone(), Made::Parsed)], "a cold digest does not resume");
+  assert_eq!(words(record(&patched, &b)), ["appended", "bravo", "words", "yankee"]);
+  assert!(Arc::ptr_eq(record(&patched, &a), record(&first, &a)));
+  let scratch = from_scratch(&fx, &engine);
+  assert_eq!(record(&patched, &b).body, record(&scratch, &b).body);
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn a_session_that_becomes_the_newest_moves_tiers_in_a_full_pass() {
+  let (fx, engine, a, b, _) = two_sessions();
+  append(&b, "b-1", "b-0", "appended yankee");
+  let moved = global(&engine);
+  let index = index(&engine);
+  let trace = index.trace();
+  assert_eq!(trace.passes(), [Pass::Full], "tiers moved");
+  let mut built = trace.built();
+  built.sort_by(|x, y| x.0.cmp(&y.0));
+  assert_eq!(built, [(a.clone(), Made::Parsed), (b.clone(), Made::Parsed)], "both change tier");
+  assert_eq!((record(&moved, &a).tier(), record(&moved, &b).tier()), (Tier::Cold, Tier::Hot));
+  assert_eq!(words(record(&moved, &b)), ["bravo words", "appended yankee"]);
+  let scratch = from_scratch(&fx, &engine);
+  for path in [&a, &b] {
+    assert_eq!(record(&moved, path).body, record(&scratch, path).body);
+  }
+}
+
+#[test]
+fn a_fresh_process_loads_every_record_and_builds_none() {
+  let (_fx, engine, a, b, first) = two_sessions();
+  let index = index(&engine);
+  index.resident().clear();
+  index.sync_state().forget_last();
+  let loaded = global(&engine);
+  let trace = index.trace();
+  assert_eq!(trace.passes(), [Pass::Full]);
+  assert_eq!(trace.built(), [], "every record was current");
+  let mut opened: Vec<String> =
+    trace.opened().iter().map(|p| p.file_name().unwrap().to_string_lossy().into_owned()).collect();
+  opened.sort();
+  let names = |path: &Path, tier| index.record_name(path, Branches::Active, tier);
+  assert_eq!(opened, {
+    let mut names = vec![names(&a, Tier::Hot), names(&b, Tier::Cold)];
+    names.sort();
+    names
+  });
+  for path in [&a, &b] {
+    assert_eq!(record(&loaded, path).body, record(&first, path).body);
+    assert!(!Arc::ptr_eq(record(&loaded, path), record(&first, path)), "read from disk");
+  }
+}
+
+#[test]
+fn rebuild_cold_builds_a_cold_record_from_source_and_drops_the_last_synchronization() {
+  let (_fx, engine, _, b, first) = two_sessions();
+  let index = index(&engine);
+  let file = index.dir.join(index.record_name(&b, Branches::Active, Tier::Cold));
+  fs::remove_file(&file).unwrap();
+  // What a query finds before it asks for the rebuild.
+  let Body::Cold(digest) = &record(&first, &b).body else { panic!("cold") };
+  assert!(digest.content().is_err(), "its content is gone with its file");
+  let rebuilt = rebuild_cold(&engine.index_context(), &b, Branches::Active).expect("rebuilt");
+  assert_eq!(index.trace().built(), [(b.clone(), Made::Parsed)], "parsed again: the resident record no longer answers");
+  assert_eq!(words(&rebuilt), ["bravo", "words"]);
+  assert!(file.is_file(), "written again");
+  global(&engine);
+  assert_eq!(index.trace().passes(), [Pass::Full], "the last synchronization was not reused");
+}
