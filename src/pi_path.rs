@@ -105,7 +105,7 @@ fn file_url_path(rest: &str) -> Option<PathBuf> {
 }
 
 /// `decodeURIComponent`: `None` on a malformed escape or invalid UTF-8.
-fn percent_decode(text: &str) -> Option<String> {
+pub(crate) fn percent_decode(text: &str) -> Option<String> {
   let bytes = text.as_bytes();
   let mut out = Vec::with_capacity(bytes.len());
   let mut i = 0;

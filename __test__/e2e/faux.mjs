@@ -1,6 +1,7 @@
 // The pi-ai faux model in a real Pi ModelRuntime, registered through the
 // config form that works on both Pi lines (reference/pi-e2e.md).
 import assert from 'node:assert/strict'
+import { execFileSync } from 'node:child_process'
 import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -103,3 +104,17 @@ export const citeOf = (ctx, needle) => {
   assert.ok(block, `no transcript turn holds ${needle}`)
   return JSON.parse(/^cite: (\{.*\})$/m.exec(block)[1])
 }
+
+/** Whether the real `git` is on PATH (the project tests skip without it). */
+export function hasGit() {
+  try {
+    execFileSync('git', ['--version'], { stdio: 'pipe' })
+    return true
+  } catch {
+    return false
+  }
+}
+
+/** The real `git` in `cwd`, with an identity and a default branch of its own (no machine settings needed). */
+export const git = (cwd, ...args) =>
+  execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@example.com', '-c', 'init.defaultBranch=main', ...args], { cwd, stdio: 'pipe' })

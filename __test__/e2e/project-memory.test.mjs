@@ -9,13 +9,12 @@
 //
 // Run (Node >= 22.19): "$(bash scripts/ensure-node.sh 22)" --test __test__/e2e/project-memory.test.mjs
 import assert from 'node:assert/strict'
-import { execFileSync } from 'node:child_process'
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
 import { describe, test } from 'node:test'
 import { fileURLToPath } from 'node:url'
-import { fauxModel, teardown } from './faux.mjs'
+import { fauxModel, git, hasGit, teardown } from './faux.mjs'
 
 const PACKAGE_DIR = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..')
 const LINES = [
@@ -25,15 +24,6 @@ const LINES = [
 const TOOLS = ['memory_add', 'memory_read', 'memory_replace', 'memory_remove', 'memory_apply']
 const FACT = 'shop builds with pnpm, never npm'
 
-function hasGit() {
-  try {
-    execFileSync('git', ['--version'], { stdio: 'pipe' })
-    return true
-  } catch {
-    return false
-  }
-}
-const git = (cwd, ...args) => execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@example.com', '-c', 'init.defaultBranch=main', ...args], { cwd, stdio: 'pipe' })
 
 for (const line of LINES) {
   describe(`project memory in Pi ${line.label}`, () => {

@@ -7,24 +7,14 @@
 //
 // Run (Node >= 22.19): "$(bash scripts/ensure-node.sh 22)" --test __test__/e2e/project-recall.test.mjs
 import assert from 'node:assert/strict'
-import { execFileSync } from 'node:child_process'
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { dirname, join, resolve } from 'node:path'
 import { test } from 'node:test'
 import { fileURLToPath } from 'node:url'
-import { fauxModel, openSession, teardown, tempPiHome } from './faux.mjs'
+import { fauxModel, git, hasGit, openSession, teardown, tempPiHome } from './faux.mjs'
 
 const PACKAGE_DIR = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..')
 
-function hasGit() {
-  try {
-    execFileSync('git', ['--version'], { stdio: 'pipe' })
-    return true
-  } catch {
-    return false
-  }
-}
-const git = (cwd, ...args) => execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@example.com', '-c', 'init.defaultBranch=main', ...args], { cwd, stdio: 'pipe' })
 
 test('from a git worktree, project recall finds the main checkout\'s sessions and no other project\'s', { timeout: 90_000, skip: hasGit() ? false : 'git is not on PATH' }, async () => {
   const sdk = await import('pi-coding-agent-1x')

@@ -17,6 +17,7 @@
 
 use super::{ARGS as BOUND, MIN_HASH_PREFIX};
 use crate::error::{CoreError, CoreResult};
+use crate::pi_path::percent_decode;
 use serde_json::{Map, Value};
 
 /// Session ids longer than this are named by their prefix (what the CLI shows).
@@ -69,23 +70,6 @@ impl Slot {
 // `~` separates parts and `%` escapes: both are escaped in a part.
 fn encode(part: &str) -> String {
   part.replace('%', "%25").replace('~', "%7E")
-}
-
-fn decode(part: &str) -> Option<String> {
-  let bytes = part.as_bytes();
-  let mut out = Vec::with_capacity(bytes.len());
-  let mut at = 0;
-  while at < bytes.len() {
-    if bytes[at] == b'%' {
-      let hex = part.get(at + 1..at + 3)?;
-      out.push(u8::from_str_radix(hex, 16).ok()?);
-      at += 3;
-    } else {
-      out.push(bytes[at]);
-      at += 1;
-    }
-  }
-  String::from_utf8(out).ok()
 }
 
 fn is_hex_hash(value: &str) -> bool {
@@ -154,8 +138,8 @@ pub fn unfold(args: &Map<String, Value>, slot: Slot, call: &str) -> CoreResult<O
   {
     return Err(malformed());
   }
-  let session = decode(reference).ok_or_else(malformed)?;
-  let leaf = decode(leaf).ok_or_else(malformed)?;
+  let session = percent_decode(reference).ok_or_else(malformed)?;
+  let leaf = percent_decode(leaf).ok_or_else(malformed)?;
   let mut unfolded: Map<String, Value> =
     args.iter().filter(|(key, _)| *key != "pin").map(|(k, v)| (k.clone(), v.clone())).collect();
   unfolded.insert(slot.key().into(), slot.naming(session));
