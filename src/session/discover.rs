@@ -178,10 +178,11 @@ impl Discovery {
     self.project.get(&self.sessions_dir(), &self.cwd, &self.project_dir())
   }
 
-  /// Is `dir` a session dir of the project whose own dir is `project_dir`:
-  /// that dir, or one of another checkout of the same repository?
+  /// Is `dir` a session dir of the project whose own dir is `project_dir`
+  /// (the cwd's, [`Discovery::project_dir`]): that dir, or one of another
+  /// checkout of the same repository?
   fn project_holds_dir(&self, project_dir: &Path, dir: &Path) -> bool {
-    dir == project_dir || (project_dir == self.project_dir() && self.project_dirs().dirs.contains(dir))
+    dir == project_dir || self.project_dirs().dirs.contains(dir)
   }
 
   /// Can the session at `path` belong to the project whose own dir is
