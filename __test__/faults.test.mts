@@ -32,7 +32,11 @@ test('random kills during index writes leave only intact records and identical a
       process.stdout.write('go');
       await memory.sessions({ scope: 'global' });`
     let seed = 12345
-    const random = (n: number) => ((seed = (seed * 1103515245 + 12345) % 2 ** 31), seed % n)
+    // The LCG's high bits: its low bits cycle with short periods.
+    const random = (n: number) => ((seed = (seed * 1103515245 + 12345) % 2 ** 31), Math.floor((seed / 2 ** 31) * n))
+    // How long after "go" a kill may land: within the time a child that was not killed took, so kills land
+    // mid-run however fast this machine indexes (a fixed 50 ms let 9 in 10 children finish first here).
+    let window = 50
     // A child that finished before its kill is no kill: runs go on until
     // `runs` children actually died of SIGKILL.
     let [kills, run] = [0, 0]
@@ -48,9 +52,14 @@ test('random kills during index writes leave only intact records and identical a
       // The kill lands at a random moment after the child starts indexing
       // (not while Node itself starts up).
       const child = spawn(process.execPath, ['--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'ignore'] })
-      child.stdout.once('data', () => setTimeout(() => child.kill('SIGKILL'), random(50)))
+      let started = 0
+      child.stdout.once('data', () => {
+        started = performance.now()
+        setTimeout(() => child.kill('SIGKILL'), random(window))
+      })
       const signal = await new Promise((resolve) => child.on('exit', (_code, signal) => resolve(signal)))
       if (signal === 'SIGKILL') kills++
+      else if (started) window = Math.max(2, Math.floor((performance.now() - started) * 0.8))
       for (const name of existsSync(indexDir) ? readdirSync(indexDir) : []) {
         if (name.startsWith('.pi-fabric-memory-index') || name.includes('.tmp.')) continue
         assert.notEqual(inspectCacheRecord(join(indexDir, name)), null, `run ${run}: ${name} is torn`)
