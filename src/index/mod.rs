@@ -48,7 +48,7 @@ use parking_lot::Mutex;
 use record::Tier;
 pub use sources::{list_sources, Source};
 pub(crate) use sync::rebuild_cold;
-pub use sync::{sync, SyncResult, Synced};
+pub use sync::{sync, Memo, SyncResult, Synced};
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -76,6 +76,8 @@ pub struct Index {
   writes: writer::Queue,
   /// The packed cold heads, as this process knows them.
   packs: heads::Packs,
+  /// The cold term dictionary's shards this process holds.
+  dictionaries: dictionary::Resident,
   /// What this index did, for its tests (empty outside them).
   trace: trace::Trace,
 }
@@ -95,6 +97,7 @@ impl Index {
           base_names: Mutex::default(),
           writes: Default::default(),
           packs: Default::default(),
+          dictionaries: Default::default(),
           trace: Default::default(),
         })
       })
@@ -146,6 +149,10 @@ impl Index {
     &self.packs
   }
 
+  pub(super) fn dictionaries(&self) -> &dictionary::Resident {
+    &self.dictionaries
+  }
+
   pub(super) fn trace(&self) -> &trace::Trace {
     &self.trace
   }
@@ -154,6 +161,17 @@ impl Index {
   fn names(&self, cx: &Context<'_>) -> Arc<Vec<String>> {
     self.dir.names(cx.config.watch_sessions)
   }
+}
+
+/// The cold term dictionary of the index in `dir`, serving `candidates`
+/// (see [`dictionary::serve`]): its shards are the index's own state.
+pub fn serve_cold_terms(
+  dir: &Path,
+  branches: Branches,
+  candidates: (&[dictionary::Candidate<'_>], dictionary::Candidates),
+  max_record_bytes: u64,
+) -> Option<dictionary::Served> {
+  dictionary::serve(&Index::shared(dir.to_path_buf()), branches, candidates, max_record_bytes)
 }
 
 /// Hands the heap's free pages back to the system. glibc keeps freed memory

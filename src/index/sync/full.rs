@@ -106,7 +106,7 @@ pub(super) fn sync_changed(
   index.dir.collect_garbage(names, owners, cx.config.max_cache_cleanup_files, &mut reasons);
   let tally = Tally::of(&synced);
   let coverage = tally.coverage(synced.len(), &reasons, unavailable);
-  Ok(Outcome { result: SyncResult { coverage, sessions: Arc::new(synced) }, reasons, tally })
+  Ok(Outcome { result: SyncResult { coverage, sessions: Arc::new(synced), memo: Default::default() }, reasons, tally })
 }
 
 /// Builds the `planned` sessions in parallel into their slots of `synced`
@@ -181,5 +181,5 @@ fn prepare_dictionary(cx: &Context<'_>, index: &Index, branches: Branches, synce
       record::Body::Hot(_) => None,
     })
     .collect();
-  dictionary::refresh(index.dir.path(), branches, &candidates, cx.config.max_cold_cache_bytes);
+  dictionary::refresh(index, branches, &candidates, cx.config.max_cold_cache_bytes);
 }

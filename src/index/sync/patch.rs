@@ -92,7 +92,7 @@ pub(super) fn patch(
     }
   }
   let coverage = tally.coverage(synced.len(), &reasons, unavailable);
-  Some(Ok(Outcome { result: SyncResult { coverage, sessions }, reasons, tally }))
+  Some(Ok(Outcome { result: SyncResult { coverage, sessions, memo: Default::default() }, reasons, tally }))
 }
 
 /// The positions in `all` of the sources the watch does not vouch for since

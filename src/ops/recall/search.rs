@@ -9,7 +9,7 @@ use crate::coverage::Reason;
 use crate::engine::Engine;
 use crate::error::ContractError;
 use crate::index::cold::{ColdContent, Echoes};
-use crate::index::dictionary;
+use crate::index::{self, dictionary};
 use crate::query::plan::Query;
 use crate::query::regex::BoundedRegex;
 use crate::query::score::{bm25, idf, session_frequency, PART_WEIGHT};
@@ -296,7 +296,7 @@ impl<'r> Search<'r> {
           .map(|&slot| (slot, self.sessions.at(slot).file(), self.sessions.at(slot).digest().expect("cold")))
           .collect();
         let (dir, max_record) = (&self.index_dir, self.config.max_cold_cache_bytes);
-        dictionary::serve(dir, self.request.branches, (&candidates, which), max_record).map(Arc::new)
+        index::serve_cold_terms(dir, self.request.branches, (&candidates, which), max_record).map(Arc::new)
       };
       self.cold_terms = match self.cold.is_every() {
         true => self.sessions.plan.served.get_or_init(serve).clone(),

@@ -10,17 +10,17 @@ use crate::index::dictionary::Served;
 use crate::index::hot::HotShard;
 use crate::index::kind::Kind;
 use crate::index::record::{Body, CacheRecord, Tier};
-use crate::index::{self, Coverage, Synced};
+use crate::index::{self, Coverage, Memo, Synced};
 use crate::session::binding::Issuer;
 use crate::session::discover::Scope;
 use crate::session::entry::Typed;
 use crate::session::lineage::{Branches, LiveBranch};
 use crate::session::SessionView;
-use parking_lot::Mutex;
+use std::any::Any;
 use std::cell::OnceCell;
 use std::collections::HashMap;
 use std::path::Path;
-use std::sync::{Arc, OnceLock, Weak};
+use std::sync::{Arc, OnceLock};
 
 /// A session read from source: what a record would otherwise hold.
 struct Hydrated {
@@ -123,7 +123,7 @@ impl<'a> Searched<'a> {
 }
 
 /// Which slots are hot and which cold, worked out once per synchronization
-/// result (see [`plan`]).
+/// result (kept in its [`Memo`]).
 pub(super) struct Plan {
   /// Slots with a hot shard, ascending.
   pub(super) hot: Vec<usize>,
@@ -210,35 +210,19 @@ impl Plan {
   }
 }
 
-type Plans = Mutex<Vec<(Weak<Vec<Synced>>, Arc<Plan>)>>;
-
-/// The plan of a synchronization result, memoized while the result is the
-/// one a reused synchronization hands out. The key is the list itself: a
-/// `Weak` keeps its allocation, so no other list can take its address, and a
-/// patched result is a new list (`Arc::make_mut` cannot reuse one a `Weak`
-/// points to).
-fn plan(sessions: &Sessions, list: &Arc<Vec<Synced>>) -> Arc<Plan> {
-  static PLANS: OnceLock<Plans> = OnceLock::new();
-  const KEPT: usize = 8;
-  let plans = PLANS.get_or_init(Default::default);
-  let mut memo = plans.lock();
-  memo.retain(|(list, _)| list.strong_count() > 0);
-  if let Some((_, plan)) = memo.iter().find(|(known, _)| known.as_ptr() == Arc::as_ptr(list)) {
-    return plan.clone();
-  }
-  let plan = Arc::new(Plan::of(sessions, list.len()));
-  if memo.len() == KEPT {
-    memo.remove(0);
-  }
-  memo.push((Arc::downgrade(list), plan.clone()));
-  plan
+/// The plan of a synchronization result, memoized in the result: every call
+/// a reused synchronization answers shares it. Recall is the memo's only
+/// user; were it ever to hold something else, the plan is worked out anew.
+fn plan(sessions: &Sessions, memo: &Memo) -> Arc<Plan> {
+  let make = || Arc::new(Plan::of(sessions, sessions.len()));
+  memo.get_or_init(|| make() as Arc<dyn Any + Send + Sync>).downcast::<Plan>().unwrap_or_else(|_| make())
 }
 
 impl Sessions {
-  fn synced(list: Arc<Vec<Synced>>) -> Sessions {
+  fn synced(list: Arc<Vec<Synced>>, memo: &Memo) -> Sessions {
     let extras = std::iter::repeat_with(OnceCell::new).take(list.len()).collect();
-    let mut sessions = Sessions { list: List::Synced(list.clone()), extras, plan: Arc::new(Plan::empty()) };
-    sessions.plan = plan(&sessions, &list);
+    let mut sessions = Sessions { list: List::Synced(list), extras, plan: Arc::new(Plan::empty()) };
+    sessions.plan = plan(&sessions, memo);
     sessions
   }
 
@@ -402,5 +386,5 @@ pub(super) fn searched(engine: &Engine, request: &RecallRequest) -> Result<(Sess
     }
     return Ok((Sessions::hydrated(session.tier, &view), coverage));
   }
-  Ok((Sessions::synced(synced.sessions), coverage))
+  Ok((Sessions::synced(synced.sessions, &synced.memo), coverage))
 }
