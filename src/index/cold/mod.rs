@@ -17,10 +17,12 @@ use std::collections::BTreeMap;
 
 mod content;
 mod derived;
+mod kinds;
 mod terms;
 
 pub use content::{ColdContent, LazyContent, Unreadable};
 pub use derived::{DictionaryMatch, Lazy};
+pub use kinds::ColdKinds;
 use terms::{terms, Terms};
 
 /// At most this many touched files are kept per session.

@@ -5,20 +5,17 @@ pub use super::RecallRequest;
 use crate::engine::Engine;
 use crate::error::{ContractError, ErrorCode};
 use crate::index::cold::Echoes;
-use crate::index::cold::{ColdContent, ColdDigest, Unreadable};
+use crate::index::cold::{ColdContent, ColdDigest, ColdKinds, Unreadable};
 use crate::index::dictionary::Served;
 use crate::index::hot::HotShard;
-use crate::index::kind::Kind;
 use crate::index::record::{Body, CacheRecord, Tier};
 use crate::index::{self, Coverage, Memo, Synced};
 use crate::session::binding::Issuer;
 use crate::session::discover::Scope;
-use crate::session::entry::Typed;
 use crate::session::lineage::{Branches, LiveBranch};
 use crate::session::SessionView;
 use std::any::Any;
 use std::cell::OnceCell;
-use std::collections::HashMap;
 use std::path::Path;
 use std::sync::{Arc, OnceLock};
 
@@ -138,46 +135,6 @@ pub(super) struct Plan {
   lengths: OnceLock<(usize, f64)>,
 }
 
-/// The typed kinds of every cold digest, interned: a filter is tested once
-/// per distinct kind instead of once per kind of every digest (~50 each).
-pub(super) struct ColdKinds {
-  distinct: Vec<Kind>,
-  /// Per cold slot (in [`Plan::cold`] order), where its kinds start in
-  /// `counts`, and one past the last.
-  starts: Vec<u32>,
-  /// (distinct kind, address count) of each digest, one digest after another.
-  counts: Vec<(u32, u64)>,
-}
-
-impl ColdKinds {
-  fn of(sessions: &Sessions, cold: &[usize]) -> ColdKinds {
-    // Interned kinds: equal exactly when they are the same value (`Kind::id`).
-    let mut ids: HashMap<usize, u32> = HashMap::new();
-    let (mut distinct, mut starts, mut counts) = (Vec::new(), vec![0], Vec::new());
-    for &slot in cold {
-      for (kind, count) in &sessions.at(slot).digest().expect("cold session").kinds {
-        let id = *ids.entry(kind.id()).or_insert_with(|| {
-          distinct.push(kind.clone());
-          distinct.len() as u32 - 1
-        });
-        counts.push((id, *count));
-      }
-      starts.push(counts.len() as u32);
-    }
-    ColdKinds { distinct, starts, counts }
-  }
-
-  /// Per cold slot (in [`Plan::cold`] order), how many of its addresses
-  /// have a kind `matches` accepts.
-  pub(super) fn matching(&self, matches: impl Fn(&Typed) -> bool) -> impl Iterator<Item = usize> + '_ {
-    let accepted: Vec<bool> = self.distinct.iter().map(|kind| matches(kind)).collect();
-    self.starts.windows(2).map(move |run| {
-      let kinds = &self.counts[run[0] as usize..run[1] as usize];
-      kinds.iter().filter(|(id, _)| accepted[*id as usize]).map(|(_, count)| *count as usize).sum()
-    })
-  }
-}
-
 impl Plan {
   fn of(sessions: &Sessions, slots: usize) -> Plan {
     let (mut hot, mut cold) = (Vec::new(), Vec::new());
@@ -193,7 +150,9 @@ impl Plan {
   }
 
   pub(super) fn cold_kinds(&self, sessions: &Sessions) -> &ColdKinds {
-    self.kinds.get_or_init(|| ColdKinds::of(sessions, &self.cold))
+    self
+      .kinds
+      .get_or_init(|| ColdKinds::of(self.cold.iter().map(|&slot| sessions.at(slot).digest().expect("cold session"))))
   }
 
   /// The number of sessions and their mean ranking length: every session
