@@ -4,12 +4,13 @@
 // call reads, a rewrite must still be stale, and ten hits must fit in 5,000
 // characters (the issue-32 goal; docs/in-pi.md "Prompt footprint").
 import assert from 'node:assert/strict'
-import { readFileSync, writeFileSync } from 'node:fs'
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
 import { after, test } from 'node:test'
 import { createMemory } from '../extension/recall/create-memory.mjs'
 import { PIN_HASH_DIGITS, pinned, unpinned } from '../extension/recall/pin.mjs'
 import { recallTools } from '../extension/recall/tools.mjs'
-import { tempAgent } from './helpers.mjs'
+import { encodeCwd, tempAgent } from './helpers.mjs'
 
 const agent = tempAgent()
 after(() => agent.cleanup())
@@ -147,4 +148,23 @@ test("a session's name (Pi's /name) reaches the sessions page as it is appended,
   assert.equal((await row()).name, 'Checkout timeout')
   writeFileSync(fileA, readFileSync(fileA, 'utf8') + named(''))
   assert.equal((await row()).name, undefined)
+})
+
+test("global hits and rows of another project name it; the cwd's own project goes unsaid", async () => {
+  const otherDir = join(agent.agentDir, 'sessions', encodeCwd('/home/u/Other Repo'))
+  mkdirSync(otherDir, { recursive: true })
+  const otherId = '019e9c40-0000-7000-8000-00000000000c'
+  const text = line({ type: 'session', version: 3, id: otherId, timestamp: '2026-11-01T12:00:00.000Z', cwd: '/home/u/Other Repo' }) +
+    message('othe0', null, 'user', 'the wagtail note', 0)
+  writeFileSync(join(otherDir, `2026-11-01T12-00-00-000Z_${otherId}.jsonl`), text)
+  const recalled = await run(recallTool, { query: 'wagtail bluefinch', scope: 'global', pageSize: 20 })
+  assert.equal(recalled.page.coverage.project.name, 'proj')
+  assert.deepEqual(
+    [...new Set(recalled.page.hits.map((h: { sessionId: string; project: string }) => `${h.sessionId.slice(0, 8)} ${h.project}`))].sort(),
+    ['019e9a22 proj', '019e9b31 proj', '019e9c40 other-repo'],
+  )
+  assert.deepEqual(recalled.view.hits.filter((h: { project?: string }) => h.project).map((h: { project: string }) => h.project), ['other-repo'])
+  const listed = await run(sessionsTool, { scope: 'global' })
+  const rows = listed.view.sessions.map((s: { id: string; project?: string }) => `${s.id.slice(0, 8)} ${s.project ?? '-'}`)
+  assert.deepEqual(rows.sort(), ['019e9a22 -', '019e9b31 -', '019e9c40 other-repo'])
 })

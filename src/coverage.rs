@@ -142,8 +142,21 @@ pub struct Coverage {
   /// counted, never silently left out.
   pub unavailable_sessions: usize,
   pub reasons: Vec<Reason>,
+  /// The cwd's project, what `project` scope means here (calls over the
+  /// project and global scopes; hits and rows from it need not name it).
+  #[serde(skip_serializing_if = "Option::is_none")]
+  pub project: Option<ProjectCoverage>,
   #[serde(skip_serializing_if = "Option::is_none")]
   pub error: Option<ContractError>,
+}
+
+/// The cwd's project as a call's coverage states it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ProjectCoverage {
+  /// Its short name (what hits and rows name their project by).
+  pub name: String,
+  /// Which rule decided: `explicit`, `remote`, `commonDir` or `cwd`.
+  pub source: crate::project::Source,
 }
 
 impl Coverage {

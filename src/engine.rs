@@ -91,6 +91,19 @@ impl Engine {
     }
   }
 
+  /// The coverage's `project` for a call over `scope`: the project and
+  /// global scopes state the cwd's project, a session scope does not.
+  pub fn project_coverage(&self, scope: &session::discover::Scope) -> Option<crate::coverage::ProjectCoverage> {
+    use session::discover::Scope;
+    let identity = match scope {
+      Scope::Project => self.discovery().project_dirs().identity.clone(),
+      // Without listing the project's session dirs, which only the project scope reads.
+      Scope::Global => (*session::project_dirs::identity_of(&self.cwd.to_string_lossy())).clone(),
+      Scope::Session | Scope::Explicit(_) => return None,
+    };
+    Some(crate::coverage::ProjectCoverage { name: identity.name, source: identity.source })
+  }
+
   pub fn load(&self, path: &Path, branches: Branches, policy: &Policy) -> Result<Arc<SessionView>, ContractError> {
     let live = self.live.as_ref().map(|l| (l.file.as_path(), &l.branch));
     // Expansion re-reads the source on every call: bounded like indexing.

@@ -8,6 +8,7 @@ use crate::index::record::Tier;
 use crate::index::{self, Coverage};
 use crate::session::discover::Scope;
 use crate::session::lineage::Branches;
+use crate::session::project_dirs::project_name;
 use serde::Serialize;
 use serde_json::Value;
 
@@ -41,6 +42,9 @@ pub struct SessionRow {
   pub id: String,
   pub file: String,
   pub cwd: String,
+  /// The short name of the cwd's project (`repo`); absent for a header without a cwd.
+  #[serde(skip_serializing_if = "Option::is_none")]
+  pub project: Option<String>,
   pub mtime: f64,
   pub entry_count: usize,
   pub tier: Tier,
@@ -90,6 +94,7 @@ pub fn sessions(engine: &Engine, request: &SessionsRequest) -> SessionsPage {
       id: record.session_id.clone(),
       file: record.file.clone(),
       cwd: record.cwd.clone(),
+      project: project_name(&record.cwd),
       mtime: record.mtime,
       entry_count: record.entry_count(),
       tier,
@@ -100,5 +105,6 @@ pub fn sessions(engine: &Engine, request: &SessionsRequest) -> SessionsPage {
     })
     .collect();
   page.coverage = synced.coverage;
+  page.coverage.project = engine.project_coverage(&request.scope);
   page
 }

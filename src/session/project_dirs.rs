@@ -62,14 +62,21 @@ fn dir_cwds() -> &'static Mutex<FxHashMap<PathBuf, Option<String>>> {
 }
 
 /// The identity of `cwd` without an explicit key (a key names only the
-/// current cwd's own project: another checkout's settings are not read).
-fn identity_of(cwd: &str) -> Arc<Identity> {
+/// current cwd's own project: another checkout's settings are not read),
+/// resolved once per process.
+pub fn identity_of(cwd: &str) -> Arc<Identity> {
   if let Some(known) = identities().lock().get(cwd) {
     return known.clone();
   }
   let identity = Arc::new(project::resolve(Path::new(cwd), None));
   identities().lock().insert(cwd.to_string(), identity.clone());
   identity
+}
+
+/// The short name of the project a session header's `cwd` belongs to
+/// (`repo`, a folder's name); `None` for an old header without a cwd.
+pub fn project_name(cwd: &str) -> Option<String> {
+  (!cwd.is_empty()).then(|| identity_of(cwd).name.clone())
 }
 
 /// The cwd a session dir is for: its first readable session's header

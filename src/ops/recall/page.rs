@@ -11,6 +11,7 @@ use crate::query::snippet::snippet;
 use crate::session::binding::record_id;
 use crate::session::entry::Entry;
 use crate::session::lineage::LiveBranch;
+use crate::session::project_dirs::project_name;
 use crate::text::{cap_with_ellipsis, json_len};
 use serde::Serialize;
 use serde_json::{json, Map, Value};
@@ -22,6 +23,9 @@ const MATCHED_TERMS_SHOWN: usize = 50;
 #[serde(rename_all = "camelCase")]
 pub struct EntryHit {
   pub session_id: String,
+  /// The short name of its session's project (`repo`); absent for a header without a cwd.
+  #[serde(skip_serializing_if = "Option::is_none")]
+  pub project: Option<String>,
   pub tier: Tier,
   #[serde(flatten)]
   pub meta: EntryMeta,
@@ -42,6 +46,8 @@ pub struct SessionHit {
   pub session_id: String,
   pub tier: Tier,
   pub cwd: String,
+  #[serde(skip_serializing_if = "Option::is_none")]
+  pub project: Option<String>,
   pub last_timestamp: Option<i64>,
   pub score: f64,
   pub matched_terms: Vec<String>,
@@ -86,6 +92,7 @@ impl Search<'_> {
     let (snippet, cut) = snippet(&entry.text, self.request.query.terms(), self.request.snippet_chars);
     Hit::Entry(Box::new(EntryHit {
       session_id: session.session_id().to_string(),
+      project: project_name(session.cwd()),
       tier: session.tier,
       meta: EntryMeta::of(entry),
       score: rounded(score),
@@ -132,6 +139,7 @@ impl Search<'_> {
       session_id: session.session_id().to_string(),
       tier: Tier::Cold,
       cwd: cap_with_ellipsis(session.cwd(), CWD_CHARS),
+      project: project_name(session.cwd()),
       last_timestamp: digest.last_ts,
       score: rounded(score),
       matched_terms: self.matched_terms(matched),

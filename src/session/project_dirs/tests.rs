@@ -121,3 +121,54 @@ fn a_folder_without_git_and_malformed_git_metadata_are_their_own_project() {
   assert_eq!(dirs.identity.fallback.map(|f| f.as_str()), Some("git_file_malformed"));
   assert!(!dirs.spans_checkouts() && dirs.dirs.is_empty());
 }
+
+/// (session id, project) of every hit of a global recall, sorted.
+fn global_hit_projects(engine: &Engine, query: &str) -> (Vec<(String, Option<String>)>, serde_json::Value) {
+  let request = RecallRequest::from_json(Some(&json!({"query": query, "scope": "global", "pageSize": 50}))).unwrap();
+  let page = recall(engine, &request);
+  assert!(page.error.is_none(), "{:?}", page.error);
+  let mut named: Vec<(String, Option<String>)> = page
+    .hits
+    .iter()
+    .map(|h| match h {
+      Hit::Entry(hit) => (hit.session_id.clone(), hit.project.clone()),
+      Hit::Session(hit) => (hit.session_id.clone(), hit.project.clone()),
+    })
+    .collect();
+  named.sort();
+  named.dedup();
+  (named, serde_json::to_value(&page.coverage).unwrap())
+}
+
+#[test]
+fn global_hits_and_session_rows_name_their_project() {
+  let w = World::new();
+  let app = repo(&w.root.join("checkouts/app-main"), &[("origin", "git@github.com:org/App.git")]);
+  let tools = repo(&w.root.join("tools"), &[]);
+  let notes = w.root.join("Notes Folder");
+  fs::create_dir_all(&notes).unwrap();
+  for (dir, id) in [(&app, "s-app"), (&tools, "s-tools"), (&notes, "s-notes")] {
+    w.session(dir, id, "the ibis ledger");
+  }
+  let some = |s: &str| Some(s.to_string());
+  let engine = w.engine(&app, json!({}));
+  let (named, coverage) = global_hit_projects(&engine, "ibis");
+  assert_eq!(
+    named,
+    [("s-app".into(), some("app")), ("s-notes".into(), some("notes-folder")), ("s-tools".into(), some("tools"))]
+  );
+  assert_eq!(coverage["project"], json!({"name": "app", "source": "remote"}));
+  let request = crate::ops::sessions::SessionsRequest::from_json(Some(&json!({"scope": "global"}))).unwrap();
+  let page = crate::ops::sessions::sessions(&engine, &request);
+  let mut rows: Vec<(String, Option<String>)> =
+    page.sessions.iter().map(|r| (r.id.clone(), r.project.clone())).collect();
+  rows.sort();
+  assert_eq!(
+    rows,
+    [("s-app".into(), some("app")), ("s-notes".into(), some("notes-folder")), ("s-tools".into(), some("tools"))]
+  );
+  let coverage = serde_json::to_value(&page.coverage).unwrap();
+  assert_eq!(coverage["project"], json!({"name": "app", "source": "remote"}));
+  let session_scope = RecallRequest::from_json(Some(&json!({"query": "ibis", "scope": "session"}))).unwrap();
+  assert_eq!(serde_json::to_value(recall(&engine, &session_scope).coverage).unwrap().get("project"), None);
+}
