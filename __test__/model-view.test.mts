@@ -7,6 +7,7 @@ import assert from 'node:assert/strict'
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { after, test } from 'node:test'
+import { coverageText } from '../extension/present/history.mjs'
 import { createMemory } from '../extension/recall/create-memory.mjs'
 import { PIN_HASH_DIGITS, pinned, unpinned } from '../extension/recall/pin.mjs'
 import { recallTools } from '../extension/recall/tools.mjs'
@@ -167,4 +168,21 @@ test("global hits and rows of another project name it; the cwd's own project goe
   const listed = await run(sessionsTool, { scope: 'global' })
   const rows = listed.view.sessions.map((s: { id: string; project?: string }) => `${s.id.slice(0, 8)} ${s.project ?? '-'}`)
   assert.deepEqual(rows.sort(), ['019e9a22 -', '019e9b31 -', '019e9c40 other-repo'])
+})
+
+test('in a folder whose git metadata is ambiguous, coverage says the project scope is this folder only', async () => {
+  const cwd = join(agent.root, 'broken-checkout')
+  mkdirSync(cwd, { recursive: true })
+  writeFileSync(join(cwd, '.git'), 'not a gitdir line\n')
+  const dir = join(agent.agentDir, 'sessions', encodeCwd(cwd))
+  mkdirSync(dir, { recursive: true })
+  const id = '019e9d50-0000-7000-8000-00000000000d'
+  writeFileSync(join(dir, `${id}.jsonl`), line({ type: 'session', version: 3, id, timestamp: '2026-11-01T12:00:00.000Z', cwd }) + message('brok0', null, 'user', 'the dunlin note', 0))
+  const here = createMemory({ agentDir: agent.agentDir, cwd })
+  const [recallHere] = recallTools(() => here)
+  const { view, page } = await run(recallHere, { query: 'dunlin' })
+  assert.deepEqual(page.coverage.project, { name: 'broken-checkout', source: 'cwd', fallback: 'git_file_malformed' })
+  assert.deepEqual(view.coverage, { complete: true, project: 'project scope is this folder only (git_file_malformed)' })
+  assert.equal(coverageText(page.coverage), 'complete · project scope is this folder only (git_file_malformed)')
+  assert.equal(coverageText({ ...page.coverage, project: { name: 'proj', source: 'cwd', fallback: 'cwd_missing' } }), 'complete')
 })

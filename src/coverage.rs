@@ -157,6 +157,10 @@ pub struct ProjectCoverage {
   pub name: String,
   /// Which rule decided: `explicit`, `remote`, `commonDir` or `cwd`.
   pub source: crate::project::Source,
+  /// Why the cwd rule decided on ambiguous git evidence: `project` scope is
+  /// this folder's sessions only, not the repository's other checkouts.
+  #[serde(skip_serializing_if = "Option::is_none")]
+  pub fallback: Option<crate::project::Fallback>,
 }
 
 impl Coverage {

@@ -101,7 +101,7 @@ impl Engine {
       Scope::Global => (*session::project_dirs::identity_of(&self.cwd.to_string_lossy())).clone(),
       Scope::Session | Scope::Explicit(_) => return None,
     };
-    Some(crate::coverage::ProjectCoverage { name: identity.name, source: identity.source })
+    Some(crate::coverage::ProjectCoverage { name: identity.name, source: identity.source, fallback: identity.fallback })
   }
 
   pub fn load(&self, path: &Path, branches: Branches, policy: &Policy) -> Result<Arc<SessionView>, ContractError> {

@@ -12,12 +12,14 @@
  *   empty lists), timestamps are minutes (`2026-08-29 09:36`, UTC) and
  *   scores have three digits.
  * - Coverage is `{complete: true}` when nothing is missing; otherwise its
- *   reasons and non-zero counters.
+ *   reasons and non-zero counters. Either way `project` says when the
+ *   project scope fell back to this folder only (ambiguous git evidence).
  * - The model's recall asks for 300-character snippets (the library's
  *   default is 480): ten hits stay under 5,000 characters, and a hit's
  *   whole entry is one call away.
  */
 import type { ExpandPage, FabricCall, MemoryHit, RecallPage, SessionsPage } from '../native.mjs'
+import { projectNote } from '../present/history.mjs'
 import { minuteOf } from '../present/text.mjs'
 import { PIN_SLOT, pinned } from './pin.mjs'
 
@@ -60,7 +62,8 @@ function call(token: FabricCall | null | undefined, sessionId: string | null | u
 function coverage(page: { coverage?: RecallPage['coverage'] }): Json | undefined {
   const c = page.coverage
   if (!c) return undefined
-  if (c.complete && c.reasons.length === 0) return { complete: true }
+  const project = projectNote(c)
+  if (c.complete && c.reasons.length === 0) return lean({ complete: true, project })
   const counts = lean({
     indexedSessions: c.indexedSessions,
     eligibleSessions: c.eligibleSessions,
@@ -68,7 +71,7 @@ function coverage(page: { coverage?: RecallPage['coverage'] }): Json | undefined
     incompleteSessions: c.incompleteSessions || undefined,
     unavailableSessions: c.unavailableSessions || undefined,
   })
-  return { complete: c.complete, ...lean({ reasons: c.reasons }), ...counts }
+  return { complete: c.complete, ...lean({ reasons: c.reasons, project }), ...counts }
 }
 
 /** What an entry is, in the order a reader wants it. */

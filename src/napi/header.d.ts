@@ -202,6 +202,11 @@ export interface ProjectCoverage {
   name: string
   /** Which rule decided (docs/curated-memory.md "Project identity"). */
   source: 'explicit' | 'remote' | 'commonDir' | 'cwd'
+  /**
+   * Why the cwd rule decided although git metadata was found (or the cwd is missing): ambiguity fails closed,
+   * and scope `project` is this folder's sessions only.
+   */
+  fallback?: ProjectIdentity['fallback']
 }
 
 export interface SessionsPage {

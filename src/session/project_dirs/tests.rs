@@ -172,3 +172,21 @@ fn global_hits_and_session_rows_name_their_project() {
   let session_scope = RecallRequest::from_json(Some(&json!({"query": "ibis", "scope": "session"}))).unwrap();
   assert_eq!(serde_json::to_value(recall(&engine, &session_scope).coverage).unwrap().get("project"), None);
 }
+
+#[test]
+fn ambiguity_falls_back_and_says_so() {
+  let w = World::new();
+  let broken = w.root.join("broken");
+  fs::create_dir_all(&broken).unwrap();
+  fs::write(broken.join(".git"), "not a gitdir line\n").unwrap();
+  w.session(&broken, "s-broken", "the plover note");
+  let engine = w.engine(&broken, json!({}));
+  let request = RecallRequest::from_json(Some(&json!({"query": "plover", "scope": "project"}))).unwrap();
+  let coverage = serde_json::to_value(recall(&engine, &request).coverage).unwrap();
+  assert_eq!(coverage["project"], json!({"name": "broken", "source": "cwd", "fallback": "git_file_malformed"}));
+  assert_eq!(coverage["complete"], json!(true), "the folder's own sessions are all of what project means here");
+  let plain = w.root.join("plain");
+  fs::create_dir_all(&plain).unwrap();
+  let coverage = serde_json::to_value(recall(&w.engine(&plain, json!({})), &request).coverage).unwrap();
+  assert_eq!(coverage["project"], json!({"name": "plain", "source": "cwd"}), "no git at all is no ambiguity");
+}
