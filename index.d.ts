@@ -207,6 +207,8 @@ export interface ProjectCoverage {
    * and scope `project` is this folder's sessions only.
    */
   fallback?: ProjectIdentity['fallback']
+  /** `<agentDir>/fabric/projects.json` (the identities seen) could not be read and was ignored this call. */
+  identitiesUnreadable?: true
 }
 
 export interface SessionsPage {

@@ -152,6 +152,7 @@ pub struct Coverage {
 
 /// The cwd's project as a call's coverage states it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct ProjectCoverage {
   /// Its short name (what hits and rows name their project by).
   pub name: String,
@@ -161,6 +162,11 @@ pub struct ProjectCoverage {
   /// this folder's sessions only, not the repository's other checkouts.
   #[serde(skip_serializing_if = "Option::is_none")]
   pub fallback: Option<crate::project::Fallback>,
+  /// `<agentDir>/fabric/projects.json` (the identities seen) could not be
+  /// read and was ignored: sessions of a moved folder are not known to be
+  /// this project's this call.
+  #[serde(skip_serializing_if = "std::ops::Not::not")]
+  pub identities_unreadable: bool,
 }
 
 impl Coverage {

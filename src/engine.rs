@@ -95,13 +95,17 @@ impl Engine {
   /// global scopes state the cwd's project, a session scope does not.
   pub fn project_coverage(&self, scope: &session::discover::Scope) -> Option<crate::coverage::ProjectCoverage> {
     use session::discover::Scope;
-    let identity = match scope {
-      Scope::Project => self.discovery().project_dirs().identity.clone(),
-      // Without listing the project's session dirs, which only the project scope reads.
-      Scope::Global => (*session::project_dirs::identity_of(&self.cwd.to_string_lossy())).clone(),
-      Scope::Session | Scope::Explicit(_) => return None,
-    };
-    Some(crate::coverage::ProjectCoverage { name: identity.name, source: identity.source, fallback: identity.fallback })
+    if !matches!(scope, Scope::Project | Scope::Global) {
+      return None;
+    }
+    let project = self.discovery().project_dirs();
+    let identity = &project.identity;
+    Some(crate::coverage::ProjectCoverage {
+      name: identity.name.clone(),
+      source: identity.source,
+      fallback: identity.fallback,
+      identities_unreadable: project.known_unreadable(),
+    })
   }
 
   pub fn load(&self, path: &Path, branches: Branches, policy: &Policy) -> Result<Arc<SessionView>, ContractError> {

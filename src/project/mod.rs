@@ -21,12 +21,13 @@ mod config;
 #[cfg(test)]
 pub(crate) mod fixtures;
 mod git;
+pub mod known;
 mod remote;
 
 use crate::error::CoreError;
 use crate::threat::{self, Scope};
 use remote::Remote;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use std::path::Path;
 
@@ -41,7 +42,7 @@ const MAX_NAME_CHARS: usize = 40;
 const DIR_HASH_DIGITS: usize = 16;
 
 /// Which rule decided the identity.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, strum::IntoStaticStr)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, strum::IntoStaticStr)]
 #[serde(rename_all = "camelCase")]
 #[strum(serialize_all = "camelCase")]
 pub enum Source {

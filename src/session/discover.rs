@@ -175,7 +175,14 @@ impl Discovery {
   /// The cwd's project (its identity) and the other session dirs of it:
   /// the dirs of the repository's other checkouts ([`project_dirs`]).
   pub fn project_dirs(&self) -> Arc<ProjectDirs> {
-    self.project.get(&self.sessions_dir(), &self.cwd, &self.project_dir())
+    let (sessions_dir, own_dir) = (self.sessions_dir(), self.project_dir());
+    self.project.get(&project_dirs::Lookup {
+      agent_dir: &self.agent_dir,
+      sessions_dir: &sessions_dir,
+      cwd: &self.cwd,
+      own_dir: &own_dir,
+      key: None,
+    })
   }
 
   /// Is `dir` a session dir of the project whose own dir is `project_dir`
@@ -228,6 +235,8 @@ impl Discovery {
     files.extend(self.custom_files());
     let mut sessions = open_all(unique(files));
     sessions.retain(|s| self.in_project(&project_dir, &s.path, &s.header.cwd));
+    // The custom dir's header cwds were looked up: record what they showed.
+    self.project_dirs().save();
     sessions
   }
 

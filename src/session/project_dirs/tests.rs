@@ -190,3 +190,34 @@ fn ambiguity_falls_back_and_says_so() {
   let coverage = serde_json::to_value(recall(&w.engine(&plain, json!({})), &request).coverage).unwrap();
   assert_eq!(coverage["project"], json!({"name": "plain", "source": "cwd"}), "no git at all is no ambiguity");
 }
+
+#[test]
+fn a_moved_folder_keeps_its_identity() {
+  let w = World::new();
+  let old = repo(&w.root.join("old/app"), &[("origin", "git@github.com:org/app.git")]);
+  w.session(&old, "s-old", "the curlew decision");
+  // Seen while the folder is there (its own Pi's call records its identity).
+  assert_eq!(project_hits(&w.engine(&old, json!({})), "curlew"), ["s-old"]);
+  fs::rename(w.root.join("old"), w.root.join("renamed")).unwrap();
+  crate::project::known::forget_resolved();
+  let clone = repo(&w.root.join("new/app"), &[("origin", "https://github.com/org/app")]);
+  w.session(&clone, "s-new", "the curlew follow-up");
+  assert_eq!(project_hits(&w.engine(&clone, json!({})), "curlew"), ["s-new", "s-old"]);
+}
+
+#[test]
+fn an_unreadable_map_of_identities_is_ignored_with_a_coverage_note() {
+  let w = World::new();
+  let app = repo(&w.root.join("app"), &[("origin", "git@github.com:org/app.git")]);
+  w.session(&app, "s-app", "the avocet note");
+  let map = w.agent.join("fabric").join(crate::project::known::FILE_NAME);
+  fs::create_dir_all(map.parent().unwrap()).unwrap();
+  fs::write(&map, "[1, 2").unwrap();
+  let engine = w.engine(&app, json!({}));
+  let request = RecallRequest::from_json(Some(&json!({"query": "avocet", "scope": "project"}))).unwrap();
+  let page = recall(&engine, &request);
+  assert_eq!(page.hits.len(), 1);
+  let coverage = serde_json::to_value(&page.coverage).unwrap();
+  assert_eq!(coverage["project"], json!({"name": "app", "source": "remote", "identitiesUnreadable": true}));
+  assert_eq!(fs::read_to_string(&map).unwrap(), "[1, 2", "never overwritten");
+}
