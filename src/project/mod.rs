@@ -156,6 +156,20 @@ pub fn explicit_key(text: &str, what: &str) -> Result<String, CoreError> {
   Ok(key.to_string())
 }
 
+/// The environment variable that names the project explicitly.
+pub const PROJECT_KEY_ENV: &str = "PI_FABRIC_MEMORY_PROJECT_KEY";
+
+/// The explicit key in effect: `PI_FABRIC_MEMORY_PROJECT_KEY` when set (the
+/// environment wins, as Pi's own variables win over its settings), else the
+/// setting's (`memory.projectKey`); an invalid one is `invalid_argument`
+/// naming where it came from.
+pub fn chosen_key(setting: Option<&str>) -> Result<Option<String>, CoreError> {
+  match std::env::var(PROJECT_KEY_ENV).ok().filter(|v| !v.is_empty()) {
+    Some(env) => explicit_key(&env, PROJECT_KEY_ENV).map(Some),
+    None => setting.map(|key| explicit_key(key, "projectKey")).transpose(),
+  }
+}
+
 /// The identity of `cwd` (see the module comment); `explicit` is an
 /// already validated key ([`explicit_key`]).
 pub fn resolve(cwd: &Path, explicit: Option<&str>) -> Identity {

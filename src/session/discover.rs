@@ -152,6 +152,10 @@ pub struct Discovery {
   pub cwd: PathBuf,
   pub session_dir: Option<PathBuf>,
   pub live_file: Option<PathBuf>,
+  /// The explicit project key in effect for the cwd (`memory.projectKey`,
+  /// `PI_FABRIC_MEMORY_PROJECT_KEY`): checkouts that ran under the same key
+  /// are one project (the map of identities seen records it per cwd).
+  pub project_key: Option<String>,
   /// The cwd's project and its session dirs, found once per call.
   pub project: project_dirs::Cell,
 }
@@ -181,7 +185,7 @@ impl Discovery {
       sessions_dir: &sessions_dir,
       cwd: &self.cwd,
       own_dir: &own_dir,
-      key: None,
+      key: self.project_key.as_deref(),
     })
   }
 

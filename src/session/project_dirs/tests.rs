@@ -221,3 +221,26 @@ fn an_unreadable_map_of_identities_is_ignored_with_a_coverage_note() {
   assert_eq!(coverage["project"], json!({"name": "app", "source": "remote", "identitiesUnreadable": true}));
   assert_eq!(fs::read_to_string(&map).unwrap(), "[1, 2", "never overwritten");
 }
+
+#[test]
+fn an_explicit_key_joins_two_repos() {
+  let w = World::new();
+  let a = repo(&w.root.join("a"), &[("origin", "git@github.com:org/a.git")]);
+  let b = repo(&w.root.join("b"), &[]);
+  let c = repo(&w.root.join("c"), &[("origin", "git@github.com:org/c.git")]);
+  for (dir, id) in [(&a, "s-a"), (&b, "s-b"), (&c, "s-c")] {
+    w.session(dir, id, "the godwit plan");
+  }
+  let keyed = json!({"projectKey": "Team Monorepo"});
+  assert_eq!(project_hits(&w.engine(&a, keyed.clone()), "godwit"), ["s-a"], "b has not run under the key yet");
+  let from_b = w.engine(&b, keyed.clone());
+  assert_eq!(project_hits(&from_b, "godwit"), ["s-a", "s-b"]);
+  assert_eq!(project_hits(&w.engine(&a, keyed), "godwit"), ["s-a", "s-b"]);
+  assert_eq!(project_hits(&w.engine(&c, json!({})), "godwit"), ["s-c"], "a repo without the key stays apart");
+  let request = RecallRequest::from_json(Some(&json!({"query": "godwit", "scope": "global"}))).unwrap();
+  let coverage = serde_json::to_value(recall(&from_b, &request).coverage).unwrap();
+  assert_eq!(coverage["project"], json!({"name": "team-monorepo", "source": "explicit"}));
+  let (named, _) = global_hit_projects(&from_b, "godwit");
+  let team = Some("team-monorepo".to_string());
+  assert_eq!(named, [("s-a".into(), team.clone()), ("s-b".into(), team), ("s-c".into(), Some("c".to_string()))]);
+}
