@@ -243,8 +243,8 @@ impl Known {
     }
   }
 
-  /// Writes the queued changes, best effort: nothing when there are none or
-  /// the map is unreadable; skipped when the lock or the write fails (the
+  /// Writes the queued changes, best effort: nothing when there are none,
+  /// the map is unreadable or the agent dir does not exist; skipped when the lock or the write fails (the
   /// next call that sees those cwds queues them again).
   pub fn save(&self) {
     let changes = std::mem::take(&mut *self.changes.lock());
@@ -255,7 +255,10 @@ impl Known {
   }
 
   fn write(&self, changes: FxHashMap<String, Option<Seen>>) -> Option<()> {
-    fs::create_dir_all(self.path.parent()?).ok()?;
+    let fabric = self.path.parent()?;
+    // Never the one to create an agent dir (a mistyped --agent-dir stays absent).
+    fabric.parent()?.is_dir().then_some(())?;
+    fs::create_dir_all(fabric).ok()?;
     let options = LockOptions { timeout: LOCK_TIMEOUT, ..LockOptions::default() };
     let held = lock::acquire(&self.path, &options).ok()?;
     // Re-read under the lock: another process may have recorded other cwds.

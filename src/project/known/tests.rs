@@ -13,6 +13,7 @@ fn entries(agent: &Path) -> Vec<(String, String, Source)> {
 fn identities_from_evidence_are_recorded_and_outlive_their_folder() {
   let tmp = tempfile::tempdir().unwrap();
   let (agent, root) = (tmp.path().join("agent"), fs::canonicalize(tmp.path()).unwrap());
+  fs::create_dir_all(&agent).unwrap();
   let app = repo(&root.join("app"), &[("origin", "git@github.com:org/app.git")]);
   let plain = root.join("plain");
   fs::create_dir_all(&plain).unwrap();
@@ -37,6 +38,7 @@ fn identities_from_evidence_are_recorded_and_outlive_their_folder() {
 fn an_explicit_key_recorded_for_a_cwd_wins_over_its_evidence_until_it_is_resolved_without_one() {
   let tmp = tempfile::tempdir().unwrap();
   let (agent, root) = (tmp.path().join("agent"), fs::canonicalize(tmp.path()).unwrap());
+  fs::create_dir_all(&agent).unwrap();
   let app = repo(&root.join("app"), &[("origin", "git@github.com:org/app.git")]);
   let cwd = app.to_string_lossy().into_owned();
   let known = Known::open(&agent);
@@ -90,4 +92,15 @@ fn the_map_keeps_the_most_recently_seen_entries() {
   assert!(cwds.contains(&app.to_string_lossy().into_owned()));
   assert!(!cwds.contains(&"/gone/00000".to_string()), "the least recently seen is dropped");
   assert!(cwds.contains(&"/gone/00001".to_string()));
+}
+
+#[test]
+fn nothing_is_written_into_an_agent_dir_that_does_not_exist() {
+  let tmp = tempfile::tempdir().unwrap();
+  let (agent, root) = (tmp.path().join("no-agent"), fs::canonicalize(tmp.path()).unwrap());
+  let app = repo(&root.join("app"), &[("origin", "git@github.com:org/app.git")]);
+  let known = Known::open(&agent);
+  assert_eq!(known.of(&app.to_string_lossy()).source, Source::Remote);
+  known.save();
+  assert!(!agent.exists());
 }
