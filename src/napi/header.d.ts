@@ -360,7 +360,10 @@ export interface PackCitation {
 
 export interface PackSession {
   sessionId: string
+  /** The session's cwd. */
   project: string
+  /** The short name of the cwd's project (`repo`), as recall hits name it; absent for a header without a cwd. */
+  projectName?: string
   /** The session's first prompt. */
   title: string | null
   lastTimestamp: number | null
