@@ -171,7 +171,7 @@ fn by_session(holding: &[Vec<usize>], slots: usize) -> Vec<u64> {
 /// Query state shared by the scoring passes.
 pub(super) struct Search<'r> {
   pub(super) request: &'r RecallRequest,
-  engine: &'r Engine,
+  pub(super) engine: &'r Engine,
   config: &'r crate::config::Config,
   pub(super) live: Option<&'r crate::engine::Live>,
   pub(super) sessions: Sessions,
