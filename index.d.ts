@@ -138,6 +138,8 @@ export interface SessionRow {
   id: string
   file: string
   cwd: string
+  /** The short name of the cwd's project (`repo`, a folder's name); absent for a header without a cwd. */
+  project?: string
   mtime: number
   entryCount: number
   tier: 'hot' | 'cold'
@@ -189,7 +191,24 @@ export interface MemoryCoverage {
   unavailableSessions: number
   /** Sorted, unique. A call that failed before answering has its error's code as its one reason. */
   reasons: Array<CoverageReason | MemoryError['code']>
+  /** The cwd's project, what scope `project` means here (project and global scopes). */
+  project?: ProjectCoverage
   error?: MemoryError
+}
+
+/** The cwd's project as coverage states it. */
+export interface ProjectCoverage {
+  /** Its short name: hits and rows from it carry the same `project`. */
+  name: string
+  /** Which rule decided (docs/curated-memory.md "Project identity"). */
+  source: 'explicit' | 'remote' | 'commonDir' | 'cwd'
+  /**
+   * Why the cwd rule decided although git metadata was found (or the cwd is missing): ambiguity fails closed,
+   * and scope `project` is this folder's sessions only.
+   */
+  fallback?: ProjectIdentity['fallback']
+  /** `<agentDir>/fabric/projects.json` (the identities seen) could not be read and was ignored this call. */
+  identitiesUnreadable?: true
 }
 
 export interface SessionsPage {
@@ -246,6 +265,8 @@ export interface RecallArgs {
 export interface EntryHit extends EntryMeta {
   kind: 'entry'
   sessionId: string
+  /** The short name of its session's project (`repo`); absent for a header without a cwd. */
+  project?: string
   tier: 'hot' | 'cold'
   score: number
   snippet: string
@@ -260,6 +281,7 @@ export interface SessionHit {
   sessionId: string
   tier: 'cold'
   cwd: string
+  project?: string
   lastTimestamp: number | null
   score: number
   matchedTerms: string[]
@@ -338,7 +360,10 @@ export interface PackCitation {
 
 export interface PackSession {
   sessionId: string
+  /** The session's cwd. */
   project: string
+  /** The short name of the cwd's project (`repo`), as recall hits name it; absent for a header without a cwd. */
+  projectName?: string
   /** The session's first prompt. */
   title: string | null
   lastTimestamp: number | null

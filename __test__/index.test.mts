@@ -42,7 +42,9 @@ describe('the on-disk index', () => {
     assert.deepEqual(page.sessions.slice(0, 6).map((s) => [s.id, s.tier]), [
       ['s39', 'hot'], ['s38', 'hot'], ['s37', 'hot'], ['s36', 'hot'], ['s35', 'hot'], ['s34', 'cold'],
     ])
-    assert.deepEqual(page.coverage, { complete: true, indexedSessions: 40, eligibleSessions: 40, staleSessions: 0, incompleteSessions: 0, unavailableSessions: 0, reasons: [] })
+    // The cwd's project: its folder is gone, so the cwd rule decides, and says why.
+    const project = { name: 'proj', source: 'cwd', fallback: 'cwd_missing' }
+    assert.deepEqual(page.coverage, { complete: true, indexedSessions: 40, eligibleSessions: 40, staleSessions: 0, incompleteSessions: 0, unavailableSessions: 0, reasons: [], project })
     assert.equal(statSync(indexDir()).mode & 0o777, 0o700)
     assert.ok(readdirSync(indexDir()).includes('.pi-fabric-memory-index'))
     const files = recordFiles()

@@ -4,12 +4,14 @@
 // call reads, a rewrite must still be stale, and ten hits must fit in 5,000
 // characters (the issue-32 goal; docs/in-pi.md "Prompt footprint").
 import assert from 'node:assert/strict'
-import { readFileSync, writeFileSync } from 'node:fs'
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
 import { after, test } from 'node:test'
+import { coverageText } from '../extension/present/history.mjs'
 import { createMemory } from '../extension/recall/create-memory.mjs'
 import { PIN_HASH_DIGITS, pinned, unpinned } from '../extension/recall/pin.mjs'
 import { recallTools } from '../extension/recall/tools.mjs'
-import { tempAgent } from './helpers.mjs'
+import { encodeCwd, tempAgent } from './helpers.mjs'
 
 const agent = tempAgent()
 after(() => agent.cleanup())
@@ -147,4 +149,40 @@ test("a session's name (Pi's /name) reaches the sessions page as it is appended,
   assert.equal((await row()).name, 'Checkout timeout')
   writeFileSync(fileA, readFileSync(fileA, 'utf8') + named(''))
   assert.equal((await row()).name, undefined)
+})
+
+test("global hits and rows of another project name it; the cwd's own project goes unsaid", async () => {
+  const otherDir = join(agent.agentDir, 'sessions', encodeCwd('/home/u/Other Repo'))
+  mkdirSync(otherDir, { recursive: true })
+  const otherId = '019e9c40-0000-7000-8000-00000000000c'
+  const text = line({ type: 'session', version: 3, id: otherId, timestamp: '2026-11-01T12:00:00.000Z', cwd: '/home/u/Other Repo' }) +
+    message('othe0', null, 'user', 'the wagtail note', 0)
+  writeFileSync(join(otherDir, `2026-11-01T12-00-00-000Z_${otherId}.jsonl`), text)
+  const recalled = await run(recallTool, { query: 'wagtail bluefinch', scope: 'global', pageSize: 20 })
+  assert.equal(recalled.page.coverage.project.name, 'proj')
+  assert.deepEqual(
+    [...new Set(recalled.page.hits.map((h: { sessionId: string; project: string }) => `${h.sessionId.slice(0, 8)} ${h.project}`))].sort(),
+    ['019e9a22 proj', '019e9b31 proj', '019e9c40 other-repo'],
+  )
+  assert.deepEqual(recalled.view.hits.filter((h: { project?: string }) => h.project).map((h: { project: string }) => h.project), ['other-repo'])
+  const listed = await run(sessionsTool, { scope: 'global' })
+  const rows = listed.view.sessions.map((s: { id: string; project?: string }) => `${s.id.slice(0, 8)} ${s.project ?? '-'}`)
+  assert.deepEqual(rows.sort(), ['019e9a22 -', '019e9b31 -', '019e9c40 other-repo'])
+})
+
+test('in a folder whose git metadata is ambiguous, coverage says the project scope is this folder only', async () => {
+  const cwd = join(agent.root, 'broken-checkout')
+  mkdirSync(cwd, { recursive: true })
+  writeFileSync(join(cwd, '.git'), 'not a gitdir line\n')
+  const dir = join(agent.agentDir, 'sessions', encodeCwd(cwd))
+  mkdirSync(dir, { recursive: true })
+  const id = '019e9d50-0000-7000-8000-00000000000d'
+  writeFileSync(join(dir, `${id}.jsonl`), line({ type: 'session', version: 3, id, timestamp: '2026-11-01T12:00:00.000Z', cwd }) + message('brok0', null, 'user', 'the dunlin note', 0))
+  const here = createMemory({ agentDir: agent.agentDir, cwd })
+  const [recallHere] = recallTools(() => here)
+  const { view, page } = await run(recallHere, { query: 'dunlin' })
+  assert.deepEqual(page.coverage.project, { name: 'broken-checkout', source: 'cwd', fallback: 'git_file_malformed' })
+  assert.deepEqual(view.coverage, { complete: true, project: 'project scope is this folder only (git_file_malformed)' })
+  assert.equal(coverageText(page.coverage), 'complete · project scope is this folder only (git_file_malformed)')
+  assert.equal(coverageText({ ...page.coverage, project: { name: 'proj', source: 'cwd', fallback: 'cwd_missing' } }), 'complete')
 })

@@ -33,6 +33,7 @@ test('memory.pack cites verified excerpts of each matching session within the bu
   const pack = await memory.pack({ query: 'heddlework', maxTokens: 1000 })
   assert.equal(pack.error, undefined)
   assert.deepEqual(pack.sessions.map((s) => s.sessionId).sort(), ['a1', 'b2'])
+  assert.deepEqual(pack.sessions.map((s) => [s.project, s.projectName]), [[agent.cwd, 'proj'], [agent.cwd, 'proj']], 'the cwd and its project')
   assert.ok(pack.tokens <= 1000 && Math.ceil(JSON.stringify(pack).length / 4) === pack.tokens, `${pack.tokens}`)
   for (const citation of pack.sessions.flatMap((s) => s.evidence)) {
     assert.equal(citation.verified, true)

@@ -9,7 +9,11 @@ const [mode, agentDir, cwd, indexDir, argsJson] = process.argv.slice(2)
 const args = JSON.parse(argsJson ?? '{}')
 
 /** @param {Record<string, unknown>} result */
-const report = (result) => process.stdout.write(JSON.stringify({ ...result, maxRssKB: process.resourceUsage().maxRSS }))
+const report = (result) => {
+  const usage = process.resourceUsage()
+  // CPU time over the process's life (µs → ms): a build's MB per CPU-second is its speed per core.
+  process.stdout.write(JSON.stringify({ ...result, maxRssKB: usage.maxRSS, cpuMs: (usage.userCPUTime + usage.systemCPUTime) / 1000 }))
+}
 
 if (mode === 'import') {
   const started = performance.now()

@@ -142,8 +142,31 @@ pub struct Coverage {
   /// counted, never silently left out.
   pub unavailable_sessions: usize,
   pub reasons: Vec<Reason>,
+  /// The cwd's project, what `project` scope means here (calls over the
+  /// project and global scopes; hits and rows from it need not name it).
+  #[serde(skip_serializing_if = "Option::is_none")]
+  pub project: Option<ProjectCoverage>,
   #[serde(skip_serializing_if = "Option::is_none")]
   pub error: Option<ContractError>,
+}
+
+/// The cwd's project as a call's coverage states it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ProjectCoverage {
+  /// Its short name (what hits and rows name their project by).
+  pub name: String,
+  /// Which rule decided: `explicit`, `remote`, `commonDir` or `cwd`.
+  pub source: crate::project::Source,
+  /// Why the cwd rule decided on ambiguous git evidence: `project` scope is
+  /// this folder's sessions only, not the repository's other checkouts.
+  #[serde(skip_serializing_if = "Option::is_none")]
+  pub fallback: Option<crate::project::Fallback>,
+  /// `<agentDir>/fabric/projects.json` (the identities seen) could not be
+  /// read and was ignored: sessions of a moved folder are not known to be
+  /// this project's this call.
+  #[serde(skip_serializing_if = "std::ops::Not::not")]
+  pub identities_unreadable: bool,
 }
 
 impl Coverage {

@@ -45,6 +45,8 @@ pub struct Engine {
   pub live: Option<Live>,
   /// Receives indexing progress (the CLI's bar); `None` for most calls.
   pub progress: Option<ProgressSink>,
+  /// The explicit project key in effect ([`crate::project::chosen_key`]).
+  pub project_key: Option<String>,
 }
 
 impl Engine {
@@ -52,7 +54,8 @@ impl Engine {
     let process_cwd = std::env::current_dir().map_err(|e| CoreError::Io { path: PathBuf::from("."), source: e })?;
     let agent_dir = agent_dir.map(|d| resolve_path(d, &process_cwd)).unwrap_or_else(default_agent_dir);
     let cwd = cwd.map(|c| resolve_path(c, &process_cwd)).unwrap_or(process_cwd);
-    Ok(Engine { agent_dir, cwd, session_dir: None, config, live: None, progress: None })
+    let project_key = crate::project::chosen_key(config.project_key.as_deref())?;
+    Ok(Engine { agent_dir, cwd, session_dir: None, config, live: None, progress: None, project_key })
   }
 
   /// The same engine with Pi's custom session dir (relative to the cwd, as
@@ -87,8 +90,26 @@ impl Engine {
       cwd: self.cwd.clone(),
       session_dir: self.session_dir.clone(),
       live_file: self.live.as_ref().map(|l| l.file.clone()),
+      project_key: self.project_key.clone(),
       project: Default::default(),
     }
+  }
+
+  /// The coverage's `project` for a call over `scope`: the project and
+  /// global scopes state the cwd's project, a session scope does not.
+  pub fn project_coverage(&self, scope: &session::discover::Scope) -> Option<crate::coverage::ProjectCoverage> {
+    use session::discover::Scope;
+    if !matches!(scope, Scope::Project | Scope::Global) {
+      return None;
+    }
+    let project = self.discovery().project_dirs();
+    let identity = &project.identity;
+    Some(crate::coverage::ProjectCoverage {
+      name: identity.name.clone(),
+      source: identity.source,
+      fallback: identity.fallback,
+      identities_unreadable: project.known_unreadable(),
+    })
   }
 
   pub fn load(&self, path: &Path, branches: Branches, policy: &Policy) -> Result<Arc<SessionView>, ContractError> {

@@ -43,12 +43,12 @@ function printPage(page: { error?: MemoryError }): void {
 
 function printHit(hit: MemoryHit, query: string | undefined): void {
   if (hit.kind === 'session') {
-    console.log(`${bold(hit.score.toFixed(2).padStart(6))}  ${hit.sessionId}  ${dim('cold session')}  matched: ${hit.matchedTerms.join(', ') || `${hit.matchedStructuralEntries} typed entries`}`)
+    console.log(`${bold(hit.score.toFixed(2).padStart(6))}  ${hit.sessionId}  ${dim(`cold session${hit.project ? ` ${hit.project}` : ''}`)}  matched: ${hit.matchedTerms.join(', ') || `${hit.matchedStructuralEntries} typed entries`}`)
     console.log(dim(`        follow: ${hit.follow.ref} ${JSON.stringify(hit.follow.args.scope)}`))
     return
   }
   const when = minuteOf(hit.timestamp)
-  console.log(`${bold(hit.score.toFixed(2).padStart(6))}  ${shortId(hit.sessionId)} #${hit.index}  ${dim(`${when} ${hit.tier}`)}  ${entryLabel(hit)}`)
+  console.log(`${bold(hit.score.toFixed(2).padStart(6))}  ${shortId(hit.sessionId)} #${hit.index}  ${dim(`${when} ${hit.tier}${hit.project ? ` ${hit.project}` : ''}`)}  ${entryLabel(hit)}`)
   console.log(`        ${highlight(oneLine(hit.snippet, 240), query)}`)
 }
 
@@ -143,8 +143,8 @@ async function pack(ctx: Context): Promise<void> {
 
 export function printSessions(page: SessionsPage): void {
   failOn(page.error)
-  const rows = page.sessions.map((s) => [new Date(s.mtime).toISOString().slice(0, 16).replace('T', ' '), s.id, String(s.entryCount), s.cwd])
-  console.log(table([['modified', 'session', 'entries', 'cwd'].map(bold), ...rows]))
+  const rows = page.sessions.map((s) => [new Date(s.mtime).toISOString().slice(0, 16).replace('T', ' '), s.id, String(s.entryCount), s.project ?? '', s.cwd])
+  console.log(table([['modified', 'session', 'entries', 'project', 'cwd'].map(bold), ...rows]))
 }
 
 async function sessions(ctx: Context): Promise<void> {

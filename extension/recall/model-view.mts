@@ -12,12 +12,14 @@
  *   empty lists), timestamps are minutes (`2026-08-29 09:36`, UTC) and
  *   scores have three digits.
  * - Coverage is `{complete: true}` when nothing is missing; otherwise its
- *   reasons and non-zero counters.
+ *   reasons and non-zero counters. Either way `project` says when the
+ *   project scope fell back to this folder only (ambiguous git evidence).
  * - The model's recall asks for 300-character snippets (the library's
  *   default is 480): ten hits stay under 5,000 characters, and a hit's
  *   whole entry is one call away.
  */
 import type { ExpandPage, FabricCall, MemoryHit, RecallPage, SessionsPage } from '../native.mjs'
+import { projectNote } from '../present/history.mjs'
 import { minuteOf } from '../present/text.mjs'
 import { PIN_SLOT, pinned } from './pin.mjs'
 
@@ -60,7 +62,8 @@ function call(token: FabricCall | null | undefined, sessionId: string | null | u
 function coverage(page: { coverage?: RecallPage['coverage'] }): Json | undefined {
   const c = page.coverage
   if (!c) return undefined
-  if (c.complete && c.reasons.length === 0) return { complete: true }
+  const project = projectNote(c)
+  if (c.complete && c.reasons.length === 0) return lean({ complete: true, project })
   const counts = lean({
     indexedSessions: c.indexedSessions,
     eligibleSessions: c.eligibleSessions,
@@ -68,7 +71,7 @@ function coverage(page: { coverage?: RecallPage['coverage'] }): Json | undefined
     incompleteSessions: c.incompleteSessions || undefined,
     unavailableSessions: c.unavailableSessions || undefined,
   })
-  return { complete: c.complete, ...lean({ reasons: c.reasons }), ...counts }
+  return { complete: c.complete, ...lean({ reasons: c.reasons, project }), ...counts }
 }
 
 /** What an entry is, in the order a reader wants it. */
@@ -87,11 +90,16 @@ function entryFacts(entry: Json): Json {
   })
 }
 
-function hitView(hit: MemoryHit, cwd: string): Json {
+/** A hit's or row's project, unsaid when it is the cwd's own (`home`, from the page's coverage). */
+const otherProject = (project: string | undefined, home: string | undefined) => (project === home ? undefined : project)
+
+function hitView(hit: MemoryHit, cwd: string, home: string | undefined): Json {
   const follow = call(hit.follow, hit.sessionId)
+  const project = otherProject(hit.project, home)
   if (hit.kind === 'session') {
     return lean({
       ...follow,
+      project,
       cwd: hit.cwd === cwd ? undefined : hit.cwd,
       last: day(hit.lastTimestamp),
       terms: hit.matchedTerms,
@@ -100,16 +108,19 @@ function hitView(hit: MemoryHit, cwd: string): Json {
   }
   // The entry id is left out: the pin names the entry (and its leaf is that id for most hits).
   const { id: _, ...facts } = entryFacts(hit as unknown as Json)
-  return lean({ ...follow, ...facts, score: score(hit.score), snippet: hit.snippet })
+  return lean({ ...follow, project, ...facts, score: score(hit.score), snippet: hit.snippet })
 }
 
-/** A recall page for the model; `cwd` is the project's (its sessions' cwd goes unsaid). */
+/**
+ * A recall page for the model; `cwd` is the project's (its sessions' cwd goes unsaid), and so is the
+ * project of a hit from the cwd's own project (the coverage names it).
+ */
 export function recallText(page: RecallPage, cwd: string): string {
   if (page.error) return JSON.stringify(page)
   return JSON.stringify(
     lean({
       total: page.total,
-      hits: page.hits.map((hit) => hitView(hit, cwd)),
+      hits: page.hits.map((hit) => hitView(hit, cwd, page.coverage?.project?.name)),
       next: call(page.next, page.hits[0]?.sessionId),
       coverage: coverage(page),
     }),
@@ -145,9 +156,11 @@ export function expandText(page: ExpandPage): string {
 /** A sessions page for the model: id, where, when and how long; no paths or hashes. */
 export function sessionsText(page: SessionsPage, cwd: string): string {
   if (page.error) return JSON.stringify(page)
+  const home = page.coverage?.project?.name
   const sessions = page.sessions.map((row) =>
     lean({
       id: row.id,
+      project: otherProject(row.project, home),
       cwd: row.cwd === cwd ? undefined : row.cwd,
       modified: minute(row.mtime),
       entries: row.entryCount,

@@ -5,13 +5,10 @@
 //! wins, as Pi's own variables win over its settings.
 
 use super::{caught, to_napi};
-use crate::project::{self, explicit_key};
+use crate::project::{self, chosen_key};
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
 use std::path::Path;
-
-/// The environment variable that names the project explicitly.
-pub const PROJECT_KEY_ENV: &str = "PI_FABRIC_MEMORY_PROJECT_KEY";
 
 #[napi(object)]
 pub struct ProjectIdentityOptions {
@@ -37,15 +34,6 @@ pub struct ProjectIdentity {
     ts_type = "'cwd_missing' | 'git_file_malformed' | 'git_dir_missing' | 'git_dir_invalid' | 'common_dir_malformed' | 'config_unreadable' | 'config_malformed' | 'remote_malformed' | 'remotes_conflict'"
   )]
   pub fallback: Option<String>,
-}
-
-/// The explicit key in effect: the environment's, else the option's; an
-/// invalid one throws `invalid_argument` naming where it came from.
-fn chosen_key(option: Option<&str>) -> crate::error::CoreResult<Option<String>> {
-  match std::env::var(PROJECT_KEY_ENV).ok().filter(|v| !v.is_empty()) {
-    Some(env) => explicit_key(&env, PROJECT_KEY_ENV).map(Some),
-    None => option.map(|key| explicit_key(key, "projectKey")).transpose(),
-  }
 }
 
 /// Resolves the project of `cwd`: explicit key, git remote, git common dir,

@@ -6,8 +6,10 @@ use crate::engine::Engine;
 use crate::error::{ContractError, CoreResult};
 use crate::index::record::Tier;
 use crate::index::{self, Coverage};
+use crate::project::known::Known;
 use crate::session::discover::Scope;
 use crate::session::lineage::Branches;
+use crate::session::project_dirs::project_name;
 use serde::Serialize;
 use serde_json::Value;
 
@@ -41,6 +43,9 @@ pub struct SessionRow {
   pub id: String,
   pub file: String,
   pub cwd: String,
+  /// The short name of the cwd's project (`repo`); absent for a header without a cwd.
+  #[serde(skip_serializing_if = "Option::is_none")]
+  pub project: Option<String>,
   pub mtime: f64,
   pub entry_count: usize,
   pub tier: Tier,
@@ -80,6 +85,7 @@ pub fn sessions(engine: &Engine, request: &SessionsRequest) -> SessionsPage {
       return SessionsPage { coverage: Coverage::failed(&error), error: Some(error), ..page };
     }
   };
+  let known = Known::open(&engine.agent_dir);
   let limit = request.limit.unwrap_or(usize::MAX).min(engine.config.max_sessions as usize);
   page.sessions = synced
     .sessions
@@ -90,6 +96,7 @@ pub fn sessions(engine: &Engine, request: &SessionsRequest) -> SessionsPage {
       id: record.session_id.clone(),
       file: record.file.clone(),
       cwd: record.cwd.clone(),
+      project: project_name(&known, &record.cwd),
       mtime: record.mtime,
       entry_count: record.entry_count(),
       tier,
@@ -99,6 +106,8 @@ pub fn sessions(engine: &Engine, request: &SessionsRequest) -> SessionsPage {
       first_prompt: record.titles.first_prompt.clone(),
     })
     .collect();
+  known.save();
   page.coverage = synced.coverage;
+  page.coverage.project = engine.project_coverage(&request.scope);
   page
 }

@@ -21,12 +21,13 @@ mod config;
 #[cfg(test)]
 pub(crate) mod fixtures;
 mod git;
+pub mod known;
 mod remote;
 
 use crate::error::CoreError;
 use crate::threat::{self, Scope};
 use remote::Remote;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use std::path::Path;
 
@@ -41,7 +42,7 @@ const MAX_NAME_CHARS: usize = 40;
 const DIR_HASH_DIGITS: usize = 16;
 
 /// Which rule decided the identity.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, strum::IntoStaticStr)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, strum::IntoStaticStr)]
 #[serde(rename_all = "camelCase")]
 #[strum(serialize_all = "camelCase")]
 pub enum Source {
@@ -153,6 +154,20 @@ pub fn explicit_key(text: &str, what: &str) -> Result<String, CoreError> {
     )));
   }
   Ok(key.to_string())
+}
+
+/// The environment variable that names the project explicitly.
+pub const PROJECT_KEY_ENV: &str = "PI_FABRIC_MEMORY_PROJECT_KEY";
+
+/// The explicit key in effect: `PI_FABRIC_MEMORY_PROJECT_KEY` when set (the
+/// environment wins, as Pi's own variables win over its settings), else the
+/// setting's (`memory.projectKey`); an invalid one is `invalid_argument`
+/// naming where it came from.
+pub fn chosen_key(setting: Option<&str>) -> Result<Option<String>, CoreError> {
+  match std::env::var(PROJECT_KEY_ENV).ok().filter(|v| !v.is_empty()) {
+    Some(env) => explicit_key(&env, PROJECT_KEY_ENV).map(Some),
+    None => setting.map(|key| explicit_key(key, "projectKey")).transpose(),
+  }
 }
 
 /// The identity of `cwd` (see the module comment); `explicit` is an

@@ -152,6 +152,10 @@ pub struct Discovery {
   pub cwd: PathBuf,
   pub session_dir: Option<PathBuf>,
   pub live_file: Option<PathBuf>,
+  /// The explicit project key in effect for the cwd (`memory.projectKey`,
+  /// `PI_FABRIC_MEMORY_PROJECT_KEY`): checkouts that ran under the same key
+  /// are one project (the map of identities seen records it per cwd).
+  pub project_key: Option<String>,
   /// The cwd's project and its session dirs, found once per call.
   pub project: project_dirs::Cell,
 }
@@ -175,7 +179,14 @@ impl Discovery {
   /// The cwd's project (its identity) and the other session dirs of it:
   /// the dirs of the repository's other checkouts ([`project_dirs`]).
   pub fn project_dirs(&self) -> Arc<ProjectDirs> {
-    self.project.get(&self.sessions_dir(), &self.cwd, &self.project_dir())
+    let (sessions_dir, own_dir) = (self.sessions_dir(), self.project_dir());
+    self.project.get(&project_dirs::Lookup {
+      agent_dir: &self.agent_dir,
+      sessions_dir: &sessions_dir,
+      cwd: &self.cwd,
+      own_dir: &own_dir,
+      key: self.project_key.as_deref(),
+    })
   }
 
   /// Is `dir` a session dir of the project whose own dir is `project_dir`
@@ -228,6 +239,8 @@ impl Discovery {
     files.extend(self.custom_files());
     let mut sessions = open_all(unique(files));
     sessions.retain(|s| self.in_project(&project_dir, &s.path, &s.header.cwd));
+    // The custom dir's header cwds were looked up: record what they showed.
+    self.project_dirs().save();
     sessions
   }
 

@@ -86,7 +86,7 @@ impl Tally {
       incomplete_sessions: self.incomplete,
       unavailable_sessions: unavailable,
       reasons: reasons.into_iter().collect(),
-      error: None,
+      ..Coverage::default()
     }
   }
 }

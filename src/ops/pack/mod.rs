@@ -23,8 +23,10 @@ use crate::engine::Engine;
 use crate::error::{ContractError, ErrorCode};
 use crate::ops::expand::ExpandRequest;
 use crate::ops::recall::ranked_hits;
+use crate::project::known::Known;
 use crate::session::binding::{self, pin, Binding};
 use crate::session::discover::find_among;
+use crate::session::project_dirs::project_name;
 use crate::session::titles::first_prompt;
 use crate::session::SessionView;
 use crate::text::cap_with_ellipsis;
@@ -45,6 +47,10 @@ pub struct PackSession {
   pub session_id: String,
   /// The session's cwd.
   pub project: String,
+  /// The short name of the cwd's project (`repo`; see [`crate::project::known::Known::of`]);
+  /// absent for a header without a cwd.
+  #[serde(skip_serializing_if = "Option::is_none")]
+  pub project_name: Option<String>,
   /// Its first prompt.
   pub title: Option<String>,
   pub last_timestamp: Option<i64>,
@@ -177,6 +183,8 @@ struct Filler<'a> {
   words: Vec<BTreeSet<String>>,
   /// The budget-refused excerpt with the fewest tokens, for the too-small error.
   smallest_refused: Option<usize>,
+  /// The identities seen, naming each session's project.
+  known: Known,
 }
 
 impl Filler<'_> {
@@ -216,6 +224,7 @@ impl Filler<'_> {
         self.pack.sessions.push(PackSession {
           session_id: view.header.id.clone(),
           project: cap_with_ellipsis(&view.header.cwd, PROJECT_CHARS),
+          project_name: project_name(&self.known, &view.header.cwd),
           title: first_prompt(&view.normalized),
           last_timestamp: view.normalized.entries.iter().rev().find_map(|e| e.typed.timestamp),
           evidence: Vec::new(),
@@ -271,6 +280,7 @@ pub fn pack(engine: &Engine, request: &PackRequest) -> Pack {
     cited: vec![BTreeSet::new(); candidates.len()],
     words: Vec::new(),
     smallest_refused: None,
+    known: Known::open(&engine.agent_dir),
   };
   // Every session's best match before any session's second.
   for round in 0..PER_SESSION {
@@ -290,6 +300,7 @@ pub fn pack(engine: &Engine, request: &PackRequest) -> Pack {
       }
     }
   }
+  filler.known.save();
   let nothing_fit = filler.pack.sessions.is_empty() && filler.smallest_refused.is_some();
   filler.measured();
   let mut pack = filler.pack;

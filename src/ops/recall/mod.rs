@@ -46,6 +46,7 @@ fn ranked<'r>(
   reasons.extend(search.reasons.iter().copied());
   coverage.complete = coverage.complete && search.reasons.is_empty();
   coverage.reasons = reasons.into_iter().collect();
+  coverage.project = engine.project_coverage(&request.scope);
   Ok((search, items, coverage))
 }
 

@@ -7,10 +7,12 @@ use crate::error::ContractError;
 use crate::index::record::Tier;
 use crate::index::Coverage;
 use crate::ops::contract::{Call, EditFields, EntryMeta, MAX_ENVELOPE_CHARS};
+use crate::project::known::Known;
 use crate::query::snippet::snippet;
 use crate::session::binding::record_id;
 use crate::session::entry::Entry;
 use crate::session::lineage::LiveBranch;
+use crate::session::project_dirs::project_name;
 use crate::text::{cap_with_ellipsis, json_len};
 use serde::Serialize;
 use serde_json::{json, Map, Value};
@@ -22,6 +24,9 @@ const MATCHED_TERMS_SHOWN: usize = 50;
 #[serde(rename_all = "camelCase")]
 pub struct EntryHit {
   pub session_id: String,
+  /// The short name of its session's project (`repo`); absent for a header without a cwd.
+  #[serde(skip_serializing_if = "Option::is_none")]
+  pub project: Option<String>,
   pub tier: Tier,
   #[serde(flatten)]
   pub meta: EntryMeta,
@@ -42,6 +47,8 @@ pub struct SessionHit {
   pub session_id: String,
   pub tier: Tier,
   pub cwd: String,
+  #[serde(skip_serializing_if = "Option::is_none")]
+  pub project: Option<String>,
   pub last_timestamp: Option<i64>,
   pub score: f64,
   pub matched_terms: Vec<String>,
@@ -80,12 +87,13 @@ fn rounded(score: f64) -> f64 {
 }
 
 impl Search<'_> {
-  fn entry_hit(&self, slot: usize, doc: usize, score: f64) -> Hit {
+  fn entry_hit(&self, known: &Known, slot: usize, doc: usize, score: f64) -> Hit {
     let session = self.sessions.at(slot);
     let entry = self.entry(slot, doc);
     let (snippet, cut) = snippet(&entry.text, self.request.query.terms(), self.request.snippet_chars);
     Hit::Entry(Box::new(EntryHit {
       session_id: session.session_id().to_string(),
+      project: project_name(known, session.cwd()),
       tier: session.tier,
       meta: EntryMeta::of(entry),
       score: rounded(score),
@@ -125,13 +133,14 @@ impl Search<'_> {
     }
   }
 
-  fn session_hit(&self, slot: usize, score: f64, matched: &Matched, structural: usize) -> Hit {
+  fn session_hit(&self, known: &Known, slot: usize, score: f64, matched: &Matched, structural: usize) -> Hit {
     let session = self.sessions.at(slot);
     let digest = session.digest().expect("cold session");
     Hit::Session(Box::new(SessionHit {
       session_id: session.session_id().to_string(),
       tier: Tier::Cold,
       cwd: cap_with_ellipsis(session.cwd(), CWD_CHARS),
+      project: project_name(known, session.cwd()),
       last_timestamp: digest.last_ts,
       score: rounded(score),
       matched_terms: self.matched_terms(matched),
@@ -156,10 +165,12 @@ impl Search<'_> {
     args
   }
 
-  fn hit(&self, item: &Item) -> Hit {
+  fn hit(&self, known: &Known, item: &Item) -> Hit {
     match item {
-      Item::Entry { session, doc, score } => self.entry_hit(*session, *doc, *score),
-      Item::Session { session, score, matched, structural } => self.session_hit(*session, *score, matched, *structural),
+      Item::Entry { session, doc, score } => self.entry_hit(known, *session, *doc, *score),
+      Item::Session { session, score, matched, structural } => {
+        self.session_hit(known, *session, *score, matched, *structural)
+      }
     }
   }
 
@@ -177,7 +188,11 @@ impl Search<'_> {
   pub(super) fn hits(&self, items: &[Item]) -> Vec<Hit> {
     let start = self.request.offset.min(items.len());
     let end = (start + self.request.page_size).min(items.len());
-    items[start..end].iter().map(|item| self.hit(item)).collect()
+    // Each hit names its project: the identities its sessions' cwds had (seen ones recorded).
+    let known = Known::open(&self.engine.agent_dir);
+    let hits = items[start..end].iter().map(|item| self.hit(&known, item)).collect();
+    known.save();
+    hits
   }
 
   /// The page at the request's offset, shrunk until its JSON fits.

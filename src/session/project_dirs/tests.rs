@@ -121,3 +121,126 @@ fn a_folder_without_git_and_malformed_git_metadata_are_their_own_project() {
   assert_eq!(dirs.identity.fallback.map(|f| f.as_str()), Some("git_file_malformed"));
   assert!(!dirs.spans_checkouts() && dirs.dirs.is_empty());
 }
+
+/// (session id, project) of every hit of a global recall, sorted.
+fn global_hit_projects(engine: &Engine, query: &str) -> (Vec<(String, Option<String>)>, serde_json::Value) {
+  let request = RecallRequest::from_json(Some(&json!({"query": query, "scope": "global", "pageSize": 50}))).unwrap();
+  let page = recall(engine, &request);
+  assert!(page.error.is_none(), "{:?}", page.error);
+  let mut named: Vec<(String, Option<String>)> = page
+    .hits
+    .iter()
+    .map(|h| match h {
+      Hit::Entry(hit) => (hit.session_id.clone(), hit.project.clone()),
+      Hit::Session(hit) => (hit.session_id.clone(), hit.project.clone()),
+    })
+    .collect();
+  named.sort();
+  named.dedup();
+  (named, serde_json::to_value(&page.coverage).unwrap())
+}
+
+#[test]
+fn global_hits_and_session_rows_name_their_project() {
+  let w = World::new();
+  let app = repo(&w.root.join("checkouts/app-main"), &[("origin", "git@github.com:org/App.git")]);
+  let tools = repo(&w.root.join("tools"), &[]);
+  let notes = w.root.join("Notes Folder");
+  fs::create_dir_all(&notes).unwrap();
+  for (dir, id) in [(&app, "s-app"), (&tools, "s-tools"), (&notes, "s-notes")] {
+    w.session(dir, id, "the ibis ledger");
+  }
+  let some = |s: &str| Some(s.to_string());
+  let engine = w.engine(&app, json!({}));
+  let (named, coverage) = global_hit_projects(&engine, "ibis");
+  assert_eq!(
+    named,
+    [("s-app".into(), some("app")), ("s-notes".into(), some("notes-folder")), ("s-tools".into(), some("tools"))]
+  );
+  assert_eq!(coverage["project"], json!({"name": "app", "source": "remote"}));
+  let request = crate::ops::sessions::SessionsRequest::from_json(Some(&json!({"scope": "global"}))).unwrap();
+  let page = crate::ops::sessions::sessions(&engine, &request);
+  let mut rows: Vec<(String, Option<String>)> =
+    page.sessions.iter().map(|r| (r.id.clone(), r.project.clone())).collect();
+  rows.sort();
+  assert_eq!(
+    rows,
+    [("s-app".into(), some("app")), ("s-notes".into(), some("notes-folder")), ("s-tools".into(), some("tools"))]
+  );
+  let coverage = serde_json::to_value(&page.coverage).unwrap();
+  assert_eq!(coverage["project"], json!({"name": "app", "source": "remote"}));
+  let session_scope = RecallRequest::from_json(Some(&json!({"query": "ibis", "scope": "session"}))).unwrap();
+  assert_eq!(serde_json::to_value(recall(&engine, &session_scope).coverage).unwrap().get("project"), None);
+}
+
+#[test]
+fn ambiguity_falls_back_and_says_so() {
+  let w = World::new();
+  let broken = w.root.join("broken");
+  fs::create_dir_all(&broken).unwrap();
+  fs::write(broken.join(".git"), "not a gitdir line\n").unwrap();
+  w.session(&broken, "s-broken", "the plover note");
+  let engine = w.engine(&broken, json!({}));
+  let request = RecallRequest::from_json(Some(&json!({"query": "plover", "scope": "project"}))).unwrap();
+  let coverage = serde_json::to_value(recall(&engine, &request).coverage).unwrap();
+  assert_eq!(coverage["project"], json!({"name": "broken", "source": "cwd", "fallback": "git_file_malformed"}));
+  assert_eq!(coverage["complete"], json!(true), "the folder's own sessions are all of what project means here");
+  let plain = w.root.join("plain");
+  fs::create_dir_all(&plain).unwrap();
+  let coverage = serde_json::to_value(recall(&w.engine(&plain, json!({})), &request).coverage).unwrap();
+  assert_eq!(coverage["project"], json!({"name": "plain", "source": "cwd"}), "no git at all is no ambiguity");
+}
+
+#[test]
+fn a_moved_folder_keeps_its_identity() {
+  let w = World::new();
+  let old = repo(&w.root.join("old/app"), &[("origin", "git@github.com:org/app.git")]);
+  w.session(&old, "s-old", "the curlew decision");
+  // Seen while the folder is there (its own Pi's call records its identity).
+  assert_eq!(project_hits(&w.engine(&old, json!({})), "curlew"), ["s-old"]);
+  fs::rename(w.root.join("old"), w.root.join("renamed")).unwrap();
+  crate::project::known::forget_resolved();
+  let clone = repo(&w.root.join("new/app"), &[("origin", "https://github.com/org/app")]);
+  w.session(&clone, "s-new", "the curlew follow-up");
+  assert_eq!(project_hits(&w.engine(&clone, json!({})), "curlew"), ["s-new", "s-old"]);
+}
+
+#[test]
+fn an_unreadable_map_of_identities_is_ignored_with_a_coverage_note() {
+  let w = World::new();
+  let app = repo(&w.root.join("app"), &[("origin", "git@github.com:org/app.git")]);
+  w.session(&app, "s-app", "the avocet note");
+  let map = w.agent.join("fabric").join(crate::project::known::FILE_NAME);
+  fs::create_dir_all(map.parent().unwrap()).unwrap();
+  fs::write(&map, "[1, 2").unwrap();
+  let engine = w.engine(&app, json!({}));
+  let request = RecallRequest::from_json(Some(&json!({"query": "avocet", "scope": "project"}))).unwrap();
+  let page = recall(&engine, &request);
+  assert_eq!(page.hits.len(), 1);
+  let coverage = serde_json::to_value(&page.coverage).unwrap();
+  assert_eq!(coverage["project"], json!({"name": "app", "source": "remote", "identitiesUnreadable": true}));
+  assert_eq!(fs::read_to_string(&map).unwrap(), "[1, 2", "never overwritten");
+}
+
+#[test]
+fn an_explicit_key_joins_two_repos() {
+  let w = World::new();
+  let a = repo(&w.root.join("a"), &[("origin", "git@github.com:org/a.git")]);
+  let b = repo(&w.root.join("b"), &[]);
+  let c = repo(&w.root.join("c"), &[("origin", "git@github.com:org/c.git")]);
+  for (dir, id) in [(&a, "s-a"), (&b, "s-b"), (&c, "s-c")] {
+    w.session(dir, id, "the godwit plan");
+  }
+  let keyed = json!({"projectKey": "Team Monorepo"});
+  assert_eq!(project_hits(&w.engine(&a, keyed.clone()), "godwit"), ["s-a"], "b has not run under the key yet");
+  let from_b = w.engine(&b, keyed.clone());
+  assert_eq!(project_hits(&from_b, "godwit"), ["s-a", "s-b"]);
+  assert_eq!(project_hits(&w.engine(&a, keyed), "godwit"), ["s-a", "s-b"]);
+  assert_eq!(project_hits(&w.engine(&c, json!({})), "godwit"), ["s-c"], "a repo without the key stays apart");
+  let request = RecallRequest::from_json(Some(&json!({"query": "godwit", "scope": "global"}))).unwrap();
+  let coverage = serde_json::to_value(recall(&from_b, &request).coverage).unwrap();
+  assert_eq!(coverage["project"], json!({"name": "team-monorepo", "source": "explicit"}));
+  let (named, _) = global_hit_projects(&from_b, "godwit");
+  let team = Some("team-monorepo".to_string());
+  assert_eq!(named, [("s-a".into(), team.clone()), ("s-b".into(), team), ("s-c".into(), Some("c".to_string()))]);
+}

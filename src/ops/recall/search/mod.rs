@@ -56,7 +56,7 @@ pub(super) enum Matched {
 /// Query state shared by the scoring passes.
 pub(super) struct Search<'r> {
   pub(super) request: &'r RecallRequest,
-  engine: &'r Engine,
+  pub(super) engine: &'r Engine,
   config: &'r crate::config::Config,
   pub(super) live: Option<&'r crate::engine::Live>,
   pub(super) sessions: Sessions,
