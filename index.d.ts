@@ -776,6 +776,10 @@ export interface MemoryStoreProjectInfo {
   dir: string
 }
 
+/**
+ * Pi's `getAgentDir()` for a `PI_CODING_AGENT_DIR` value: unset or empty
+ * is `~/.pi/agent`, anything else as [`expand_pi_path`].
+ */
 export declare function piAgentDir(fromEnv?: string | undefined | null): string
 
 /**
@@ -814,8 +818,6 @@ export interface ProjectIdentityOptions {
 export declare function sessionHeader(path: string): SessionHeader | null
 
 /**
- * Pi's `getAgentDir()` for a `PI_CODING_AGENT_DIR` value: unset or empty
- * is `~/.pi/agent`, anything else as [`expand_pi_path`].
  * A Pi session file's header, read as recall reads it (a regular file
  * only, the first non-blank line, bounded, never blocking on a FIFO);
  * `null` when the file is not a Pi session or cannot be read.

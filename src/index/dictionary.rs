@@ -25,12 +25,14 @@ mod terms;
 
 use super::cold::ColdDigest;
 use super::dir::{self as files, IndexFile};
+use super::trace::Event;
+use super::Index;
 use crate::session::lineage::Branches;
 use parking_lot::Mutex;
 use rayon::prelude::*;
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
-use std::sync::{Arc, OnceLock};
+use std::path::Path;
+use std::sync::Arc;
 pub use terms::Dictionary;
 
 /// Below this many cold candidates no shard is built for them: every digest
@@ -103,12 +105,24 @@ fn unsharded_file_name(branches: Branches) -> String {
 pub type Candidate<'a> = (usize, &'a str, &'a ColdDigest);
 
 type Shards = Vec<Option<Arc<Dictionary>>>;
-type Residents = Mutex<HashMap<(PathBuf, Branches), Shards>>;
 
-/// The resident shards per (index dir, branch mode), shared by calls.
-fn resident() -> &'static Residents {
-  static RESIDENT: OnceLock<Residents> = OnceLock::new();
-  RESIDENT.get_or_init(Default::default)
+/// The shards one index keeps resident, per branch mode, shared by its calls.
+#[derive(Default)]
+pub struct Resident {
+  shards: Mutex<HashMap<Branches, Shards>>,
+}
+
+#[cfg(test)]
+impl Resident {
+  /// Forgets the resident shards (tests: a fresh process).
+  pub fn forget(&self) {
+    self.shards.lock().clear();
+  }
+
+  /// The resident shards of `branches` mode.
+  fn of(&self, branches: Branches) -> Option<Shards> {
+    self.shards.lock().get(&branches).cloned()
+  }
 }
 
 /// One shard matched to the query's candidates in it.
@@ -187,14 +201,6 @@ fn load(dir: &Path, branches: Branches, shard: usize, limit: u64) -> Option<Dict
   Dictionary::decode(bytes::ShardBytes::open(&dir.join(file_name(branches, shard)), limit).ok()?)
 }
 
-#[cfg(test)]
-thread_local! {
-  /// Shards built by this thread (tests count rebuilds).
-  pub static BUILDS: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
-  /// Queries this thread served from the dictionary.
-  pub static SERVED: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
-}
-
 /// Builds shard `shard` from its candidates and persists it (best effort: a
 /// failed write only costs a later process the rebuild). A written shard is
 /// then served from its file, as a later process would serve it (mapped,
@@ -223,18 +229,17 @@ fn build(dir: &Path, branches: Branches, shard: usize, candidates: &[Candidate<'
 /// (for [`Candidates::Every`]: below [`MIN_AT_HAND`], or unless every shard
 /// holding them is at hand, in memory or on disk) and above [`MAX_COLD`].
 pub fn serve(
-  dir: &Path,
+  index: &Index,
   branches: Branches,
   (candidates, which): (&[Candidate<'_>], Candidates),
   max_record_bytes: u64,
 ) -> Option<Served> {
   let few = which == Candidates::Every && (MIN_AT_HAND..MIN_COLD).contains(&candidates.len());
   let parts = match few {
-    true => refresh_within(dir, branches, candidates, max_record_bytes, true)?,
-    false => refresh(dir, branches, candidates, max_record_bytes)?,
+    true => refresh_within(index, branches, candidates, max_record_bytes, true)?,
+    false => refresh(index, branches, candidates, max_record_bytes)?,
   };
-  #[cfg(test)]
-  SERVED.with(|served| served.set(served.get() + 1));
+  index.trace().note(|| Event::DictionaryServed);
   let mut served = Served { parts: Vec::new(), stragglers: Vec::new() };
   for (part, stragglers) in parts.into_iter().flatten() {
     served.stragglers.extend(stragglers);
@@ -251,7 +256,7 @@ pub fn serve(
 /// each shard matched to its candidates (`None`: no candidate in it).
 /// `max_record_bytes` bounds each candidate's share of a shard file's read.
 pub fn refresh(
-  dir: &Path,
+  index: &Index,
   branches: Branches,
   candidates: &[Candidate<'_>],
   max_record_bytes: u64,
@@ -259,19 +264,19 @@ pub fn refresh(
   if !(MIN_COLD..=MAX_COLD).contains(&candidates.len()) {
     return None;
   }
-  refresh_within(dir, branches, candidates, max_record_bytes, false)
+  refresh_within(index, branches, candidates, max_record_bytes, false)
 }
 
 /// [`refresh`]; with `at_hand_only`, `None` instead of building a shard.
 fn refresh_within(
-  dir: &Path,
+  index: &Index,
   branches: Branches,
   candidates: &[Candidate<'_>],
   max_record_bytes: u64,
   at_hand_only: bool,
 ) -> Option<Vec<Option<Matched>>> {
-  let key = (dir.to_path_buf(), branches);
-  let mut shards = resident().lock().get(&key).cloned().unwrap_or_else(|| vec![None; SHARDS]);
+  let (dir, resident) = (index.dir.path(), index.dictionaries());
+  let mut shards = resident.shards.lock().get(&branches).cloned().unwrap_or_else(|| vec![None; SHARDS]);
   let mut groups = vec![Vec::new(); SHARDS];
   for &candidate in candidates {
     groups[candidate.2.matched.shard(|| shard_of(candidate.1))].push(candidate);
@@ -295,8 +300,7 @@ fn refresh_within(
   if at_hand_only && !stale.is_empty() {
     return None;
   }
-  #[cfg(test)]
-  BUILDS.with(|builds| builds.set(builds.get() + stale.len()));
+  stale.iter().for_each(|&shard| index.trace().note(|| Event::DictionaryBuilt(branches, shard)));
   let build_one = |shard: usize| (shard, build(dir, branches, shard, &groups[shard]));
   let largest = stale.iter().map(|&shard| vocabulary_bytes(&groups[shard])).max().unwrap_or(0);
   let built: Vec<(usize, Arc<Dictionary>)> = match largest <= SHARDS_AT_ONCE_BYTES {
@@ -313,14 +317,8 @@ fn refresh_within(
   for (shard, (part, _)) in parts.iter().enumerate().filter_map(|(s, p)| Some((s, p.as_ref()?))) {
     shards[shard] = Some(part.dictionary.clone());
   }
-  resident().lock().insert(key, shards);
+  resident.shards.lock().insert(branches, shards);
   Some(parts)
-}
-
-/// Forgets the resident dictionaries (tests: a fresh process).
-#[cfg(test)]
-pub fn forget() {
-  resident().lock().clear();
 }
 
 #[cfg(test)]

@@ -37,7 +37,7 @@ use super::dir::IndexFile;
 use super::record::checksum;
 use super::record::{self, Body, CacheRecord, Tier};
 use super::resident::{mode, Slot};
-use super::{dir, Index, Source, Synced};
+use super::{Index, Source, Synced};
 use crate::session::lineage::Branches;
 use parking_lot::Mutex;
 use rayon::prelude::*;
@@ -346,14 +346,14 @@ pub(super) fn refresh(index: &Index, branches: Branches, synced: &[Synced]) {
 fn write(index: &Index, branches: Branches, shard: usize, group: &[(&Synced, &Arc<CacheRecord>)]) -> Option<Written> {
   let name = file_name(branches, shard);
   if group.is_empty() {
-    let gone = dir::remove_ours(&index.dir, &name) || !index.dir.join(&name).exists();
+    let gone = index.dir.remove_ours(&name) || !index.dir.join(&name).exists();
     return gone.then(Written::default);
   }
   let entries: Vec<(String, Vec<u8>)> = group
     .iter()
     .map(|(synced, record)| (index.record_name(&synced.path, branches, Tier::Cold), record.head_bytes()))
     .collect();
-  super::dir::write_atomic(&index.dir.join(&name), &encode(&entries)).ok()?;
+  index.dir.write(&name, &encode(&entries)).ok()?;
   Some(Written::of(group.iter().map(|(_, r)| *r), false))
 }
 

@@ -4,26 +4,25 @@
 //! - [`sync`]: what every indexing call runs (reuse, patch or full pass),
 //!   with the `Context` its caller builds (settings, session roots, live
 //!   branch, progress: never the operations' `Engine`);
-//! - `sources` (with [`watch`] and [`dir_cache`]): the session files, their
-//!   header probes and scope membership;
+//! - `sources` (with [`watch`]): the session files, their header probes
+//!   and scope membership;
 //! - `freshness`: the one place that proves a record current;
 //! - [`build`]: the builder, one session's record from its source bytes
 //!   and its prior record (pure: no file, no index);
 //! - [`record`], [`hot`], [`cold`], [`vocabulary`], [`kind`]: the record
 //!   format; [`resident`]: the records a process keeps;
 //! - [`dictionary`], [`heads`]: what spans every cold record;
-//! - [`dir`]: every file name of the index dir, one grammar ([`dir::IndexFile`]);
-//!   [`writer`] (now or behind the call), [`ownership`], `cleanup`: writing
-//!   and owning the index dir;
+//! - [`dir`]: the index dir ([`dir::IndexDir`]): every file name in one
+//!   grammar ([`dir::IndexFile`]), atomic writes, which files are ours, its
+//!   listing and garbage collection; [`writer`] (now or behind the call)
+//!   writes records into it, [`ownership`] says whether the dir is ours;
 //! - `trace`: the test seam, what this index did (empty outside tests).
 
 pub(crate) mod build;
-mod cleanup;
 pub(crate) mod cold;
 mod context;
 pub(crate) mod dictionary;
 pub(crate) mod dir;
-pub(crate) mod dir_cache;
 mod forgotten;
 mod freshness;
 pub(crate) mod heads;
@@ -49,9 +48,9 @@ use parking_lot::Mutex;
 use record::Tier;
 pub use sources::{list_sources, Source};
 pub(crate) use sync::rebuild_cold;
-pub use sync::{sync, SyncResult, Synced};
+pub use sync::{sync, Memo, SyncResult, Synced};
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
@@ -62,28 +61,23 @@ pub(crate) type PathMap<V> = rustc_hash::FxHashMap<std::ffi::OsString, V>;
 
 /// One process-resident index per index dir, shared by concurrent calls.
 pub struct Index {
-  pub dir: PathBuf,
+  pub dir: dir::IndexDir,
   resident: resident::Residents,
   /// The session files, the watch that keeps their listing current, and
   /// which of them are sessions.
   listing: sources::Listing,
   /// The synchronization lock and the last synchronization.
   sync: sync::State,
-  /// The index dir's listing, and its own names kept current by its watch.
-  dirs: dir_cache::DirCache,
-  own_names: dir_cache::WatchedNames,
   /// [`record::base_name`] of every source seen: a fresh process names
   /// each record when it opens it, when it keeps it resident and when
   /// cleanup lists the owners, and hashes each path once for all three.
   base_names: Mutex<PathMap<Arc<str>>>,
-  /// Records found to belong to live sessions outside this engine's roots
-  /// (checked once per process: the owning engine removes them when their
-  /// source goes).
-  elsewhere: Mutex<HashSet<String>>,
   /// Hot records built by patched synchronizations, not written yet.
   writes: writer::Queue,
   /// The packed cold heads, as this process knows them.
   packs: heads::Packs,
+  /// The cold term dictionary's shards this process holds.
+  dictionaries: dictionary::Resident,
   /// What this index did, for its tests (empty outside them).
   trace: trace::Trace,
 }
@@ -96,16 +90,14 @@ impl Index {
       .entry(dir.clone())
       .or_insert_with(|| {
         Arc::new(Index {
-          dir,
+          dir: dir::IndexDir::new(dir),
           resident: Default::default(),
           listing: Default::default(),
           sync: Default::default(),
-          dirs: Default::default(),
-          own_names: Default::default(),
           base_names: Mutex::default(),
-          elsewhere: Mutex::default(),
           writes: Default::default(),
           packs: Default::default(),
+          dictionaries: Default::default(),
           trace: Default::default(),
         })
       })
@@ -157,18 +149,29 @@ impl Index {
     &self.packs
   }
 
+  pub(super) fn dictionaries(&self) -> &dictionary::Resident {
+    &self.dictionaries
+  }
+
   pub(super) fn trace(&self) -> &trace::Trace {
     &self.trace
   }
 
-  pub(super) fn elsewhere(&self) -> &Mutex<HashSet<String>> {
-    &self.elsewhere
-  }
-
   /// The index dir's names now.
   fn names(&self, cx: &Context<'_>) -> Arc<Vec<String>> {
-    self.own_names.names(&self.dirs, &self.dir, cx.config.watch_sessions)
+    self.dir.names(cx.config.watch_sessions)
   }
+}
+
+/// The cold term dictionary of the index in `dir`, serving `candidates`
+/// (see [`dictionary::serve`]): its shards are the index's own state.
+pub fn serve_cold_terms(
+  dir: &Path,
+  branches: Branches,
+  candidates: (&[dictionary::Candidate<'_>], dictionary::Candidates),
+  max_record_bytes: u64,
+) -> Option<dictionary::Served> {
+  dictionary::serve(&Index::shared(dir.to_path_buf()), branches, candidates, max_record_bytes)
 }
 
 /// Hands the heap's free pages back to the system. glibc keeps freed memory

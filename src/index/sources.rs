@@ -2,8 +2,9 @@
 //! custom dir's `*.jsonl`, each with its stat stamp and how long the dir
 //! watch has vouched for it, newest first.
 
+use super::dir::listing::DirCache;
 use super::record::CacheRecord;
-use super::{dir_cache, watch, PathMap};
+use super::{watch, PathMap};
 use crate::error::ContractError;
 use crate::forgotten;
 use crate::index::Context;
@@ -62,11 +63,7 @@ fn newest_first(sources: &mut [Source]) {
 /// unchanged; every file is stat'ed (appends change no directory). `arming`
 /// watches each dir before it is listed, so no change after the listing
 /// goes unseen.
-pub fn list_sources(
-  dirs: &dir_cache::DirCache,
-  roots: &watch::Roots,
-  mut arming: Option<&mut watch::Arming<'_>>,
-) -> Vec<Source> {
+pub fn list_sources(dirs: &DirCache, roots: &watch::Roots, mut arming: Option<&mut watch::Arming<'_>>) -> Vec<Source> {
   let mut jsonl_in = |dir: PathBuf, root: bool| {
     if let Some(arming) = arming.as_deref_mut() {
       arming.watch(&dir, if root { watch::Watched::Root } else { watch::Watched::Sessions });
@@ -114,7 +111,7 @@ type ProbedHeader = (FileId, StatStamp, Option<Header>);
 /// watch that keeps the last listing current, and the header cache.
 #[derive(Default)]
 pub(crate) struct Listing {
-  dirs: dir_cache::DirCache,
+  dirs: DirCache,
   watcher: watch::Watcher,
   listed: Mutex<Option<Listed>>,
   /// Headers by path, with the (dev, inode) and size they were read at (see `probe`).

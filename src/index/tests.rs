@@ -213,7 +213,7 @@ fn records_of_another_hosts_session_dir_are_kept_until_their_source_goes() {
   assert_eq!(theirs(&fx), 1, "a live session's record is not an orphan");
   fs::remove_file(&elsewhere).unwrap();
   // A fresh process checks again (and its first call is a full pass).
-  Index::shared(fx.index_dir()).elsewhere.lock().clear();
+  Index::shared(fx.index_dir()).dir.forget_elsewhere();
   Index::shared(fx.index_dir()).sync_state().forget_last();
   let touched = fx.write("here", &["hi", "again"], 40);
   assert!(touched.exists());

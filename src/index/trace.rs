@@ -5,6 +5,7 @@
 //! an event compiles to nothing (the event is never made).
 
 use super::build::Made;
+use crate::session::lineage::Branches;
 use std::path::PathBuf;
 
 /// Which synchronization a call ran.
@@ -27,6 +28,10 @@ pub(crate) enum Event {
   Built(PathBuf, Made),
   /// A source path was hashed to name its records.
   Hashed(PathBuf),
+  /// A shard of the cold term dictionary was built.
+  DictionaryBuilt(Branches, usize),
+  /// A query was served by the cold term dictionary.
+  DictionaryServed,
 }
 
 #[derive(Default)]
@@ -106,6 +111,16 @@ impl Trace {
   /// are taken too).
   pub(crate) fn resumed(&self) -> Vec<PathBuf> {
     self.built().into_iter().filter(|(_, made)| *made == Made::Resumed).map(|(path, _)| path).collect()
+  }
+
+  /// How many dictionary shards were built since the last call.
+  pub(crate) fn shards_built(&self) -> usize {
+    self.take(|event| matches!(event, Event::DictionaryBuilt(..)).then_some(())).len()
+  }
+
+  /// How many queries the dictionary served since the last call.
+  pub(crate) fn dictionary_served(&self) -> usize {
+    self.take(|event| matches!(event, Event::DictionaryServed).then_some(())).len()
   }
 
   /// The source paths hashed since the last call.

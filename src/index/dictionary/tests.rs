@@ -252,7 +252,7 @@ fn a_rare_term_in_the_oldest_of_more_cold_sessions_than_the_digest_budget_is_fou
   assert_eq!(common.coverage.reasons, ["candidate_digest_budget"]);
   assert_eq!(common.total, MAX_DIGEST_CANDIDATES);
   // A fresh process answers from the persisted dictionary the same way.
-  forget();
+  index_of(&fx).dictionaries().forget();
   let oldest = shard_of(&paths[count - 1].to_string_lossy());
   assert!(fx.agent.join("fabric/memory-index").join(file_name(Branches::Active, oldest)).is_file());
   let again = run(&engine, json!({"query": "qzarvinthe", "scope": "global"}));
@@ -275,7 +275,7 @@ fn a_changed_cold_session_is_never_answered_from_a_stale_dictionary() {
   fs::File::options().write(true).open(&paths[0]).unwrap().set_modified(mtime).unwrap();
   for fresh_process in [false, true] {
     if fresh_process {
-      forget();
+      index_of(&fx).dictionaries().forget();
     }
     let gone = run(&engine, json!({"query": "vrenqalith0", "scope": "global"}));
     assert_eq!(gone.total, before.total - 1);
@@ -293,8 +293,9 @@ fn no_dictionary_is_built_or_read_past_the_cold_bound() {
   let one = digest("alpha beta");
   let names = files(MAX_COLD + 1);
   let candidates: Vec<Candidate<'_>> = names.iter().enumerate().map(|(at, file)| (at, file.as_str(), &one)).collect();
-  assert!(serve(dir.path(), Branches::Active, (&candidates[..MAX_COLD + 1], Candidates::Every), 1 << 20).is_none());
-  assert!(serve(dir.path(), Branches::Active, (&candidates[..MAX_COLD], Candidates::Every), 1 << 20).is_some());
+  let index = Index::shared(dir.path().to_path_buf());
+  assert!(serve(&index, Branches::Active, (&candidates[..MAX_COLD + 1], Candidates::Every), 1 << 20).is_none());
+  assert!(serve(&index, Branches::Active, (&candidates[..MAX_COLD], Candidates::Every), 1 << 20).is_some());
 }
 
 #[test]
@@ -323,8 +324,9 @@ fn in_shard(paths: &[std::path::PathBuf], shard: usize) -> Vec<usize> {
   (0..paths.len()).filter(|&i| shard_of(&paths[i].to_string_lossy()) == shard).collect()
 }
 
-fn builds() -> usize {
-  BUILDS.with(std::cell::Cell::get)
+/// The index of `fx`'s default index dir.
+fn index_of(fx: &AgentDir) -> Arc<Index> {
+  Index::shared(fx.agent.join("fabric/memory-index"))
 }
 
 #[test]
@@ -333,10 +335,11 @@ fn changed_cold_sessions_rebuild_only_their_shard() {
   let count = MIN_COLD + 200;
   let paths = sessions(&fx, count, |i| format!("routine {i} vrenqalith{}", i % 3));
   let engine = all_cold(&fx);
-  let (before, built) = (builds(), run(&engine, json!({"query": "vrenqalith0", "scope": "global"})));
+  let index = index_of(&fx);
+  let built = run(&engine, json!({"query": "vrenqalith0", "scope": "global"}));
   assert_eq!(built.total, count.div_ceil(3));
   let shards: BTreeSet<usize> = paths.iter().map(|p| shard_of(&p.to_string_lossy())).collect();
-  assert_eq!(builds() - before, shards.len(), "a first query builds every shard with candidates");
+  assert_eq!(index.trace().shards_built(), shards.len(), "a first query builds every shard with candidates");
   let dir = fx.agent.join("fabric/memory-index");
   let read_all = || (0..SHARDS).map(|s| fs::read(dir.join(file_name(Branches::Active, s))).ok()).collect::<Vec<_>>();
   let on_disk = read_all();
@@ -350,9 +353,8 @@ fn changed_cold_sessions_rebuild_only_their_shard() {
     write_session(&paths[i], i, &format!("rewritten oqmendrive {i}"));
     fs::File::options().write(true).open(&paths[i]).unwrap().set_modified(mtime).unwrap();
   }
-  let before = builds();
   let gained = run(&engine, json!({"query": "oqmendrive", "scope": "global"}));
-  assert_eq!(builds() - before, 1, "only the changed shard is rebuilt");
+  assert_eq!(index.trace().shards_built(), 1, "only the changed shard is rebuilt");
   let mut expected: Vec<String> = changed.iter().map(|i| format!("id{i}")).collect();
   let mut found = session_ids(&gained);
   expected.sort();
@@ -363,10 +365,9 @@ fn changed_cold_sessions_rebuild_only_their_shard() {
     assert_eq!(now[shard] == on_disk[shard], shard != target, "shard {shard}");
   }
   // A fresh process reads every shard from disk and builds none.
-  forget();
-  let before = builds();
+  index.dictionaries().forget();
   let again = run(&engine, json!({"query": "vrenqalith0", "scope": "global"}));
-  assert_eq!(builds(), before);
+  assert_eq!(index.trace().shards_built(), 0);
   let lost = changed.iter().filter(|&&i| i % 3 == 0).count();
   assert_eq!(again.total, count.div_ceil(3) - lost);
 }
@@ -391,22 +392,21 @@ fn a_global_sync_that_builds_cold_records_builds_the_shards_a_query_then_uses() 
   let index = crate::index::Index::shared(dir.clone());
   index.resident().clear();
   index.sync_state().forget_last();
-  let before = builds();
+  index.trace().shards_built();
   crate::index::sync(&engine.index_context(), &crate::session::discover::Scope::Global, Branches::Active).unwrap();
   let shards: BTreeSet<usize> = paths.iter().map(|p| shard_of(&p.to_string_lossy())).collect();
-  assert_eq!((builds() - before, on_disk()), (shards.len(), shards.len()), "built while indexing");
+  assert_eq!((index.trace().shards_built(), on_disk()), (shards.len(), shards.len()), "built while indexing");
   // Served from the files just written, as a later process serves them (mapped
   // on Linux): not from the built copies, which held every shard in the heap.
-  let resident = super::resident().lock().get(&(dir.clone(), Branches::Active)).cloned().unwrap();
+  let resident = index.dictionaries().of(Branches::Active).unwrap();
   let decoded: Vec<bool> = resident.iter().flatten().map(|shard| shard.is_decoded()).collect();
   assert!(decoded.len() == shards.len() && decoded.iter().all(|&d| d), "{decoded:?}");
-  let before = builds();
   let page = run(&engine, json!({"query": "zelquarin0", "scope": "global"}));
   assert_eq!((page.total, page.coverage.complete), ((MIN_COLD + 40).div_ceil(5), true));
-  assert_eq!(builds(), before, "the query builds nothing");
+  assert_eq!(index.trace().shards_built(), 0, "the query builds nothing");
   // A filtered query is served by the shards built from every session.
   let filtered = run(&engine, json!({"query": "zelquarin1", "scope": "global", "role": "user"}));
-  assert_eq!((filtered.total, builds()), ((MIN_COLD + 40 + 3) / 5, before));
+  assert_eq!((filtered.total, index.trace().shards_built()), ((MIN_COLD + 40 + 3) / 5, 0));
 }
 
 #[test]
@@ -422,33 +422,31 @@ fn a_project_with_fewer_cold_sessions_than_the_bound_is_served_by_the_shards_at_
     fs::write(&path, fs::read_to_string(&path).unwrap().replace(CWD, "/home/u/other")).unwrap();
   }
   let engine = all_cold(&fx);
-  let served = || SERVED.with(|served| served.get());
+  let trace = index_of(&fx);
+  let trace = trace.trace();
+  let (served, builds) = (|| trace.dictionary_served(), || trace.shards_built());
   let project = |engine: &Engine, term: &str| run(engine, json!({"query": term, "scope": "project"}));
   // No shard yet: the project's digests are probed, and no shard is built.
-  let before = (served(), builds());
   let probed = project(&engine, "quelvarin1");
-  assert_eq!((served(), builds()), before);
+  assert_eq!((served(), builds()), (0, 0));
   assert_eq!((probed.total, probed.coverage.complete), (mine.len() / 4, true));
   // A global call builds the shards; the project's query is then served by them.
-  let before = builds();
   assert_eq!(run(&engine, json!({"query": "quelvarin1", "scope": "global"})).total, (mine.len() + MIN_COLD) / 4);
-  assert!(builds() > before);
-  let (before, built) = (served(), builds());
+  assert!(builds() > 0);
+  served();
   let answered = project(&engine, "quelvarin1");
-  assert_eq!((served(), builds()), (before + 1, built), "served, nothing built");
+  assert_eq!((served(), builds()), (1, 0), "served, nothing built");
   assert_eq!((answered.total, session_ids(&answered)), (probed.total, session_ids(&probed)));
   // A filter's subset is served per call: probed, its digests being resident.
-  let before = served();
   let filtered = run(&engine, json!({"query": "quelvarin1", "scope": "project", "role": "user"}));
-  assert_eq!((filtered.total, served()), (probed.total, before));
+  assert_eq!((filtered.total, served()), (probed.total, 0));
   // Too few candidates: probed, shards or not.
   let few = fx.engine(json!({"hotSessions": 0, "maxSyncSessions": 1_000_000}));
   for path in &mine[MIN_AT_HAND - 1..] {
     fs::remove_file(path).unwrap();
   }
-  let before = served();
   assert_eq!(project(&few, "quelvarin0").total, (MIN_AT_HAND - 1).div_ceil(4));
-  assert_eq!(served(), before);
+  assert_eq!(served(), 0);
 }
 
 #[test]
@@ -461,14 +459,14 @@ fn a_global_sync_cut_by_its_budget_leaves_the_shards_to_the_sync_that_completes(
   let on_disk = || (0..SHARDS).filter(|&s| dir.join(file_name(Branches::Active, s)).is_file()).count();
   let global =
     || crate::index::sync(&engine.index_context(), &crate::session::discover::Scope::Global, Branches::Active).unwrap();
-  let before = builds();
+  let index = index_of(&fx);
   let first = global();
   assert!(first.coverage.reasons.contains(&crate::coverage::Reason::MaxSyncSessions), "{:?}", first.coverage);
-  assert_eq!((builds() - before, on_disk()), (0, 0), "the next call changes every shard again");
+  assert_eq!((index.trace().shards_built(), on_disk()), (0, 0), "the next call changes every shard again");
   let last = global();
   assert!(last.coverage.complete, "{:?}", last.coverage);
   let shards: BTreeSet<usize> = paths.iter().map(|p| shard_of(&p.to_string_lossy())).collect();
-  assert_eq!((builds() - before, on_disk()), (shards.len(), shards.len()), "built once, when complete");
+  assert_eq!((index.trace().shards_built(), on_disk()), (shards.len(), shards.len()), "built once, when complete");
 }
 
 #[test]
@@ -483,7 +481,7 @@ fn the_unsharded_dictionary_file_of_older_versions_is_removed() {
   for shard in 0..SHARDS {
     let _ = fs::remove_file(fx.agent.join("fabric/memory-index").join(file_name(Branches::Active, shard)));
   }
-  forget();
+  index_of(&fx).dictionaries().forget();
   run(&engine, json!({"query": "routine", "scope": "global"}));
   assert!(!old.exists());
 }

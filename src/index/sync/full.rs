@@ -12,7 +12,7 @@ use crate::index::sources::{in_scope_proven, named};
 use crate::index::trace::{Event, Pass};
 use crate::index::writer::Write;
 use crate::index::Context;
-use crate::index::{cleanup, dictionary, freshness, heads, ownership, progress, trim_heap, Index, Source};
+use crate::index::{dictionary, freshness, heads, ownership, progress, trim_heap, Index, Source};
 use crate::session::discover::Scope;
 use crate::session::lineage::Branches;
 use rayon::prelude::*;
@@ -29,7 +29,7 @@ pub(super) fn sync_changed(
   names: &[String],
 ) -> Result<Outcome, ContractError> {
   index.trace().note(|| Event::Pass(Pass::Full));
-  ownership::check(&cx.discovery, &index.dir, names)?;
+  ownership::check(&cx.discovery, index.dir.path(), names)?;
   let existing: rustc_hash::FxHashSet<&std::ffi::OsStr> = all.iter().map(|s| s.path.as_os_str()).collect();
   index.resident().retain(|path| existing.contains(path.as_os_str()) || path.exists());
   let policies = freshness::PolicyCheck::new(cx.config, branches);
@@ -102,10 +102,11 @@ pub(super) fn sync_changed(
   if *scope == Scope::Global && settled {
     heads::refresh(index, branches, &synced);
   }
-  cleanup::cleanup(index, names, all, cx.config, &mut reasons);
+  let owners = all.iter().map(|source| index.base_name(&source.path));
+  index.dir.collect_garbage(names, owners, cx.config.max_cache_cleanup_files, &mut reasons);
   let tally = Tally::of(&synced);
   let coverage = tally.coverage(synced.len(), &reasons, unavailable);
-  Ok(Outcome { result: SyncResult { coverage, sessions: Arc::new(synced) }, reasons, tally })
+  Ok(Outcome { result: SyncResult { coverage, sessions: Arc::new(synced), memo: Default::default() }, reasons, tally })
 }
 
 /// Builds the `planned` sessions in parallel into their slots of `synced`
@@ -180,5 +181,5 @@ fn prepare_dictionary(cx: &Context<'_>, index: &Index, branches: Branches, synce
       record::Body::Hot(_) => None,
     })
     .collect();
-  dictionary::refresh(&index.dir, branches, &candidates, cx.config.max_cold_cache_bytes);
+  dictionary::refresh(index, branches, &candidates, cx.config.max_cold_cache_bytes);
 }

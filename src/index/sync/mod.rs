@@ -27,10 +27,11 @@ use crate::index::{Index, Source};
 use crate::session::discover::Scope;
 use crate::session::lineage::Branches;
 use crate::session::source::now_ns;
+use std::any::Any;
 use std::collections::BTreeSet;
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use tally::Tally;
 
 /// One eligible session after synchronization.
@@ -48,6 +49,37 @@ pub struct Synced {
 pub struct SyncResult {
   pub sessions: Arc<Vec<Synced>>,
   pub coverage: Coverage,
+  /// What an operation works out once per result (recall's plan).
+  pub memo: Memo,
+}
+
+/// A value an operation works out once per synchronization result (recall's
+/// plan: which slots are hot and cold, the dictionary serving them, their
+/// interned kinds). Every clone of the result a reused synchronization hands
+/// out shares it, and every result a synchronization makes has a new one,
+/// so it never outlives the session list it was worked out from (no global
+/// memo keyed by the list's address).
+#[derive(Clone, Default)]
+pub struct Memo(Arc<OnceLock<Arc<dyn Any + Send + Sync>>>);
+
+impl Memo {
+  /// The value memoized here, made by `make` on first use (concurrent
+  /// first uses wait for one `make`).
+  pub fn get_or_init(&self, make: impl FnOnce() -> Arc<dyn Any + Send + Sync>) -> Arc<dyn Any + Send + Sync> {
+    self.0.get_or_init(make).clone()
+  }
+
+  /// Is `other` this very memo (a clone of it)?
+  #[cfg(test)]
+  pub(crate) fn is(&self, other: &Memo) -> bool {
+    Arc::ptr_eq(&self.0, &other.0)
+  }
+}
+
+impl std::fmt::Debug for Memo {
+  fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+    f.write_str(if self.0.get().is_some() { "Memo(made)" } else { "Memo(empty)" })
+  }
 }
 
 /// An index's synchronization state: one synchronization at a time (queries

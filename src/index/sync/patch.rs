@@ -56,7 +56,7 @@ pub(super) fn patch(
     }
     slots.push((slot, source));
   }
-  if let Err(e) = ownership::check(&cx.discovery, &index.dir, names) {
+  if let Err(e) = ownership::check(&cx.discovery, index.dir.path(), names) {
     return Some(Err(e));
   }
   index.trace().note(|| Event::Pass(Pass::Patched));
@@ -92,7 +92,7 @@ pub(super) fn patch(
     }
   }
   let coverage = tally.coverage(synced.len(), &reasons, unavailable);
-  Some(Ok(Outcome { result: SyncResult { coverage, sessions }, reasons, tally }))
+  Some(Ok(Outcome { result: SyncResult { coverage, sessions, memo: Default::default() }, reasons, tally }))
 }
 
 /// The positions in `all` of the sources the watch does not vouch for since

@@ -11,7 +11,7 @@ use crate::index::resident::Slot;
 use crate::index::trace::Event;
 use crate::index::writer::{self, Write};
 use crate::index::Context;
-use crate::index::{dir, Index, Source};
+use crate::index::{Index, Source};
 use crate::session::lineage::Branches;
 use crate::session::source::{now_ns, read_source_resuming, StatStamp};
 use std::fs;
@@ -38,7 +38,7 @@ pub(super) fn load_fresh(
       index.trace().note(|| Event::Opened(path.clone()));
       let Some(record) = record::open(&path, tier, limit).ok()? else {
         // Torn or an older version: rebuilt from source, never migrated.
-        dir::remove_ours(&index.dir, &name);
+        index.dir.remove_ours(&name);
         return None;
       };
       let slot = Slot::new(Arc::new(record), name, 0);

@@ -78,6 +78,7 @@ fn an_unchanged_listing_reuses_the_last_synchronization() {
   let (_fx, engine, _, _, first) = two_sessions();
   let again = global(&engine);
   assert!(Arc::ptr_eq(&first.sessions, &again.sessions), "the same session list");
+  assert!(first.memo.is(&again.memo), "and the same memo");
   assert_eq!(index(&engine).trace().passes(), [], "no pass ran");
   assert_eq!(index(&engine).trace().built(), []);
 }
@@ -92,6 +93,7 @@ fn an_append_to_the_hot_session_is_patched_in_by_resuming_its_record() {
   let trace = index.trace();
   assert_eq!(trace.passes(), [Pass::Patched]);
   assert_eq!(trace.built(), [(a.clone(), Made::Resumed)], "only the appended session was built");
+  assert!(!patched.memo.is(&first.memo), "a patched list has a memo of its own");
   assert_eq!(words(record(&patched, &a)), ["alpha words", "appended zulu"]);
   assert!(Arc::ptr_eq(record(&patched, &b), record(&first, &b)), "the other record as it was");
   let c = &patched.coverage;

@@ -5,22 +5,19 @@ pub use super::RecallRequest;
 use crate::engine::Engine;
 use crate::error::{ContractError, ErrorCode};
 use crate::index::cold::Echoes;
-use crate::index::cold::{ColdContent, ColdDigest, Unreadable};
+use crate::index::cold::{ColdContent, ColdDigest, ColdKinds, Unreadable};
 use crate::index::dictionary::Served;
 use crate::index::hot::HotShard;
-use crate::index::kind::Kind;
 use crate::index::record::{Body, CacheRecord, Tier};
-use crate::index::{self, Coverage, Synced};
+use crate::index::{self, Coverage, Memo, Synced};
 use crate::session::binding::Issuer;
 use crate::session::discover::Scope;
-use crate::session::entry::Typed;
 use crate::session::lineage::{Branches, LiveBranch};
 use crate::session::SessionView;
-use parking_lot::Mutex;
+use std::any::Any;
 use std::cell::OnceCell;
-use std::collections::HashMap;
 use std::path::Path;
-use std::sync::{Arc, OnceLock, Weak};
+use std::sync::{Arc, OnceLock};
 
 /// A session read from source: what a record would otherwise hold.
 struct Hydrated {
@@ -123,7 +120,7 @@ impl<'a> Searched<'a> {
 }
 
 /// Which slots are hot and which cold, worked out once per synchronization
-/// result (see [`plan`]).
+/// result (kept in its [`Memo`]).
 pub(super) struct Plan {
   /// Slots with a hot shard, ascending.
   pub(super) hot: Vec<usize>,
@@ -136,46 +133,6 @@ pub(super) struct Plan {
   /// How many sessions there are and their mean length, worked out on the
   /// first lexical query (ranking's BM25 over sessions).
   lengths: OnceLock<(usize, f64)>,
-}
-
-/// The typed kinds of every cold digest, interned: a filter is tested once
-/// per distinct kind instead of once per kind of every digest (~50 each).
-pub(super) struct ColdKinds {
-  distinct: Vec<Kind>,
-  /// Per cold slot (in [`Plan::cold`] order), where its kinds start in
-  /// `counts`, and one past the last.
-  starts: Vec<u32>,
-  /// (distinct kind, address count) of each digest, one digest after another.
-  counts: Vec<(u32, u64)>,
-}
-
-impl ColdKinds {
-  fn of(sessions: &Sessions, cold: &[usize]) -> ColdKinds {
-    // Interned kinds: equal exactly when they are the same value (`Kind::id`).
-    let mut ids: HashMap<usize, u32> = HashMap::new();
-    let (mut distinct, mut starts, mut counts) = (Vec::new(), vec![0], Vec::new());
-    for &slot in cold {
-      for (kind, count) in &sessions.at(slot).digest().expect("cold session").kinds {
-        let id = *ids.entry(kind.id()).or_insert_with(|| {
-          distinct.push(kind.clone());
-          distinct.len() as u32 - 1
-        });
-        counts.push((id, *count));
-      }
-      starts.push(counts.len() as u32);
-    }
-    ColdKinds { distinct, starts, counts }
-  }
-
-  /// Per cold slot (in [`Plan::cold`] order), how many of its addresses
-  /// have a kind `matches` accepts.
-  pub(super) fn matching(&self, matches: impl Fn(&Typed) -> bool) -> impl Iterator<Item = usize> + '_ {
-    let accepted: Vec<bool> = self.distinct.iter().map(|kind| matches(kind)).collect();
-    self.starts.windows(2).map(move |run| {
-      let kinds = &self.counts[run[0] as usize..run[1] as usize];
-      kinds.iter().filter(|(id, _)| accepted[*id as usize]).map(|(_, count)| *count as usize).sum()
-    })
-  }
 }
 
 impl Plan {
@@ -193,7 +150,9 @@ impl Plan {
   }
 
   pub(super) fn cold_kinds(&self, sessions: &Sessions) -> &ColdKinds {
-    self.kinds.get_or_init(|| ColdKinds::of(sessions, &self.cold))
+    self
+      .kinds
+      .get_or_init(|| ColdKinds::of(self.cold.iter().map(|&slot| sessions.at(slot).digest().expect("cold session"))))
   }
 
   /// The number of sessions and their mean ranking length: every session
@@ -210,35 +169,19 @@ impl Plan {
   }
 }
 
-type Plans = Mutex<Vec<(Weak<Vec<Synced>>, Arc<Plan>)>>;
-
-/// The plan of a synchronization result, memoized while the result is the
-/// one a reused synchronization hands out. The key is the list itself: a
-/// `Weak` keeps its allocation, so no other list can take its address, and a
-/// patched result is a new list (`Arc::make_mut` cannot reuse one a `Weak`
-/// points to).
-fn plan(sessions: &Sessions, list: &Arc<Vec<Synced>>) -> Arc<Plan> {
-  static PLANS: OnceLock<Plans> = OnceLock::new();
-  const KEPT: usize = 8;
-  let plans = PLANS.get_or_init(Default::default);
-  let mut memo = plans.lock();
-  memo.retain(|(list, _)| list.strong_count() > 0);
-  if let Some((_, plan)) = memo.iter().find(|(known, _)| known.as_ptr() == Arc::as_ptr(list)) {
-    return plan.clone();
-  }
-  let plan = Arc::new(Plan::of(sessions, list.len()));
-  if memo.len() == KEPT {
-    memo.remove(0);
-  }
-  memo.push((Arc::downgrade(list), plan.clone()));
-  plan
+/// The plan of a synchronization result, memoized in the result: every call
+/// a reused synchronization answers shares it. Recall is the memo's only
+/// user; were it ever to hold something else, the plan is worked out anew.
+fn plan(sessions: &Sessions, memo: &Memo) -> Arc<Plan> {
+  let make = || Arc::new(Plan::of(sessions, sessions.len()));
+  memo.get_or_init(|| make() as Arc<dyn Any + Send + Sync>).downcast::<Plan>().unwrap_or_else(|_| make())
 }
 
 impl Sessions {
-  fn synced(list: Arc<Vec<Synced>>) -> Sessions {
+  fn synced(list: Arc<Vec<Synced>>, memo: &Memo) -> Sessions {
     let extras = std::iter::repeat_with(OnceCell::new).take(list.len()).collect();
-    let mut sessions = Sessions { list: List::Synced(list.clone()), extras, plan: Arc::new(Plan::empty()) };
-    sessions.plan = plan(&sessions, &list);
+    let mut sessions = Sessions { list: List::Synced(list), extras, plan: Arc::new(Plan::empty()) };
+    sessions.plan = plan(&sessions, memo);
     sessions
   }
 
@@ -402,5 +345,5 @@ pub(super) fn searched(engine: &Engine, request: &RecallRequest) -> Result<(Sess
     }
     return Ok((Sessions::hydrated(session.tier, &view), coverage));
   }
-  Ok((Sessions::synced(synced.sessions), coverage))
+  Ok((Sessions::synced(synced.sessions, &synced.memo), coverage))
 }

@@ -1,23 +1,20 @@
 //! Every name the index gives a file in its dir, in one grammar: an
 //! [`IndexFile`] is displayed as its name and parsed back from it, and a
-//! writer's temp file is `<name>.tmp.<pid>.<n>` ([`write_atomic`], the one
-//! way the index writes a file). What a name does not parse
-//! as is not the index's, whatever it holds ([`is_ours`] then also
-//! asks for the file's magic).
+//! writer's temp file is `<name>.tmp.<pid>.<n>` ([`temp_path`], what
+//! `files::write_atomic` writes). What a name does not parse as is not the
+//! index's, whatever it holds (`files::is_ours` then also asks for the
+//! file's magic).
 
-use super::dictionary::SHARDS;
-use super::record::{self, Tier};
-use crate::fsread::{self, Links};
+use crate::index::dictionary::SHARDS;
+use crate::index::record::Tier;
 use crate::session::lineage::Branches;
 use std::fmt;
-use std::fs;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 /// The marker file: this dir is the index's.
 pub const MARKER: &str = ".pi-fabric-memory-index";
 /// What the marker holds.
-pub(super) const MARKER_TEXT: &[u8] =
+pub(crate) const MARKER_TEXT: &[u8] =
   b"pi-fabric-memory index: this directory holds cache records only; safe to delete.\n";
 
 /// A file of the index dir.
@@ -56,7 +53,7 @@ impl<'a> Name<'a> {
   }
 }
 
-/// `<target>.tmp.<pid>.<n>` (see [`write_atomic`]) → `target`.
+/// `<target>.tmp.<pid>.<n>` (see [`temp_path`]) → `target`.
 fn strip_temp(name: &str) -> Option<&str> {
   let digits = |part: &str| !part.is_empty() && part.bytes().all(|b| b.is_ascii_digit());
   let (rest, n) = name.rsplit_once('.')?;
@@ -135,37 +132,8 @@ impl fmt::Display for IndexFile<'_> {
     }
   }
 }
-
-/// Temp file + rename, mode 0600: a reader sees the old record or the new
-/// one, never a torn one, even with several Pi processes writing. No fsync,
-/// unlike the curated store's writer (`store::file::write_atomic`): a record
-/// is a disposable cache of a source that is still there, so one a crash
-/// tore or lost fails its checksums (or is missing) and is rebuilt, while a
-/// cold build that synced every record would wait on the disk thousands of
-/// times. Memory files have no other copy: those are synced.
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-  let temp = temp_path(path);
-  let result = (|| {
-    let mut options = fs::OpenOptions::new();
-    options.write(true).create_new(true);
-    #[cfg(unix)]
-    {
-      use std::os::unix::fs::OpenOptionsExt;
-      options.mode(0o600);
-    }
-    let mut file = options.open(&temp)?;
-    file.write_all(bytes)?;
-    crate::fault::check_write(&temp)?;
-    drop(file);
-    fs::rename(&temp, path)
-  })();
-  if result.is_err() {
-    let _ = fs::remove_file(&temp);
-  }
-  result
-}
-
-fn temp_path(path: &Path) -> PathBuf {
+/// A new temp file beside `path`, to be renamed over it.
+pub(super) fn temp_path(path: &Path) -> PathBuf {
   use std::sync::atomic::{AtomicU64, Ordering};
   static COUNTER: AtomicU64 = AtomicU64::new(0);
   // `<name>.tmp.<pid>.<n>`, as `strip_temp` reads it.
@@ -173,29 +141,6 @@ fn temp_path(path: &Path) -> PathBuf {
   let mut name = path.file_name().unwrap_or_default().to_os_string();
   name.push(unique);
   path.with_file_name(name)
-}
-
-/// Did the index write `dir/name`? Regular file (not followed), index name,
-/// record magic (a temp file may hold any prefix of it, even nothing yet).
-pub fn is_ours(dir: &Path, name: &str) -> bool {
-  let Some(parsed) = Name::parse(name) else { return false };
-  let path = dir.join(name);
-  if !fs::symlink_metadata(&path).is_ok_and(|m| m.file_type().is_file()) {
-    return false;
-  }
-  let magic = record::MAGIC_PREFIX;
-  let Ok((head, _)) = fsread::read_prefix(&path, magic.len() as u64, Links::Refuse) else { return false };
-  if parsed.temp {
-    let expected: &[u8] = if parsed.file == IndexFile::Marker { MARKER_TEXT } else { magic };
-    expected.starts_with(&head)
-  } else {
-    head == magic
-  }
-}
-
-/// Removes `dir/name` only if the index wrote it; `true` when removed.
-pub fn remove_ours(dir: &Path, name: &str) -> bool {
-  is_ours(dir, name) && fs::remove_file(dir.join(name)).is_ok()
 }
 
 #[cfg(test)]
@@ -211,38 +156,6 @@ mod tests {
     assert!(index_name("cold-terms.active.dict") && index_name("cold-terms.all.dict.tmp.12.3"));
     for foreign in [".env", "auth.json", "a.tmp.1.2", "0123456789abcdef-a.jsonl.active.hot.tmp.x.2", MARKER] {
       assert!(!index_name(foreign), "{foreign}");
-    }
-  }
-
-  /// A session file named like a temp file (`x.tmp.1.2.jsonl`) has a record
-  /// like any other: it was not the index's (so its other tier's file and
-  /// its orphan were never removed) while names were read from the first
-  /// `.tmp.` on; a temp file is now only a name that ends like one.
-  #[test]
-  fn a_record_of_a_session_named_like_a_temp_file_is_ours() {
-    let dir = tempfile::tempdir().unwrap();
-    let record = "0123456789abcdef-x.tmp.1.2.jsonl.active.hot";
-    fs::write(dir.path().join(record), record::MAGIC_PREFIX).unwrap();
-    assert_eq!(Name::parse(record).map(|n| n.temp), Some(false));
-    assert!(remove_ours(dir.path(), record));
-    assert!(!dir.path().join(record).exists());
-  }
-
-  #[test]
-  fn writes_are_atomic_and_private() {
-    let dir = tempfile::tempdir().unwrap();
-    let index = dir.path().join("index");
-    crate::index::ownership::ensure_dir(&index).unwrap();
-    let path = index.join("r");
-    write_atomic(&path, b"one").unwrap();
-    write_atomic(&path, b"two").unwrap();
-    assert_eq!(fs::read(&path).unwrap(), b"two");
-    assert_eq!(fs::read_dir(&index).unwrap().count(), 2, "the marker and the record, no temp files left");
-    #[cfg(unix)]
-    {
-      use std::os::unix::fs::PermissionsExt;
-      assert_eq!(fs::metadata(&path).unwrap().permissions().mode() & 0o777, 0o600);
-      assert_eq!(fs::metadata(&index).unwrap().permissions().mode() & 0o777, 0o700);
     }
   }
 

@@ -1,4 +1,7 @@
-//! Directory listings reused while a directory provably did not change.
+//! Directory listings reused while a directory provably did not change
+//! ([`DirCache`]: the index dir's, and the session dirs' through
+//! `sources`), and the index dir's own listing kept current by a watch
+//! ([`WatchedNames`]).
 //!
 //! Creating, removing or renaming a file changes its directory's mtime, so
 //! a listing stays valid while the mtime is unchanged and older than the
@@ -14,7 +17,7 @@
 //! atomic writes (a temp file renamed over the record) leave the listing,
 //! and its `Arc`, as they were.
 
-use super::watch;
+use crate::index::watch;
 use crate::session::source::{now_ns, StatStamp};
 use parking_lot::Mutex;
 use std::collections::HashMap;

@@ -1,0 +1,117 @@
+//! A cold digest's bulk (vocabulary, frequency classes, addresses, files
+//! touched, tool histogram) and its loader: resident once read, read from
+//! the record file on first use otherwise.
+
+use super::derived::{Lazy, LazyFilter, TermFilter};
+use super::Address;
+use crate::index::vocabulary::Vocabulary;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// The bulk of a digest: sorted unique canonical terms and the structural
+/// addresses, and the per-session lists no query reads (files touched, the
+/// tool histogram), which in the head stayed resident for every cold
+/// session (~850 bytes each; 85 MB at 100,000).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ColdContent {
+  pub vocabulary: Vocabulary,
+  /// Per vocabulary term, the session's frequency class of it
+  /// (`score::frequency_class`).
+  pub frequencies: Vec<u8>,
+  pub addresses: Vec<Address>,
+  pub files_touched: Vec<String>,
+  pub tool_histogram: BTreeMap<String, u64>,
+  /// Built on first use in memory, never persisted: lets a query skip the
+  /// vocabulary search of most digests that lack a term.
+  #[serde(skip)]
+  pub(super) filter: LazyFilter,
+}
+
+impl ColdContent {
+  pub fn new(vocabulary: Vocabulary, frequencies: Vec<u8>, addresses: Vec<Address>) -> ColdContent {
+    let (files_touched, tool_histogram) = Default::default();
+    ColdContent { vocabulary, frequencies, addresses, files_touched, tool_histogram, filter: Lazy::default() }
+  }
+
+  /// Exact vocabulary membership, checking the Bloom filter first.
+  pub fn contains(&self, term: &str) -> bool {
+    self.frequency(term).is_some()
+  }
+
+  /// The session's frequency class of `term`, when its vocabulary holds it
+  /// (the Bloom filter first). A digest without classes (a test's) says 1.
+  pub fn frequency(&self, term: &str) -> Option<u8> {
+    if !self.filter.get_or_init(|| TermFilter::build(self.vocabulary.iter())).may_contain(term) {
+      return None;
+    }
+    let at = self.vocabulary.binary_search(term).ok()?;
+    Some(self.frequencies.get(at).copied().unwrap_or(1))
+  }
+}
+
+/// The record holding a digest's content could not be read back intact
+/// (removed, replaced by a newer record, or damaged since its head was read).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Unreadable;
+
+type Loader = dyn Fn() -> Result<ColdContent, Unreadable> + Send + Sync;
+
+/// A digest's content: in memory (built here, or read once), or read on
+/// first use by a loader that checks it belongs to the head it came with.
+/// Clones share what was read.
+#[derive(Clone, Default)]
+pub struct LazyContent {
+  cell: std::sync::Arc<std::sync::OnceLock<Result<std::sync::Arc<ColdContent>, Unreadable>>>,
+  loader: Option<std::sync::Arc<Loader>>,
+}
+
+impl LazyContent {
+  pub fn loaded(content: ColdContent) -> LazyContent {
+    let cell = std::sync::OnceLock::from(Ok(std::sync::Arc::new(content)));
+    LazyContent { cell: std::sync::Arc::new(cell), loader: None }
+  }
+
+  pub fn deferred(loader: impl Fn() -> Result<ColdContent, Unreadable> + Send + Sync + 'static) -> LazyContent {
+    LazyContent { cell: Default::default(), loader: Some(std::sync::Arc::new(loader)) }
+  }
+
+  pub fn get(&self) -> Result<&ColdContent, Unreadable> {
+    let loaded = self.cell.get_or_init(|| match &self.loader {
+      Some(load) => load().map(std::sync::Arc::new),
+      None => Err(Unreadable),
+    });
+    loaded.as_deref().map_err(|e| *e)
+  }
+
+  /// The content without keeping it: what is resident, or a read that is
+  /// dropped with the result (the dictionary build reads every digest once).
+  pub fn read(&self) -> Result<std::borrow::Cow<'_, ColdContent>, Unreadable> {
+    match (self.cell.get(), &self.loader) {
+      (Some(loaded), _) => loaded.as_deref().map(std::borrow::Cow::Borrowed).map_err(|e| *e),
+      (None, Some(load)) => load().map(std::borrow::Cow::Owned),
+      (None, None) => Err(Unreadable),
+    }
+  }
+
+  /// Has the content been read (or found unreadable)?
+  pub fn is_resident(&self) -> bool {
+    self.cell.get().is_some()
+  }
+}
+
+impl std::fmt::Debug for LazyContent {
+  fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+    match self.cell.get() {
+      Some(content) => content.fmt(f),
+      None => f.write_str("LazyContent(not read)"),
+    }
+  }
+}
+
+/// Equal when the contents are (reading both).
+impl PartialEq for LazyContent {
+  fn eq(&self, other: &Self) -> bool {
+    self.get() == other.get()
+  }
+}

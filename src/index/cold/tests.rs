@@ -1,0 +1,77 @@
+use super::derived::TermFilter;
+use super::*;
+
+fn entry(index: usize, text: &str, tool: Option<&str>, is_error: bool) -> Entry {
+  Entry {
+    index,
+    text: text.into(),
+    typed: Typed { tool: tool.map(str::to_string), ..Typed::default() },
+    is_error,
+    entry_id: Some(format!("e{index}")),
+    ..Entry::default()
+  }
+}
+
+fn normalized(entries: Vec<Entry>) -> Normalized {
+  Normalized { entries, ..Default::default() }
+}
+
+#[test]
+fn folds_counts_terms_and_addresses() {
+  let mut read = entry(1, "Tool: read(src/auth.ts)", Some("read"), false);
+  read.files_touched = vec!["src/auth.ts".into()];
+  read.typed.timestamp = Some(20);
+  let mut user = entry(0, "Fix the Auth bug", None, false);
+  user.typed.timestamp = Some(10);
+  let digest = ColdDigest::build(
+    &normalized(vec![user, read, entry(2, "boom", Some("bash"), true), entry(3, "x", Some("read"), false)]),
+    1 << 20,
+    Echoes::Kept,
+  );
+  assert_eq!(
+    digest.content().unwrap().vocabulary.to_vec(),
+    ["auth", "boom", "bug", "fix", "read", "src", "the", "tool", "ts", "x"]
+  );
+  assert!(digest.contains("boom") && !digest.contains("bo") && !digest.contains("zzz"));
+  let content = digest.content().unwrap();
+  assert_eq!(content.files_touched, ["src/auth.ts"]);
+  assert_eq!(content.tool_histogram, BTreeMap::from([("bash".into(), 1), ("read".into(), 2)]));
+  assert_eq!((digest.error_count, digest.entry_count, digest.first_ts, digest.last_ts), (1, 4, Some(10), Some(20)));
+  assert_eq!(digest.content().unwrap().addresses[1].entry_id.as_deref(), Some("e1"));
+  assert!(digest.index_coverage.complete);
+}
+
+#[test]
+fn vocabulary_stops_at_its_byte_cap() {
+  let digest = ColdDigest::build(&normalized(vec![entry(0, "alpha beta gamma", None, false)]), 2 + 8 + 7, Echoes::Kept);
+  assert_eq!(digest.content().unwrap().vocabulary.to_vec(), ["alpha", "beta"]);
+  assert!(!digest.index_coverage.complete);
+  assert_eq!(digest.index_coverage.reasons, ["max_cold_vocabulary_bytes"]);
+}
+
+#[test]
+fn the_filter_never_misses_a_term() {
+  let terms: Vec<String> = (0..5000).map(|i| format!("term{i}")).collect();
+  let filter = TermFilter::build(terms.iter().map(String::as_str));
+  assert!(terms.iter().all(|t| filter.may_contain(t)));
+  let false_positives = (0..10_000).filter(|i| filter.may_contain(&format!("absent{i}"))).count();
+  assert!(false_positives < 1000, "{false_positives} false positives in 10,000");
+}
+
+#[test]
+fn fitting_keeps_exact_prefixes() {
+  // Letters only: `term7` would add the parts `term` and `7`.
+  let word = |i: usize| format!("term{}{}", (b'a' + (i / 26) as u8) as char, (b'a' + (i % 26) as u8) as char);
+  let entries = (0..100).map(|i| entry(i, &word(i), None, false)).collect();
+  let mut digest = ColdDigest::build(&normalized(entries), 1 << 20, Echoes::Kept);
+  assert!(digest.fit(|d| d.content().unwrap().addresses.len() <= 40));
+  assert_eq!(digest.content().unwrap().addresses.len(), 40);
+  assert_eq!(digest.content().unwrap().vocabulary.len(), 100);
+  assert_eq!(digest.kinds, [(Kind::intern(Typed::default()), 40)], "kinds count the kept addresses");
+  assert_eq!(digest.index_coverage.reasons, ["max_cold_cache_bytes"]);
+  assert!(digest.fit(|d| d.content().unwrap().addresses.is_empty() && d.content().unwrap().vocabulary.len() <= 7));
+  assert_eq!(digest.content().unwrap().vocabulary.len(), 7);
+  let seven = Vocabulary::from_sorted(&digest.content().unwrap().vocabulary.to_vec());
+  assert_eq!(digest.vocabulary_fingerprint(), xxhash_rust::xxh3::xxh3_128(seven.text().as_bytes()));
+  assert!(!digest.fit(|_| false));
+}

@@ -1,0 +1,78 @@
+//! Orphan removal at the end of a sync: records no existing session owns
+//! and temp files of crashed writers, within the cleanup budget.
+
+use super::name::Name;
+use super::IndexDir;
+use crate::coverage::Reason;
+use crate::index::record;
+use crate::session::source::{now_ns, StatStamp};
+use rustc_hash::FxHashSet;
+use std::collections::BTreeSet;
+use std::fs;
+use std::path::Path;
+
+impl IndexDir {
+  /// Removes index files no existing session can own: records of deleted
+  /// sources and temp files left by crashed writers, at most `budget` of
+  /// them (past it, `cache_cleanup_budget`). `names` is the dir's listing,
+  /// `owners` the record base names of every existing session. Names decide
+  /// what is an orphan; [`IndexDir::remove_ours`] decides what may be removed
+  /// (regular file, index name, record magic), so a foreign file is never
+  /// touched.
+  pub(crate) fn collect_garbage<S: AsRef<str>>(
+    &self,
+    names: &[String],
+    owners: impl Iterator<Item = S>,
+    budget: u64,
+    reasons: &mut BTreeSet<Reason>,
+  ) {
+    // Hash prefixes as numbers: at 100,000 sessions a set of strings (and a
+    // path per name) made this a tenth of a fresh process's first call.
+    let owners: FxHashSet<u64> = owners.filter_map(|base| hash_value(base.as_ref())).collect();
+    let mut removed = 0u64;
+    for name in names {
+      let orphan = match Name::parse(name) {
+        Some(Name { temp: true, .. }) => is_old(&self.join(name)),
+        Some(Name { file, temp: false }) => file.record_hash().is_some_and(|hash| {
+          !hash_value(hash).is_some_and(|h| owners.contains(&h)) && !self.owned_elsewhere(name, hash)
+        }),
+        None => false,
+      };
+      if !orphan {
+        continue;
+      }
+      if removed >= budget {
+        reasons.insert(Reason::CacheCleanupBudget);
+        return;
+      }
+      if self.remove_ours(name) {
+        removed += 1;
+      }
+    }
+  }
+
+  /// Is `name` a record of a live session outside this index's roots?
+  /// Remembered once found: the owning index removes it when its source goes.
+  fn owned_elsewhere(&self, name: &str, hash: &str) -> bool {
+    if self.elsewhere.lock().contains(name) {
+      return true;
+    }
+    let exists = record::source_exists(&self.join(name), hash);
+    if exists {
+      self.elsewhere.lock().insert(name.to_string());
+    }
+    exists
+  }
+}
+
+/// The 16 hex digits that start a record name, as a number.
+fn hash_value(name: &str) -> Option<u64> {
+  u64::from_str_radix(name.get(..16)?, 16).ok()
+}
+
+/// Temp files younger than this may belong to a writer still at work.
+const TEMP_GRACE_NS: i128 = 10 * 60 * 1_000_000_000;
+
+fn is_old(path: &Path) -> bool {
+  fs::symlink_metadata(path).map(|m| StatStamp::of(&m).mtime_ns < now_ns() - TEMP_GRACE_NS).unwrap_or(false)
+}

@@ -1,0 +1,71 @@
+//! The index dir as one value ([`IndexDir`], tantivy's `ManagedDirectory`):
+//! the names of its files ([`name`]: one grammar, [`IndexFile`]), how they
+//! are written and which are ours ([`files`]: the atomic writer,
+//! `remove_ours`), its listing ([`listing`]: kept current by a watch) and
+//! garbage collection ([`gc`]: orphaned records and temp files). Whether
+//! the dir itself is ours is `ownership`'s.
+
+mod files;
+mod gc;
+pub(crate) mod listing;
+mod name;
+
+pub use files::{is_ours, remove_ours, write_atomic};
+pub(crate) use name::MARKER_TEXT;
+pub use name::{IndexFile, MARKER};
+
+use listing::{DirCache, WatchedNames};
+use parking_lot::Mutex;
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// One index dir, as one process knows it.
+pub struct IndexDir {
+  path: PathBuf,
+  /// The dir's listing, and its names kept current by its watch.
+  listings: DirCache,
+  watched: WatchedNames,
+  /// Records found to belong to live sessions outside this index's roots
+  /// (checked once per process: the owning index removes them when their
+  /// source goes).
+  elsewhere: Mutex<HashSet<String>>,
+}
+
+impl IndexDir {
+  pub fn new(path: PathBuf) -> IndexDir {
+    IndexDir { path, listings: DirCache::default(), watched: WatchedNames::default(), elsewhere: Mutex::default() }
+  }
+
+  pub fn path(&self) -> &Path {
+    &self.path
+  }
+
+  /// The path of the file `name` in this dir.
+  pub fn join(&self, name: impl AsRef<Path>) -> PathBuf {
+    self.path.join(name)
+  }
+
+  /// The dir's names now, sorted: kept current by an entries watch when
+  /// `watching` (our own atomic rewrites leave the listing, and its `Arc`,
+  /// as they were), else listed again whenever the dir's mtime changed.
+  pub fn names(&self, watching: bool) -> Arc<Vec<String>> {
+    self.watched.names(&self.listings, &self.path, watching)
+  }
+
+  /// Writes `name` atomically (see [`write_atomic`]).
+  pub fn write(&self, name: &str, bytes: &[u8]) -> std::io::Result<()> {
+    write_atomic(&self.join(name), bytes)
+  }
+
+  /// Removes `name` only if the index wrote it; `true` when removed.
+  pub fn remove_ours(&self, name: &str) -> bool {
+    remove_ours(&self.path, name)
+  }
+
+  /// Forgets which records belong to sessions elsewhere (tests: a fresh process).
+  #[cfg(test)]
+  pub(crate) fn forget_elsewhere(&self) {
+    self.elsewhere.lock().clear();
+  }
+}

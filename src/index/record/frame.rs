@@ -1,0 +1,157 @@
+//! The record file's framing: [`MAGIC`], the head's length, the head's and
+//! the body's xxh3-64, then the head and the body (both postcard); a record
+//! encodes with `cacheBytes` equal to its own length and decodes only when
+//! every part checks out.
+
+use super::{Body, CacheRecord, CACHE_VERSION, MAGIC};
+use crate::index::cold::{LazyContent, Unreadable};
+
+/// The magic, the head's length, the head's and the body's checksums.
+pub(super) const PREFIX_BYTES: usize = MAGIC.len() + 4 + 8 + 8;
+/// What every version's magic starts with: a file without it was never a record.
+pub const MAGIC_PREFIX: &[u8; 6] = b"PFMIDX";
+
+/// The parts of a record file, checked against each other.
+pub(super) struct Parts<'a> {
+  pub(super) head: &'a [u8],
+  pub(super) head_sum: [u8; 8],
+  /// All of the body, or only its start when only the head was read.
+  body: &'a [u8],
+  body_sum: [u8; 8],
+}
+
+impl<'a> Parts<'a> {
+  /// Splits `bytes` (the whole file, or a prefix holding at least the head)
+  /// and verifies the head. `Err(needed)`: a prefix too short for the head,
+  /// which needs `needed` bytes.
+  pub(super) fn split(bytes: &'a [u8]) -> Result<Option<Parts<'a>>, usize> {
+    let Some(rest) = bytes.strip_prefix(MAGIC) else { return Ok(None) };
+    let Some(fixed) = rest.get(..PREFIX_BYTES - MAGIC.len()) else { return Err(PREFIX_BYTES) };
+    let head_len = u32::from_le_bytes(fixed[..4].try_into().expect("4 bytes")) as usize;
+    let head_sum: [u8; 8] = fixed[4..12].try_into().expect("8 bytes");
+    let body_sum: [u8; 8] = fixed[12..20].try_into().expect("8 bytes");
+    let rest = &bytes[PREFIX_BYTES..];
+    let Some(head) = rest.get(..head_len) else { return Err(PREFIX_BYTES.saturating_add(head_len)) };
+    if checksum(head) != head_sum {
+      return Ok(None);
+    }
+    Ok(Some(Parts { head, head_sum, body: &rest[head_len..], body_sum }))
+  }
+
+  /// The body, if intact: only asked of a whole file (a head-only read
+  /// never pays for hashing the part of the body it happened to read).
+  pub(super) fn intact_body(&self) -> Option<&'a [u8]> {
+    Some(self.body).filter(|body| checksum(body) == self.body_sum)
+  }
+}
+
+impl CacheRecord {
+  /// Encodes the record with `cacheBytes` equal to the encoded length (a
+  /// fixed point: the length's own varint can grow the length).
+  /// `Err` when a cold digest's content can no longer be read.
+  pub fn encode(&mut self) -> Result<Vec<u8>, Unreadable> {
+    let body = self.encode_body()?;
+    Ok(self.frame(&body))
+  }
+
+  /// Encodes a record that is shared (still answering queries): as
+  /// [`CacheRecord::encode`], but only the head is copied to carry
+  /// `cacheBytes`; the body is serialized where it is.
+  pub fn encode_shared(&self) -> Result<Vec<u8>, Unreadable> {
+    let body = self.encode_body()?;
+    let summary = match &self.body {
+      Body::Hot(_) => Body::Hot(Box::default()),
+      Body::Cold(digest) => Body::Cold(digest.clone()),
+    };
+    let mut head = CacheRecord {
+      cache_version: self.cache_version,
+      file: self.file.clone(),
+      session_id: self.session_id.clone(),
+      cwd: self.cwd.clone(),
+      branches: self.branches,
+      lineage_fingerprint: self.lineage_fingerprint.clone(),
+      policy: self.policy.clone(),
+      source_hash: self.source_hash.clone(),
+      mtime: self.mtime,
+      size: self.size,
+      stamp: self.stamp,
+      verified_ns: self.verified_ns,
+      cache_bytes: 0,
+      cache_source_ratio: 0.0,
+      titles: self.titles.clone(),
+      body: summary,
+    };
+    Ok(head.frame(&body))
+  }
+
+  fn encode_body(&self) -> Result<Vec<u8>, Unreadable> {
+    Ok(
+      match &self.body {
+        Body::Hot(shard) => postcard::to_allocvec(shard),
+        Body::Cold(digest) => postcard::to_allocvec(digest.content()?),
+      }
+      .expect("cache records serialize"),
+    )
+  }
+
+  /// The record file: prefix, this head (its `cacheBytes` set to the
+  /// file's length) and `body`.
+  fn frame(&mut self, body: &[u8]) -> Vec<u8> {
+    let mut guess = 0;
+    loop {
+      self.cache_bytes = guess;
+      self.cache_source_ratio = ratio(guess, self.size);
+      let head = self.head_bytes();
+      let len = PREFIX_BYTES + head.len() + body.len();
+      if len as u64 == guess {
+        let mut bytes = Vec::with_capacity(len);
+        bytes.extend_from_slice(MAGIC);
+        bytes.extend_from_slice(&(head.len() as u32).to_le_bytes());
+        bytes.extend_from_slice(&checksum(&head));
+        bytes.extend_from_slice(&checksum(body));
+        bytes.extend_from_slice(&head);
+        bytes.extend_from_slice(body);
+        return bytes;
+      }
+      guess = len as u64;
+    }
+  }
+
+  /// The head as its record file holds it: what the head checksum covers.
+  /// Postcard is canonical, so a record decoded from its file (or one
+  /// written, whose `cacheBytes` the write set) encodes to the same bytes.
+  pub fn head_bytes(&self) -> Vec<u8> {
+    postcard::to_allocvec(self).expect("cache records serialize")
+  }
+
+  /// `None` for anything but an intact current record: wrong magic, a
+  /// checksum mismatch (torn or edited), an undecodable head or body,
+  /// another version, or a length other than its own `cacheBytes`.
+  pub fn decode(bytes: &[u8]) -> Option<CacheRecord> {
+    let parts = Parts::split(bytes).ok()??;
+    let mut record = CacheRecord::decode_head(parts.head, bytes.len() as u64)?;
+    let body = parts.intact_body()?;
+    match &mut record.body {
+      Body::Hot(shard) => *shard = postcard::from_bytes(body).ok()?,
+      Body::Cold(digest) => digest.content = LazyContent::loaded(postcard::from_bytes(body).ok()?),
+    }
+    Some(record)
+  }
+
+  pub(super) fn decode_head(head: &[u8], file_len: u64) -> Option<CacheRecord> {
+    let record: CacheRecord = postcard::from_bytes(head).ok()?;
+    (record.cache_version == CACHE_VERSION && record.cache_bytes == file_len).then_some(record)
+  }
+}
+
+pub(crate) fn checksum(payload: &[u8]) -> [u8; 8] {
+  xxhash_rust::xxh3::xxh3_64(payload).to_le_bytes()
+}
+
+/// `cacheBytes / size`, rounded to 6 decimals.
+fn ratio(cache_bytes: u64, size: u64) -> f64 {
+  if size == 0 {
+    return 0.0;
+  }
+  (cache_bytes as f64 / size as f64 * 1e6).round() / 1e6
+}

@@ -1,0 +1,176 @@
+//! Cache records on disk (version [`CACHE_VERSION`]), the index's
+//! "segment": the record ([`CacheRecord`], its [`Tier`] and [`Body`]) here,
+//! its framing and codec in `frame`, reading it (whole, or a cold record's
+//! head first and its body on first use) in `read`, its file's name in
+//! `name`. Written atomically by `dir::write_atomic`.
+//!
+//! A record is [`MAGIC`], the head's length (u32 LE), the xxh3-64 (LE) of
+//! the head and of the body, then the head and the body, both postcard
+//! (compact, allocation-light to decode, no text escaping). The head is the
+//! [`CacheRecord`] without its bulk: for a cold digest every field a query
+//! plans with; the body is the hot shard or the digest's [`ColdContent`]. A
+//! fresh process reads only the heads of cold records, and a cold body when
+//! a query first needs it ([`open`]). The checksums turn any in-place change
+//! (a bit flip, a same-length edit) into a torn record, which is rebuilt; a
+//! body read later must also come with the very head it was read with.
+//! Every record
+//! names its exact source path, branch mode, lineage, policy, source hash
+//! and stamp, and its own size (`cacheBytes`), so a torn, foreign or stale
+//! file is recognized and rebuilt from source, never migrated.
+
+mod frame;
+mod name;
+mod read;
+
+pub(super) use frame::checksum;
+pub use frame::MAGIC_PREFIX;
+pub use name::{base_name, file_name, stem};
+pub use read::{defer_content, file_of_head, from_head, open, read, read_limit, source_exists};
+
+use super::cold::ColdDigest;
+use super::hot::HotShard;
+use crate::session::lineage::Branches;
+use crate::session::source::StatStamp;
+use crate::session::titles::Titles;
+use serde::{Deserialize, Serialize};
+
+pub const CACHE_VERSION: u32 = 14;
+/// `BT`: cacheVersion 14, the session's name and first prompt in the head
+/// (13: session frequencies and lengths for ranking; 12:
+/// the tokenizer's identifier parts and script
+/// bigrams; 11: a cold digest's files touched and tool histogram
+/// moved from its head to its body); records of earlier versions
+/// (`PFMIDX06`, `PFMIDX6C`, `PFMIDX07`, `PFMIDX7C`, `PFMIDX8C`, `PFMIDX9C`,
+/// `PFMIDXAS`, `PFMIDXBS`) are rebuilt.
+pub(super) const MAGIC: &[u8; 8] = b"PFMIDXBT";
+/// Serialized by variant index in records (postcard), by name in results.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, strum::IntoStaticStr)]
+#[serde(rename_all = "lowercase")]
+#[strum(serialize_all = "lowercase")]
+pub enum Tier {
+  Hot,
+  Cold,
+}
+
+impl Tier {
+  pub fn as_str(self) -> &'static str {
+    self.into()
+  }
+}
+
+/// A hot shard is boxed: most records at scale are cold digests, and an
+/// inline shard made every one of them ~190 bytes larger. The digest stays
+/// inline (the lint's advice): boxing it would be an allocation per head.
+#[derive(Debug, Clone, PartialEq)]
+#[allow(clippy::large_enum_variant)]
+pub enum Body {
+  Hot(Box<HotShard>),
+  Cold(ColdDigest),
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CacheRecord {
+  pub cache_version: u32,
+  pub file: String,
+  pub session_id: String,
+  pub cwd: String,
+  pub branches: Branches,
+  pub lineage_fingerprint: String,
+  /// Everything that shaped the record besides the source (see `policy`).
+  pub policy: String,
+  pub source_hash: String,
+  pub mtime: f64,
+  pub size: u64,
+  pub stamp: StatStamp,
+  /// When the source was read for this record (racy-stamp rule).
+  pub verified_ns: i128,
+  pub cache_bytes: u64,
+  pub cache_source_ratio: f64,
+  /// What a session list shows besides the id (Pi's name, the first prompt).
+  pub titles: Titles,
+  #[serde(with = "summary")]
+  pub body: Body,
+}
+
+/// How a record's body appears in its head: which tier, and for a cold
+/// digest its head fields (the content is `serde(skip)`); the hot shard is
+/// all body. JSON (`inspectCacheRecord`) shows the whole body instead.
+mod summary {
+  use super::{Body, ColdDigest};
+  use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+  #[derive(Serialize)]
+  enum Ref<'a> {
+    Hot,
+    Cold(&'a ColdDigest),
+  }
+
+  #[derive(Deserialize)]
+  #[allow(clippy::large_enum_variant)] // transient: moved into `Body` at once
+  enum Owned {
+    Hot,
+    Cold(ColdDigest),
+  }
+
+  /// The digest's fields and its content's, as one JSON object.
+  #[derive(Serialize)]
+  struct Whole<'a> {
+    #[serde(flatten)]
+    digest: &'a ColdDigest,
+    #[serde(flatten)]
+    content: Option<&'a crate::index::cold::ColdContent>,
+  }
+
+  pub fn serialize<S: Serializer>(body: &Body, serializer: S) -> Result<S::Ok, S::Error> {
+    match (body, serializer.is_human_readable()) {
+      (Body::Hot(shard), true) => serializer.serialize_newtype_variant("Body", 0, "Hot", shard),
+      (Body::Cold(digest), true) => {
+        let whole = Whole { digest, content: digest.content().ok() };
+        serializer.serialize_newtype_variant("Body", 1, "Cold", &whole)
+      }
+      (Body::Hot(_), false) => Ref::Hot.serialize(serializer),
+      (Body::Cold(digest), false) => Ref::Cold(digest).serialize(serializer),
+    }
+  }
+
+  /// A hot body is a placeholder until the body section is decoded.
+  pub fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Body, D::Error> {
+    Ok(match Owned::deserialize(deserializer)? {
+      Owned::Hot => Body::Hot(Box::default()),
+      Owned::Cold(digest) => Body::Cold(digest),
+    })
+  }
+}
+
+impl CacheRecord {
+  pub fn tier(&self) -> Tier {
+    match self.body {
+      Body::Hot(_) => Tier::Hot,
+      Body::Cold(_) => Tier::Cold,
+    }
+  }
+
+  pub fn coverage(&self) -> &super::IndexCoverage {
+    match &self.body {
+      Body::Hot(shard) => &shard.index_coverage,
+      Body::Cold(digest) => &digest.index_coverage,
+    }
+  }
+
+  /// A cold digest whose content was found unreadable when a query needed
+  /// it: the record no longer answers and is rebuilt by the next sync.
+  pub fn content_unreadable(&self) -> bool {
+    matches!(&self.body, Body::Cold(digest) if digest.content.is_resident() && digest.content().is_err())
+  }
+
+  pub fn entry_count(&self) -> usize {
+    match &self.body {
+      Body::Hot(shard) => shard.entries.len(),
+      Body::Cold(digest) => digest.entry_count as usize,
+    }
+  }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,135 @@
+//! Reading records: a hot record whole, a cold one up to its head with a
+//! loader that reads its body on first use (only from the same record), a
+//! cold record from a packed copy of its head, and the bounds of each read.
+
+use super::frame::{checksum, Parts, PREFIX_BYTES};
+use super::name::base_name;
+use super::{Body, CacheRecord, Tier, CACHE_VERSION, MAGIC};
+use crate::index::cold::{ColdContent, LazyContent, Unreadable};
+use serde::Deserialize;
+use std::fs;
+use std::path::{Path, PathBuf};
+
+/// How much of a cold record [`open`] reads first: one page, which holds
+/// nearly every head (measured: 1.2–2.1 KB median, 3.8 KB largest;
+/// a longer head costs a second read). Reading more is most of the I/O of a
+/// fresh process at 100,000 sessions, whose records are ~15 KB.
+pub(super) const COLD_HEAD_READ: u64 = 4 * 1024;
+
+/// Reads the record at `path`: a hot record whole, a cold one up to its
+/// head, with a loader that reads the body on first use and accepts it only
+/// from the same record (same length and head checksum, intact body).
+/// `Ok(None)`: not an intact current record of `tier` (torn, foreign,
+/// another version); `Err`: it could not be read at all.
+pub fn open(path: &Path, tier: Tier, limit: u64) -> Result<Option<CacheRecord>, crate::fsread::ReadError> {
+  if tier == Tier::Hot {
+    return Ok(CacheRecord::decode(&read(path, limit)?).filter(|r| r.tier() == tier));
+  }
+  let read_head = |len| {
+    let (prefix, metadata) = crate::fsread::read_prefix(path, len, crate::fsread::Links::Refuse)?;
+    match metadata.len() {
+      size if size > limit => Err(crate::fsread::ReadError::TooLarge { size, limit }),
+      file_len => Ok((prefix, file_len)),
+    }
+  };
+  let (mut prefix, mut file_len) = read_head(COLD_HEAD_READ)?;
+  let parts = match Parts::split(&prefix) {
+    Err(needed) if (needed as u64) <= file_len => {
+      (prefix, file_len) = read_head(needed as u64)?;
+      Parts::split(&prefix)
+    }
+    parts => parts,
+  };
+  let Ok(Some(parts)) = parts else { return Ok(None) };
+  let Some(mut record) = CacheRecord::decode_head(parts.head, file_len).filter(|r| r.tier() == tier) else {
+    return Ok(None);
+  };
+  defer(&mut record, path, parts.head_sum, limit);
+  Ok(Some(record))
+}
+
+/// A cold record from a copy of its head (`head`: the bytes the record
+/// file's head checksum covers, see [`CacheRecord::head_bytes`]), as
+/// [`open`] would give it: its body is read on first use from `path`, and
+/// only if that file is still the record this head came from. `None` for
+/// anything but a current cold head within `limit`.
+pub fn from_head(head: &[u8], path: &Path, limit: u64) -> Option<CacheRecord> {
+  let mut record: CacheRecord = postcard::from_bytes(head).ok()?;
+  if record.cache_version != CACHE_VERSION || record.tier() != Tier::Cold || record.cache_bytes > limit {
+    return None;
+  }
+  defer(&mut record, path, checksum(head), limit);
+  Some(record)
+}
+
+/// The source file a head of this cache version names, read without
+/// decoding the rest (`cache_version` and `file` lead the head).
+pub fn file_of_head(head: &[u8]) -> Option<&str> {
+  let ((version, file), _) = postcard::take_from_bytes::<(u32, &str)>(head).ok()?;
+  (version == CACHE_VERSION).then_some(file)
+}
+
+/// Gives a cold record read from its head a loader for its body.
+fn defer(record: &mut CacheRecord, path: &Path, head_sum: [u8; 8], limit: u64) {
+  let (path, cache_bytes) = (path.to_path_buf(), record.cache_bytes);
+  if let Body::Cold(digest) = &mut record.body {
+    digest.content = LazyContent::deferred(move || read_content(&path, head_sum, cache_bytes, limit));
+  }
+}
+
+/// After `bytes` (this cold record, encoded) were written to `path`: the
+/// digest's content is dropped from memory and read back from there when a
+/// query needs it, so building many cold records keeps few of them resident.
+pub fn defer_content(record: &mut CacheRecord, path: &Path, bytes: &[u8]) {
+  let Body::Cold(digest) = &mut record.body else { return };
+  let Ok(Some(parts)) = Parts::split(bytes) else { return };
+  let (path, head_sum, cache_bytes) = (path.to_path_buf(), parts.head_sum, bytes.len() as u64);
+  digest.content = LazyContent::deferred(move || read_content(&path, head_sum, cache_bytes, cache_bytes));
+}
+
+/// The content of the cold record at `path`, if it is still the record
+/// whose head had `head_sum` and `cache_bytes`.
+fn read_content(path: &Path, head_sum: [u8; 8], cache_bytes: u64, limit: u64) -> Result<ColdContent, Unreadable> {
+  let bytes = read(path, limit).map_err(|_| Unreadable)?;
+  let parts =
+    Parts::split(&bytes).ok().flatten().filter(|p| p.head_sum == head_sum && bytes.len() as u64 == cache_bytes);
+  let body = parts.and_then(|p| p.intact_body()).ok_or(Unreadable)?;
+  postcard::from_bytes(body).map_err(|_| Unreadable)
+}
+
+/// Does the record at `path` (named with `hash`) belong to a session that
+/// still exists, though outside the roots this engine searches (another
+/// host's custom session dir)? Read from the head of the payload alone:
+/// postcard puts `cacheVersion` and `file` first.
+pub fn source_exists(path: &Path, hash: &str) -> bool {
+  #[derive(Deserialize)]
+  struct Head {
+    _cache_version: u32,
+    file: PathBuf,
+  }
+  let Ok((head, _)) = crate::fsread::read_prefix(path, HEAD_BYTES, crate::fsread::Links::Refuse) else { return false };
+  let Some(payload) = head.strip_prefix(MAGIC).and_then(|rest| rest.get(PREFIX_BYTES - MAGIC.len()..)) else {
+    return false;
+  };
+  let Ok((head, _)) = postcard::take_from_bytes::<Head>(payload) else { return false };
+  base_name(&head.file).starts_with(hash) && fs::metadata(&head.file).is_ok_and(|m| m.is_file())
+}
+
+/// Enough of a record for its header fields and any path.
+const HEAD_BYTES: u64 = 8 * 1024;
+
+/// The most a record of `tier` for a source of `source_size` bytes can
+/// legitimately take: cold digests are fit under `maxColdCacheBytes`; a hot
+/// shard holds at most the source's text, postings and ids (a generous 4x,
+/// plus room for fixed fields). A larger file is not read, only rebuilt.
+pub fn read_limit(config: &crate::config::Config, tier: Tier, source_size: u64) -> u64 {
+  match tier {
+    Tier::Cold => config.max_cold_cache_bytes,
+    Tier::Hot => source_size.saturating_mul(4).saturating_add(1 << 20),
+  }
+}
+
+/// Reads a record file: bounded, non-blocking, never through a symlink.
+pub fn read(path: &Path, limit: u64) -> Result<Vec<u8>, crate::fsread::ReadError> {
+  crate::fsread::read_regular(path, limit, crate::fsread::Links::Refuse).map(|(bytes, _)| bytes)
+}

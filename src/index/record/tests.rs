@@ -1,0 +1,129 @@
+use super::read::COLD_HEAD_READ;
+use super::*;
+use crate::index::dir::IndexFile;
+use crate::index::IndexCoverage;
+use crate::session::entry::Normalized;
+use std::fs;
+use std::path::{Path, PathBuf};
+
+fn record() -> CacheRecord {
+  CacheRecord {
+    cache_version: CACHE_VERSION,
+    file: "/a/b.jsonl".into(),
+    session_id: "s".into(),
+    cwd: "/a".into(),
+    branches: Branches::Active,
+    lineage_fingerprint: "f".repeat(64),
+    policy: "p".into(),
+    source_hash: "0".repeat(64),
+    mtime: 1.0,
+    size: 1000,
+    stamp: StatStamp { dev: 1, ino: 2, size: 1000, mtime_ns: 3, ctime_ns: 4 },
+    verified_ns: 5,
+    cache_bytes: 0,
+    cache_source_ratio: 0.0,
+    titles: Default::default(),
+    body: Body::Hot(Box::new(HotShard::build(Normalized::default(), None))),
+  }
+}
+
+#[test]
+fn encoding_round_trips_and_knows_its_size() {
+  let mut original = record();
+  let bytes = original.encode().unwrap();
+  assert_eq!(original.cache_bytes, bytes.len() as u64);
+  assert_eq!(original.cache_source_ratio, (bytes.len() as f64 / 1000.0 * 1e6).round() / 1e6);
+  assert_eq!(CacheRecord::decode(&bytes), Some(original.clone()));
+  assert_eq!(
+    CacheRecord { cache_bytes: 0, cache_source_ratio: 0.0, ..original.clone() }.encode_shared().unwrap(),
+    bytes
+  );
+  assert_eq!(CacheRecord::decode(&bytes[..bytes.len() - 1]), None, "torn");
+  assert_eq!(CacheRecord::decode(b"{\"cacheVersion\":5}"), None, "foreign");
+  let _ = IndexCoverage::default();
+}
+
+#[test]
+fn a_heads_source_file_is_read_from_its_first_fields() {
+  let head = record().head_bytes();
+  assert_eq!(file_of_head(&head), Some("/a/b.jsonl"));
+  let other = CacheRecord { cache_version: CACHE_VERSION + 1, ..record() }.head_bytes();
+  assert_eq!(file_of_head(&other), None, "another version's layout is not read");
+  assert_eq!(file_of_head(&head[..3]), None);
+}
+
+#[test]
+fn a_cold_head_longer_than_the_first_read_is_read_whole() {
+  let entries = (0..3)
+    .map(|i| crate::session::entry::Entry {
+      index: i,
+      text: ["alpha", "beta", "gamma"][i].into(),
+      ..Default::default()
+    })
+    .collect();
+  let mut digest =
+    ColdDigest::build(&Normalized { entries, ..Default::default() }, 1 << 20, crate::index::cold::Echoes::Kept);
+  let long =
+    |i: usize| crate::session::entry::Typed { tool: Some(format!("{}{i}", "deep".repeat(40))), ..Default::default() };
+  digest.kinds = (0..50).map(|i| (crate::index::kind::Kind::intern(long(i)), 1)).collect();
+  let mut original = CacheRecord { body: Body::Cold(digest), ..record() };
+  let bytes = original.encode().unwrap();
+  let head_len = u32::from_le_bytes(bytes[8..12].try_into().unwrap()) as u64;
+  assert!(head_len > COLD_HEAD_READ, "the head ({head_len} bytes) needs the second read");
+  let dir = tempfile::tempdir().unwrap();
+  let path = dir.path().join("r.cold");
+  fs::write(&path, &bytes).unwrap();
+  let opened = open(&path, Tier::Cold, 1 << 20).unwrap().expect("an intact record");
+  let (Body::Cold(read), Body::Cold(written)) = (&opened.body, &original.body) else { panic!("cold") };
+  assert_eq!(read.kinds, written.kinds);
+  assert_eq!(read.content().unwrap().vocabulary.to_vec(), ["alpha", "beta", "gamma"]);
+  // Cut inside the head: neither read gives an intact head.
+  fs::write(&path, &bytes[..head_len as usize]).unwrap();
+  assert!(open(&path, Tier::Cold, 1 << 20).unwrap().is_none());
+}
+
+#[test]
+fn every_single_bit_flip_is_detected() {
+  let mut original = record();
+  let bytes = original.encode().unwrap();
+  for position in 0..bytes.len() {
+    for bit in 0..8 {
+      let mut flipped = bytes.clone();
+      flipped[position] ^= 1 << bit;
+      assert_eq!(CacheRecord::decode(&flipped), None, "bit {bit} of byte {position}");
+    }
+  }
+  // A same-length edit of a string field (what postcard alone accepts).
+  let mut same_length = bytes.clone();
+  let at = bytes.windows(10).position(|w| w == b"/a/b.jsonl").unwrap();
+  same_length[at..at + 10].copy_from_slice(b"/a/c.jsonl");
+  assert_eq!(CacheRecord::decode(&same_length), None);
+}
+
+#[test]
+fn names_identify_source_mode_and_tier() {
+  let name = file_name(Path::new("/x/2026 a:b.jsonl"), Branches::All, Tier::Cold);
+  assert!(name.ends_with("-2026_a_b.jsonl.all.cold"), "{name}");
+  let base = base_name(Path::new("/x/2026 a:b.jsonl"));
+  assert_eq!(IndexFile::record_base(&name, Branches::All, Tier::Cold), Some(base.as_str()));
+  assert_eq!(IndexFile::parse(&name).and_then(|f| f.record_hash()), Some(&base[..16]));
+}
+
+/// Slots are named from the source path, a record from its `file`: the
+/// same name as long as `file` is the path's lossy spelling, as built
+/// records carry it, even for a path that is not UTF-8.
+#[test]
+fn a_path_and_its_lossy_spelling_name_the_same_record() {
+  let mut paths = vec![PathBuf::from("/x/2026 a:b.jsonl"), PathBuf::from("/d/é ü\u{fffd}/s ß.jsonl")];
+  #[cfg(unix)]
+  {
+    use std::os::unix::ffi::OsStrExt;
+    paths.push(PathBuf::from(std::ffi::OsStr::from_bytes(b"/d\xff\xfe/s\xc3x\xff\xffy.jsonl")));
+  }
+  for path in &paths {
+    let lossy = path.to_string_lossy().into_owned();
+    for (branches, tier) in [(Branches::Active, Tier::Hot), (Branches::All, Tier::Cold)] {
+      assert_eq!(file_name(Path::new(&lossy), branches, tier), file_name(path, branches, tier), "{path:?}");
+    }
+  }
+}

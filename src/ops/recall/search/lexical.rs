@@ -1,0 +1,197 @@
+//! Lexical ranking: each session one BM25F document, scored the same in
+//! both tiers, and a hot session's entries by their own BM25 within it.
+
+use super::cold::by_session;
+use super::{Item, Matched, Search, MAX_DIGEST_CANDIDATES};
+use crate::coverage::Reason;
+use crate::index::cold::Echoes;
+use crate::query::score::{bm25, idf, session_frequency, PART_WEIGHT};
+use crate::tokenize::part_term;
+use rustc_hash::FxHashMap;
+
+/// A hot entry's (slot, doc), its score so far and how many terms it matched.
+type Scored = ((usize, usize), (f64, usize));
+
+/// `sums` plus one term's contributions, both ascending by (slot, doc): a
+/// merge, so scores add up in term order without hashing every posting.
+fn accumulate(sums: Vec<Scored>, term: impl Iterator<Item = ((usize, usize), f64)>) -> Vec<Scored> {
+  let mut out = Vec::with_capacity(sums.len());
+  let mut sums = sums.into_iter().peekable();
+  for (key, score) in term {
+    while let Some(before) = sums.next_if(|(at, _)| *at < key) {
+      out.push(before);
+    }
+    match sums.next_if(|(at, _)| *at == key) {
+      Some((_, (sum, matched))) => out.push((key, (sum + score, matched + 1))),
+      // From 0.0, as a fresh sum started.
+      None => out.push((key, (0.0 + score, 1))),
+    }
+  }
+  out.extend(sums);
+  out
+}
+
+/// Two ascending (doc, tf) lists as one, the tf of a doc in both summed.
+fn merge_by_doc(
+  a: impl Iterator<Item = (usize, f64)>,
+  b: impl Iterator<Item = (usize, f64)>,
+) -> impl Iterator<Item = (usize, f64)> {
+  let (mut a, mut b) = (a.peekable(), b.peekable());
+  std::iter::from_fn(move || match (a.peek().copied(), b.peek().copied()) {
+    (Some((x, tx)), Some((y, ty))) if x == y => {
+      a.next();
+      b.next();
+      Some((x, tx + ty))
+    }
+    (Some((x, _)), Some((y, _))) if y < x => b.next(),
+    (Some(_), _) => a.next(),
+    (None, _) => b.next(),
+  })
+}
+
+impl Search<'_> {
+  /// Hot postings of query word `term` restricted to the candidates:
+  /// (slot, doc, tf), where an occurrence as an identifier's part (`part`,
+  /// the term's stored part form) counts [`PART_WEIGHT`] of one.
+  fn hot_postings(&self, term: &str, part: &str) -> Vec<(usize, usize, f64)> {
+    let mut out = Vec::new();
+    for &(slot, ref docs) in &self.hot {
+      let shard = self.sessions.at(slot).shard().expect("hot session");
+      let whole = docs.restrict(shard.postings.get(term)).map(|(doc, tf)| (doc, f64::from(tf)));
+      let parts = docs.restrict(shard.postings.get(part)).map(|(doc, tf)| (doc, f64::from(tf) * PART_WEIGHT));
+      let evidence = merge_by_doc(whole, parts).filter(|&(doc, _)| self.is_evidence(shard, doc));
+      out.extend(evidence.map(|(doc, tf)| (slot, doc, tf)));
+    }
+    out
+  }
+
+  /// The mean token length of the hot candidates (1 without any): BM25's
+  /// length normalization.
+  fn average_length(&self) -> f64 {
+    let (mut sum, mut count) = (0u64, 0usize);
+    for &(slot, ref docs) in self.hot.iter().filter(|(_, docs)| !docs.is_empty()) {
+      let shard = self.sessions.at(slot).shard().expect("hot session");
+      sum += docs.length_sum(&shard.postings.doc_lengths);
+      count += docs.len();
+    }
+    // Exact: both are integers far below 2^53, as the per-entry sum was.
+    if count == 0 {
+      1.0
+    } else {
+      sum as f64 / count as f64
+    }
+  }
+
+  /// A session's ranking length: the same number in a hot shard and in a
+  /// cold digest of the same entries.
+  fn session_length(&self, slot: usize, echoes: Echoes) -> u32 {
+    let session = self.sessions.at(slot);
+    let length = match session.shard() {
+      Some(shard) => shard.length(echoes),
+      None => session.digest().expect("cold").length,
+    };
+    length.clamp(1, u64::from(u32::MAX)) as u32
+  }
+
+  /// The candidate sessions holding stored term `term`, with their
+  /// frequency classes: hot ones with a candidate entry (one that passes the
+  /// filters, the entry range and the live turn's cut) from their postings,
+  /// cold ones from the dictionary or their digests.
+  fn session_frequencies(&self, term: &str, echoes: Echoes) -> FxHashMap<usize, u8> {
+    let mut out: FxHashMap<usize, u8> = FxHashMap::default();
+    for &(slot, ref docs) in &self.hot {
+      if docs.is_empty() {
+        continue;
+      }
+      let frequency = self.sessions.at(slot).shard().expect("hot").frequency(term, echoes);
+      if frequency > 0 {
+        out.insert(slot, frequency);
+      }
+    }
+    let scan = |slot: usize| self.cold_content(slot).and_then(|content| content.frequency(term));
+    let cold: Vec<(usize, u8)> = match &self.cold_terms {
+      Some(served) => served.frequencies(term, scan),
+      None => self.cold.admitted().filter_map(|(slot, _)| Some((slot, scan(slot)?))).collect(),
+    };
+    out.extend(cold);
+    out
+  }
+
+  /// Lexical ranking on one scale for both tiers. Each session is scored as
+  /// one BM25 document (IDF over the universe's sessions, frequencies and
+  /// lengths weighted by provenance: BM25F), from statistics that are the
+  /// same whether it is hot or cold. A cold session is one item with that
+  /// score; a hot session's matching entries are items scored by it times
+  /// 0.5–1 by their own BM25 against the session's best entry, so the best
+  /// entry carries the session's score and sessions appear in the same order
+  /// in every tier.
+  pub(super) fn lexical(&mut self, terms: &[String], all: bool, cold_needs_all: bool) -> Vec<Item> {
+    let echoes = Echoes::of(self.config);
+    let (sessions, average_session) = self.sessions.plan.lengths(&self.sessions, echoes);
+    let average_entry = self.average_length();
+    let mut session_scores: FxHashMap<usize, f64> = FxHashMap::default();
+    // A hot session's length is a pass over its entries: once per call, not per term.
+    let mut lengths: FxHashMap<usize, u32> = FxHashMap::default();
+    let mut hot: Vec<Scored> = Vec::new();
+    let mut cold: Vec<Vec<usize>> = Vec::with_capacity(terms.len());
+    for term in terms {
+      let part = part_term(term);
+      let wholes = self.session_frequencies(term, echoes);
+      let parts = self.session_frequencies(&part, echoes);
+      let mut holding: Vec<usize> = wholes.keys().chain(parts.keys()).copied().collect();
+      holding.sort_unstable();
+      holding.dedup();
+      let weight = idf(sessions, holding.len());
+      for &slot in &holding {
+        let frequency =
+          session_frequency(wholes.get(&slot).copied().unwrap_or(0), parts.get(&slot).copied().unwrap_or(0));
+        let length = *lengths.entry(slot).or_insert_with(|| self.session_length(slot, echoes));
+        *session_scores.entry(slot).or_insert(0.0) += bm25(weight, frequency, length, average_session);
+      }
+      let scored = self.hot_postings(term, &part).into_iter().map(|(slot, doc, tf)| {
+        let length = self.sessions.at(slot).shard().expect("hot").postings.doc_lengths[doc];
+        ((slot, doc), bm25(weight, tf, length, average_entry))
+      });
+      hot = accumulate(hot, scored);
+      cold.push(holding.into_iter().filter(|slot| self.sessions.at(*slot).shard().is_none()).collect());
+    }
+    let session_score = |slot: usize| session_scores.get(&slot).copied().unwrap_or(0.0);
+    let entries: Vec<((usize, usize), f64)> = hot
+      .into_iter()
+      .filter(|(_, (_, matched))| !all || *matched == terms.len())
+      .map(|((slot, doc), (score, _))| ((slot, doc), score * self.weight(slot, doc)))
+      .collect();
+    let mut best: FxHashMap<usize, f64> = FxHashMap::default();
+    for &((slot, _), score) in &entries {
+      let top = best.entry(slot).or_insert(0.0);
+      *top = top.max(score);
+    }
+    let mut items: Vec<Item> = entries
+      .into_iter()
+      .map(|((slot, doc), score)| {
+        let share = if best[&slot] > 0.0 { score / best[&slot] } else { 1.0 };
+        Item::Entry { session: slot, doc, score: session_score(slot) * (0.5 + 0.5 * share) }
+      })
+      .collect();
+    let needs_all = all || cold_needs_all;
+    let cold = by_session(&cold, self.sessions.len());
+    let (mut cold_items, mut start) = (0, 0);
+    for matched in cold.chunk_by(|a, b| a >> 32 == b >> 32) {
+      let run = start..start + matched.len();
+      start = run.end;
+      if needs_all && matched.len() < terms.len() {
+        continue;
+      }
+      if cold_items == MAX_DIGEST_CANDIDATES {
+        self.reasons.insert(Reason::CandidateDigestBudget);
+        break;
+      }
+      cold_items += 1;
+      let slot = (matched[0] >> 32) as usize;
+      let structural = self.cold.structural_of(slot);
+      items.push(Item::Session { session: slot, score: session_score(slot), matched: Matched::Query(run), structural });
+    }
+    self.cold_hits = cold;
+    items
+  }
+}
