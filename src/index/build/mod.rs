@@ -11,7 +11,7 @@ mod parse;
 mod tests;
 
 use super::cold::{ColdDigest, Echoes};
-use super::freshness::policy;
+use super::freshness::{forgotten_suffix, policy};
 use super::hot::HotShard;
 use super::record::{Body, CacheRecord, Tier, CACHE_VERSION};
 use crate::config::Config;
@@ -68,8 +68,9 @@ pub(crate) fn resume_offset(prior: Option<&CacheRecord>, tier: Tier) -> Option<u
 /// for this source, is reused when it still applies (same tier and policy):
 /// restamped when the bytes are the same, resumed when they were appended to.
 pub(crate) fn build(recipe: &Recipe<'_>, read: &SourceFile, prior: Option<&CacheRecord>) -> Result<Built, Reason> {
-  let Recipe { config, tier, branches, live, .. } = *recipe;
-  let prior = prior.filter(|r| r.tier() == tier && r.policy == policy(config, tier, branches, &r.lineage_fingerprint));
+  let Recipe { config, tier, live, .. } = *recipe;
+  let prior =
+    prior.filter(|r| r.tier() == tier && r.policy == record_policy(recipe, &r.lineage_fingerprint, &r.session_id));
   let same = |r: &&CacheRecord| r.source_hash == read.sha256 && live.is_none() && !r.content_unreadable();
   let (mut record, made) = match prior.filter(same) {
     Some(same) => {
@@ -81,6 +82,12 @@ pub(crate) fn build(recipe: &Recipe<'_>, read: &SourceFile, prior: Option<&Cache
   };
   let fits = fit_cold(config, &mut record);
   Ok(Built { record, made, fits })
+}
+
+/// The policy string of a record of session `session_id` under `recipe`.
+fn record_policy(recipe: &Recipe<'_>, fingerprint: &str, session_id: &str) -> String {
+  let forgotten = forgotten_suffix(recipe.forgotten.get(session_id));
+  policy(recipe.config, recipe.tier, recipe.branches, fingerprint) + &forgotten
 }
 
 /// The entry policy of `tier`: a cold digest folds untruncated text.
@@ -116,10 +123,10 @@ fn parsed_record(
   let record = CacheRecord {
     cache_version: CACHE_VERSION,
     file: read.path.to_string_lossy().into_owned(),
+    policy: record_policy(recipe, &fingerprint, &header.id),
     session_id: header.id,
     cwd: header.cwd,
     branches,
-    policy: policy(config, tier, branches, &fingerprint),
     lineage_fingerprint: fingerprint,
     source_hash: read.sha256.clone(),
     mtime: read.stamp.mtime_ms(),

@@ -248,3 +248,26 @@ fn an_entry_forget_names_a_real_entry_and_a_session_unforget_leaves_it_forgotten
   let not_forgotten = unforget(&engine, &entry_request("0190aaaa", "e0"));
   assert_eq!(not_forgotten.error.map(|e| e.code), Some(ErrorCode::AddressNotFound));
 }
+
+#[test]
+fn an_entry_forgotten_by_another_process_is_not_served_or_written_back_from_a_resident_record() {
+  const ID: &str = "0190aaaa-0000-7000-8000-00000000000a";
+  let turns =
+    [("e0", "user", "hello"), ("e1", "assistant", "the walrus code is 7781"), ("e2", "user", "thanks walrus")];
+  for config in [json!({}), json!({"hotSessions": 0})] {
+    let dir = AgentDir::new();
+    write_turns(&dir, ID, &turns);
+    let engine = dir.engine(config.clone());
+    assert_eq!(found(&engine, "7781", "global"), 1, "{config}");
+    // Another process changes the list (and dropped the records from disk): this one still holds them resident.
+    let session = engine.discovery().find(ID).unwrap();
+    crate::forgotten::forget(&engine.agent_dir, &session, Some("e1")).unwrap();
+    for _ in 0..2 {
+      assert_eq!(found(&engine, "7781", "global"), 0, "{config}");
+      assert_eq!(found(&engine, "thanks", "global"), 1, "{config}");
+      assert!(!index_holds(&engine, b"7781"), "{config}");
+    }
+    crate::forgotten::unforget(&engine.agent_dir, ID, Some("e1")).unwrap();
+    assert_eq!(found(&engine, "7781", "global"), 1, "{config}");
+  }
+}
