@@ -335,6 +335,10 @@ test('/memory forget and unforget name a session or one entry of it; status list
     assert.equal(entry.level, 'info')
     assert.match(entry.text, /^Forgot 0190aaaa-0000… entry m0  forgotten /)
     assert.equal((await history.recall({ query: 'quokka' })).total, 0)
+    // What dreaming reads (memory.walk over the session) never meets it either.
+    const walked: string[] = []
+    assert.equal((await history.walk({ session: id }, (e) => void walked.push(e.entryId ?? ''))).visited, 0)
+    assert.deepEqual(walked, [])
     assert.equal((await runMemoryCommand(store, 'forget 0190aaaa m0', commands)).text, 'That entry is already forgotten.')
     assert.match((await runMemoryCommand(store, 'status', commands)).text, /\nForgotten sessions \(0 sessions, 1 entry; recall never surfaces them\):\n {2}0190aaaa-0000… entry m0 {2}forgotten /)
     assert.equal((await runMemoryCommand(store, 'forget 0190aaaa m0 m1', commands)).level, 'warning')
