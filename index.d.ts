@@ -24,6 +24,8 @@ export interface MemoryError {
     | 'pack_budget_too_small'
     /** A forgotten session named by id or path (`forget`; `unforget` takes it back). */
     | 'session_forgotten'
+    /** `memory.expand` named a forgotten entry by id (`sessionId`, `entryId`; `forget` with `entryId`). */
+    | 'entry_forgotten'
     /** `<agentDir>/fabric/forgotten.json` cannot be read (`file`): nothing is answered until it is fixed or moved. */
     | 'forgotten_unreadable'
     /** `forget` / `unforget`: the list's lock is held by another writer past the timeout. */
@@ -552,15 +554,21 @@ export interface MemoryStoreStatus {
   project?: MemoryFileStatus
 }
 
-/** `memory.forget` / `memory.unforget`: the session by id, id prefix, file stem or path. */
+/**
+ * `memory.forget` / `memory.unforget`: the session by id, id prefix, file stem or path; with `entryId`, only
+ * that entry of it (an id as `memory.expand`'s `entryIds` takes it).
+ */
 export interface ForgetArgs {
   session: string
+  entryId?: string
 }
 
-/** One forgotten session, as `<agentDir>/fabric/forgotten.json` records it. */
+/** One forgotten session, or one entry of it (`entryId`), as `<agentDir>/fabric/forgotten.json` records it. */
 export interface ForgottenSession {
   sessionId: string
   file: string
+  /** The one entry forgotten; absent: the whole session. */
+  entryId?: string
   /** Unix milliseconds. */
   forgottenAt: number
 }
@@ -617,14 +625,16 @@ export declare class MemoryEngine {
    */
   sessions(args?: SessionsArgs, live?: LiveBranchArg, onProgress?: (progress: IndexProgress) => void): Promise<SessionsPage>
   /**
-   * `memory.forget({session})`: recall, expand, sessions and packs never
-   * surface the session again (by its id and its file) until `unforget`;
-   * its index records are removed. Pi's file is never touched.
+   * `memory.forget({session, entryId?})`: recall, expand, sessions and
+   * packs never surface the session again (by its id and its file), or
+   * with `entryId` that one entry of it, until `unforget`; its index
+   * records are removed (rebuilt without the entry). Pi's file is never
+   * touched.
    */
   forget(args: ForgetArgs): Promise<ForgetResult>
   /**
-   * `memory.unforget({session})`: takes a forget back (by the id, an id
-   * prefix or the file the list records).
+   * `memory.unforget({session, entryId?})`: takes a forget back (by the
+   * id, an id prefix or the file the list records, and the entry's id).
    */
   unforget(args: ForgetArgs): Promise<ForgetResult>
   /** Every forgotten session (`forgotten`), or the list's error. */

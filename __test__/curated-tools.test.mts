@@ -307,7 +307,7 @@ describe('memory tools: scope', () => {
   })
 })
 
-test('/memory forget and unforget name a session; status lists what is forgotten', async () => {
+test('/memory forget and unforget name a session or one entry of it; status lists what is forgotten', async () => {
   const { tempAgent } = await import('./helpers.mjs')
   const { createMemory } = await import('../extension/recall/create-memory.mjs')
   const agent = tempAgent()
@@ -325,11 +325,25 @@ test('/memory forget and unforget name a session; status lists what is forgotten
     assert.equal((await runMemoryCommand(store, 'forget 0190aaaa', commands)).text, 'That session is already forgotten.')
     const status = await runMemoryCommand(store, 'status', commands)
     assert.match(status.text, /\nForgotten sessions \(1 session; recall never surfaces them\):\n {2}0190aaaa-0000… {2}forgotten /)
-    assert.deepEqual(await runMemoryCommand(store, 'forget', commands), { text: 'Usage: /memory forget <session id, id prefix or file>', level: 'warning' })
+    assert.deepEqual(await runMemoryCommand(store, 'forget', commands), { text: 'Usage: /memory forget <session id, id prefix or file> [<entry id>]', level: 'warning' })
     assert.equal((await runMemoryCommand(store, 'forget nope-nope-nope', commands)).text, 'session_not_found: No Pi session matches "nope-nope-nope".')
     assert.equal((await runMemoryCommand(store, `unforget ${id}`, commands)).text, 'Remembered again: 0190aaaa-0000…. Recall indexes it again on its next call.')
     assert.equal((await history.recall({ query: 'quokka' })).total, 1)
     assert.equal((await runMemoryCommand(store, 'forget x')).text, 'Session history is not available here.')
+    // One entry of it, by the address expand takes.
+    const entry = await runMemoryCommand(store, 'forget 0190aaaa m0', commands)
+    assert.equal(entry.level, 'info')
+    assert.match(entry.text, /^Forgot 0190aaaa-0000… entry m0  forgotten /)
+    assert.equal((await history.recall({ query: 'quokka' })).total, 0)
+    // What dreaming reads (memory.walk over the session) never meets it either.
+    const walked: string[] = []
+    assert.equal((await history.walk({ session: id }, (e) => void walked.push(e.entryId ?? ''))).visited, 0)
+    assert.deepEqual(walked, [])
+    assert.equal((await runMemoryCommand(store, 'forget 0190aaaa m0', commands)).text, 'That entry is already forgotten.')
+    assert.match((await runMemoryCommand(store, 'status', commands)).text, /\nForgotten sessions \(0 sessions, 1 entry; recall never surfaces them\):\n {2}0190aaaa-0000… entry m0 {2}forgotten /)
+    assert.equal((await runMemoryCommand(store, 'forget 0190aaaa m0 m1', commands)).level, 'warning')
+    assert.equal((await runMemoryCommand(store, 'unforget 0190aaaa m0', commands)).text, 'Remembered again: 0190aaaa-0000… entry m0. Recall indexes it again on its next call.')
+    assert.equal((await history.recall({ query: 'quokka' })).total, 1)
   } finally {
     agent.cleanup()
   }

@@ -114,8 +114,14 @@ impl Engine {
 
   pub fn load(&self, path: &Path, branches: Branches, policy: &Policy) -> Result<Arc<SessionView>, ContractError> {
     let live = self.live.as_ref().map(|l| (l.file.as_path(), &l.branch));
-    // Expansion re-reads the source on every call: bounded like indexing.
-    session::load(path, branches, live, policy, self.config.max_sync_source_bytes)
+    let forgotten = crate::forgotten::load(&self.agent_dir)?;
+    session::load(path, branches, live, self.reading(policy, &forgotten))
+  }
+
+  /// How this engine reads a view: without the forgotten entries, and
+  /// bounded like indexing (expansion re-reads the source on every call).
+  fn reading<'a>(&self, policy: &'a Policy, forgotten: &'a crate::forgotten::List) -> session::Reading<'a> {
+    session::Reading { policy, forgotten: &forgotten.entries, max_bytes: self.config.max_sync_source_bytes }
   }
 
   /// The view a bound call names (see [`session::load_bound`]).
@@ -127,6 +133,7 @@ impl Engine {
     binding: &session::binding::Binding,
   ) -> Result<Arc<SessionView>, ContractError> {
     let live = self.live.as_ref().map(|l| (l.file.as_path(), &l.branch));
-    session::load_bound(path, branches, live, policy, binding, self.config.max_sync_source_bytes)
+    let forgotten = crate::forgotten::load(&self.agent_dir)?;
+    session::load_bound(path, branches, live, self.reading(policy, &forgotten), binding)
   }
 }

@@ -74,6 +74,8 @@ pub enum ErrorCode {
   PackBudgetTooSmall,
   /// The session was forgotten (`forget`): recall, expand and sessions never surface it.
   SessionForgotten,
+  /// One entry was forgotten (`forget` with an entry id): recall, expand and packs never surface it.
+  EntryForgotten,
   /// The list of forgotten sessions cannot be read: nothing is answered rather than risk surfacing it.
   ForgottenUnreadable,
   /// A file this package changes under a lock is held by another writer past the timeout.

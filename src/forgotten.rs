@@ -7,13 +7,18 @@
 //! process re-reads it when its stat stamp changes, so a forget in one Pi is
 //! seen by the next call of every other. A session is forgotten by its header
 //! id and by its file: one that changes afterwards (an append, a rewrite)
-//! stays forgotten, and so does a copy under the same id. A list that cannot
-//! be read fails closed: calls answer `forgotten_unreadable` rather than risk
-//! surfacing what was forgotten; a missing list forgets nothing.
+//! stays forgotten, and so does a copy under the same id. One entry of a
+//! session can be forgotten alone, by (session id, entry id): the normalizer
+//! leaves its record out of every view and index record of that session
+//! ([`List::entries`]), so its text and words are nowhere but in Pi's file.
+//! A list that cannot be read fails closed: calls answer
+//! `forgotten_unreadable` rather than risk surfacing what was forgotten; a
+//! missing list forgets nothing.
 
 use crate::error::{ContractError, ErrorCode};
 use crate::fsread::{read_regular, Links, ReadError};
 use crate::session::discover::SessionFile;
+use crate::session::entry::ForgottenEntries;
 use crate::session::source::StatStamp;
 use crate::store::file::write_atomic;
 use crate::store::lock::{self, LockError, LockOptions};
@@ -27,14 +32,22 @@ use std::sync::Arc;
 pub const FILE_NAME: &str = "forgotten.json";
 /// Far above any real list (a line per forgotten session): a larger file is not ours to parse.
 const MAX_BYTES: u64 = 4 << 20;
+/// Version 1 lists sessions only; version 2 adds `entryId`. A list is
+/// written as version 1 while it forgets no entry, so a process of an
+/// earlier release sharing the agent dir keeps reading it (one that meets
+/// version 2 fails closed, as it should: it cannot leave the entry out).
 const VERSION: u32 = 1;
+const VERSION_ENTRIES: u32 = 2;
 
-/// One forgotten session, as the list records it.
+/// One forgotten session, or one entry of it, as the list records it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Forgotten {
   pub session_id: String,
   pub file: String,
+  /// The one entry forgotten (its record's id); absent: the whole session.
+  #[serde(default, skip_serializing_if = "Option::is_none")]
+  pub entry_id: Option<String>,
   /// Unix milliseconds.
   pub forgotten_at: u64,
 }
@@ -58,6 +71,8 @@ pub struct List {
   ids: HashSet<String>,
   files: HashSet<PathBuf>,
   inodes: HashSet<FileId>,
+  /// The forgotten entries, by session id.
+  pub entries: ForgottenEntries,
 }
 
 fn file_id(path: &Path) -> Option<FileId> {
@@ -69,30 +84,49 @@ fn file_id(path: &Path) -> Option<FileId> {
 
 impl List {
   fn of(sessions: Vec<Forgotten>) -> List {
-    let ids = sessions.iter().map(|s| s.session_id.clone()).collect();
-    let files = sessions.iter().map(|s| PathBuf::from(&s.file)).collect();
-    let inodes = sessions.iter().filter_map(|s| file_id(Path::new(&s.file))).collect();
-    List { sessions, ids, files, inodes }
+    let whole = || sessions.iter().filter(|s| s.entry_id.is_none());
+    let ids = whole().map(|s| s.session_id.clone()).collect();
+    let files = whole().map(|s| PathBuf::from(&s.file)).collect();
+    let inodes = whole().filter_map(|s| file_id(Path::new(&s.file))).collect();
+    let mut entries = ForgottenEntries::new();
+    for s in &sessions {
+      if let Some(entry) = &s.entry_id {
+        entries.entry(s.session_id.clone()).or_default().insert(entry.clone());
+      }
+    }
+    List { sessions, ids, files, inodes, entries }
   }
 
   /// Do the forgotten files still name the files this list saw?
   fn same_files(&self) -> bool {
-    let now: HashSet<FileId> = self.sessions.iter().filter_map(|s| file_id(Path::new(&s.file))).collect();
+    let now: HashSet<FileId> =
+      self.sessions.iter().filter(|s| s.entry_id.is_none()).filter_map(|s| file_id(Path::new(&s.file))).collect();
     now == self.inodes
   }
 
+  /// Nothing forgotten: no session and no entry.
   pub fn is_empty(&self) -> bool {
     self.sessions.is_empty()
   }
 
+  /// No whole session forgotten (entries may be).
+  fn no_sessions(&self) -> bool {
+    self.ids.is_empty() && self.files.is_empty()
+  }
+
+  /// Is entry `entry_id` of the session with header id `session_id` forgotten?
+  pub fn covers_entry(&self, session_id: &str, entry_id: &str) -> bool {
+    self.entries.get(session_id).is_some_and(|ids| ids.contains(entry_id))
+  }
+
   /// Is the session with header id `id` (when known) at `path` forgotten?
   pub fn covers(&self, id: Option<&str>, path: &Path) -> bool {
-    !self.is_empty() && (self.files.contains(path) || id.is_some_and(|id| self.ids.contains(id)))
+    !self.no_sessions() && (self.files.contains(path) || id.is_some_and(|id| self.ids.contains(id)))
   }
 
   /// Is the listed file at `path`, whose stat is `stamp`, forgotten?
   pub fn covers_file(&self, path: &Path, stamp: &StatStamp) -> bool {
-    !self.is_empty() && (self.files.contains(path) || self.inodes.contains(&(stamp.dev, stamp.ino)))
+    !self.no_sessions() && (self.files.contains(path) || self.inodes.contains(&(stamp.dev, stamp.ino)))
   }
 }
 
@@ -115,8 +149,8 @@ fn unreadable(path: &Path, why: impl std::fmt::Display) -> ContractError {
 
 fn parse(path: &Path, bytes: &[u8]) -> Result<Vec<Forgotten>, ContractError> {
   let ledger: Ledger = serde_json::from_slice(bytes).map_err(|e| unreadable(path, e))?;
-  if ledger.version != VERSION {
-    return Err(unreadable(path, format!("version {} is not {VERSION}", ledger.version)));
+  if ledger.version != VERSION && ledger.version != VERSION_ENTRIES {
+    return Err(unreadable(path, format!("version {} is neither {VERSION} nor {VERSION_ENTRIES}", ledger.version)));
   }
   Ok(ledger.sessions)
 }
@@ -236,51 +270,61 @@ fn update_with(
     if !held.still_held() {
       return Err(write_failed(&path, "the lock was taken over by another writer"));
     }
-    let ledger = Ledger { version: VERSION, sessions: sessions.clone() };
+    let version = if sessions.iter().any(|s| s.entry_id.is_some()) { VERSION_ENTRIES } else { VERSION };
+    let ledger = Ledger { version, sessions: sessions.clone() };
     let json = serde_json::to_string_pretty(&ledger).map_err(|e| write_failed(&path, e))?;
     write_atomic(&path, format!("{json}\n").as_bytes()).map_err(|e| write_failed(&path, e))?;
   }
   Ok(Change { changed, forgotten: sessions })
 }
 
-/// Forgets `session` (by its header id and its file); forgetting it again changes nothing.
-pub fn forget(agent_dir: &Path, session: &SessionFile) -> Result<Change, ContractError> {
-  let entry = Forgotten {
+/// Forgets `session` (by its header id and its file), or only its entry
+/// `entry` (by the session's id and the entry's); forgetting it again
+/// changes nothing.
+pub fn forget(agent_dir: &Path, session: &SessionFile, entry: Option<&str>) -> Result<Change, ContractError> {
+  let forgotten = Forgotten {
     session_id: session.header.id.clone(),
     file: session.path.to_string_lossy().into_owned(),
+    entry_id: entry.map(str::to_string),
     forgotten_at: now_ms(),
   };
   update(agent_dir, |sessions| {
-    if sessions.iter().any(|s| s.session_id == entry.session_id && s.file == entry.file) {
+    let same = |s: &Forgotten| s.session_id == forgotten.session_id && s.entry_id == forgotten.entry_id;
+    // An entry is one wherever its session's file is; a session is one per file.
+    if sessions.iter().any(|s| same(s) && (s.entry_id.is_some() || s.file == forgotten.file)) {
       return Vec::new();
     }
-    sessions.push(entry.clone());
-    vec![entry]
+    sessions.push(forgotten.clone());
+    vec![forgotten]
   })
 }
 
-/// Takes back every forget of the session `target` names: its header id, a
-/// prefix of one, or its file, as the list records them. Naming nothing
-/// forgotten is `session_not_found`; a prefix of several ids is ambiguous.
-pub fn unforget(agent_dir: &Path, target: &str) -> Result<Change, ContractError> {
+/// Takes back every forget of the session `target` names (its header id, a
+/// prefix of one, or its file, as the list records them), or, with `entry`,
+/// the forget of that one entry of it. Naming nothing forgotten is
+/// `session_not_found` (`address_not_found` for an entry); a prefix of
+/// several ids is ambiguous.
+pub fn unforget(agent_dir: &Path, target: &str, entry: Option<&str>) -> Result<Change, ContractError> {
   let mut refused = None;
   let change = update(agent_dir, |sessions| {
-    let named = |s: &Forgotten| s.session_id == target || s.file == target;
+    let this = |s: &Forgotten| s.entry_id.as_deref() == entry;
+    let named = |s: &Forgotten| this(s) && (s.session_id == target || s.file == target);
     let mut ids: Vec<&str> = sessions.iter().filter(|s| named(s)).map(|s| s.session_id.as_str()).collect();
     if ids.is_empty() && target.chars().count() >= crate::session::discover::MIN_ID_PREFIX {
-      ids = sessions.iter().filter(|s| s.session_id.starts_with(target)).map(|s| s.session_id.as_str()).collect();
+      let prefixed = |s: &&Forgotten| this(s) && s.session_id.starts_with(target);
+      ids = sessions.iter().filter(prefixed).map(|s| s.session_id.as_str()).collect();
     }
     ids.sort_unstable();
     ids.dedup();
     match ids.as_slice() {
       [] => {
-        refused =
-          Some(ContractError::new(ErrorCode::SessionNotFound, format!("No forgotten session is \"{target}\".")));
+        refused = Some(not_forgotten(target, entry));
         Vec::new()
       }
       [id] => {
         let id = id.to_string();
-        let (taken, kept): (Vec<Forgotten>, Vec<Forgotten>) = sessions.drain(..).partition(|s| s.session_id == id);
+        let (taken, kept): (Vec<Forgotten>, Vec<Forgotten>) =
+          sessions.drain(..).partition(|s| s.session_id == id && this(s));
         *sessions = kept;
         taken
       }
@@ -300,6 +344,30 @@ pub fn unforget(agent_dir: &Path, target: &str) -> Result<Change, ContractError>
     Some(error) => Err(error),
     None => Ok(change),
   }
+}
+
+fn not_forgotten(target: &str, entry: Option<&str>) -> ContractError {
+  match entry {
+    None => ContractError::new(ErrorCode::SessionNotFound, format!("No forgotten session is \"{target}\".")),
+    Some(entry) => {
+      ContractError::new(ErrorCode::AddressNotFound, format!("No forgotten entry is \"{entry}\" of \"{target}\"."))
+        .with("addressType", "entryId")
+        .with("address", entry)
+    }
+  }
+}
+
+/// `entry_forgotten` for entry `entry_id` of the session with header id `session_id`.
+pub fn entry_refused(session_id: &str, entry_id: &str) -> ContractError {
+  ContractError::new(
+    ErrorCode::EntryForgotten,
+    format!(
+      "Entry {entry_id} of session {session_id} was forgotten: recall does not surface it (memory.unforget takes \
+       that back)."
+    ),
+  )
+  .with("sessionId", session_id)
+  .with("entryId", entry_id)
 }
 
 #[cfg(test)]

@@ -94,7 +94,13 @@ mod decoding_as_pi {
   fn active(path: &std::path::Path) -> (Vec<(String, String)>, Vec<&'static str>) {
     let policy =
       Policy { index_thinking: false, index_tool_output: true, max_entry_chars: None, index_own_results: true };
-    let view = crate::session::load(path, Branches::Active, None, &policy, 1 << 20).unwrap();
+    let view = crate::session::load(
+      path,
+      Branches::Active,
+      None,
+      crate::session::Reading { policy: &policy, forgotten: &Default::default(), max_bytes: 1 << 20 },
+    )
+    .unwrap();
     let entries =
       view.normalized.entries.iter().map(|e| (e.entry_id.clone().unwrap_or_default(), e.text.clone())).collect();
     (entries, view.normalized.reasons.iter().map(|r| r.as_str()).collect())

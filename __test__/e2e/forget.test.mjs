@@ -3,7 +3,9 @@
 // session `/memory forget <id>` forgets that one: the faux model's recall,
 // sessions, expand and pack calls never surface it, no file of the index dir
 // holds its words or is named for it, Pi's JSONL is byte-for-byte unchanged,
-// `/memory status` lists it, and `/memory unforget` brings it back.
+// `/memory status` lists it, and `/memory unforget` brings it back. A second
+// case forgets one entry of a session (`/memory forget <id> <entryId>`): its
+// words leave every answer and the index dir, the session's other entries stay.
 //
 // Run (Node >= 22.19): "$PI_NODE22" --test __test__/e2e/forget.test.mjs
 import assert from 'node:assert/strict'
@@ -97,6 +99,85 @@ test('a forgotten session is absent from every answer and its records are gone f
     assert.match(host.notes.at(-1), new RegExp(`Forgotten sessions \\(1 session; recall never surfaces them\\):\\n  ${secret.id.slice(0, 13)}`))
 
     await host.session.prompt(`/memory unforget ${secret.id}`)
+    assert.match(host.notes.at(-1), /^Remembered again/)
+    assert.match(await call('memory_recall', { query: SECRET, scope: 'global' }), new RegExp(SECRET))
+  } finally {
+    teardown(sessions, savedEnv, root)
+  }
+})
+
+test('a forgotten entry is absent from every answer and from the index dir while its session\'s other entries stay found', { timeout: 90_000 }, async () => {
+  const sdk = await import('pi-coding-agent-1x')
+  const ai = await import('pi-ai-1x')
+  const { SessionManager, SettingsManager } = sdk
+  const { fauxAssistantMessage, fauxToolCall, fauxText } = ai
+  const { root, agentDir, cwd, savedEnv } = tempPiHome('pfm-forget-entry-')
+  const sessions = []
+  try {
+    const settingsFile = join(agentDir, 'settings.json')
+    const settings = JSON.parse(readFileSync(settingsFile, 'utf8'))
+    writeFileSync(settingsFile, JSON.stringify({ ...settings, memory: { ...settings.memory, tools: 'all' } }))
+    const { faux, modelRuntime, model } = await fauxModel(sdk, ai)
+    const settingsManager = SettingsManager.inMemory({ compaction: { enabled: false }, retry: { enabled: false } })
+    const open = async () => {
+      const session = await openSession(sdk, { packageDir: PACKAGE_DIR, cwd, agentDir, settingsManager, modelRuntime, model, sessionManager: SessionManager.create(cwd) })
+      sessions.push(session)
+      const notes = []
+      await session.bindExtensions({ uiContext: { notify: (text) => notes.push(text), setStatus: () => {} } })
+      return { session, notes }
+    }
+    // One earlier session, two turns: the first answer holds the secret, the second does not.
+    const { session: earlier } = await open()
+    for (const answer of [`The zanzibar vault password is ${SECRET}, kept by ${KEEPER}.`, 'The zanzibar deploy runs at noon.']) {
+      faux.setResponses([() => fauxAssistantMessage(fauxText(answer))])
+      await earlier.prompt('what about zanzibar?')
+    }
+    const id = earlier.sessionId
+    const file = earlier.sessionManager.getSessionFile()
+    const secretEntry = earlier.sessionManager.getEntries().find((e) => e.type === 'message' && JSON.stringify(e.message.content).includes(SECRET))
+    assert.ok(secretEntry, 'the secret answer is an entry of the session')
+    const piBytes = readFileSync(file)
+
+    const host = await open()
+    let calls = 0
+    const call = async (tool, args) => {
+      let result
+      const callId = `c${++calls}`
+      faux.setResponses([
+        () => fauxAssistantMessage(fauxToolCall(tool, args, { id: callId }), { stopReason: 'toolUse' }),
+        (ctx) => {
+          const message = ctx.messages.find((m) => m.role === 'toolResult' && m.toolCallId === callId)
+          result = message.content.filter((b) => b.type === 'text').map((b) => b.text).join('')
+          return fauxAssistantMessage(fauxText('ok'))
+        },
+      ])
+      await host.session.prompt('look it up')
+      return result
+    }
+    const { createMemory } = await import(join(PACKAGE_DIR, 'dist', 'extension', 'recall', 'create-memory.mjs'))
+    assert.equal((await createMemory({ agentDir, cwd }).recall({ query: SECRET, scope: 'global' })).total, 1)
+    const indexDir = join(agentDir, 'fabric', 'memory-index')
+    const indexHolds = () => readdirSync(indexDir).filter((name) => readFileSync(join(indexDir, name)).includes(KEEPER))
+    assert.ok(indexHolds().length > 0, 'the index holds the secret before the forget (the check below can fail)')
+
+    await host.session.prompt(`/memory forget ${id.slice(0, 13)} ${secretEntry.id}`)
+    assert.match(host.notes.at(-1), new RegExp(`^Forgot ${id.slice(0, 13)}… entry ${secretEntry.id} `), host.notes.at(-1))
+
+    assert.doesNotMatch(await call('memory_recall', { query: SECRET, scope: 'global' }), new RegExp(SECRET))
+    const noon = await call('memory_recall', { query: 'noon', scope: 'global' })
+    assert.match(noon, new RegExp(id.slice(0, 13)), 'the session\'s other entries are still found')
+    assert.match(noon, /noon/)
+    assert.match(await call('memory_expand', { session: id, entryIds: [secretEntry.id] }), /entry_forgotten/)
+    const pack = await call('memory_pack', { query: 'zanzibar', scope: 'global' })
+    assert.doesNotMatch(pack, new RegExp(SECRET))
+    assert.match(pack, /noon/)
+
+    assert.deepEqual(indexHolds(), [], 'no index file holds the forgotten entry\'s words')
+    assert.deepEqual(readFileSync(file), piBytes, "Pi's file is untouched")
+    await host.session.prompt('/memory status')
+    assert.match(host.notes.at(-1), new RegExp(`Forgotten sessions \\(0 sessions, 1 entry; recall never surfaces them\\):\\n  ${id.slice(0, 13)}… entry ${secretEntry.id}`))
+
+    await host.session.prompt(`/memory unforget ${id} ${secretEntry.id}`)
     assert.match(host.notes.at(-1), /^Remembered again/)
     assert.match(await call('memory_recall', { query: SECRET, scope: 'global' }), new RegExp(SECRET))
   } finally {

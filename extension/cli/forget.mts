@@ -1,12 +1,12 @@
-/** `forget`, `unforget`, `forgotten`: sessions recall must never surface again (Pi's files are never touched). */
-import type { ForgetResult } from 'pi-fabric-memory/native'
+/** `forget`, `unforget`, `forgotten`: sessions (or entries of them) recall must never surface again (Pi's files are never touched). */
+import type { ForgetArgs, ForgetResult } from 'pi-fabric-memory/native'
 import { UsageError } from './args.mjs'
 import { openMemory, requireSessions, type Context } from './context.mjs'
 import { EXIT, printJson } from './output.mjs'
 import { pageFailure } from './history.mjs'
 import type { Command } from './command.mjs'
-import { forgottenLine, forgottenText } from '../present/forgotten.mjs'
-import { plural, shortId } from '../present/text.mjs'
+import { forgottenLine, forgottenName, forgottenText } from '../present/forgotten.mjs'
+import { plural } from '../present/text.mjs'
 
 function print(ctx: Context, result: ForgetResult, done: (result: ForgetResult) => string): void {
   if (ctx.json) {
@@ -18,15 +18,16 @@ function print(ctx: Context, result: ForgetResult, done: (result: ForgetResult) 
   console.log(done(result))
 }
 
-function target(ctx: Context, command: string): string {
-  const [session, extra] = ctx.parsed.positional
-  if (!session || extra !== undefined) throw new UsageError(`${command} needs exactly one <session>`, command)
-  return session
+/** `<session> [<entryId>]`: a session, or one entry of it, as `expand` names it. */
+function target(ctx: Context, command: string): ForgetArgs {
+  const [session, entryId, extra] = ctx.parsed.positional
+  if (!session || extra !== undefined) throw new UsageError(`${command} needs <session> and at most one <entryId>`, command)
+  return entryId === undefined ? { session } : { session, entryId }
 }
 
 async function forget(ctx: Context): Promise<void> {
   requireSessions(ctx)
-  const result = await openMemory(ctx).forget({ session: target(ctx, 'forget') })
+  const result = await openMemory(ctx).forget(target(ctx, 'forget'))
   print(ctx, result, (r) =>
     r.changed.length
       ? `Forgot ${forgottenLine(r.changed[0])}\n(${plural(r.recordsRemoved, 'index record')} removed; Pi's file is untouched; \`unforget\` takes it back)`
@@ -35,8 +36,8 @@ async function forget(ctx: Context): Promise<void> {
 }
 
 async function unforget(ctx: Context): Promise<void> {
-  const result = await openMemory(ctx).unforget({ session: target(ctx, 'unforget') })
-  print(ctx, result, (r) => `Remembered again: ${r.changed.map((s) => `${shortId(s.sessionId)}  ${s.file}`).join(', ')}\n(recall indexes it again on its next call)`)
+  const result = await openMemory(ctx).unforget(target(ctx, 'unforget'))
+  print(ctx, result, (r) => `Remembered again: ${r.changed.map((s) => `${forgottenName(s)}  ${s.file}`).join(', ')}\n(recall indexes it again on its next call)`)
 }
 
 async function forgotten(ctx: Context): Promise<void> {
@@ -44,30 +45,31 @@ async function forgotten(ctx: Context): Promise<void> {
 }
 
 const SESSION_DETAILS =
-  '<session> is a session id, a unique prefix of one (at least 8 characters) or a session file\'s path.'
+  '<session> is a session id, a unique prefix of one (at least 8 characters) or a session file\'s path; <entryId>, when given, ' +
+  'names one entry of it (as `expand` takes it): only that entry is forgotten, the session\'s others stay found.'
 
 export const FORGET_COMMANDS: Command[] = [
   {
     name: 'forget',
-    summary: 'make recall never surface a session again (its index records are removed; Pi\'s file is kept)',
-    usage: 'forget <session>',
-    details: `${SESSION_DETAILS}\nThe session stays forgotten, by its id and its file, when it changes, until \`unforget\`.`,
+    summary: 'make recall never surface a session, or one entry of it, again (index records removed; Pi\'s file is kept)',
+    usage: 'forget <session> [<entryId>]',
+    details: `${SESSION_DETAILS}\nThe session stays forgotten, by its id and its file, when it changes, until \`unforget\`; an entry, by the session's id and its own.`,
     flags: ['json'],
-    examples: ['forget 019e9a22-a7d6', 'forget ~/.pi/agent/sessions/--home-me-app--/s.jsonl --json'],
+    examples: ['forget 019e9a22-a7d6', 'forget 019e9a22-a7d6 a1b2c3d4', 'forget ~/.pi/agent/sessions/--home-me-app--/s.jsonl --json'],
     run: forget,
   },
   {
     name: 'unforget',
-    summary: 'take a forget back: recall indexes the session again',
-    usage: 'unforget <session>',
-    details: '<session> is the id, a unique prefix of it or the file, as `forgotten` lists it.',
+    summary: 'take a forget back: recall indexes the session (or the entry) again',
+    usage: 'unforget <session> [<entryId>]',
+    details: '<session> is the id, a unique prefix of it or the file, as `forgotten` lists it; <entryId> takes back that entry\'s forget only.',
     flags: ['json'],
-    examples: ['unforget 019e9a22-a7d6'],
+    examples: ['unforget 019e9a22-a7d6', 'unforget 019e9a22-a7d6 a1b2c3d4'],
     run: unforget,
   },
   {
     name: 'forgotten',
-    summary: 'list the forgotten sessions',
+    summary: 'list the forgotten sessions and entries',
     usage: 'forgotten',
     flags: ['json'],
     examples: ['forgotten', 'forgotten --json'],

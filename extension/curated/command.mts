@@ -3,7 +3,7 @@
  * `review` (dreaming's proposals: list, `apply <n…>|all`,
  * `reject <n…>|all`), `why [user] <n> [--calls]` (entry n's provenance:
  * the cited words, and the `memory_expand` calls with `--calls`) and
- * `forget|unforget <session>` (sessions recall must never surface) for the
+ * `forget|unforget <session> [<entryId>]` (sessions, or entries, recall must never surface) for the
  * user, over the same store as the tools.
  * Arguments keep their spacing, and `replace` splits at the first `->` only.
  */
@@ -14,7 +14,7 @@ import type { DreamOutcome } from '../dreaming/index.mjs'
 import type { MemoryCitation, MemoryProposal, MemoryProvenance, MemoryReviewReport, MemoryStore, MemoryStoreResult, MemoryTarget } from 'pi-fabric-memory/native'
 import { guarded } from '../shared/errors.mjs'
 import type { Memory } from '../recall/create-memory.mjs'
-import { forgottenLine, forgottenText } from '../present/forgotten.mjs'
+import { forgottenLine, forgottenName, forgottenText } from '../present/forgotten.mjs'
 
 export interface CommandReply {
   text: string
@@ -77,15 +77,15 @@ export async function statusReply(store: MemoryStore, dreamingLine?: string, his
   return report.memory.error || report.user.error || report.project?.error || forgotten?.error ? warning(text) : info(text)
 }
 
-/** `/memory forget <session>` and `/memory unforget <session>`. */
+/** `/memory forget <session> [<entryId>]` and `/memory unforget <session> [<entryId>]`. */
 async function forgetReply(verb: 'forget' | 'unforget', history: Pick<Memory, 'forget' | 'unforget'> | undefined, rest: string): Promise<CommandReply> {
-  const session = rest.trim()
+  const [session, entryId, extra] = rest.trim().split(/\s+/).filter(Boolean)
   if (!history) return warning('Session history is not available here.')
-  if (!session || /\s/.test(session)) return warning(`Usage: /memory ${verb} <session id, id prefix or file>`)
-  const result = await history[verb]({ session })
+  if (!session || extra !== undefined) return warning(`Usage: /memory ${verb} <session id, id prefix or file> [<entry id>]`)
+  const result = await history[verb](entryId === undefined ? { session } : { session, entryId })
   if (result.error) return warning(`${result.error.code}: ${result.error.message}`)
-  if (verb === 'unforget') return info(`Remembered again: ${result.changed.map((s) => shortId(s.sessionId)).join(', ')}. Recall indexes it again on its next call.`)
-  if (result.changed.length === 0) return info('That session is already forgotten.')
+  if (verb === 'unforget') return info(`Remembered again: ${result.changed.map(forgottenName).join(', ')}. Recall indexes it again on its next call.`)
+  if (result.changed.length === 0) return info(entryId === undefined ? 'That session is already forgotten.' : 'That entry is already forgotten.')
   return info(`Forgot ${forgottenLine(result.changed[0])}\nRecall, expand and packs never surface it (${plural(result.recordsRemoved, 'index record')} removed); Pi's file is untouched. /memory unforget takes it back.`)
 }
 
@@ -262,7 +262,7 @@ export function registerMemoryCommand(
   afterCommand?: (ctx: ExtensionContext) => void | Promise<void>,
 ): void {
   pi.registerCommand('memory', {
-    description: 'Curated memory: /memory status | read [user|project] | add|replace|remove [user|memory|project] … | dream | review [apply|reject <n…>|all] | why [user|project] <n> [--calls] | forget|unforget <session>',
+    description: 'Curated memory: /memory status | read [user|project] | add|replace|remove [user|memory|project] … | dream | review [apply|reject <n…>|all] | why [user|project] <n> [--calls] | forget|unforget <session> [<entryId>]',
     // Nothing to offer once the subcommand is complete: a menu would make Enter pick it instead of running it.
     getArgumentCompletions: (prefix) => {
       const word = prefix.trimStart()

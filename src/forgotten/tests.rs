@@ -28,7 +28,7 @@ fn a_missing_list_forgets_nothing_and_a_forget_covers_the_id_and_the_file() {
   let dir = Dir::new();
   let a = dir.session("a", "0190aaaa-0000-7000-8000-00000000000a");
   assert!(load(dir.agent()).unwrap().is_empty());
-  let change = forget(dir.agent(), &a).unwrap();
+  let change = forget(dir.agent(), &a, None).unwrap();
   assert_eq!(change.changed.len(), 1);
   assert_eq!(change.changed[0].session_id, a.header.id);
   let list = load(dir.agent()).unwrap();
@@ -40,7 +40,7 @@ fn a_missing_list_forgets_nothing_and_a_forget_covers_the_id_and_the_file() {
   assert!(!list.covers(Some("another-id"), Path::new("/elsewhere/b.jsonl")));
   // Forgetting again changes nothing and writes nothing.
   let before = fs::metadata(path(dir.agent())).unwrap().modified().unwrap();
-  assert!(forget(dir.agent(), &a).unwrap().changed.is_empty());
+  assert!(forget(dir.agent(), &a, None).unwrap().changed.is_empty());
   assert_eq!(fs::metadata(path(dir.agent())).unwrap().modified().unwrap(), before);
   assert_eq!(load(dir.agent()).unwrap().sessions.len(), 1);
 }
@@ -52,14 +52,14 @@ fn unforget_takes_back_by_id_prefix_or_file_and_names_what_it_cannot() {
   let b = dir.session("b", "0190aaaa-0000-7000-8000-00000000000b");
   let c = dir.session("c", "0190cccc-0000-7000-8000-00000000000c");
   for s in [&a, &b, &c] {
-    forget(dir.agent(), s).unwrap();
+    forget(dir.agent(), s, None).unwrap();
   }
-  let ambiguous = unforget(dir.agent(), "0190aaaa-0000").unwrap_err();
+  let ambiguous = unforget(dir.agent(), "0190aaaa-0000", None).unwrap_err();
   assert_eq!(ambiguous.code, ErrorCode::AmbiguousSession);
-  assert_eq!(unforget(dir.agent(), "nothing-like-it").unwrap_err().code, ErrorCode::SessionNotFound);
-  let by_prefix = unforget(dir.agent(), "0190cccc").unwrap();
+  assert_eq!(unforget(dir.agent(), "nothing-like-it", None).unwrap_err().code, ErrorCode::SessionNotFound);
+  let by_prefix = unforget(dir.agent(), "0190cccc", None).unwrap();
   assert_eq!(by_prefix.changed.iter().map(|s| s.session_id.as_str()).collect::<Vec<_>>(), [c.header.id.as_str()]);
-  let by_file = unforget(dir.agent(), &a.path.to_string_lossy()).unwrap();
+  let by_file = unforget(dir.agent(), &a.path.to_string_lossy(), None).unwrap();
   assert_eq!(by_file.changed[0].session_id, a.header.id);
   let list = load(dir.agent()).unwrap();
   assert_eq!(list.sessions.iter().map(|s| s.session_id.as_str()).collect::<Vec<_>>(), [b.header.id.as_str()]);
@@ -90,11 +90,11 @@ fn an_unreadable_list_fails_closed_and_is_never_overwritten() {
   let a = dir.session("a", "id-a");
   let file = path(dir.agent());
   fs::create_dir_all(file.parent().unwrap()).unwrap();
-  for bad in ["not json", "{\"version\":2,\"sessions\":[]}", "{\"version\":1,\"sessions\":[{\"sessionId\":1}]}"] {
+  for bad in ["not json", "{\"version\":3,\"sessions\":[]}", "{\"version\":1,\"sessions\":[{\"sessionId\":1}]}"] {
     fs::write(&file, bad).unwrap();
     let error = load(dir.agent()).unwrap_err();
     assert_eq!(error.code, ErrorCode::ForgottenUnreadable, "{bad}");
-    assert_eq!(forget(dir.agent(), &a).unwrap_err().code, ErrorCode::ForgottenUnreadable, "{bad}");
+    assert_eq!(forget(dir.agent(), &a, None).unwrap_err().code, ErrorCode::ForgottenUnreadable, "{bad}");
     assert_eq!(fs::read_to_string(&file).unwrap(), bad);
   }
   // Not a regular file: refused unread (a FIFO would otherwise block).
@@ -123,5 +123,42 @@ fn a_held_lock_refuses_a_forget_with_locked() {
   let error = update_with(dir.agent(), &options, |_| Vec::new()).unwrap_err();
   assert_eq!(error.code, ErrorCode::Locked);
   drop(held);
-  assert_eq!(forget(dir.agent(), &a).unwrap().changed.len(), 1);
+  assert_eq!(forget(dir.agent(), &a, None).unwrap().changed.len(), 1);
+}
+
+#[test]
+fn an_old_list_still_reads_and_stays_version_1_until_an_entry_is_forgotten() {
+  let dir = Dir::new();
+  let a = dir.session("a", "0190aaaa-0000-7000-8000-00000000000a");
+  let file = path(dir.agent());
+  fs::create_dir_all(file.parent().unwrap()).unwrap();
+  let old = r#"{
+  "version": 1,
+  "sessions": [
+    {"sessionId": "0190bbbb-0000-7000-8000-00000000000b", "file": "/gone/b.jsonl", "forgottenAt": 1767225600000}
+  ]
+}
+"#;
+  fs::write(&file, old).unwrap();
+  let list = load(dir.agent()).unwrap();
+  assert_eq!(list.sessions[0].entry_id, None);
+  assert!(list.covers(Some("0190bbbb-0000-7000-8000-00000000000b"), Path::new("/x.jsonl")));
+  assert!(list.entries.is_empty());
+  let version = || serde_json::from_slice::<serde_json::Value>(&fs::read(&file).unwrap()).unwrap()["version"].clone();
+  forget(dir.agent(), &a, None).unwrap();
+  assert_eq!(version(), 1);
+  // An entry forget: version 2, the session itself not forgotten, the entry by (session id, entry id).
+  let change = forget(dir.agent(), &a, Some("e1")).unwrap();
+  assert_eq!(change.changed[0].entry_id.as_deref(), Some("e1"));
+  assert_eq!(version(), 2);
+  unforget(dir.agent(), &a.header.id, None).unwrap();
+  let list = load(dir.agent()).unwrap();
+  assert!(!list.covers(Some(&a.header.id), &a.path));
+  assert!(list.covers_entry(&a.header.id, "e1"));
+  assert!(!list.covers_entry(&a.header.id, "e2"));
+  assert!(!list.covers_entry("0190bbbb-0000-7000-8000-00000000000b", "e1"));
+  assert!(forget(dir.agent(), &a, Some("e1")).unwrap().changed.is_empty());
+  assert_eq!(unforget(dir.agent(), "0190aaaa", Some("e1")).unwrap().changed.len(), 1);
+  assert_eq!(version(), 1);
+  assert_eq!(unforget(dir.agent(), "0190aaaa", Some("e1")).unwrap_err().code, ErrorCode::AddressNotFound);
 }

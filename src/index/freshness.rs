@@ -7,9 +7,12 @@ use super::resident::Slot;
 use super::Context;
 use super::Source;
 use crate::config::Config;
+use crate::forgotten;
 use crate::session::lineage::Branches;
 use crate::session::source::same_content;
+use std::collections::BTreeSet;
 use std::path::Path;
+use std::sync::Arc;
 
 /// The policy string of a record: any difference means a rebuild.
 pub fn policy(config: &Config, tier: Tier, branches: Branches, fingerprint: &str) -> String {
@@ -30,25 +33,40 @@ pub fn policy(config: &Config, tier: Tier, branches: Branches, fingerprint: &str
   }
 }
 
+/// What a record's policy ends with when entries of its session were
+/// forgotten one by one: a record is current only for the forgotten entries
+/// it left out, so one built before a forget (or before an unforget), in
+/// any process, is rebuilt rather than reused or written back.
+pub fn forgotten_suffix(forgotten: Option<&BTreeSet<String>>) -> String {
+  forgotten
+    .map(|ids| format!(";forgotten:{}", ids.iter().map(String::as_str).collect::<Vec<_>>().join(",")))
+    .unwrap_or_default()
+}
+
 /// The policy string a record must carry, split around its lineage
-/// fingerprint so it can be checked without formatting a string per record.
+/// fingerprint so it can be checked without formatting a string per record
+/// (but for the sessions with forgotten entries).
 pub struct PolicyCheck {
   parts: [(String, String); 2],
+  forgotten: Arc<forgotten::List>,
 }
 
 impl PolicyCheck {
-  pub fn new(config: &Config, branches: Branches) -> PolicyCheck {
+  pub fn new(cx: &Context<'_>, branches: Branches) -> PolicyCheck {
     let split = |tier| {
-      let full = policy(config, tier, branches, "\u{0}");
+      let full = policy(cx.config, tier, branches, "\u{0}");
       let (head, tail) = full.split_once('\u{0}').expect("the policy embeds the lineage");
       (head.to_string(), tail.to_string())
     };
-    PolicyCheck { parts: [split(Tier::Hot), split(Tier::Cold)] }
+    // The sync read the list a moment ago (or failed): an error here is a race, and no entry is left out then.
+    let forgotten = forgotten::load(&cx.discovery.agent_dir).unwrap_or_default();
+    PolicyCheck { parts: [split(Tier::Hot), split(Tier::Cold)], forgotten }
   }
 
   pub fn matches(&self, record: &CacheRecord) -> bool {
     let (head, tail) = &self.parts[if record.tier() == Tier::Hot { 0 } else { 1 }];
-    let policy = &record.policy;
+    let suffix = forgotten_suffix(self.forgotten.entries.get(&record.session_id));
+    let Some(policy) = record.policy.strip_suffix(suffix.as_str()) else { return false };
     let fingerprint = &record.lineage_fingerprint;
     policy.len() == head.len() + fingerprint.len() + tail.len()
       && policy.starts_with(head.as_str())

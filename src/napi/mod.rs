@@ -187,9 +187,11 @@ impl MemoryEngine {
     self.task_with_progress(live, on_progress, Operation::Sessions(request))
   }
 
-  /// `memory.forget({session})`: recall, expand, sessions and packs never
-  /// surface the session again (by its id and its file) until `unforget`;
-  /// its index records are removed. Pi's file is never touched.
+  /// `memory.forget({session, entryId?})`: recall, expand, sessions and
+  /// packs never surface the session again (by its id and its file), or
+  /// with `entryId` that one entry of it, until `unforget`; its index
+  /// records are removed (rebuilt without the entry). Pi's file is never
+  /// touched.
   #[napi(ts_return_type = "Promise<ForgetResult>")]
   pub fn forget(&self, #[napi(ts_arg_type = "ForgetArgs")] args: Value) -> Result<AsyncTask<OperationTask>> {
     let request = caught("memory.forget's arguments", || ForgetRequest::from_json("memory.forget", Some(&args)))?
@@ -197,8 +199,8 @@ impl MemoryEngine {
     self.task(None, Operation::Forget(request))
   }
 
-  /// `memory.unforget({session})`: takes a forget back (by the id, an id
-  /// prefix or the file the list records).
+  /// `memory.unforget({session, entryId?})`: takes a forget back (by the
+  /// id, an id prefix or the file the list records, and the entry's id).
   #[napi(ts_return_type = "Promise<ForgetResult>")]
   pub fn unforget(&self, #[napi(ts_arg_type = "ForgetArgs")] args: Value) -> Result<AsyncTask<OperationTask>> {
     let request = caught("memory.unforget's arguments", || ForgetRequest::from_json("memory.unforget", Some(&args)))?

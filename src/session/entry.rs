@@ -6,6 +6,11 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::collections::BTreeSet;
 
+/// Entry ids forgotten one by one (`forget` with an entry id), by session
+/// header id: the normalizer leaves their records out, so no view and no
+/// index record holds their text.
+pub type ForgottenEntries = std::collections::HashMap<String, BTreeSet<String>>;
+
 /// What enters entry text.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Policy {

@@ -22,9 +22,10 @@ pub(crate) mod proptests;
 
 use crate::error::{ContractError, ErrorCode};
 use crate::fsread::ReadError;
-use entry::{Normalized, Policy};
+use entry::{ForgottenEntries, Normalized, Policy};
 use lineage::{Branches, LiveBranch};
 use source::StatStamp;
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -45,6 +46,8 @@ pub struct SessionView {
   /// The last selected record's id.
   pub lineage_tip: Option<String>,
   pub normalized: Normalized,
+  /// The ids of the session's forgotten entries, which `normalized` leaves out.
+  pub forgotten: BTreeSet<String>,
   pub bad_lines: usize,
   /// Hashes of shorter prefixes of the same bytes, computed on demand.
   pub prefix_hashes: parking_lot::Mutex<Vec<(u64, String)>>,
@@ -105,24 +108,33 @@ fn read_failed(path: &Path, error: &ReadError) -> ContractError {
   }
 }
 
+/// How a view is read: the entry policy, the forgotten entries left out,
+/// and the most bytes read.
+#[derive(Clone, Copy)]
+pub struct Reading<'a> {
+  pub policy: &'a Policy,
+  pub forgotten: &'a ForgottenEntries,
+  pub max_bytes: u64,
+}
+
 /// Reads, parses, selects and normalizes one session file, or reuses the
-/// cached view while the file is unchanged. `live` is used only when `path`
-/// is the live session and the mode is active; a file over `max_bytes` is
-/// refused unread.
+/// cached view while the file is unchanged (and so are its forgotten
+/// entries). `live` is used only when `path` is the live session and the
+/// mode is active; a file over `max_bytes` is refused unread.
 pub fn load(
   path: &Path,
   branches: Branches,
   live: Option<(&Path, &LiveBranch)>,
-  policy: &Policy,
-  max_bytes: u64,
+  reading: Reading<'_>,
 ) -> Result<Arc<SessionView>, ContractError> {
+  let Reading { policy, forgotten, max_bytes } = reading;
   let live_branch = live.filter(|(file, _)| *file == path && branches == Branches::Active).map(|(_, branch)| branch);
-  if let Some(view) = views::get(path, branches, live_branch, policy) {
+  if let Some(view) = views::get(path, branches, live_branch, policy, forgotten) {
     return Ok(view);
   }
   let source = source::read_source(path, max_bytes).map_err(|e| read_failed(path, &e))?;
   let hash = (source.bytes.len() as u64, source.sha256.clone());
-  let view = Arc::new(view_of(path, source.stamp, &source.bytes, policy, hash, |records| {
+  let view = Arc::new(view_of(path, source.stamp, &source.bytes, reading, hash, |records| {
     lineage::select(records, branches, live_branch)
   })?);
   views::put(branches, live_branch, policy, view.clone(), source.read_ns);
@@ -135,14 +147,15 @@ fn view_of(
   path: &Path,
   stamp: StatStamp,
   raw: &[u8],
-  policy: &Policy,
+  reading: Reading<'_>,
   hash: (u64, String),
   select: impl FnOnce(&[parse::Record<'_>]) -> lineage::Lineage,
 ) -> Result<SessionView, ContractError> {
   let decoded = decode::decode(raw);
   let parsed = parse::parse(&decoded.bytes).map_err(|_| unavailable(path, "not a Pi session file"))?;
   let lineage = select(&parsed.records);
-  let mut view = build_view(path, stamp, &parsed, lineage, policy, hash);
+  let forgotten = reading.forgotten.get(&parsed.header.id);
+  let mut view = build_view(path, stamp, &parsed, lineage, (reading.policy, forgotten), hash);
   view.normalized.reasons.extend(decoded.reasons());
   Ok(view)
 }
@@ -152,10 +165,10 @@ fn build_view(
   stamp: StatStamp,
   parsed: &parse::ParsedSession<'_>,
   lineage: lineage::Lineage,
-  policy: &Policy,
+  (policy, forgotten): (&Policy, Option<&BTreeSet<String>>),
   (source_len, source_hash): (u64, String),
 ) -> SessionView {
-  let normalized = normalize::normalize(parsed, &lineage, policy);
+  let normalized = normalize::normalize(parsed, &lineage, policy, forgotten);
   SessionView {
     path: path.to_path_buf(),
     header: parsed.header.clone(),
@@ -167,6 +180,7 @@ fn build_view(
     lineage_path: lineage.path,
     lineage_tip: lineage.tip,
     normalized,
+    forgotten: forgotten.cloned().unwrap_or_default(),
     bad_lines: parsed.bad_lines,
     prefix_hashes: parking_lot::Mutex::new(Vec::new()),
     long_texts: Default::default(),
@@ -180,11 +194,10 @@ pub fn load_bound(
   path: &Path,
   branches: Branches,
   live: Option<(&Path, &LiveBranch)>,
-  policy: &Policy,
+  reading: Reading<'_>,
   bound: &binding::Binding,
-  max_bytes: u64,
 ) -> Result<Arc<SessionView>, ContractError> {
-  let current = load(path, branches, live, policy, max_bytes)?;
+  let current = load(path, branches, live, reading)?;
   binding::check_lineage(&current, bound)?;
   if binding::covers_whole(&current, bound) {
     return match binding::check_source(&current, bound) {
@@ -192,18 +205,13 @@ pub fn load_bound(
       _ => Ok(current),
     };
   }
-  pinned(&current, bound, policy, max_bytes).map(Arc::new)
+  pinned(&current, bound, reading).map(Arc::new)
 }
 
 /// Re-reads the source and rebuilds the view of its bound prefix.
-fn pinned(
-  current: &SessionView,
-  bound: &binding::Binding,
-  policy: &Policy,
-  max_bytes: u64,
-) -> Result<SessionView, ContractError> {
+fn pinned(current: &SessionView, bound: &binding::Binding, reading: Reading<'_>) -> Result<SessionView, ContractError> {
   let path = current.path.as_path();
-  let source = source::read_source(path, max_bytes).map_err(|e| read_failed(path, &e))?;
+  let source = source::read_source(path, reading.max_bytes).map_err(|e| read_failed(path, &e))?;
   let len = bound.source_bytes.unwrap_or(source.bytes.len() as u64) as usize;
   let prefix = source.bytes.get(..len).map(|p| (p, source::sha256_hex(p)));
   let expected = bound.source_hash.as_deref();
@@ -214,7 +222,7 @@ fn pinned(
       .with("expectedSourceBytes", bound.source_bytes)
   };
   let (prefix, hash) = prefix.ok_or_else(stale)?;
-  let view = view_of(path, current.stamp, prefix, policy, (len as u64, hash), |records| {
+  let view = view_of(path, current.stamp, prefix, reading, (len as u64, hash), |records| {
     let nodes = lineage::nodes(records);
     match (current.branches, bound.leaf_id.as_deref()) {
       (Branches::All, _) => lineage::all(&nodes),

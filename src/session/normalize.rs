@@ -291,6 +291,8 @@ fn record_entries(record: &Record<'_>, policy: &Policy, out: &mut Vec<Entry>, ca
 /// normalized earlier (an append), so only new records are normalized.
 pub struct Normalizer {
   policy: Policy,
+  /// Ids of this session's forgotten entries: their records emit nothing.
+  forgotten: BTreeSet<String>,
   entries: Vec<Entry>,
   carriers: fabric::Carriers,
   reasons: BTreeSet<Reason>,
@@ -298,7 +300,21 @@ pub struct Normalizer {
 
 impl Normalizer {
   pub fn new(policy: &Policy) -> Normalizer {
-    Normalizer { policy: *policy, entries: Vec::new(), carriers: fabric::Carriers::default(), reasons: BTreeSet::new() }
+    Normalizer {
+      policy: *policy,
+      forgotten: BTreeSet::new(),
+      entries: Vec::new(),
+      carriers: fabric::Carriers::default(),
+      reasons: BTreeSet::new(),
+    }
+  }
+
+  /// Leaves out the records of `forgotten` (the session's forgotten entry
+  /// ids): the entry and its Fabric children are never made, so their text
+  /// reaches no view and no index record. Later entries' indices close up.
+  pub fn forgetting(mut self, forgotten: Option<&BTreeSet<String>>) -> Normalizer {
+    self.forgotten = forgotten.cloned().unwrap_or_default();
+    self
   }
 
   /// Continues after `previous`, normalized under the same policy from a
@@ -307,6 +323,7 @@ impl Normalizer {
     let facts = previous.entries.iter().filter_map(|e| e.fact_address.clone());
     Normalizer {
       policy: *policy,
+      forgotten: BTreeSet::new(),
       carriers: fabric::Carriers::with_seen(facts),
       entries: previous.entries,
       reasons: previous.reasons,
@@ -314,11 +331,14 @@ impl Normalizer {
   }
 
   pub fn push(&mut self, record: &Record<'_>) {
+    if record.id.as_ref().is_some_and(|id| self.forgotten.contains(id)) {
+      return;
+    }
     record_entries(record, &self.policy, &mut self.entries, &mut self.carriers);
   }
 
   pub fn finish(self) -> Normalized {
-    let Normalizer { policy, mut entries, carriers, mut reasons } = self;
+    let Normalizer { policy, mut entries, carriers, mut reasons, .. } = self;
     reasons.extend(carriers.reasons);
     mark_context_edits(&mut entries);
     let mut uncut = Vec::new();
@@ -371,9 +391,15 @@ fn mark_context_edits(entries: &mut [Entry]) {
   }
 }
 
-/// Normalizes the records of `lineage` into dense entries.
-pub fn normalize(parsed: &ParsedSession<'_>, lineage: &Lineage, policy: &Policy) -> Normalized {
-  normalize_selected(Normalizer::new(policy), parsed.records.iter(), lineage)
+/// Normalizes the records of `lineage` into dense entries, without the
+/// session's `forgotten` entries.
+pub fn normalize(
+  parsed: &ParsedSession<'_>,
+  lineage: &Lineage,
+  policy: &Policy,
+  forgotten: Option<&BTreeSet<String>>,
+) -> Normalized {
+  normalize_selected(Normalizer::new(policy).forgetting(forgotten), parsed.records.iter(), lineage)
 }
 
 /// Feeds the records `lineage` selects to `normalizer` (fresh, or resumed

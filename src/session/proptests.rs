@@ -137,7 +137,7 @@ fn active(bytes: &[u8]) -> (Vec<(String, String)>, bool) {
   let parsed = parse(bytes).expect("a session");
   let lineage = select(&parsed.records, Branches::Active, None);
   let policy = Policy { index_thinking: true, index_tool_output: true, max_entry_chars: None, index_own_results: true };
-  let normalized = normalize(&parsed, &lineage, &policy);
+  let normalized = normalize(&parsed, &lineage, &policy, None);
   let entries = normalized.entries.iter().map(|e| (e.entry_id.clone().unwrap_or_default(), e.text.clone())).collect();
   (entries, normalized.reasons.contains(&crate::coverage::Reason::InvalidParentGraph))
 }

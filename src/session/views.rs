@@ -5,9 +5,10 @@
 //! whole file. A cached view is reused only while the file's stat stamp is
 //! unchanged and old enough to prove it (a stamp inside the racy window is
 //! confirmed by re-hashing the file), and only for the same branch mode,
-//! live branch and policy.
+//! live branch and policy, while its session's forgotten entries are the
+//! ones it left out.
 
-use super::entry::Policy;
+use super::entry::{ForgottenEntries, Policy};
 use super::lineage::{Branches, LiveBranch};
 use super::source::{now_ns, same_content, StatStamp};
 use super::SessionView;
@@ -44,8 +45,15 @@ fn current_stamp(path: &Path) -> Option<StatStamp> {
   fs::metadata(path).ok().map(|m| StatStamp::of(&m))
 }
 
-/// The cached view of `path`, if the file provably still holds its content.
-pub fn get(path: &Path, branches: Branches, live: Option<&LiveBranch>, policy: &Policy) -> Option<Arc<SessionView>> {
+/// The cached view of `path`, if the file provably still holds its content
+/// and `forgotten` leaves out what the view left out.
+pub fn get(
+  path: &Path,
+  branches: Branches,
+  live: Option<&LiveBranch>,
+  policy: &Policy,
+  forgotten: &ForgottenEntries,
+) -> Option<Arc<SessionView>> {
   let key = Key { path: path.to_path_buf(), branches, live: live.cloned(), policy: *policy };
   let stamp = current_stamp(path)?;
   let (view, verified_ns) = {
@@ -53,7 +61,9 @@ pub fn get(path: &Path, branches: Branches, live: Option<&LiveBranch>, policy: &
     let slot = slots.iter().find(|slot| slot.key == key)?;
     (slot.view.clone(), slot.verified_ns)
   };
-  let fresh = view.stamp == stamp && (stamp.proves_unchanged_since(verified_ns) || rehash_matches(path, &view));
+  let same_forgotten = forgotten.get(&view.header.id).map_or(view.forgotten.is_empty(), |ids| *ids == view.forgotten);
+  let fresh =
+    same_forgotten && view.stamp == stamp && (stamp.proves_unchanged_since(verified_ns) || rehash_matches(path, &view));
   let mut slots = slots().lock();
   let position = slots.iter().position(|slot| slot.key == key)?;
   if !fresh {
@@ -92,8 +102,11 @@ mod tests {
   use super::super::load;
   use super::*;
 
-  fn policy() -> Policy {
-    Policy { index_thinking: false, index_tool_output: true, max_entry_chars: None, index_own_results: true }
+  const POLICY: Policy =
+    Policy { index_thinking: false, index_tool_output: true, max_entry_chars: None, index_own_results: true };
+
+  fn reading(forgotten: &ForgottenEntries) -> super::super::Reading<'_> {
+    super::super::Reading { policy: &POLICY, forgotten, max_bytes: 1 << 20 }
   }
 
   #[test]
@@ -104,19 +117,45 @@ mod tests {
     let line =
       "{\"type\":\"message\",\"id\":\"a\",\"parentId\":null,\"message\":{\"role\":\"user\",\"content\":\"hi\"}}\n";
     fs::write(&path, format!("{header}{line}")).unwrap();
-    let first = load(&path, Branches::Active, None, &policy(), 1 << 20).unwrap();
-    let again = load(&path, Branches::Active, None, &policy(), 1 << 20).unwrap();
+    let none = ForgottenEntries::new();
+    let first = load(&path, Branches::Active, None, reading(&none)).unwrap();
+    let again = load(&path, Branches::Active, None, reading(&none)).unwrap();
     assert!(Arc::ptr_eq(&first, &again));
-    let other_mode = load(&path, Branches::All, None, &policy(), 1 << 20).unwrap();
+    let other_mode = load(&path, Branches::All, None, reading(&none)).unwrap();
     assert!(!Arc::ptr_eq(&first, &other_mode));
     // A same-size rewrite that restores mtime, within the same clock tick as
     // far as the stamp can tell: the racy-window re-hash still catches it.
     let mtime = fs::metadata(&path).unwrap().modified().unwrap();
     fs::write(&path, format!("{header}{}", line.replace("hi", "yo"))).unwrap();
     fs::File::options().write(true).open(&path).unwrap().set_modified(mtime).unwrap();
-    let rewritten = load(&path, Branches::Active, None, &policy(), 1 << 20).unwrap();
+    let rewritten = load(&path, Branches::Active, None, reading(&none)).unwrap();
     assert!(!Arc::ptr_eq(&first, &rewritten));
     assert_eq!(rewritten.normalized.entries[0].text, "yo");
     assert_ne!(rewritten.source_hash, first.source_hash);
+  }
+
+  #[test]
+  fn a_view_leaves_out_the_forgotten_entries_and_is_not_reused_once_they_change() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s.jsonl");
+    let header = "{\"type\":\"session\",\"version\":3,\"id\":\"s\",\"cwd\":\"/p\"}\n";
+    let a =
+      "{\"type\":\"message\",\"id\":\"a\",\"parentId\":null,\"message\":{\"role\":\"user\",\"content\":\"hi\"}}\n";
+    let b =
+      "{\"type\":\"message\",\"id\":\"b\",\"parentId\":\"a\",\"message\":{\"role\":\"user\",\"content\":\"yo\"}}\n";
+    fs::write(&path, format!("{header}{a}{b}")).unwrap();
+    let texts =
+      |view: &SessionView| view.normalized.entries.iter().map(|e| (e.index, e.text.clone())).collect::<Vec<_>>();
+    let none = ForgottenEntries::new();
+    let whole = load(&path, Branches::Active, None, reading(&none)).unwrap();
+    assert_eq!(texts(&whole), [(0, "hi".to_string()), (1, "yo".to_string())]);
+    let forgotten = ForgottenEntries::from([("s".to_string(), ["a".to_string()].into())]);
+    let without = load(&path, Branches::Active, None, reading(&forgotten)).unwrap();
+    assert_eq!(texts(&without), [(0, "yo".to_string())]);
+    assert_eq!(without.forgotten, ["a".to_string()].into());
+    // Another session's forgotten entries do not touch this one's view.
+    let elsewhere = ForgottenEntries::from([("t".to_string(), ["a".to_string()].into())]);
+    assert_eq!(texts(&load(&path, Branches::Active, None, reading(&elsewhere)).unwrap()), texts(&whole));
+    assert_eq!(texts(&load(&path, Branches::Active, None, reading(&none)).unwrap()), texts(&whole));
   }
 }

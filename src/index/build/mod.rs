@@ -11,12 +11,12 @@ mod parse;
 mod tests;
 
 use super::cold::{ColdDigest, Echoes};
-use super::freshness::policy;
+use super::freshness::{forgotten_suffix, policy};
 use super::hot::HotShard;
 use super::record::{Body, CacheRecord, Tier, CACHE_VERSION};
 use crate::config::Config;
 use crate::coverage::Reason;
-use crate::session::entry::Policy;
+use crate::session::entry::{ForgottenEntries, Policy};
 use crate::session::lineage::{Branches, LiveBranch};
 use crate::session::source::SourceFile;
 use parse::Parsed;
@@ -30,6 +30,8 @@ pub(crate) struct Recipe<'a> {
   pub branches: Branches,
   /// Pi's live branch, when the source is the live session in active mode.
   pub live: Option<&'a LiveBranch>,
+  /// The entries forgotten one by one: a record never holds them.
+  pub forgotten: &'a ForgottenEntries,
 }
 
 /// How a record was made.
@@ -66,8 +68,9 @@ pub(crate) fn resume_offset(prior: Option<&CacheRecord>, tier: Tier) -> Option<u
 /// for this source, is reused when it still applies (same tier and policy):
 /// restamped when the bytes are the same, resumed when they were appended to.
 pub(crate) fn build(recipe: &Recipe<'_>, read: &SourceFile, prior: Option<&CacheRecord>) -> Result<Built, Reason> {
-  let Recipe { config, tier, branches, live } = *recipe;
-  let prior = prior.filter(|r| r.tier() == tier && r.policy == policy(config, tier, branches, &r.lineage_fingerprint));
+  let Recipe { config, tier, live, .. } = *recipe;
+  let prior =
+    prior.filter(|r| r.tier() == tier && r.policy == record_policy(recipe, &r.lineage_fingerprint, &r.session_id));
   let same = |r: &&CacheRecord| r.source_hash == read.sha256 && live.is_none() && !r.content_unreadable();
   let (mut record, made) = match prior.filter(same) {
     Some(same) => {
@@ -79,6 +82,12 @@ pub(crate) fn build(recipe: &Recipe<'_>, read: &SourceFile, prior: Option<&Cache
   };
   let fits = fit_cold(config, &mut record);
   Ok(Built { record, made, fits })
+}
+
+/// The policy string of a record of session `session_id` under `recipe`.
+fn record_policy(recipe: &Recipe<'_>, fingerprint: &str, session_id: &str) -> String {
+  let forgotten = forgotten_suffix(recipe.forgotten.get(session_id));
+  policy(recipe.config, recipe.tier, recipe.branches, fingerprint) + &forgotten
 }
 
 /// The entry policy of `tier`: a cold digest folds untruncated text.
@@ -95,9 +104,10 @@ fn parsed_record(
   read: &SourceFile,
   prior: Option<&CacheRecord>,
 ) -> Result<(CacheRecord, Made), Reason> {
-  let Recipe { config, tier, branches, live } = *recipe;
+  let Recipe { config, tier, branches, live, forgotten } = *recipe;
   let policy_of = entry_policy(config, tier);
-  let resumed = prior.filter(|_| tier == Tier::Hot).and_then(|s| parse::incremental(s, read, live, &policy_of));
+  let reading = (&policy_of, forgotten);
+  let resumed = prior.filter(|_| tier == Tier::Hot).and_then(|s| parse::incremental(s, read, live, reading));
   let previous = resumed.as_ref().and(prior).and_then(|s| match &s.body {
     Body::Hot(shard) => Some(&**shard),
     Body::Cold(_) => None,
@@ -105,7 +115,7 @@ fn parsed_record(
   let made = if resumed.is_some() { Made::Resumed } else { Made::Parsed };
   let parsed = match resumed {
     Some(parsed) => parsed,
-    None => parse::full(read, branches, live, &policy_of)?,
+    None => parse::full(read, branches, live, reading)?,
   };
   let header = parsed.resume.header.clone();
   let fingerprint = parsed.fingerprint.clone();
@@ -113,10 +123,10 @@ fn parsed_record(
   let record = CacheRecord {
     cache_version: CACHE_VERSION,
     file: read.path.to_string_lossy().into_owned(),
+    policy: record_policy(recipe, &fingerprint, &header.id),
     session_id: header.id,
     cwd: header.cwd,
     branches,
-    policy: policy(config, tier, branches, &fingerprint),
     lineage_fingerprint: fingerprint,
     source_hash: read.sha256.clone(),
     mtime: read.stamp.mtime_ms(),

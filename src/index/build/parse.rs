@@ -6,7 +6,7 @@ use crate::index::hot::ResumeState;
 use crate::index::record::{Body, CacheRecord};
 use crate::session::binding::BoundTip;
 use crate::session::decode::decode;
-use crate::session::entry::{Normalized, Policy};
+use crate::session::entry::{ForgottenEntries, Normalized, Policy};
 use crate::session::lineage::{self, Branches, Lineage, LiveBranch, Node};
 use crate::session::normalize::{normalize_selected, Normalizer};
 use crate::session::parse::{self, ParsedSession, Resume};
@@ -60,18 +60,19 @@ fn resume_state(
   }
 }
 
-/// Parses the whole source.
+/// Parses the whole source, leaving out the session's forgotten entries.
 pub(super) fn full(
   source: &SourceFile,
   branches: Branches,
   live: Option<&LiveBranch>,
-  policy: &Policy,
+  (policy, forgotten): (&Policy, &ForgottenEntries),
 ) -> Result<Parsed, Reason> {
   let decoded = decode(&source.bytes);
   let parsed = parse::parse(&decoded.bytes).map_err(|_| Reason::SourceUnavailable)?;
   let nodes = lineage::nodes(&parsed.records);
   let lineage = lineage::select_nodes(&nodes, branches, live);
-  let mut normalized = normalize_selected(Normalizer::new(policy), parsed.records.iter(), &lineage);
+  let normalizer = Normalizer::new(policy).forgetting(forgotten.get(&parsed.header.id));
+  let mut normalized = normalize_selected(normalizer, parsed.records.iter(), &lineage);
   normalized.reasons.extend(decoded.reasons());
   let resume = resume_state(&parsed, nodes, &lineage, source, decoded.same_offsets());
   let titles = Titles::of(&parsed.records, &normalized);
@@ -84,7 +85,7 @@ pub(super) fn incremental(
   stale: &CacheRecord,
   source: &SourceFile,
   live: Option<&LiveBranch>,
-  policy: &Policy,
+  (policy, forgotten): (&Policy, &ForgottenEntries),
 ) -> Option<Parsed> {
   let Body::Hot(shard) = &stale.body else { return None };
   let old = shard.resume.as_ref()?;
@@ -130,8 +131,11 @@ pub(super) fn incremental(
   if still_selected.len() != old.selected.len() || newly_selected_old != old.selected.len() || !old_first {
     return None;
   }
-  let mut normalized =
-    normalize_selected(Normalizer::resume(policy, shard.normalized()), tail.records.iter(), &lineage);
+  let mut normalized = normalize_selected(
+    Normalizer::resume(policy, shard.normalized()).forgetting(forgotten.get(&old.header.id)),
+    tail.records.iter(),
+    &lineage,
+  );
   normalized.reasons.extend(tail_decoded.reasons());
   let mut state = resume_state(&tail, nodes, &lineage, source, true);
   state.header = old.header.clone();

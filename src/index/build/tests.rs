@@ -38,7 +38,7 @@ fn config(memory: serde_json::Value) -> Config {
 }
 
 fn recipe(config: &Config, tier: Tier) -> Recipe<'_> {
-  Recipe { config, tier, branches: Branches::Active, live: None }
+  Recipe { config, tier, branches: Branches::Active, live: None, forgotten: Box::leak(Box::default()) }
 }
 
 fn hot(record: &CacheRecord) -> &HotShard {

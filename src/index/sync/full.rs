@@ -32,7 +32,7 @@ pub(super) fn sync_changed(
   ownership::check(&cx.discovery, index.dir.path(), names)?;
   let existing: rustc_hash::FxHashSet<&std::ffi::OsStr> = all.iter().map(|s| s.path.as_os_str()).collect();
   index.resident().retain(|path| existing.contains(path.as_os_str()) || path.exists());
-  let policies = freshness::PolicyCheck::new(cx.config, branches);
+  let policies = freshness::PolicyCheck::new(cx, branches);
   let hot: rustc_hash::FxHashSet<&std::ffi::OsStr> =
     all.iter().take(cx.config.hot_sessions as usize).map(|s| s.path.as_os_str()).collect();
   let mut reasons: BTreeSet<Reason> = BTreeSet::new();

@@ -121,12 +121,16 @@ struct LastSync {
   tally: Tally,
 }
 
-/// Everything besides the files that shapes a synchronization's result.
+/// Everything besides the files that shapes a synchronization's result,
+/// the entries forgotten one by one included: a forget in another process
+/// changes no session file, yet every record holding the entry is stale.
 fn sync_key(cx: &Context<'_>, scope: &Scope, branches: Branches) -> String {
   let d = &cx.discovery;
   let live = cx.live.map(|l| (&d.live_file, &l.leaf_id, l.ids.len(), l.ids.last()));
   let (cwd, agent_dir, session_dir) = (&d.cwd, &d.agent_dir, &d.session_dir);
-  format!("{scope:?}|{branches:?}|{:?}|{cwd:?}|{agent_dir:?}|{session_dir:?}|{live:?}", cx.config)
+  let list = crate::forgotten::load(agent_dir).unwrap_or_default();
+  let forgotten: Vec<_> = list.sessions.iter().filter_map(|s| Some((&s.session_id, s.entry_id.as_ref()?))).collect();
+  format!("{scope:?}|{branches:?}|{:?}|{cwd:?}|{agent_dir:?}|{session_dir:?}|{live:?}|{forgotten:?}", cx.config)
 }
 
 /// Rebuilds the cold record of `path` from source, for a query that found

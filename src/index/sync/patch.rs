@@ -60,7 +60,7 @@ pub(super) fn patch(
     return Some(Err(e));
   }
   index.trace().note(|| Event::Pass(Pass::Patched));
-  let policies = PolicyCheck::new(cx.config, branches);
+  let policies = PolicyCheck::new(cx, branches);
   let LastSync { result, mut tally, mut reasons, .. } = last;
   // In place when no caller still holds the last result.
   let mut sessions = result.sessions;

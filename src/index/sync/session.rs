@@ -131,7 +131,10 @@ pub(super) fn rebuild(
     ReadError::TooLarge { .. } => Reason::MaxSyncSourceBytes,
     _ => Reason::SourceUnavailable,
   })?;
-  let recipe = Recipe { config: cx.config, tier, branches, live: cx.live_branch(&source.path, branches) };
+  // The entries forgotten one by one never reach a record (a list that became unreadable: not built).
+  let forgotten = crate::forgotten::load(&cx.discovery.agent_dir).map_err(|_| Reason::SourceUnavailable)?;
+  let live = cx.live_branch(&source.path, branches);
+  let recipe = Recipe { config: cx.config, tier, branches, live, forgotten: &forgotten.entries };
   let built = build::build(&recipe, &read, prior.as_deref())?;
   index.trace().note(|| Event::Built(source.path.clone(), built.made));
   if fs::metadata(&source.path).ok().map(|m| StatStamp::of(&m)) != Some(read.stamp) {

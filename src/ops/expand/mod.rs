@@ -17,7 +17,7 @@ use crate::session::binding;
 use page::{fill_page, fit_envelope, next_call};
 pub use page::{Chunk, ExpandPage, TextRange};
 pub use request::{ExpandRequest, Selection, DEFAULT_MAX_CHARS, MIN_MAX_CHARS};
-use select::{bound_view, resolve_selection};
+use select::{bound_view, refuse_forgotten, resolve_selection};
 
 pub fn expand(engine: &Engine, request: &ExpandRequest) -> ExpandPage {
   let fail = |error| ExpandPage::failed(request.session.clone(), request.branches, error);
@@ -48,11 +48,13 @@ pub fn expand_at(engine: &Engine, request: &ExpandRequest, path: &std::path::Pat
   if request.selection == Selection::None {
     return page;
   }
-  let resolved = resolve_selection(request, &view.normalized.entries).and_then(|(resolved, anchor)| {
-    let named: Vec<usize> = resolved.iter().copied().max().into_iter().chain(anchor).collect();
-    binding::check_entries(&view, &request.binding, &named)?;
-    Ok((resolved, anchor))
-  });
+  let resolved = refuse_forgotten(request, &view);
+  let resolved =
+    resolved.and_then(|()| resolve_selection(request, &view.normalized.entries)).and_then(|(resolved, anchor)| {
+      let named: Vec<usize> = resolved.iter().copied().max().into_iter().chain(anchor).collect();
+      binding::check_entries(&view, &request.binding, &named)?;
+      Ok((resolved, anchor))
+    });
   let (resolved, anchor) = match resolved {
     Ok(resolved) => resolved,
     Err(error) if error.code == ErrorCode::StalePointer => return fail(error),

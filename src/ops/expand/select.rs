@@ -34,6 +34,16 @@ pub(super) fn bound_view(
   )
 }
 
+/// `entry_forgotten` when the selection names a forgotten entry by id: the
+/// view left it out, and saying so beats `address_not_found`.
+pub(super) fn refuse_forgotten(request: &ExpandRequest, view: &SessionView) -> Result<(), ContractError> {
+  let Selection::Items { entry_ids, .. } = &request.selection else { return Ok(()) };
+  match entry_ids.iter().find(|id| view.forgotten.contains(*id)) {
+    Some(id) => Err(crate::forgotten::entry_refused(&view.header.id, id)),
+    None => Ok(()),
+  }
+}
+
 pub(super) fn out_of_bounds(count: usize, what: String) -> ContractError {
   ContractError::new(ErrorCode::IndexOutOfBounds, format!("{what} is outside the session's {count} entries."))
     .with("entryCount", count)

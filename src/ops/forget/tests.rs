@@ -129,3 +129,145 @@ fn an_unreadable_list_fails_recall_closed() {
   assert_eq!(page.total, 0);
   assert_eq!(list(&engine).error.map(|e| e.code), Some(ErrorCode::ForgottenUnreadable));
 }
+
+/// A session of `turns` (entry id, role, text), each the child of the one before.
+fn write_turns(dir: &AgentDir, id: &str, turns: &[(&str, &str, &str)]) -> PathBuf {
+  let header = json!({"type": "session", "version": 3, "id": id, "cwd": CWD});
+  let mut lines = vec![header.to_string()];
+  let mut parent = serde_json::Value::Null;
+  for (i, (entry, role, text)) in turns.iter().enumerate() {
+    let content = if *role == "user" { json!(text) } else { json!([{"type": "text", "text": text}]) };
+    lines.push(
+      json!({"type": "message", "id": entry, "parentId": parent, "timestamp": format!("2026-01-01T00:01:{i:02}.000Z"),
+        "message": {"role": role, "content": content}})
+      .to_string(),
+    );
+    parent = json!(entry);
+  }
+  let path = dir.project.join(format!("{id}.jsonl"));
+  fs::write(&path, lines.join("\n") + "\n").unwrap();
+  path
+}
+
+fn entry_request(session: &str, entry: &str) -> ForgetRequest {
+  ForgetRequest::from_json("memory.forget", Some(&json!({ "session": session, "entryId": entry }))).unwrap()
+}
+
+fn expand_code(engine: &Engine, selector: serde_json::Value) -> Result<Vec<String>, ErrorCode> {
+  let mut args = json!({"session": "0190aaaa"});
+  args.as_object_mut().unwrap().extend(selector.as_object().unwrap().clone());
+  let page = expand(engine, &ExpandRequest::from_json(Some(&args)).unwrap());
+  match page.error {
+    Some(error) => Err(error.code),
+    None => Ok(page.entries.iter().map(|c| c.text.clone()).collect()),
+  }
+}
+
+#[test]
+fn a_forgotten_entry_leaves_every_answer_and_the_index_dir_while_its_neighbours_stay() {
+  const ID: &str = "0190aaaa-0000-7000-8000-00000000000a";
+  let turns = [
+    ("e0", "user", "what is the quokka token?"),
+    ("e1", "assistant", "The quokka token is sesame42."),
+    ("e2", "user", "and the deploy?"),
+    ("e3", "assistant", "The quokka deploy runs at noon."),
+  ];
+  for config in [json!({}), json!({"hotSessions": 0})] {
+    let dir = AgentDir::new();
+    let file = write_turns(&dir, ID, &turns);
+    let engine = dir.engine(config.clone());
+    assert_eq!(found(&engine, "sesame42", "global"), 1, "{config}");
+    assert!(index_holds(&engine, b"sesame42"), "{config}: the check below can fail");
+    let pi_bytes = fs::read(&file).unwrap();
+
+    let result = forget(&engine, &entry_request("0190aaaa", "e1"));
+    assert!(result.error.is_none(), "{:?}", result.error);
+    assert_eq!(result.changed.len(), 1);
+    assert_eq!((result.changed[0].session_id.as_str(), result.changed[0].entry_id.as_deref()), (ID, Some("e1")));
+    assert!(result.records_removed > 0, "{config}");
+    assert!(!index_holds(&engine, b"sesame42"), "{config}");
+    // Every scope, and a fresh engine (another process) too: the neighbours are still found.
+    for engine in [&engine, &dir.engine(config.clone())] {
+      for scope in ["global", "project", "session:0190aaaa"] {
+        assert_eq!(found(engine, "sesame42", scope), 0, "{config} {scope}");
+        assert_eq!(found(engine, "noon", scope), 1, "{config} {scope}");
+      }
+      assert_eq!(expand_code(engine, json!({"entryIds": ["e1"]})), Err(ErrorCode::EntryForgotten));
+      assert_eq!(expand_code(engine, json!({"entryIds": ["e3"]})), Ok(vec!["The quokka deploy runs at noon.".into()]));
+      let all = expand_code(engine, json!({"entryRange": {"first": 0, "last": 2}})).unwrap();
+      assert_eq!(all, ["what is the quokka token?", "and the deploy?", "The quokka deploy runs at noon."]);
+      let listed = sessions(engine, &SessionsRequest::from_json(Some(&json!({"scope": "global"}))).unwrap());
+      assert_eq!(listed.sessions.len(), 1);
+      assert!(!index_holds(engine, b"sesame42"), "{config}");
+    }
+    // Forgetting it again changes nothing; a fresh all-mode call builds no record holding it.
+    assert!(forget(&engine, &entry_request(ID, "e1")).changed.is_empty());
+    let all_mode = RecallRequest::from_json(Some(&json!({"query": "sesame42", "branches": "all"}))).unwrap();
+    assert_eq!(recall(&engine, &all_mode).total, 0);
+    assert!(!index_holds(&engine, b"sesame42"), "{config}");
+    // A record re-appended under the same entry id stays forgotten.
+    let mut text = fs::read_to_string(&file).unwrap();
+    text.push_str(
+      &(json!({"type": "message", "id": "e1", "parentId": "e3", "timestamp": "2026-01-01T00:09:00.000Z",
+        "message": {"role": "user", "content": "sesame42 again"}})
+      .to_string()
+        + "\n"),
+    );
+    fs::write(&file, &text).unwrap();
+    assert_eq!(found(&engine, "sesame42", "global"), 0, "{config}");
+    assert!(!index_holds(&engine, b"sesame42"), "{config}");
+    assert_eq!(fs::read(&file).unwrap()[..pi_bytes.len()], pi_bytes[..]);
+
+    let restored = unforget(&engine, &entry_request("0190aaaa", "e1"));
+    assert!(restored.error.is_none(), "{:?}", restored.error);
+    assert_eq!(restored.changed.len(), 1);
+    assert!(restored.forgotten.is_empty());
+    // Found again (the active path holds one of the two records under that id).
+    assert_eq!(found(&engine, "sesame42", "global"), 1, "{config}");
+    assert_eq!(expand_code(&engine, json!({"entryIds": ["e3"]})), Ok(vec!["The quokka deploy runs at noon.".into()]));
+  }
+}
+
+#[test]
+fn an_entry_forget_names_a_real_entry_and_a_session_unforget_leaves_it_forgotten() {
+  let dir = AgentDir::new();
+  let turns = [("e0", "user", "hello"), ("e1", "assistant", "the walrus code is 7781")];
+  write_turns(&dir, "0190aaaa-0000-7000-8000-00000000000a", &turns);
+  let engine = dir.engine(json!({}));
+  let missing = forget(&engine, &entry_request("0190aaaa", "nope"));
+  assert_eq!(missing.error.map(|e| e.code), Some(ErrorCode::AddressNotFound));
+  assert!(!crate::forgotten::path(&engine.agent_dir).exists());
+  assert!(ForgetRequest::from_json("memory.forget", Some(&json!({"session": "x", "entryId": " "}))).is_err());
+  assert!(forget(&engine, &entry_request("0190aaaa", "e1")).error.is_none());
+  assert!(forget(&engine, &forget_request("0190aaaa")).error.is_none());
+  assert_eq!(list(&engine).forgotten.len(), 2);
+  // Taking back the session's forget keeps its entry's.
+  assert_eq!(unforget(&engine, &forget_request("0190aaaa")).changed.len(), 1);
+  assert_eq!(found(&engine, "hello", "global"), 1);
+  assert_eq!(found(&engine, "walrus", "global"), 0);
+  let not_forgotten = unforget(&engine, &entry_request("0190aaaa", "e0"));
+  assert_eq!(not_forgotten.error.map(|e| e.code), Some(ErrorCode::AddressNotFound));
+}
+
+#[test]
+fn an_entry_forgotten_by_another_process_is_not_served_or_written_back_from_a_resident_record() {
+  const ID: &str = "0190aaaa-0000-7000-8000-00000000000a";
+  let turns =
+    [("e0", "user", "hello"), ("e1", "assistant", "the walrus code is 7781"), ("e2", "user", "thanks walrus")];
+  for config in [json!({}), json!({"hotSessions": 0})] {
+    let dir = AgentDir::new();
+    write_turns(&dir, ID, &turns);
+    let engine = dir.engine(config.clone());
+    assert_eq!(found(&engine, "7781", "global"), 1, "{config}");
+    // Another process changes the list (and dropped the records from disk): this one still holds them resident.
+    let session = engine.discovery().find(ID).unwrap();
+    crate::forgotten::forget(&engine.agent_dir, &session, Some("e1")).unwrap();
+    for _ in 0..2 {
+      assert_eq!(found(&engine, "7781", "global"), 0, "{config}");
+      assert_eq!(found(&engine, "thanks", "global"), 1, "{config}");
+      assert!(!index_holds(&engine, b"7781"), "{config}");
+    }
+    crate::forgotten::unforget(&engine.agent_dir, ID, Some("e1")).unwrap();
+    assert_eq!(found(&engine, "7781", "global"), 1, "{config}");
+  }
+}

@@ -12,7 +12,7 @@ fn policy() -> Policy {
 fn run(text: &str, branches: Branches, policy: &Policy) -> Normalized {
   let parsed = parse(text.as_bytes()).unwrap();
   let lineage = lineage::select(&parsed.records, branches, None);
-  normalize(&parsed, &lineage, policy)
+  normalize(&parsed, &lineage, policy, None)
 }
 
 #[test]
