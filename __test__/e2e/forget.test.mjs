@@ -20,27 +20,33 @@ const SECRET = 'qx7hunter2zz'
 /** Only in the forgotten session, never in a query: what the index dir must not hold once it is forgotten. */
 const KEEPER = 'marmoset9keeper'
 
-test('a forgotten session is absent from every answer and its records are gone from the index dir', { timeout: 90_000 }, async () => {
+/** A temp Pi 1.6.0 home with every memory tool declared (so the faux model calls them directly) and `open()` for a
+ * new session there with the extension bound; `teardown(sessions, savedEnv, root)` cleans up. */
+async function piWorld(prefix) {
   const sdk = await import('pi-coding-agent-1x')
   const ai = await import('pi-ai-1x')
   const { SessionManager, SettingsManager } = sdk
-  const { fauxAssistantMessage, fauxToolCall, fauxText } = ai
-  const { root, agentDir, cwd, savedEnv } = tempPiHome('pfm-forget-')
+  const { root, agentDir, cwd, savedEnv } = tempPiHome(prefix)
+  const settingsFile = join(agentDir, 'settings.json')
+  const settings = JSON.parse(readFileSync(settingsFile, 'utf8'))
+  writeFileSync(settingsFile, JSON.stringify({ ...settings, memory: { ...settings.memory, tools: 'all' } }))
+  const { faux, modelRuntime, model } = await fauxModel(sdk, ai)
+  const settingsManager = SettingsManager.inMemory({ compaction: { enabled: false }, retry: { enabled: false } })
   const sessions = []
+  const open = async () => {
+    const session = await openSession(sdk, { packageDir: PACKAGE_DIR, cwd, agentDir, settingsManager, modelRuntime, model, sessionManager: SessionManager.create(cwd) })
+    sessions.push(session)
+    const notes = []
+    await session.bindExtensions({ uiContext: { notify: (text) => notes.push(text), setStatus: () => {} } })
+    return { session, notes }
+  }
+  const { fauxAssistantMessage, fauxToolCall, fauxText } = ai
+  return { fauxAssistantMessage, fauxToolCall, fauxText, faux, agentDir, cwd, open, sessions, root, savedEnv }
+}
+
+test('a forgotten session is absent from every answer and its records are gone from the index dir', { timeout: 90_000 }, async () => {
+  const { fauxAssistantMessage, fauxToolCall, fauxText, faux, agentDir, cwd, open, sessions, root, savedEnv } = await piWorld('pfm-forget-')
   try {
-    // Every recall tool declared, so the faux model calls them directly.
-    const settingsFile = join(agentDir, 'settings.json')
-    const settings = JSON.parse(readFileSync(settingsFile, 'utf8'))
-    writeFileSync(settingsFile, JSON.stringify({ ...settings, memory: { ...settings.memory, tools: 'all' } }))
-    const { faux, modelRuntime, model } = await fauxModel(sdk, ai)
-    const settingsManager = SettingsManager.inMemory({ compaction: { enabled: false }, retry: { enabled: false } })
-    const open = async () => {
-      const session = await openSession(sdk, { packageDir: PACKAGE_DIR, cwd, agentDir, settingsManager, modelRuntime, model, sessionManager: SessionManager.create(cwd) })
-      sessions.push(session)
-      const notes = []
-      await session.bindExtensions({ uiContext: { notify: (text) => notes.push(text), setStatus: () => {} } })
-      return { session, notes }
-    }
     const earlier = []
     for (const answer of [`The zanzibar vault password is ${SECRET}, kept by ${KEEPER}.`, 'The zanzibar deploy runs at noon.']) {
       const { session } = await open()
@@ -107,25 +113,8 @@ test('a forgotten session is absent from every answer and its records are gone f
 })
 
 test('a forgotten entry is absent from every answer and from the index dir while its session\'s other entries stay found', { timeout: 90_000 }, async () => {
-  const sdk = await import('pi-coding-agent-1x')
-  const ai = await import('pi-ai-1x')
-  const { SessionManager, SettingsManager } = sdk
-  const { fauxAssistantMessage, fauxToolCall, fauxText } = ai
-  const { root, agentDir, cwd, savedEnv } = tempPiHome('pfm-forget-entry-')
-  const sessions = []
+  const { fauxAssistantMessage, fauxToolCall, fauxText, faux, agentDir, cwd, open, sessions, root, savedEnv } = await piWorld('pfm-forget-entry-')
   try {
-    const settingsFile = join(agentDir, 'settings.json')
-    const settings = JSON.parse(readFileSync(settingsFile, 'utf8'))
-    writeFileSync(settingsFile, JSON.stringify({ ...settings, memory: { ...settings.memory, tools: 'all' } }))
-    const { faux, modelRuntime, model } = await fauxModel(sdk, ai)
-    const settingsManager = SettingsManager.inMemory({ compaction: { enabled: false }, retry: { enabled: false } })
-    const open = async () => {
-      const session = await openSession(sdk, { packageDir: PACKAGE_DIR, cwd, agentDir, settingsManager, modelRuntime, model, sessionManager: SessionManager.create(cwd) })
-      sessions.push(session)
-      const notes = []
-      await session.bindExtensions({ uiContext: { notify: (text) => notes.push(text), setStatus: () => {} } })
-      return { session, notes }
-    }
     // One earlier session, two turns: the first answer holds the secret, the second does not.
     const { session: earlier } = await open()
     for (const answer of [`The zanzibar vault password is ${SECRET}, kept by ${KEEPER}.`, 'The zanzibar deploy runs at noon.']) {
