@@ -1,140 +1,16 @@
 //! Threat flags on recalled evidence: recalled snippets and expanded text
 //! come from tool output and old prompts, which may carry injections. Text
 //! is returned unchanged (it is evidence); a match adds the pattern ids.
-//!
-//! Most text matches nothing, so a prefilter keeps the pattern scan off that
-//! path. Each pattern is a concatenation whose literal parts (and
-//! alternations of literals) every match must contain; they are extracted
-//! from the pattern itself (regex-syntax), so the prefilter follows the
-//! table. A pattern is scanned for only when the text (or its folded
-//! spelling) holds one literal of each of its groups, or a code point the
-//! scanner may report as hidden. Sound: a pattern without literal parts
-//! turns the prefilter off.
+//! Most text matches nothing, and [`super::prefilter`] keeps the pattern
+//! scan off that path.
 
-use super::{changed, folded, may_hide, scan_among, Among, Scope, MAX_SCAN_UNITS, PATTERNS};
+use super::prefilter::candidates;
+use super::{changed, folded, may_hide, scan_among, Among, Scope, MAX_SCAN_UNITS};
 use crate::text::{utf16_len, Utf16Index};
-use aho_corasick::{AhoCorasick, AhoCorasickKind};
-use regex_syntax::hir::literal::{ExtractKind, Extractor};
-use regex_syntax::hir::{Hir, HirKind};
-use std::sync::OnceLock;
 
 /// The scope of recalled evidence: the context set (injection, role play,
 /// promptware, C2), without the strict set's file and URL patterns.
 pub const SCOPE: Scope = Scope::Context;
-
-/// Literal alternatives one of which a match of `hir` must start with,
-/// ASCII-lowercased; `None` when there is no finite, non-empty, ASCII set
-/// (ASCII case folding is all the literal search does).
-fn literal_set(hir: &Hir) -> Option<Vec<Vec<u8>>> {
-  let seq = Extractor::new().kind(ExtractKind::Prefix).extract(hir);
-  let literals = seq.literals()?;
-  if literals.is_empty() || literals.iter().any(|l| l.as_bytes().is_empty() || !l.as_bytes().is_ascii()) {
-    return None;
-  }
-  Some(literals.iter().map(|l| l.as_bytes().to_ascii_lowercase()).collect())
-}
-
-/// The groups of literals every match of `hir` contains (one of each group):
-/// literal parts of its top-level concatenation, looking through groups and
-/// required repetitions. A part that yields no group only weakens the filter.
-fn mandatory(hir: &Hir, groups: &mut Vec<Vec<Vec<u8>>>) {
-  match hir.kind() {
-    HirKind::Literal(literal) if literal.0.is_ascii() => groups.push(vec![literal.0.to_ascii_lowercase()]),
-    HirKind::Capture(capture) => mandatory(&capture.sub, groups),
-    HirKind::Repetition(repetition) if repetition.min >= 1 => mandatory(&repetition.sub, groups),
-    HirKind::Concat(parts) => parts.iter().for_each(|part| mandatory(part, groups)),
-    HirKind::Alternation(_) | HirKind::Class(_) => groups.extend(literal_set(hir)),
-    _ => {}
-  }
-}
-
-/// A pattern's literal groups; `None` when it has none (it could match anything).
-fn required_groups(source: &str) -> Option<Vec<Vec<Vec<u8>>>> {
-  let hir = regex_syntax::ParserBuilder::new().build().parse(source).ok()?;
-  let mut groups = Vec::new();
-  mandatory(&hir, &mut groups);
-  (!groups.is_empty()).then_some(groups)
-}
-
-/// The group a pattern is anchored on: the one whose shortest literal is
-/// longest (`instructions` rather than `ignore`, `yourself` rather than
-/// `name`), since short words are the common ones; the first on a tie.
-fn anchor_of(groups: &[Vec<Vec<u8>>]) -> usize {
-  let shortest = |group: &Vec<Vec<u8>>| group.iter().map(Vec::len).min().unwrap_or(0);
-  (0..groups.len()).rev().max_by_key(|&at| shortest(&groups[at])).unwrap_or(0)
-}
-
-fn searcher(literals: &[Vec<u8>]) -> Option<AhoCorasick> {
-  AhoCorasick::builder().ascii_case_insensitive(true).kind(Some(AhoCorasickKind::DFA)).build(literals).ok()
-}
-
-/// Two stages, both sound: one pass over every pattern's anchor group names
-/// the patterns that may match (most text holds no anchor, and that pass
-/// runs at DFA speed); only those patterns' other groups are then looked for,
-/// each stopping at its first hit.
-struct Prefilter {
-  anchors: AhoCorasick,
-  /// The pattern each anchor literal belongs to.
-  anchored: Vec<usize>,
-  /// Per pattern, its groups other than the anchor.
-  rest: Vec<Vec<AhoCorasick>>,
-  /// Per pattern, its index in the table.
-  table: Vec<usize>,
-}
-
-/// `None`: some pattern has no literal parts, so every text is scanned.
-fn prefilter() -> Option<&'static Prefilter> {
-  static FILTER: OnceLock<Option<Prefilter>> = OnceLock::new();
-  FILTER
-    .get_or_init(|| {
-      let (mut anchors, mut anchored, mut rest, mut table) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
-      for (index, (js, _, narrowest)) in PATTERNS.iter().enumerate() {
-        if *narrowest > SCOPE {
-          continue;
-        }
-        let mut groups = required_groups(&crate::jsregex::translate(js))?;
-        let anchor = groups.remove(anchor_of(&groups));
-        anchored.extend(std::iter::repeat_n(rest.len(), anchor.len()));
-        anchors.extend(anchor);
-        rest.push(groups.iter().map(|group| searcher(group)).collect::<Option<Vec<_>>>()?);
-        table.push(index);
-      }
-      Some(Prefilter { anchors: searcher(&anchors)?, anchored, rest, table })
-    })
-    .as_ref()
-}
-
-impl Prefilter {
-  /// Marks, per pattern, whether `text` holds one literal of each group.
-  fn mark(&self, text: &str, possible: &mut [bool]) {
-    // Most text holds no anchor at all, which a search that may stop early
-    // and skip ahead on rare bytes tells fastest.
-    if !self.anchors.is_match(text) {
-      return;
-    }
-    let mut anchored = vec![false; self.rest.len()];
-    for found in self.anchors.find_overlapping_iter(text) {
-      anchored[self.anchored[found.pattern().as_usize()]] = true;
-    }
-    for (pattern, possible) in possible.iter_mut().enumerate() {
-      *possible = *possible || (anchored[pattern] && self.rest[pattern].iter().all(|group| group.is_match(text)));
-    }
-  }
-}
-
-/// The table indices of the patterns of [`SCOPE`] that `text` may match,
-/// `None` when there is no prefilter (every pattern must be tried). The
-/// scanner also matches the folded spelling (NFKC, confusables), so
-/// non-ASCII text is looked at in both.
-fn candidates(text: &str, folded: Option<&str>) -> Option<Vec<usize>> {
-  let filter = prefilter()?;
-  let mut possible = vec![false; filter.rest.len()];
-  filter.mark(text, &mut possible);
-  if let Some(spelling) = folded {
-    filter.mark(spelling, &mut possible);
-  }
-  Some(filter.table.iter().zip(possible).filter(|(_, possible)| *possible).map(|(&index, _)| index).collect())
-}
 
 /// May the scanner report a code point of `text` as hidden?
 fn may_hide_any(text: &str) -> bool {
@@ -146,7 +22,8 @@ fn may_hide_any(text: &str) -> bool {
 /// its parts window by window.
 #[cfg(test)]
 fn may_match(text: &str) -> bool {
-  may_hide_any(text) || candidates(text, changed(folded(text)).as_deref()).is_none_or(|patterns| !patterns.is_empty())
+  may_hide_any(text)
+    || candidates(text, changed(folded(text)).as_deref(), SCOPE).is_none_or(|patterns| !patterns.is_empty())
 }
 
 /// The ids of the patterns (and invisible code points) `text` matches, in
@@ -175,7 +52,7 @@ pub fn flags_with(text: &str, prefilter: bool) -> Vec<String> {
     // Folded once per window (a window's folding is not always a piece of
     // the text's): the prefilter and the scan both read it.
     let spelling = changed(folded(window));
-    let candidates = if prefilter { candidates(window, spelling.as_deref()) } else { None };
+    let candidates = if prefilter { candidates(window, spelling.as_deref(), SCOPE) } else { None };
     if candidates.as_ref().is_some_and(Vec::is_empty) && !may_hide_any(window) {
       continue;
     }
@@ -274,16 +151,6 @@ mod tests {
     let big = "word ".repeat(MEMO_MAX_BYTES / 5 - 10);
     assert_eq!(remembered(&big), flags(&big));
     assert_eq!(remembered(&planted), flags(&planted));
-  }
-
-  #[test]
-  fn every_context_pattern_has_literals_so_the_prefilter_is_on() {
-    for (js, id, narrowest) in PATTERNS {
-      if *narrowest <= SCOPE {
-        assert!(required_groups(&crate::jsregex::translate(js)).is_some(), "{id} has no literal parts");
-      }
-    }
-    assert!(prefilter().is_some());
   }
 
   #[test]

@@ -24,6 +24,7 @@
 
 mod fold;
 mod patterns;
+mod prefilter;
 
 use crate::text::utf16_len;
 #[cfg(test)]
@@ -105,7 +106,9 @@ pub fn scan(content: &str, scope: Scope) -> Vec<Finding> {
   if units > MAX_SCAN_UNITS {
     return vec![Finding::Oversized(units)];
   }
-  scan_among(content, changed(folded(content)).as_deref(), scope, Among::All)
+  let spelling = changed(folded(content));
+  let candidates = prefilter::candidates(content, spelling.as_deref(), scope);
+  scan_among(content, spelling.as_deref(), scope, candidates.as_deref().map_or(Among::All, Among::Only))
 }
 
 /// The folded spelling when it differs from the text it was folded from.
