@@ -4,6 +4,10 @@
 //! - [`sync`]: what every indexing call runs (reuse, patch or full pass),
 //!   with the `Context` its caller builds (settings, session roots, live
 //!   branch, progress: never the operations' `Engine`);
+//! - [`snapshot`]: what a synchronization hands an operation, the
+//!   [`Snapshot`]: its sessions as typed hot and cold views, and what is
+//!   worked out once per result (the partition, the dictionary serving the
+//!   cold slots, the interned kinds, the ranking lengths);
 //! - `sources` (with [`watch`]): the session files, their header probes
 //!   and scope membership;
 //! - `freshness`: the one place that proves a record current;
@@ -32,6 +36,7 @@ pub(crate) mod ownership;
 pub mod progress;
 pub mod record;
 pub(crate) mod resident;
+pub mod snapshot;
 mod sources;
 mod sync;
 mod trace;
@@ -46,9 +51,10 @@ pub use forgotten::drop_session;
 pub use freshness::policy;
 use parking_lot::Mutex;
 use record::Tier;
+pub use snapshot::Snapshot;
 pub use sources::{list_sources, Source};
 pub(crate) use sync::rebuild_cold;
-pub use sync::{sync, Memo, SyncResult, Synced};
+pub use sync::{sync, Synced};
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -161,17 +167,6 @@ impl Index {
   fn names(&self, cx: &Context<'_>) -> Arc<Vec<String>> {
     self.dir.names(cx.config.watch_sessions)
   }
-}
-
-/// The cold term dictionary of the index in `dir`, serving `candidates`
-/// (see [`dictionary::serve`]): its shards are the index's own state.
-pub fn serve_cold_terms(
-  dir: &Path,
-  branches: Branches,
-  candidates: (&[dictionary::Candidate<'_>], dictionary::Candidates),
-  max_record_bytes: u64,
-) -> Option<dictionary::Served> {
-  dictionary::serve(&Index::shared(dir.to_path_buf()), branches, candidates, max_record_bytes)
 }
 
 /// Hands the heap's free pages back to the system. glibc keeps freed memory

@@ -67,11 +67,11 @@ fn loaded(body: &Body) -> Body {
   body.clone()
 }
 
-fn global(engine: &Engine) -> SyncResult {
+fn global(engine: &Engine) -> Snapshot {
   sync(&engine.index_context(), &Scope::Global, Branches::Active).unwrap()
 }
 
-fn tiers(result: &SyncResult) -> Vec<(String, &'static str)> {
+fn tiers(result: &Snapshot) -> Vec<(String, &'static str)> {
   result
     .sessions
     .iter()
@@ -287,7 +287,7 @@ fn deleting_the_index_dir_rebuilds_identical_records() {
   fx.write("a", &["one two three"], 200);
   fx.write("b", &["four five"], 100);
   let engine = fx.engine(json!({"hotSessions": 1}));
-  let strip = |r: &SyncResult| -> Vec<(String, Body)> {
+  let strip = |r: &Snapshot| -> Vec<(String, Body)> {
     r.sessions.iter().map(|s| s.record.as_ref().unwrap()).map(|r| (r.source_hash.clone(), loaded(&r.body))).collect()
   };
   let before = strip(&global(&engine));
@@ -724,7 +724,7 @@ fn random_record_corruptions_are_detected_and_rebuilt_with_identical_answers() {
   let engine = fx.engine(json!({"hotSessions": 3}));
   // As a query sees them: a cold body that cannot be read back when it is
   // needed is rebuilt from source then.
-  let bodies = |r: &SyncResult| -> Vec<(PathBuf, Body)> {
+  let bodies = |r: &Snapshot| -> Vec<(PathBuf, Body)> {
     let body = |s: &Synced| {
       let record = s.record.clone().unwrap();
       match &record.body {
@@ -815,7 +815,7 @@ fn forget_all(dir: &Path) {
 }
 
 /// A fresh process's global sync, and how many cold records it opened.
-fn fresh_global(engine: &Engine, dir: &Path) -> (SyncResult, usize) {
+fn fresh_global(engine: &Engine, dir: &Path) -> (Snapshot, usize) {
   forget_all(dir);
   cold_opens(dir);
   let result = global(engine);
@@ -839,7 +839,7 @@ fn a_fresh_process_reads_cold_heads_from_the_pack_and_answers_the_same() {
   assert_eq!(expected[0], (1, true));
   let (again, opened) = fresh_global(&engine, &dir);
   assert_eq!(opened, 0, "no cold record opened: every head came from the pack");
-  let heads = |r: &SyncResult| r.sessions.iter().map(|s| s.record.as_ref().map(|r| r.head_bytes())).collect::<Vec<_>>();
+  let heads = |r: &Snapshot| r.sessions.iter().map(|s| s.record.as_ref().map(|r| r.head_bytes())).collect::<Vec<_>>();
   assert_eq!(heads(&again), heads(&first));
   // The bodies are read from the records the packed heads stand for.
   assert_eq!(answers(&engine, &queries), expected);

@@ -4,7 +4,7 @@
 
 use super::session::{self as one, Persisted};
 use super::tally::{Budget, Tally};
-use super::{Outcome, Planned, SyncResult, Synced};
+use super::{Outcome, Planned, Synced};
 use crate::coverage::Reason;
 use crate::error::ContractError;
 use crate::index::record::{self, CacheRecord, Tier};
@@ -106,7 +106,7 @@ pub(super) fn sync_changed(
   index.dir.collect_garbage(names, owners, cx.config.max_cache_cleanup_files, &mut reasons);
   let tally = Tally::of(&synced);
   let coverage = tally.coverage(synced.len(), &reasons, unavailable);
-  Ok(Outcome { result: SyncResult { coverage, sessions: Arc::new(synced), memo: Default::default() }, reasons, tally })
+  Ok(Outcome { sessions: Arc::new(synced), coverage, reasons, tally })
 }
 
 /// Builds the `planned` sessions in parallel into their slots of `synced`

@@ -13,7 +13,7 @@ use serde_json::json;
 use std::io::Write as _;
 use std::time::{Duration, SystemTime};
 
-fn global(engine: &Engine) -> SyncResult {
+fn global(engine: &Engine) -> Snapshot {
   sync(&engine.index_context(), &Scope::Global, Branches::Active).unwrap()
 }
 
@@ -21,7 +21,7 @@ fn index(engine: &Engine) -> Arc<Index> {
   Index::shared(engine.index_dir())
 }
 
-fn record<'a>(result: &'a SyncResult, path: &Path) -> &'a Arc<CacheRecord> {
+fn record<'a>(result: &'a Snapshot, path: &Path) -> &'a Arc<CacheRecord> {
   let synced = result.sessions.iter().find(|s| s.path == path).expect("synchronized");
   synced.record.as_ref().expect("indexed")
 }
@@ -47,7 +47,7 @@ fn set_age(path: &Path, age_secs: u64) {
 
 /// `a` (hot, the newest) and `b` (cold), synchronized once by a full pass
 /// that built both.
-fn two_sessions() -> (AgentDir, Engine, PathBuf, PathBuf, SyncResult) {
+fn two_sessions() -> (AgentDir, Engine, PathBuf, PathBuf, Snapshot) {
   let fx = AgentDir::new();
   let a = write(&fx, "a", "alpha words", 100);
   let b = write(&fx, "b", "bravo words", 200);
@@ -66,7 +66,7 @@ fn two_sessions() -> (AgentDir, Engine, PathBuf, PathBuf, SyncResult) {
 }
 
 /// The records a full pass over the same files builds in an index of its own.
-fn from_scratch(fx: &AgentDir, engine: &Engine) -> SyncResult {
+fn from_scratch(fx: &AgentDir, engine: &Engine) -> Snapshot {
   let dir = fx.agent.join("scratch");
   let scratch = fx.engine(json!({"hotSessions": engine.config.hot_sessions, "indexDir": dir.to_str().unwrap()}));
   global(&scratch)
@@ -78,7 +78,8 @@ fn an_unchanged_listing_reuses_the_last_synchronization() {
   let (_fx, engine, _, _, first) = two_sessions();
   let again = global(&engine);
   assert!(Arc::ptr_eq(&first.sessions, &again.sessions), "the same session list");
-  assert!(first.memo.is(&again.memo), "and the same memo");
+  assert!(first.is(&again), "and the same derived state");
+  assert!(std::ptr::eq(first.partition(), again.partition()), "so one plan, worked out once");
   assert_eq!(index(&engine).trace().passes(), [], "no pass ran");
   assert_eq!(index(&engine).trace().built(), []);
 }
@@ -93,7 +94,7 @@ fn an_append_to_the_hot_session_is_patched_in_by_resuming_its_record() {
   let trace = index.trace();
   assert_eq!(trace.passes(), [Pass::Patched]);
   assert_eq!(trace.built(), [(a.clone(), Made::Resumed)], "only the appended session was built");
-  assert!(!patched.memo.is(&first.memo), "a patched list has a memo of its own");
+  assert!(!patched.is(&first), "a patched list has derived state of its own");
   assert_eq!(words(record(&patched, &a)), ["alpha words", "appended zulu"]);
   assert!(Arc::ptr_eq(record(&patched, &b), record(&first, &b)), "the other record as it was");
   let c = &patched.coverage;
