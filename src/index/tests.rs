@@ -1,10 +1,15 @@
 use super::*;
 use crate::engine::Engine;
 use crate::session::discover::Scope;
+use crate::session::lineage::Branches;
 use crate::testing::{AgentDir, CWD};
+use parking_lot::Mutex;
+use record::Tier;
 use record::{Body, CacheRecord};
 use serde_json::json;
 use std::fs;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 type Fixture = AgentDir;
@@ -213,7 +218,7 @@ fn records_of_another_hosts_session_dir_are_kept_until_their_source_goes() {
   assert_eq!(theirs(&fx), 1, "a live session's record is not an orphan");
   fs::remove_file(&elsewhere).unwrap();
   // A fresh process checks again (and its first call is a full pass).
-  Index::shared(fx.index_dir()).dir.forget_elsewhere();
+  Index::shared(fx.index_dir()).dir().forget_elsewhere();
   Index::shared(fx.index_dir()).sync_state().forget_last();
   let touched = fx.write("here", &["hi", "again"], 40);
   assert!(touched.exists());
@@ -434,7 +439,7 @@ fn an_owned_dir_is_marked_and_only_index_files_are_ever_removed() {
   fs::write(&old_temp, "PFMI").unwrap();
   set_age(&old_temp, 3600);
   fs::remove_file(&gone).unwrap();
-  Index::shared(created.clone()).resident.clear();
+  Index::shared(created.clone()).resident().clear();
   let result = global(&engine);
   assert!(result.coverage.complete, "{:?}", result.coverage);
   let names: Vec<String> = snapshot(&created).into_iter().map(|(n, _)| n).collect();
@@ -477,7 +482,7 @@ fn an_empty_or_index_only_dir_is_adopted_without_chmod() {
 /// A fresh process: nothing resident, no reusable synchronization.
 fn forget_process(dir: &Path) {
   Index::shared(dir.to_path_buf()).resident().clear();
-  Index::shared(dir.to_path_buf()).base_names.lock().clear();
+  Index::shared(dir.to_path_buf()).forget_base_names();
   Index::shared(dir.to_path_buf()).listing().forget_headers();
   Index::shared(dir.to_path_buf()).sync_state().forget_last();
 }
@@ -811,7 +816,7 @@ fn packing(fx: &Fixture, sessions: usize) -> Engine {
 
 fn forget_all(dir: &Path) {
   forget_process(dir);
-  Index::shared(dir.to_path_buf()).packs.forget();
+  Index::shared(dir.to_path_buf()).packs().forget();
 }
 
 /// A fresh process's global sync, and how many cold records it opened.

@@ -56,7 +56,7 @@ pub(super) fn patch(
     }
     slots.push((slot, source));
   }
-  if let Err(e) = ownership::check(&cx.discovery, index.dir.path(), names) {
+  if let Err(e) = ownership::check(&cx.discovery, index.dir().path(), names) {
     return Some(Err(e));
   }
   index.trace().note(|| Event::Pass(Pass::Patched));

@@ -173,7 +173,7 @@ fn a_fresh_process_loads_every_record_and_builds_none() {
 fn rebuild_cold_builds_a_cold_record_from_source_and_drops_the_last_synchronization() {
   let (_fx, engine, _, b, first) = two_sessions();
   let index = index(&engine);
-  let file = index.dir.join(index.record_name(&b, Branches::Active, Tier::Cold));
+  let file = index.dir().join(index.record_name(&b, Branches::Active, Tier::Cold));
   fs::remove_file(&file).unwrap();
   // What a query finds before it asks for the rebuild.
   let Body::Cold(digest) = &record(&first, &b).body else { panic!("cold") };
