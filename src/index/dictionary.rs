@@ -23,8 +23,8 @@
 mod bytes;
 mod terms;
 
-use super::cold::ColdDigest;
 use super::dir::{self as files, IndexFile};
+use super::record::cold::ColdDigest;
 use super::trace::Event;
 use super::Index;
 use crate::session::lineage::Branches;

@@ -13,8 +13,9 @@
 //! - `freshness`: the one place that proves a record current;
 //! - [`build`]: the builder, one session's record from its source bytes
 //!   and its prior record (pure: no file, no index);
-//! - [`record`], [`hot`], [`cold`], [`vocabulary`], [`kind`]: the record
-//!   format; [`resident`]: the records a process keeps;
+//! - [`record`]: the "segment", the record format and its parts (the hot
+//!   shard, the cold digest, the vocabulary, the typed kinds);
+//!   [`resident`]: the records a process keeps;
 //! - [`dictionary`], [`heads`]: what spans every cold record;
 //! - [`dir`]: the index dir ([`dir::IndexDir`]): every file name in one
 //!   grammar ([`dir::IndexFile`]), atomic writes, which files are ours, its
@@ -23,15 +24,12 @@
 //! - `trace`: the test seam, what this index did (empty outside tests).
 
 pub(crate) mod build;
-pub(crate) mod cold;
 mod context;
 pub(crate) mod dictionary;
 pub(crate) mod dir;
 mod forgotten;
 mod freshness;
 pub(crate) mod heads;
-pub(crate) mod hot;
-pub(crate) mod kind;
 pub(crate) mod ownership;
 pub mod progress;
 pub mod record;
@@ -40,7 +38,6 @@ pub mod snapshot;
 mod sources;
 mod sync;
 mod trace;
-pub(crate) mod vocabulary;
 pub(crate) mod watch;
 pub(crate) mod writer;
 

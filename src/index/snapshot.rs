@@ -17,9 +17,9 @@ use std::sync::{Arc, OnceLock};
 // The segment types the views hand out, re-exported so that an operation
 // names one module of the index: where the record's parts live (hot, cold,
 // dictionary) stays the index's own business.
-pub use super::cold::{ColdContent, ColdDigest, ColdKinds, Echoes, Unreadable};
 pub use super::dictionary::Served;
-pub use super::hot::{EntryKinds, HotShard};
+pub use super::record::cold::{ColdContent, ColdDigest, ColdKinds, Echoes, Unreadable};
+pub use super::record::hot::{EntryKinds, HotShard};
 pub use super::record::CacheRecord;
 
 /// Cheap to clone: a reused synchronization hands every call the same

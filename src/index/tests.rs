@@ -496,7 +496,7 @@ fn recall_in(engine: &Engine, query: &str, scope: &str) -> crate::ops::recall::R
   crate::ops::recall::recall(engine, &crate::ops::recall::RecallRequest::from_json(Some(&args)).unwrap())
 }
 
-fn cold_digest(record: &CacheRecord) -> &cold::ColdDigest {
+fn cold_digest(record: &CacheRecord) -> &record::cold::ColdDigest {
   let Body::Cold(digest) = &record.body else { panic!("cold") };
   digest
 }
