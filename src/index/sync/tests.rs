@@ -84,6 +84,32 @@ fn an_unchanged_listing_reuses_the_last_synchronization() {
   assert_eq!(index(&engine).trace().built(), []);
 }
 
+/// The snapshot partitions its slots by tier, and each view hands out the
+/// very record the session list holds, typed by its tier.
+#[test]
+fn a_snapshot_reads_its_sessions_through_typed_views() {
+  let (_fx, _engine, a, b, first) = two_sessions();
+  let partition = first.partition();
+  assert_eq!((partition.hot.as_slice(), partition.cold.as_slice()), ([0].as_slice(), [1].as_slice()));
+  let (hot, cold) = (first.hot(0), first.cold(1));
+  assert!(std::ptr::eq(hot.head, &**record(&first, &a)), "slot 0 is a's record");
+  assert!(std::ptr::eq(cold.head, &**record(&first, &b)), "slot 1 is b's record");
+  assert_eq!(words(hot.head), ["alpha words"]);
+  assert_eq!(hot.shard.entries.len(), 1);
+  assert_eq!(cold.digest.content().unwrap().vocabulary.to_vec(), words(cold.head));
+  assert!(first.view(2).is_none(), "no slot past the list");
+  let tiers: Vec<Tier> = first.records().map(|(tier, _)| tier).collect();
+  assert_eq!(tiers, [Tier::Hot, Tier::Cold]);
+}
+
+/// A slot of the other tier is the caller's bug, as an index past a slice is.
+#[test]
+#[should_panic(expected = "slot 1 is not a hot session")]
+fn a_cold_slot_has_no_hot_view() {
+  let (_fx, _engine, _, _, first) = two_sessions();
+  first.hot(1);
+}
+
 #[cfg(target_os = "linux")]
 #[test]
 fn an_append_to_the_hot_session_is_patched_in_by_resuming_its_record() {
