@@ -23,8 +23,8 @@
 mod bytes;
 mod terms;
 
-use super::cold::ColdDigest;
 use super::dir::{self as files, IndexFile};
+use super::record::cold::ColdDigest;
 use super::trace::Event;
 use super::Index;
 use crate::session::lineage::Branches;
@@ -275,7 +275,7 @@ fn refresh_within(
   max_record_bytes: u64,
   at_hand_only: bool,
 ) -> Option<Vec<Option<Matched>>> {
-  let (dir, resident) = (index.dir.path(), index.dictionaries());
+  let (dir, resident) = (index.dir().path(), index.dictionaries());
   let mut shards = resident.shards.lock().get(&branches).cloned().unwrap_or_else(|| vec![None; SHARDS]);
   let mut groups = vec![Vec::new(); SHARDS];
   for &candidate in candidates {

@@ -25,8 +25,8 @@ pub fn drop_session(cx: &Context<'_>, path: &Path) -> usize {
     remove_records(&index, path)
   };
   for shard in 0..dictionary::SHARDS {
-    index.dir.remove_ours(&heads::file_name(Branches::All, shard));
-    index.dir.remove_ours(&dictionary::file_name(Branches::All, shard));
+    index.dir().remove_ours(&heads::file_name(Branches::All, shard));
+    index.dir().remove_ours(&dictionary::file_name(Branches::All, shard));
   }
   // The answer does not matter here: the sync rewrites what names the session.
   let _ = sync::sync(cx, &Scope::Global, Branches::Active);
@@ -38,7 +38,7 @@ fn remove_records(index: &Index, path: &Path) -> usize {
   let mut removed = 0;
   for branches in [Branches::Active, Branches::All] {
     for tier in [Tier::Hot, Tier::Cold] {
-      removed += usize::from(index.dir.remove_ours(&index.record_name(path, branches, tier)));
+      removed += usize::from(index.dir().remove_ours(&index.record_name(path, branches, tier)));
     }
   }
   removed

@@ -217,7 +217,7 @@ pub(super) fn preload(
       if !listed.contains(file_name(branches, shard).as_str()) {
         return (shard, None);
       }
-      let path = index.dir.join(file_name(branches, shard));
+      let path = index.dir().join(file_name(branches, shard));
       let shard_limit = limit.saturating_mul(sources.len() as u64);
       let bytes = crate::fsread::read_regular(&path, shard_limit, crate::fsread::Links::Refuse).ok().map(|(b, _)| b);
       let entries = bytes.as_deref().and_then(decode).map(|entries| {
@@ -296,7 +296,7 @@ struct Packed {
 /// never fresh for a listed source, and a shard holding one is written again.
 fn packed(index: &Index, branches: Branches, (name, head): (&str, &[u8]), limit: u64) -> Option<Packed> {
   let base_len = IndexFile::record_base(name, branches, Tier::Cold)?.len();
-  let record = record::from_head(head, &index.dir.join(name), limit)?;
+  let record = record::from_head(head, &index.dir().join(name), limit)?;
   if record.branches != branches {
     return None;
   }
@@ -346,14 +346,14 @@ pub(super) fn refresh(index: &Index, branches: Branches, synced: &[Synced]) {
 fn write(index: &Index, branches: Branches, shard: usize, group: &[(&Synced, &Arc<CacheRecord>)]) -> Option<Written> {
   let name = file_name(branches, shard);
   if group.is_empty() {
-    let gone = index.dir.remove_ours(&name) || !index.dir.join(&name).exists();
+    let gone = index.dir().remove_ours(&name) || !index.dir().join(&name).exists();
     return gone.then(Written::default);
   }
   let entries: Vec<(String, Vec<u8>)> = group
     .iter()
     .map(|(synced, record)| (index.record_name(&synced.path, branches, Tier::Cold), record.head_bytes()))
     .collect();
-  index.dir.write(&name, &encode(&entries)).ok()?;
+  index.dir().write(&name, &encode(&entries)).ok()?;
   Some(Written::of(group.iter().map(|(_, r)| *r), false))
 }
 

@@ -4,13 +4,18 @@
 //! - [`sync`]: what every indexing call runs (reuse, patch or full pass),
 //!   with the `Context` its caller builds (settings, session roots, live
 //!   branch, progress: never the operations' `Engine`);
+//! - [`snapshot`]: what a synchronization hands an operation, the
+//!   [`Snapshot`]: its sessions as typed hot and cold views, and what is
+//!   worked out once per result (the partition, the dictionary serving the
+//!   cold slots, the interned kinds, the ranking lengths);
 //! - `sources` (with [`watch`]): the session files, their header probes
 //!   and scope membership;
 //! - `freshness`: the one place that proves a record current;
 //! - [`build`]: the builder, one session's record from its source bytes
 //!   and its prior record (pure: no file, no index);
-//! - [`record`], [`hot`], [`cold`], [`vocabulary`], [`kind`]: the record
-//!   format; [`resident`]: the records a process keeps;
+//! - [`record`]: the "segment", the record format and its parts (the hot
+//!   shard, the cold digest, the vocabulary, the typed kinds);
+//!   [`resident`]: the records a process keeps;
 //! - [`dictionary`], [`heads`]: what spans every cold record;
 //! - [`dir`]: the index dir ([`dir::IndexDir`]): every file name in one
 //!   grammar ([`dir::IndexFile`]), atomic writes, which files are ours, its
@@ -19,160 +24,164 @@
 //! - `trace`: the test seam, what this index did (empty outside tests).
 
 pub(crate) mod build;
-pub(crate) mod cold;
 mod context;
 pub(crate) mod dictionary;
 pub(crate) mod dir;
 mod forgotten;
 mod freshness;
 pub(crate) mod heads;
-pub(crate) mod hot;
-pub(crate) mod kind;
 pub(crate) mod ownership;
 pub mod progress;
 pub mod record;
 pub(crate) mod resident;
+pub mod snapshot;
 mod sources;
 mod sync;
 mod trace;
-pub(crate) mod vocabulary;
 pub(crate) mod watch;
 pub(crate) mod writer;
 
 pub use crate::coverage::{Coverage, IndexCoverage};
-use crate::session::lineage::Branches;
 pub use context::{index_dir, Context};
 pub use forgotten::drop_session;
 pub use freshness::policy;
-use parking_lot::Mutex;
-use record::Tier;
+pub use snapshot::Snapshot;
 pub use sources::{list_sources, Source};
 pub(crate) use sync::rebuild_cold;
-pub use sync::{sync, Memo, SyncResult, Synced};
-
-use std::collections::HashMap;
-use std::path::{Path, PathBuf};
-use std::sync::{Arc, OnceLock};
+pub use sync::{sync, Synced};
 
 /// A map keyed by path, hashed by the path's bytes: `Path`'s own `Hash`
 /// walks its components, which was 9 % of loading 100,000 record heads.
 /// Paths here come from one listing, so equal files are equal bytes.
 pub(crate) type PathMap<V> = rustc_hash::FxHashMap<std::ffi::OsString, V>;
 
-/// One process-resident index per index dir, shared by concurrent calls.
-pub struct Index {
-  pub dir: dir::IndexDir,
-  resident: resident::Residents,
-  /// The session files, the watch that keeps their listing current, and
-  /// which of them are sessions.
-  listing: sources::Listing,
-  /// The synchronization lock and the last synchronization.
-  sync: sync::State,
-  /// [`record::base_name`] of every source seen: a fresh process names
-  /// each record when it opens it, when it keeps it resident and when
-  /// cleanup lists the owners, and hashes each path once for all three.
-  base_names: Mutex<PathMap<Arc<str>>>,
-  /// Hot records built by patched synchronizations, not written yet.
-  writes: writer::Queue,
-  /// The packed cold heads, as this process knows them.
-  packs: heads::Packs,
-  /// The cold term dictionary's shards this process holds.
-  dictionaries: dictionary::Resident,
-  /// What this index did, for its tests (empty outside them).
-  trace: trace::Trace,
-}
+/// `Index` in a module of its own, so its fields are reachable from this
+/// file only: the index's other files go through its accessors.
+mod shared {
+  use super::record::{self, Tier};
+  use super::{dictionary, dir, heads, resident, sources, sync, trace, writer, Context, PathMap};
+  use crate::session::lineage::Branches;
+  use parking_lot::Mutex;
+  use std::collections::HashMap;
+  use std::path::{Path, PathBuf};
+  use std::sync::{Arc, OnceLock};
 
-impl Index {
-  pub fn shared(dir: PathBuf) -> Arc<Index> {
-    static INDEXES: OnceLock<Mutex<HashMap<PathBuf, Arc<Index>>>> = OnceLock::new();
-    let mut indexes = INDEXES.get_or_init(Default::default).lock();
-    indexes
-      .entry(dir.clone())
-      .or_insert_with(|| {
-        Arc::new(Index {
-          dir: dir::IndexDir::new(dir),
-          resident: Default::default(),
-          listing: Default::default(),
-          sync: Default::default(),
-          base_names: Mutex::default(),
-          writes: Default::default(),
-          packs: Default::default(),
-          dictionaries: Default::default(),
-          trace: Default::default(),
+  /// One process-resident index per index dir, shared by concurrent calls.
+  pub struct Index {
+    dir: dir::IndexDir,
+    resident: resident::Residents,
+    /// The session files, the watch that keeps their listing current, and
+    /// which of them are sessions.
+    listing: sources::Listing,
+    /// The synchronization lock and the last synchronization.
+    sync: sync::State,
+    /// [`record::base_name`] of every source seen: a fresh process names
+    /// each record when it opens it, when it keeps it resident and when
+    /// cleanup lists the owners, and hashes each path once for all three.
+    base_names: Mutex<PathMap<Arc<str>>>,
+    /// Hot records built by patched synchronizations, not written yet.
+    writes: writer::Queue,
+    /// The packed cold heads, as this process knows them.
+    packs: heads::Packs,
+    /// The cold term dictionary's shards this process holds.
+    dictionaries: dictionary::Resident,
+    /// What this index did, for its tests (empty outside them).
+    trace: trace::Trace,
+  }
+
+  impl Index {
+    pub fn shared(dir: PathBuf) -> Arc<Index> {
+      static INDEXES: OnceLock<Mutex<HashMap<PathBuf, Arc<Index>>>> = OnceLock::new();
+      let mut indexes = INDEXES.get_or_init(Default::default).lock();
+      indexes
+        .entry(dir.clone())
+        .or_insert_with(|| {
+          Arc::new(Index {
+            dir: dir::IndexDir::new(dir),
+            resident: Default::default(),
+            listing: Default::default(),
+            sync: Default::default(),
+            base_names: Mutex::default(),
+            writes: Default::default(),
+            packs: Default::default(),
+            dictionaries: Default::default(),
+            trace: Default::default(),
+          })
         })
-      })
-      .clone()
-  }
-
-  /// [`record::base_name`] of `path`, hashed once per process.
-  fn base_name(&self, path: &Path) -> Arc<str> {
-    if let Some(base) = self.base_names.lock().get(path.as_os_str()) {
-      return base.clone();
+        .clone()
     }
-    // Hashed outside the lock: parallel loads name their records at once.
-    self.trace.note(|| trace::Event::Hashed(path.to_path_buf()));
-    let base: Arc<str> = record::base_name(path).into();
-    self.base_names.lock().entry(path.as_os_str().to_owned()).or_insert(base).clone()
-  }
 
-  /// Remembers the [`record::base_name`] of sources whose record names
-  /// this index wrote itself (the packed heads), so they are not hashed.
-  fn remember_base_names<'a>(&self, known: impl Iterator<Item = (&'a Path, &'a str)>) {
-    let mut bases = self.base_names.lock();
-    for (path, base) in known {
-      bases.entry(path.as_os_str().to_owned()).or_insert_with(|| base.into());
+    /// [`record::base_name`] of `path`, hashed once per process.
+    pub(super) fn base_name(&self, path: &Path) -> Arc<str> {
+      if let Some(base) = self.base_names.lock().get(path.as_os_str()) {
+        return base.clone();
+      }
+      // Hashed outside the lock: parallel loads name their records at once.
+      self.trace.note(|| trace::Event::Hashed(path.to_path_buf()));
+      let base: Arc<str> = record::base_name(path).into();
+      self.base_names.lock().entry(path.as_os_str().to_owned()).or_insert(base).clone()
     }
-  }
 
-  /// The file name of `path`'s record in `branches` mode and `tier`.
-  fn record_name(&self, path: &Path, branches: Branches, tier: Tier) -> String {
-    dir::IndexFile::Record { base: &self.base_name(path), branches, tier }.to_string()
-  }
+    /// Remembers the [`record::base_name`] of sources whose record names
+    /// this index wrote itself (the packed heads), so they are not hashed.
+    pub(super) fn remember_base_names<'a>(&self, known: impl Iterator<Item = (&'a Path, &'a str)>) {
+      let mut bases = self.base_names.lock();
+      for (path, base) in known {
+        bases.entry(path.as_os_str().to_owned()).or_insert_with(|| base.into());
+      }
+    }
 
-  pub(super) fn listing(&self) -> &sources::Listing {
-    &self.listing
-  }
+    /// The file name of `path`'s record in `branches` mode and `tier`.
+    pub(super) fn record_name(&self, path: &Path, branches: Branches, tier: Tier) -> String {
+      dir::IndexFile::Record { base: &self.base_name(path), branches, tier }.to_string()
+    }
 
-  pub(super) fn sync_state(&self) -> &sync::State {
-    &self.sync
-  }
+    /// The index dir.
+    pub(super) fn dir(&self) -> &dir::IndexDir {
+      &self.dir
+    }
 
-  pub(super) fn resident(&self) -> &resident::Residents {
-    &self.resident
-  }
+    /// Forgets the base names hashed so far (tests: a fresh process).
+    #[cfg(test)]
+    pub(super) fn forget_base_names(&self) {
+      self.base_names.lock().clear();
+    }
 
-  pub(super) fn writes(&self) -> &writer::Queue {
-    &self.writes
-  }
+    pub(super) fn listing(&self) -> &sources::Listing {
+      &self.listing
+    }
 
-  pub(super) fn packs(&self) -> &heads::Packs {
-    &self.packs
-  }
+    pub(super) fn sync_state(&self) -> &sync::State {
+      &self.sync
+    }
 
-  pub(super) fn dictionaries(&self) -> &dictionary::Resident {
-    &self.dictionaries
-  }
+    pub(super) fn resident(&self) -> &resident::Residents {
+      &self.resident
+    }
 
-  pub(super) fn trace(&self) -> &trace::Trace {
-    &self.trace
-  }
+    pub(super) fn writes(&self) -> &writer::Queue {
+      &self.writes
+    }
 
-  /// The index dir's names now.
-  fn names(&self, cx: &Context<'_>) -> Arc<Vec<String>> {
-    self.dir.names(cx.config.watch_sessions)
+    pub(super) fn packs(&self) -> &heads::Packs {
+      &self.packs
+    }
+
+    pub(super) fn dictionaries(&self) -> &dictionary::Resident {
+      &self.dictionaries
+    }
+
+    pub(super) fn trace(&self) -> &trace::Trace {
+      &self.trace
+    }
+
+    /// The index dir's names now.
+    pub(super) fn names(&self, cx: &Context<'_>) -> Arc<Vec<String>> {
+      self.dir.names(cx.config.watch_sessions)
+    }
   }
 }
-
-/// The cold term dictionary of the index in `dir`, serving `candidates`
-/// (see [`dictionary::serve`]): its shards are the index's own state.
-pub fn serve_cold_terms(
-  dir: &Path,
-  branches: Branches,
-  candidates: (&[dictionary::Candidate<'_>], dictionary::Candidates),
-  max_record_bytes: u64,
-) -> Option<dictionary::Served> {
-  dictionary::serve(&Index::shared(dir.to_path_buf()), branches, candidates, max_record_bytes)
-}
+pub use shared::Index;
 
 /// Hands the heap's free pages back to the system. glibc keeps freed memory
 /// for reuse, but what a build frees (source bytes, parsed JSON, normalized

@@ -9,6 +9,7 @@ use crate::engine::Engine;
 use crate::ops::recall::recall;
 use crate::ops::recall::RecallRequest;
 use crate::session::discover::Scope;
+use crate::session::lineage::Branches;
 use crate::session::proptests::{file, lines, step};
 use crate::testing::{proptest_config, AgentDir};
 use proptest::prelude::*;

@@ -1,10 +1,15 @@
 use super::*;
 use crate::engine::Engine;
 use crate::session::discover::Scope;
+use crate::session::lineage::Branches;
 use crate::testing::{AgentDir, CWD};
+use parking_lot::Mutex;
+use record::Tier;
 use record::{Body, CacheRecord};
 use serde_json::json;
 use std::fs;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 type Fixture = AgentDir;
@@ -67,11 +72,11 @@ fn loaded(body: &Body) -> Body {
   body.clone()
 }
 
-fn global(engine: &Engine) -> SyncResult {
+fn global(engine: &Engine) -> Snapshot {
   sync(&engine.index_context(), &Scope::Global, Branches::Active).unwrap()
 }
 
-fn tiers(result: &SyncResult) -> Vec<(String, &'static str)> {
+fn tiers(result: &Snapshot) -> Vec<(String, &'static str)> {
   result
     .sessions
     .iter()
@@ -213,7 +218,7 @@ fn records_of_another_hosts_session_dir_are_kept_until_their_source_goes() {
   assert_eq!(theirs(&fx), 1, "a live session's record is not an orphan");
   fs::remove_file(&elsewhere).unwrap();
   // A fresh process checks again (and its first call is a full pass).
-  Index::shared(fx.index_dir()).dir.forget_elsewhere();
+  Index::shared(fx.index_dir()).dir().forget_elsewhere();
   Index::shared(fx.index_dir()).sync_state().forget_last();
   let touched = fx.write("here", &["hi", "again"], 40);
   assert!(touched.exists());
@@ -287,7 +292,7 @@ fn deleting_the_index_dir_rebuilds_identical_records() {
   fx.write("a", &["one two three"], 200);
   fx.write("b", &["four five"], 100);
   let engine = fx.engine(json!({"hotSessions": 1}));
-  let strip = |r: &SyncResult| -> Vec<(String, Body)> {
+  let strip = |r: &Snapshot| -> Vec<(String, Body)> {
     r.sessions.iter().map(|s| s.record.as_ref().unwrap()).map(|r| (r.source_hash.clone(), loaded(&r.body))).collect()
   };
   let before = strip(&global(&engine));
@@ -434,7 +439,7 @@ fn an_owned_dir_is_marked_and_only_index_files_are_ever_removed() {
   fs::write(&old_temp, "PFMI").unwrap();
   set_age(&old_temp, 3600);
   fs::remove_file(&gone).unwrap();
-  Index::shared(created.clone()).resident.clear();
+  Index::shared(created.clone()).resident().clear();
   let result = global(&engine);
   assert!(result.coverage.complete, "{:?}", result.coverage);
   let names: Vec<String> = snapshot(&created).into_iter().map(|(n, _)| n).collect();
@@ -477,7 +482,7 @@ fn an_empty_or_index_only_dir_is_adopted_without_chmod() {
 /// A fresh process: nothing resident, no reusable synchronization.
 fn forget_process(dir: &Path) {
   Index::shared(dir.to_path_buf()).resident().clear();
-  Index::shared(dir.to_path_buf()).base_names.lock().clear();
+  Index::shared(dir.to_path_buf()).forget_base_names();
   Index::shared(dir.to_path_buf()).listing().forget_headers();
   Index::shared(dir.to_path_buf()).sync_state().forget_last();
 }
@@ -491,7 +496,7 @@ fn recall_in(engine: &Engine, query: &str, scope: &str) -> crate::ops::recall::R
   crate::ops::recall::recall(engine, &crate::ops::recall::RecallRequest::from_json(Some(&args)).unwrap())
 }
 
-fn cold_digest(record: &CacheRecord) -> &cold::ColdDigest {
+fn cold_digest(record: &CacheRecord) -> &record::cold::ColdDigest {
   let Body::Cold(digest) = &record.body else { panic!("cold") };
   digest
 }
@@ -724,7 +729,7 @@ fn random_record_corruptions_are_detected_and_rebuilt_with_identical_answers() {
   let engine = fx.engine(json!({"hotSessions": 3}));
   // As a query sees them: a cold body that cannot be read back when it is
   // needed is rebuilt from source then.
-  let bodies = |r: &SyncResult| -> Vec<(PathBuf, Body)> {
+  let bodies = |r: &Snapshot| -> Vec<(PathBuf, Body)> {
     let body = |s: &Synced| {
       let record = s.record.clone().unwrap();
       match &record.body {
@@ -811,11 +816,11 @@ fn packing(fx: &Fixture, sessions: usize) -> Engine {
 
 fn forget_all(dir: &Path) {
   forget_process(dir);
-  Index::shared(dir.to_path_buf()).packs.forget();
+  Index::shared(dir.to_path_buf()).packs().forget();
 }
 
 /// A fresh process's global sync, and how many cold records it opened.
-fn fresh_global(engine: &Engine, dir: &Path) -> (SyncResult, usize) {
+fn fresh_global(engine: &Engine, dir: &Path) -> (Snapshot, usize) {
   forget_all(dir);
   cold_opens(dir);
   let result = global(engine);
@@ -839,7 +844,7 @@ fn a_fresh_process_reads_cold_heads_from_the_pack_and_answers_the_same() {
   assert_eq!(expected[0], (1, true));
   let (again, opened) = fresh_global(&engine, &dir);
   assert_eq!(opened, 0, "no cold record opened: every head came from the pack");
-  let heads = |r: &SyncResult| r.sessions.iter().map(|s| s.record.as_ref().map(|r| r.head_bytes())).collect::<Vec<_>>();
+  let heads = |r: &Snapshot| r.sessions.iter().map(|s| s.record.as_ref().map(|r| r.head_bytes())).collect::<Vec<_>>();
   assert_eq!(heads(&again), heads(&first));
   // The bodies are read from the records the packed heads stand for.
   assert_eq!(answers(&engine, &queries), expected);

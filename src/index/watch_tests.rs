@@ -9,6 +9,8 @@ use crate::testing::{AgentDir, CWD};
 use serde_json::{json, Value};
 use std::fs;
 use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 pub(super) fn session(id: &str, text: &str) -> String {

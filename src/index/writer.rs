@@ -65,18 +65,18 @@ pub(crate) fn replace(index: &Index, source: &Path, branches: Branches, record: 
 
 /// Removes the record of `source` in `tier`, which no longer answers.
 fn forget(index: &Index, source: &Path, branches: Branches, tier: Tier) {
-  index.dir.remove_ours(&index.record_name(source, branches, tier));
+  index.dir().remove_ours(&index.record_name(source, branches, tier));
 }
 
 /// Writes the encoded record of `source` atomically, then drops the other
 /// tier's record of this mode; the record's path.
 fn write_bytes(index: &Index, source: &Path, branches: Branches, tier: Tier, bytes: &[u8]) -> io::Result<PathBuf> {
-  ownership::ensure_dir(index.dir.path())?;
+  ownership::ensure_dir(index.dir().path())?;
   let name = index.record_name(source, branches, tier);
-  index.dir.write(&name, bytes)?;
+  index.dir().write(&name, bytes)?;
   let other = if tier == Tier::Hot { Tier::Cold } else { Tier::Hot };
-  index.dir.remove_ours(&index.record_name(source, branches, other));
-  Ok(index.dir.join(name))
+  index.dir().remove_ours(&index.record_name(source, branches, other));
+  Ok(index.dir().join(name))
 }
 
 /// Records waiting for the writer, by source and mode: a later build of
@@ -116,7 +116,7 @@ pub fn queue(
   if state.writing {
     return;
   }
-  let dir = index.dir.path().to_path_buf();
+  let dir = index.dir().path().to_path_buf();
   let spawned = std::thread::Builder::new().name("pfm-index-writer".into()).spawn(move || drain(&Index::shared(dir)));
   match spawned {
     Ok(_) => state.writing = true,

@@ -88,9 +88,7 @@ pub fn sessions(engine: &Engine, request: &SessionsRequest) -> SessionsPage {
   let known = Known::open(&engine.agent_dir);
   let limit = request.limit.unwrap_or(usize::MAX).min(engine.config.max_sessions as usize);
   page.sessions = synced
-    .sessions
-    .iter()
-    .filter_map(|s| s.record.as_ref().map(|record| (s.tier, record)))
+    .records()
     .take(limit)
     .map(|(tier, record)| SessionRow {
       id: record.session_id.clone(),

@@ -10,9 +10,9 @@ mod parse;
 #[cfg(test)]
 mod tests;
 
-use super::cold::{ColdDigest, Echoes};
 use super::freshness::{forgotten_suffix, policy};
-use super::hot::HotShard;
+use super::record::cold::{ColdDigest, Echoes};
+use super::record::hot::HotShard;
 use super::record::{Body, CacheRecord, Tier, CACHE_VERSION};
 use crate::config::Config;
 use crate::coverage::Reason;

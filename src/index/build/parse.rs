@@ -2,7 +2,7 @@
 //! appended since a hot record was built (resuming its parse).
 
 use crate::coverage::Reason;
-use crate::index::hot::ResumeState;
+use crate::index::record::hot::ResumeState;
 use crate::index::record::{Body, CacheRecord};
 use crate::session::binding::BoundTip;
 use crate::session::decode::decode;

@@ -5,8 +5,8 @@
 //! postings, the FST.
 
 use super::bytes::ShardBytes;
-use crate::index::cold::{ColdContent, ColdDigest};
-use crate::index::vocabulary::Vocabulary;
+use crate::index::record::cold::{ColdContent, ColdDigest};
+use crate::index::record::vocabulary::Vocabulary;
 use fst::{Map, MapBuilder};
 use rayon::prelude::*;
 use rustc_hash::FxHashMap;

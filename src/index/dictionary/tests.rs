@@ -1,8 +1,8 @@
 use super::terms::HEADER_BYTES;
 use super::*;
 use crate::engine::Engine;
-use crate::index::cold::ColdContent;
-use crate::index::vocabulary::Vocabulary;
+use crate::index::record::cold::ColdContent;
+use crate::index::record::vocabulary::Vocabulary;
 use crate::ops::recall::RecallRequest;
 use crate::ops::recall::{recall, Hit, RecallPage, MAX_DIGEST_CANDIDATES};
 use crate::session::entry::{Entry, Normalized};
@@ -19,7 +19,7 @@ fn digest(text: &str) -> ColdDigest {
   ColdDigest::build(
     &Normalized { entries: vec![entry], ..Default::default() },
     1 << 20,
-    crate::index::cold::Echoes::Kept,
+    crate::index::record::cold::Echoes::Kept,
   )
 }
 
@@ -104,7 +104,7 @@ proptest! {
 #[test]
 fn a_digest_whose_vocabulary_is_not_sorted_is_a_straggler() {
   let mut unsorted = digest("alpha beta");
-  let vocabulary = crate::index::vocabulary::Vocabulary::from_sorted(&["beta".into(), "alpha".into()]);
+  let vocabulary = crate::index::record::vocabulary::Vocabulary::from_sorted(&["beta".into(), "alpha".into()]);
   unsorted = unsorted.with_content(ColdContent::new(vocabulary, Vec::new(), Vec::new()));
   let sorted = digest("gamma");
   let dictionary = Dictionary::build(&[("/a", &unsorted), ("/b", &sorted)]);
@@ -530,7 +530,7 @@ fn synthetic(count: usize, terms: usize) -> Vec<ColdDigest> {
       vocabulary.sort_unstable();
       vocabulary.dedup();
       template.clone().with_content(ColdContent::new(
-        crate::index::vocabulary::Vocabulary::from_sorted(&vocabulary),
+        crate::index::record::vocabulary::Vocabulary::from_sorted(&vocabulary),
         Vec::new(),
         Vec::new(),
       ))

@@ -4,7 +4,7 @@
 //! every part checks out.
 
 use super::{Body, CacheRecord, CACHE_VERSION, MAGIC};
-use crate::index::cold::{LazyContent, Unreadable};
+use crate::index::record::cold::{LazyContent, Unreadable};
 
 /// The magic, the head's length, the head's and the body's checksums.
 pub(super) const PREFIX_BYTES: usize = MAGIC.len() + 4 + 8 + 8;

@@ -2,7 +2,9 @@
 //! "segment": the record ([`CacheRecord`], its [`Tier`] and [`Body`]) here,
 //! its framing and codec in `frame`, reading it (whole, or a cold record's
 //! head first and its body on first use) in `read`, its file's name in
-//! `name`. Written atomically by `dir::write_atomic`.
+//! `name`; its parts: the hot shard ([`hot`]), the cold digest ([`cold`]),
+//! the vocabulary both hold ([`vocabulary`]) and the typed kinds of their
+//! entries ([`kind`]). Written atomically by `dir::write_atomic`.
 //!
 //! A record is [`MAGIC`], the head's length (u32 LE), the xxh3-64 (LE) of
 //! the head and of the body, then the head and the body, both postcard
@@ -18,20 +20,24 @@
 //! and stamp, and its own size (`cacheBytes`), so a torn, foreign or stale
 //! file is recognized and rebuilt from source, never migrated.
 
+pub(crate) mod cold;
 mod frame;
+pub(crate) mod hot;
+pub(crate) mod kind;
 mod name;
 mod read;
+pub(crate) mod vocabulary;
 
 pub(super) use frame::checksum;
 pub use frame::MAGIC_PREFIX;
 pub use name::{base_name, file_name, stem};
 pub use read::{defer_content, file_of_head, from_head, open, read, read_limit, source_exists};
 
-use super::cold::ColdDigest;
-use super::hot::HotShard;
 use crate::session::lineage::Branches;
 use crate::session::source::StatStamp;
 use crate::session::titles::Titles;
+use cold::ColdDigest;
+use hot::HotShard;
 use serde::{Deserialize, Serialize};
 
 pub const CACHE_VERSION: u32 = 14;
@@ -119,7 +125,7 @@ mod summary {
     #[serde(flatten)]
     digest: &'a ColdDigest,
     #[serde(flatten)]
-    content: Option<&'a crate::index::cold::ColdContent>,
+    content: Option<&'a crate::index::record::cold::ColdContent>,
   }
 
   pub fn serialize<S: Serializer>(body: &Body, serializer: S) -> Result<S::Ok, S::Error> {

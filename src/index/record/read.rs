@@ -5,7 +5,7 @@
 use super::frame::{checksum, Parts, PREFIX_BYTES};
 use super::name::base_name;
 use super::{Body, CacheRecord, Tier, CACHE_VERSION, MAGIC};
-use crate::index::cold::{ColdContent, LazyContent, Unreadable};
+use crate::index::record::cold::{ColdContent, LazyContent, Unreadable};
 use serde::Deserialize;
 use std::fs;
 use std::path::{Path, PathBuf};

@@ -4,7 +4,7 @@
 
 use super::session::{self as one, Persisted};
 use super::tally::{Budget, Tally};
-use super::{Outcome, Planned, SyncResult, Synced};
+use super::{Outcome, Planned, Synced};
 use crate::coverage::Reason;
 use crate::error::ContractError;
 use crate::index::record::{self, CacheRecord, Tier};
@@ -29,7 +29,7 @@ pub(super) fn sync_changed(
   names: &[String],
 ) -> Result<Outcome, ContractError> {
   index.trace().note(|| Event::Pass(Pass::Full));
-  ownership::check(&cx.discovery, index.dir.path(), names)?;
+  ownership::check(&cx.discovery, index.dir().path(), names)?;
   let existing: rustc_hash::FxHashSet<&std::ffi::OsStr> = all.iter().map(|s| s.path.as_os_str()).collect();
   index.resident().retain(|path| existing.contains(path.as_os_str()) || path.exists());
   let policies = freshness::PolicyCheck::new(cx, branches);
@@ -103,10 +103,10 @@ pub(super) fn sync_changed(
     heads::refresh(index, branches, &synced);
   }
   let owners = all.iter().map(|source| index.base_name(&source.path));
-  index.dir.collect_garbage(names, owners, cx.config.max_cache_cleanup_files, &mut reasons);
+  index.dir().collect_garbage(names, owners, cx.config.max_cache_cleanup_files, &mut reasons);
   let tally = Tally::of(&synced);
   let coverage = tally.coverage(synced.len(), &reasons, unavailable);
-  Ok(Outcome { result: SyncResult { coverage, sessions: Arc::new(synced), memo: Default::default() }, reasons, tally })
+  Ok(Outcome { sessions: Arc::new(synced), coverage, reasons, tally })
 }
 
 /// Builds the `planned` sessions in parallel into their slots of `synced`

@@ -23,15 +23,14 @@ use crate::error::ContractError;
 use crate::index::record::{CacheRecord, Tier};
 use crate::index::writer::Write;
 use crate::index::Context;
-use crate::index::{Index, Source};
+use crate::index::{Index, Snapshot, Source};
 use crate::session::discover::Scope;
 use crate::session::lineage::Branches;
 use crate::session::source::now_ns;
-use std::any::Any;
 use std::collections::BTreeSet;
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 use tally::Tally;
 
 /// One eligible session after synchronization.
@@ -41,45 +40,6 @@ pub struct Synced {
   pub tier: Tier,
   /// `None` when the session could not be indexed (budget, unavailable).
   pub record: Option<Arc<CacheRecord>>,
-}
-
-/// Cheap to clone: a reused synchronization hands every call the same
-/// session list.
-#[derive(Debug, Clone)]
-pub struct SyncResult {
-  pub sessions: Arc<Vec<Synced>>,
-  pub coverage: Coverage,
-  /// What an operation works out once per result (recall's plan).
-  pub memo: Memo,
-}
-
-/// A value an operation works out once per synchronization result (recall's
-/// plan: which slots are hot and cold, the dictionary serving them, their
-/// interned kinds). Every clone of the result a reused synchronization hands
-/// out shares it, and every result a synchronization makes has a new one,
-/// so it never outlives the session list it was worked out from (no global
-/// memo keyed by the list's address).
-#[derive(Clone, Default)]
-pub struct Memo(Arc<OnceLock<Arc<dyn Any + Send + Sync>>>);
-
-impl Memo {
-  /// The value memoized here, made by `make` on first use (concurrent
-  /// first uses wait for one `make`).
-  pub fn get_or_init(&self, make: impl FnOnce() -> Arc<dyn Any + Send + Sync>) -> Arc<dyn Any + Send + Sync> {
-    self.0.get_or_init(make).clone()
-  }
-
-  /// Is `other` this very memo (a clone of it)?
-  #[cfg(test)]
-  pub(crate) fn is(&self, other: &Memo) -> bool {
-    Arc::ptr_eq(&self.0, &other.0)
-  }
-}
-
-impl std::fmt::Debug for Memo {
-  fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-    f.write_str(if self.0.get().is_some() { "Memo(made)" } else { "Memo(empty)" })
-  }
 }
 
 /// An index's synchronization state: one synchronization at a time (queries
@@ -111,7 +71,7 @@ struct LastSync {
   at_ns: i128,
   /// Taken after the sources were known: a source quiet since then is unchanged.
   listed_ns: i128,
-  result: SyncResult,
+  result: Snapshot,
   /// Every one of `sources` was found unchanged since: the same listing
   /// needs no second look (the proof depends on nothing else).
   proven: bool,
@@ -151,7 +111,7 @@ pub(crate) fn rebuild_cold(cx: &Context<'_>, path: &Path, branches: Branches) ->
 }
 
 /// Synchronizes the records of `scope` in `branches` mode.
-pub fn sync(cx: &Context<'_>, scope: &Scope, branches: Branches) -> Result<SyncResult, ContractError> {
+pub fn sync(cx: &Context<'_>, scope: &Scope, branches: Branches) -> Result<Snapshot, ContractError> {
   let index = Index::shared(cx.dir());
   let state = index.sync_state();
   let _guard = state.lock.lock();
@@ -179,7 +139,7 @@ pub fn sync(cx: &Context<'_>, scope: &Scope, branches: Branches) -> Result<SyncR
     Some(patched) => patched?,
     None => full::sync_changed(cx, &index, scope, branches, &all, &names)?,
   };
-  let result = outcome.result.clone();
+  let result = Snapshot::new(index.clone(), branches, outcome.sessions, outcome.coverage);
   // Explicit and current-session scopes may name files outside the listing.
   let reusable = matches!(scope, Scope::Global | Scope::Project)
     && result.sessions.iter().all(|s| s.record.is_some())
@@ -189,7 +149,7 @@ pub fn sync(cx: &Context<'_>, scope: &Scope, branches: Branches) -> Result<SyncR
     && !result.coverage.reasons.iter().any(|r| r.is_sync_budget());
   if reusable {
     let names = index.names(cx);
-    let (result, reasons, tally) = (outcome.result, outcome.reasons, outcome.tally);
+    let (result, reasons, tally) = (result.clone(), outcome.reasons, outcome.tally);
     let at_ns = started_ns;
     let last = LastSync { key, sources: all, names, at_ns, listed_ns, result, proven: false, reasons, tally };
     *state.last.lock() = Some(last);
@@ -219,7 +179,8 @@ fn unchanged(last: &mut LastSync, all: &Arc<Vec<Source>>) -> bool {
 
 /// A synchronization's result and what a later patch of it needs.
 struct Outcome {
-  result: SyncResult,
+  sessions: Arc<Vec<Synced>>,
+  coverage: Coverage,
   /// The synchronization's own reasons (budgets, writes, cleanup).
   reasons: BTreeSet<Reason>,
   tally: Tally,

@@ -19,7 +19,7 @@
 use super::full::build_planned;
 use super::session as one;
 use super::tally::Budget;
-use super::{LastSync, Outcome, SyncResult};
+use super::{LastSync, Outcome};
 use crate::error::ContractError;
 use crate::index::freshness::PolicyCheck;
 use crate::index::sources::in_scope;
@@ -56,7 +56,7 @@ pub(super) fn patch(
     }
     slots.push((slot, source));
   }
-  if let Err(e) = ownership::check(&cx.discovery, index.dir.path(), names) {
+  if let Err(e) = ownership::check(&cx.discovery, index.dir().path(), names) {
     return Some(Err(e));
   }
   index.trace().note(|| Event::Pass(Pass::Patched));
@@ -92,7 +92,7 @@ pub(super) fn patch(
     }
   }
   let coverage = tally.coverage(synced.len(), &reasons, unavailable);
-  Some(Ok(Outcome { result: SyncResult { coverage, sessions, memo: Default::default() }, reasons, tally }))
+  Some(Ok(Outcome { sessions, coverage, reasons, tally }))
 }
 
 /// The positions in `all` of the sources the watch does not vouch for since

@@ -143,7 +143,7 @@ fn a_record_deleted_by_someone_else_is_written_back() {
   append(&a, &entry("a-1", Some("a-0"), "appended zulu"));
   observe(&fx, &engine);
   // Our own write done (it is behind the call) before someone else's delete.
-  Index::shared(engine.index_dir()).writes.flush();
+  Index::shared(engine.index_dir()).writes().flush();
   let dir = engine.index_dir();
   let record = fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).find(|p| p.to_string_lossy().ends_with(".hot"));
   let record = record.expect("the hot record");

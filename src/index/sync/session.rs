@@ -34,11 +34,11 @@ pub(super) fn load_fresh(
     None => {
       let name = index.record_name(&source.path, branches, tier);
       let limit = record::read_limit(cx.config, tier, source.stamp.size);
-      let path = index.dir.join(&name);
+      let path = index.dir().join(&name);
       index.trace().note(|| Event::Opened(path.clone()));
       let Some(record) = record::open(&path, tier, limit).ok()? else {
         // Torn or an older version: rebuilt from source, never migrated.
-        index.dir.remove_ours(&name);
+        index.dir().remove_ours(&name);
         return None;
       };
       let slot = Slot::new(Arc::new(record), name, 0);

@@ -13,7 +13,7 @@ use serde_json::json;
 use std::io::Write as _;
 use std::time::{Duration, SystemTime};
 
-fn global(engine: &Engine) -> SyncResult {
+fn global(engine: &Engine) -> Snapshot {
   sync(&engine.index_context(), &Scope::Global, Branches::Active).unwrap()
 }
 
@@ -21,7 +21,7 @@ fn index(engine: &Engine) -> Arc<Index> {
   Index::shared(engine.index_dir())
 }
 
-fn record<'a>(result: &'a SyncResult, path: &Path) -> &'a Arc<CacheRecord> {
+fn record<'a>(result: &'a Snapshot, path: &Path) -> &'a Arc<CacheRecord> {
   let synced = result.sessions.iter().find(|s| s.path == path).expect("synchronized");
   synced.record.as_ref().expect("indexed")
 }
@@ -47,7 +47,7 @@ fn set_age(path: &Path, age_secs: u64) {
 
 /// `a` (hot, the newest) and `b` (cold), synchronized once by a full pass
 /// that built both.
-fn two_sessions() -> (AgentDir, Engine, PathBuf, PathBuf, SyncResult) {
+fn two_sessions() -> (AgentDir, Engine, PathBuf, PathBuf, Snapshot) {
   let fx = AgentDir::new();
   let a = write(&fx, "a", "alpha words", 100);
   let b = write(&fx, "b", "bravo words", 200);
@@ -66,7 +66,7 @@ fn two_sessions() -> (AgentDir, Engine, PathBuf, PathBuf, SyncResult) {
 }
 
 /// The records a full pass over the same files builds in an index of its own.
-fn from_scratch(fx: &AgentDir, engine: &Engine) -> SyncResult {
+fn from_scratch(fx: &AgentDir, engine: &Engine) -> Snapshot {
   let dir = fx.agent.join("scratch");
   let scratch = fx.engine(json!({"hotSessions": engine.config.hot_sessions, "indexDir": dir.to_str().unwrap()}));
   global(&scratch)
@@ -78,9 +78,36 @@ fn an_unchanged_listing_reuses_the_last_synchronization() {
   let (_fx, engine, _, _, first) = two_sessions();
   let again = global(&engine);
   assert!(Arc::ptr_eq(&first.sessions, &again.sessions), "the same session list");
-  assert!(first.memo.is(&again.memo), "and the same memo");
+  assert!(first.is(&again), "and the same derived state");
+  assert!(std::ptr::eq(first.partition(), again.partition()), "so one plan, worked out once");
   assert_eq!(index(&engine).trace().passes(), [], "no pass ran");
   assert_eq!(index(&engine).trace().built(), []);
+}
+
+/// The snapshot partitions its slots by tier, and each view hands out the
+/// very record the session list holds, typed by its tier.
+#[test]
+fn a_snapshot_reads_its_sessions_through_typed_views() {
+  let (_fx, _engine, a, b, first) = two_sessions();
+  let partition = first.partition();
+  assert_eq!((partition.hot.as_slice(), partition.cold.as_slice()), ([0].as_slice(), [1].as_slice()));
+  let (hot, cold) = (first.hot(0), first.cold(1));
+  assert!(std::ptr::eq(hot.head, &**record(&first, &a)), "slot 0 is a's record");
+  assert!(std::ptr::eq(cold.head, &**record(&first, &b)), "slot 1 is b's record");
+  assert_eq!(words(hot.head), ["alpha words"]);
+  assert_eq!(hot.shard.entries.len(), 1);
+  assert_eq!(cold.digest.content().unwrap().vocabulary.to_vec(), words(cold.head));
+  assert!(first.view(2).is_none(), "no slot past the list");
+  let tiers: Vec<Tier> = first.records().map(|(tier, _)| tier).collect();
+  assert_eq!(tiers, [Tier::Hot, Tier::Cold]);
+}
+
+/// A slot of the other tier is the caller's bug, as an index past a slice is.
+#[test]
+#[should_panic(expected = "slot 1 is not a hot session")]
+fn a_cold_slot_has_no_hot_view() {
+  let (_fx, _engine, _, _, first) = two_sessions();
+  first.hot(1);
 }
 
 #[cfg(target_os = "linux")]
@@ -93,7 +120,7 @@ fn an_append_to_the_hot_session_is_patched_in_by_resuming_its_record() {
   let trace = index.trace();
   assert_eq!(trace.passes(), [Pass::Patched]);
   assert_eq!(trace.built(), [(a.clone(), Made::Resumed)], "only the appended session was built");
-  assert!(!patched.memo.is(&first.memo), "a patched list has a memo of its own");
+  assert!(!patched.is(&first), "a patched list has derived state of its own");
   assert_eq!(words(record(&patched, &a)), ["alpha words", "appended zulu"]);
   assert!(Arc::ptr_eq(record(&patched, &b), record(&first, &b)), "the other record as it was");
   let c = &patched.coverage;
@@ -172,7 +199,7 @@ fn a_fresh_process_loads_every_record_and_builds_none() {
 fn rebuild_cold_builds_a_cold_record_from_source_and_drops_the_last_synchronization() {
   let (_fx, engine, _, b, first) = two_sessions();
   let index = index(&engine);
-  let file = index.dir.join(index.record_name(&b, Branches::Active, Tier::Cold));
+  let file = index.dir().join(index.record_name(&b, Branches::Active, Tier::Cold));
   fs::remove_file(&file).unwrap();
   // What a query finds before it asks for the rebuild.
   let Body::Cold(digest) = &record(&first, &b).body else { panic!("cold") };

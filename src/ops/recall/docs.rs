@@ -6,7 +6,7 @@
 //! long live session the newest entries are what a user asks about.
 
 use crate::coverage::Reason;
-use crate::index::hot::EntryKinds;
+use crate::index::snapshot::EntryKinds;
 use crate::query::plan::Filters;
 use crate::session::entry::Entry;
 use std::collections::BTreeSet;

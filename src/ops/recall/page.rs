@@ -94,7 +94,7 @@ impl Search<'_> {
     Hit::Entry(Box::new(EntryHit {
       session_id: session.session_id().to_string(),
       project: project_name(known, session.cwd()),
-      tier: session.tier,
+      tier: session.tier(),
       meta: EntryMeta::of(entry),
       score: rounded(score),
       snippet,
@@ -135,7 +135,7 @@ impl Search<'_> {
 
   fn session_hit(&self, known: &Known, slot: usize, score: f64, matched: &Matched, structural: usize) -> Hit {
     let session = self.sessions.at(slot);
-    let digest = session.digest().expect("cold session");
+    let digest = self.sessions.cold(slot).digest;
     Hit::Session(Box::new(SessionHit {
       session_id: session.session_id().to_string(),
       tier: Tier::Cold,

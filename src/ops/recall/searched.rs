@@ -4,20 +4,17 @@
 pub use super::RecallRequest;
 use crate::engine::Engine;
 use crate::error::{ContractError, ErrorCode};
-use crate::index::cold::Echoes;
-use crate::index::cold::{ColdContent, ColdDigest, ColdKinds, Unreadable};
-use crate::index::dictionary::Served;
-use crate::index::hot::HotShard;
-use crate::index::record::{Body, CacheRecord, Tier};
-use crate::index::{self, Coverage, Memo, Synced};
+use crate::index::record::Tier;
+use crate::index::snapshot::{CacheRecord, ColdContent, ColdDigest, ColdView, Echoes, HotShard, Partition};
+use crate::index::snapshot::{Served, Snapshot, Unreadable, View};
+use crate::index::{self, Coverage};
 use crate::session::binding::Issuer;
 use crate::session::discover::Scope;
 use crate::session::lineage::{Branches, LiveBranch};
 use crate::session::SessionView;
-use std::any::Any;
 use std::cell::OnceCell;
 use std::path::Path;
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
 /// A session read from source: what a record would otherwise hold.
 struct Hydrated {
@@ -35,19 +32,27 @@ struct Hydrated {
 }
 
 /// The sessions one call searches, by slot. Record-backed scopes borrow the
-/// synchronization's own list: a call over 100,000 sessions builds nothing
-/// per session, and works things out only for the sessions it touches.
+/// synchronization's own snapshot: a call over 100,000 sessions builds
+/// nothing per session, and works things out only for the sessions it
+/// touches.
 pub(super) struct Sessions {
   list: List,
   /// Per slot, made on first use (see [`Extras`]).
   extras: Vec<OnceCell<Box<Extras>>>,
-  pub(super) plan: Arc<Plan>,
 }
 
+/// Why two kinds of list and not a [`Snapshot`] of the hydrated session: a
+/// snapshot is a synchronization's result, its sessions index records. A
+/// hydrated session is no record: it is the source re-read at the bound
+/// prefix and lineage (its lineage path is its own, not a record's), never
+/// persisted; a snapshot of it would need a made-up record head (stamp,
+/// policy, cache size) that nothing reads. It is one hot session, so the
+/// enum costs a match in the few accessors below and nothing in the search.
 enum List {
-  Synced(Arc<Vec<Synced>>),
-  /// An explicitly scoped session, re-read from source (never persisted).
-  Hydrated(Box<Hydrated>),
+  Indexed(Snapshot),
+  /// An explicitly scoped session, re-read from source (never persisted),
+  /// with its partition: one hot slot.
+  Hydrated(Box<Hydrated>, Partition),
 }
 
 /// What a call works out about one session only when it needs it.
@@ -60,14 +65,13 @@ struct Extras {
 
 #[derive(Clone, Copy)]
 enum Content<'a> {
-  Record(&'a CacheRecord),
+  Indexed(View<'a>),
   Hydrated(&'a Hydrated),
 }
 
 /// One session of the search, borrowed from [`Sessions`].
 #[derive(Clone, Copy)]
 pub(super) struct Searched<'a> {
-  pub(super) tier: Tier,
   content: Content<'a>,
   extras: &'a OnceCell<Box<Extras>>,
 }
@@ -77,7 +81,7 @@ macro_rules! shared_field {
   ($name:ident: $ty:ty, $read:expr) => {
     pub(super) fn $name(self) -> $ty {
       match self.content {
-        Content::Record(record) => $read(&record.$name),
+        Content::Indexed(view) => $read(&view.head().$name),
         Content::Hydrated(hydrated) => $read(&hydrated.$name),
       }
     }
@@ -92,24 +96,46 @@ impl<'a> Searched<'a> {
   shared_field!(lineage_fingerprint: &'a str, String::as_str);
   shared_field!(mtime: f64, |m: &f64| *m);
 
+  /// The tier the synchronization gave the session (a hydrated session
+  /// keeps its record's tier, though it is searched as a hot one).
+  pub(super) fn tier(self) -> Tier {
+    match self.content {
+      Content::Indexed(view) => view.tier(),
+      Content::Hydrated(hydrated) => hydrated.tier,
+    }
+  }
+
   fn source_len(self) -> u64 {
     match self.content {
-      Content::Record(record) => record.size,
+      Content::Indexed(view) => view.head().size,
       Content::Hydrated(hydrated) => hydrated.source_len,
     }
   }
 
-  pub(super) fn shard(self) -> Option<&'a HotShard> {
+  /// Is it searched as a hot session (a hydrated one always is)?
+  pub(super) fn is_hot(self) -> bool {
+    self.hot_shard().is_some()
+  }
+
+  /// The session's ranking length (see [`View::length`]).
+  pub(super) fn length(self, echoes: Echoes) -> u64 {
     match self.content {
-      Content::Record(CacheRecord { body: Body::Hot(shard), .. }) if self.tier == Tier::Hot => Some(shard),
-      Content::Hydrated(hydrated) => Some(&hydrated.shard),
-      Content::Record(_) => None,
+      Content::Indexed(view) => view.length(echoes),
+      Content::Hydrated(hydrated) => hydrated.shard.length(echoes),
     }
   }
 
-  pub(super) fn digest(self) -> Option<&'a ColdDigest> {
+  fn hot_shard(self) -> Option<&'a HotShard> {
     match self.content {
-      Content::Record(CacheRecord { body: Body::Cold(digest), .. }) if self.tier == Tier::Cold => Some(digest),
+      Content::Indexed(View::Hot(hot)) => Some(hot.shard),
+      Content::Hydrated(hydrated) => Some(&hydrated.shard),
+      Content::Indexed(View::Cold(_)) => None,
+    }
+  }
+
+  fn cold_digest(self) -> Option<&'a ColdDigest> {
+    match self.content {
+      Content::Indexed(View::Cold(cold)) => Some(cold.digest),
       _ => None,
     }
   }
@@ -119,70 +145,10 @@ impl<'a> Searched<'a> {
   }
 }
 
-/// Which slots are hot and which cold, worked out once per synchronization
-/// result (kept in its [`Memo`]).
-pub(super) struct Plan {
-  /// Slots with a hot shard, ascending.
-  pub(super) hot: Vec<usize>,
-  /// Slots with a cold digest, ascending.
-  pub(super) cold: Arc<Vec<usize>>,
-  /// The cold term dictionary serving every cold slot (unfiltered queries).
-  pub(super) served: OnceLock<Option<Arc<Served>>>,
-  /// The cold digests' kinds, interned on the first filtered query.
-  kinds: OnceLock<ColdKinds>,
-  /// How many sessions there are and their mean length, worked out on the
-  /// first lexical query (ranking's BM25 over sessions).
-  lengths: OnceLock<(usize, f64)>,
-}
-
-impl Plan {
-  fn of(sessions: &Sessions, slots: usize) -> Plan {
-    let (mut hot, mut cold) = (Vec::new(), Vec::new());
-    for slot in 0..slots {
-      let Some(session) = sessions.get(slot) else { continue };
-      if session.shard().is_some() {
-        hot.push(slot);
-      } else if session.digest().is_some() {
-        cold.push(slot);
-      }
-    }
-    Plan { hot, cold: Arc::new(cold), served: OnceLock::new(), kinds: OnceLock::new(), lengths: OnceLock::new() }
-  }
-
-  pub(super) fn cold_kinds(&self, sessions: &Sessions) -> &ColdKinds {
-    self
-      .kinds
-      .get_or_init(|| ColdKinds::of(self.cold.iter().map(|&slot| sessions.at(slot).digest().expect("cold session"))))
-  }
-
-  /// The number of sessions and their mean ranking length: every session
-  /// of the synchronization, whatever a call filters, so a filter that
-  /// passes everything ranks as no filter does. A synchronization has one
-  /// config, so one way of counting echoes.
-  pub(super) fn lengths(&self, sessions: &Sessions, echoes: Echoes) -> (usize, f64) {
-    *self.lengths.get_or_init(|| {
-      let count = self.hot.len() + self.cold.len();
-      let hot = self.hot.iter().map(|&slot| sessions.at(slot).shard().expect("hot").length(echoes));
-      let cold = self.cold.iter().map(|&slot| sessions.at(slot).digest().expect("cold").length);
-      (count, hot.chain(cold).sum::<u64>() as f64 / count.max(1) as f64)
-    })
-  }
-}
-
-/// The plan of a synchronization result, memoized in the result: every call
-/// a reused synchronization answers shares it. Recall is the memo's only
-/// user; were it ever to hold something else, the plan is worked out anew.
-fn plan(sessions: &Sessions, memo: &Memo) -> Arc<Plan> {
-  let make = || Arc::new(Plan::of(sessions, sessions.len()));
-  memo.get_or_init(|| make() as Arc<dyn Any + Send + Sync>).downcast::<Plan>().unwrap_or_else(|_| make())
-}
-
 impl Sessions {
-  fn synced(list: Arc<Vec<Synced>>, memo: &Memo) -> Sessions {
-    let extras = std::iter::repeat_with(OnceCell::new).take(list.len()).collect();
-    let mut sessions = Sessions { list: List::Synced(list), extras, plan: Arc::new(Plan::empty()) };
-    sessions.plan = plan(&sessions, memo);
-    sessions
+  fn indexed(snapshot: Snapshot) -> Sessions {
+    let extras = std::iter::repeat_with(OnceCell::new).take(snapshot.len()).collect();
+    Sessions { list: List::Indexed(snapshot), extras }
   }
 
   fn hydrated(tier: Tier, view: &SessionView) -> Sessions {
@@ -200,17 +166,8 @@ impl Sessions {
       shard: HotShard::build(view.normalized.clone(), None),
     };
     let extras = Extras { rebuilt: OnceCell::new() };
-    let mut sessions = Sessions {
-      list: List::Hydrated(Box::new(hydrated)),
-      extras: vec![OnceCell::from(Box::new(extras))],
-      plan: Arc::new(Plan::empty()),
-    };
-    sessions.plan = Arc::new(Plan::of(&sessions, 1));
-    sessions
-  }
-
-  fn empty() -> Sessions {
-    Sessions { list: List::Synced(Arc::default()), extras: Vec::new(), plan: Arc::new(Plan::empty()) }
+    let partition = Partition { hot: vec![0], cold: Arc::default() };
+    Sessions { list: List::Hydrated(Box::new(hydrated), partition), extras: vec![OnceCell::from(Box::new(extras))] }
   }
 
   /// How many slots there are.
@@ -218,16 +175,21 @@ impl Sessions {
     self.extras.len()
   }
 
+  /// Which slots are hot and which cold.
+  pub(super) fn partition(&self) -> &Partition {
+    match &self.list {
+      List::Indexed(snapshot) => snapshot.partition(),
+      List::Hydrated(_, partition) => partition,
+    }
+  }
+
   /// The session at `slot`; `None` for one the index could not keep.
   pub(super) fn get(&self, slot: usize) -> Option<Searched<'_>> {
-    let (tier, content) = match &self.list {
-      List::Synced(list) => {
-        let synced = list.get(slot)?;
-        (synced.tier, Content::Record(synced.record.as_deref()?))
-      }
-      List::Hydrated(hydrated) => (slot == 0).then_some((hydrated.tier, Content::Hydrated(hydrated)))?,
+    let content = match &self.list {
+      List::Indexed(snapshot) => Content::Indexed(snapshot.view(slot)?),
+      List::Hydrated(hydrated, _) => (slot == 0).then_some(Content::Hydrated(hydrated))?,
     };
-    Some(Searched { tier, content, extras: &self.extras[slot] })
+    Some(Searched { content, extras: &self.extras[slot] })
   }
 
   /// The session at a candidate's slot.
@@ -235,24 +197,56 @@ impl Sessions {
     self.get(slot).expect("a candidate slot holds a session")
   }
 
-  /// The one session searched, when there is exactly one.
-  pub(super) fn only(&self) -> Option<Searched<'_>> {
-    let plan = &self.plan;
-    match (plan.hot.as_slice(), plan.cold.as_slice()) {
-      ([slot], []) | ([], [slot]) => self.get(*slot),
-      _ => None,
+  /// The hot shard at `slot`, one of [`Partition::hot`]'s.
+  pub(super) fn hot(&self, slot: usize) -> &HotShard {
+    match &self.list {
+      List::Indexed(snapshot) => snapshot.hot(slot).shard,
+      List::Hydrated(hydrated, _) => &hydrated.shard,
     }
   }
-}
 
-impl Plan {
-  fn empty() -> Plan {
-    Plan {
-      hot: Vec::new(),
-      cold: Arc::default(),
-      served: OnceLock::new(),
-      kinds: OnceLock::new(),
-      lengths: OnceLock::new(),
+  /// The cold session at `slot`, one of [`Partition::cold`]'s.
+  pub(super) fn cold(&self, slot: usize) -> ColdView<'_> {
+    match &self.list {
+      List::Indexed(snapshot) => snapshot.cold(slot),
+      List::Hydrated(..) => unreachable!("a hydrated session is hot: it has no cold slot"),
+    }
+  }
+
+  /// Per cold slot, how many of its addresses have a kind `matches` accepts.
+  pub(super) fn cold_matching(&self, matches: impl Fn(&crate::session::entry::Typed) -> bool) -> Vec<usize> {
+    match &self.list {
+      List::Indexed(snapshot) => snapshot.cold_kinds().matching(matches).collect(),
+      List::Hydrated(..) => Vec::new(),
+    }
+  }
+
+  /// How many sessions there are and their mean ranking length (see
+  /// [`Snapshot::lengths`]).
+  pub(super) fn lengths(&self, echoes: Echoes) -> (usize, f64) {
+    match &self.list {
+      List::Indexed(snapshot) => snapshot.lengths(echoes),
+      List::Hydrated(..) => (1, self.at(0).length(echoes) as f64),
+    }
+  }
+
+  /// The cold term dictionary serving the cold slots `slots`: every cold
+  /// slot (served once per snapshot) or a filter's subset.
+  pub(super) fn serve_cold(&self, every: bool, slots: &[usize], max_record_bytes: u64) -> Option<Arc<Served>> {
+    match &self.list {
+      List::Indexed(snapshot) if every => snapshot.serve_every_cold(max_record_bytes),
+      List::Indexed(snapshot) => snapshot.serve_cold(slots, max_record_bytes).map(Arc::new),
+      // No cold slot: no dictionary serves any.
+      List::Hydrated(..) => None,
+    }
+  }
+
+  /// The one session searched, when there is exactly one.
+  pub(super) fn only(&self) -> Option<Searched<'_>> {
+    let partition = self.partition();
+    match (partition.hot.as_slice(), partition.cold.as_slice()) {
+      ([slot], []) | ([], [slot]) => self.get(*slot),
+      _ => None,
     }
   }
 }
@@ -262,16 +256,13 @@ impl<'a> Searched<'a> {
   /// that can no longer be read back is rebuilt from source, once; `Err`
   /// when that fails too.
   pub(super) fn cold_content(self, engine: &Engine, branches: Branches) -> Option<Result<&'a ColdContent, Unreadable>> {
-    let digest = self.digest()?;
+    let digest = self.cold_digest()?;
     Some(digest.content().or_else(|_| {
       let rebuilt = self
         .extras()
         .rebuilt
         .get_or_init(|| index::rebuild_cold(&engine.index_context(), Path::new(self.file()), branches));
-      match rebuilt.as_deref().map(|record| &record.body) {
-        Some(Body::Cold(digest)) => digest.content(),
-        _ => Err(Unreadable),
-      }
+      rebuilt.as_deref().and_then(ColdView::of).map_or(Err(Unreadable), |cold| cold.digest.content())
     }))
   }
 
@@ -285,8 +276,8 @@ impl<'a> Searched<'a> {
     if let Content::Hydrated(hydrated) = self.content {
       return (Some(&hydrated.lineage_path), hydrated.lineage_tip.as_deref());
     }
-    let Some(shard) = self.shard().filter(|shard| shard.resume.is_some()) else {
-      return (None, self.digest().and_then(|d| d.tip.as_ref()).map(|tip| tip.id.as_str()));
+    let Some(shard) = self.hot_shard().filter(|shard| shard.resume.is_some()) else {
+      return (None, self.cold_digest().and_then(|d| d.tip.as_ref()).map(|tip| tip.id.as_str()));
     };
     let resume = shard.resume.as_ref().expect("a resume state");
     let tip = resume.selected.last().and_then(|&o| resume.nodes.get(o as usize)).and_then(|n| n.id.as_deref());
@@ -310,7 +301,7 @@ impl<'a> Searched<'a> {
         Branches::Active => self.lineage(live).0,
         Branches::All => None,
       },
-      tip: self.digest().and_then(|d| d.tip.as_ref()),
+      tip: self.cold_digest().and_then(|d| d.tip.as_ref()),
     }
   }
 }
@@ -326,10 +317,11 @@ fn out_of_bounds(first: i64, last: i64, count: usize) -> ContractError {
 /// Loads the sessions to search: index records, or for an explicit
 /// `session:` scope the source itself (hydration, never promoted).
 pub(super) fn searched(engine: &Engine, request: &RecallRequest) -> Result<(Sessions, Coverage), ContractError> {
-  let synced = index::sync(&engine.index_context(), &request.scope, request.branches)?;
-  let mut coverage = synced.coverage;
+  let mut synced = index::sync(&engine.index_context(), &request.scope, request.branches)?;
+  // Taken, not cloned: the call answers with it; the sessions keep the rest.
+  let mut coverage = std::mem::take(&mut synced.coverage);
   if let Scope::Explicit(_) = request.scope {
-    let Some(session) = synced.sessions.first() else { return Ok((Sessions::empty(), coverage)) };
+    let Some(session) = synced.sessions.first() else { return Ok((Sessions::indexed(synced), coverage)) };
     let view = engine.load_bound(&session.path, request.branches, &engine.config.index_policy(), &request.binding)?;
     if let Some((first, last)) = request.entry_range {
       let count = view.normalized.entries.len();
@@ -345,5 +337,5 @@ pub(super) fn searched(engine: &Engine, request: &RecallRequest) -> Result<(Sess
     }
     return Ok((Sessions::hydrated(session.tier, &view), coverage));
   }
-  Ok((Sessions::synced(synced.sessions, &synced.memo), coverage))
+  Ok((Sessions::indexed(synced), coverage))
 }

@@ -5,8 +5,7 @@
 use super::{Search, MAX_DIGEST_CANDIDATES};
 use crate::coverage::Reason;
 use crate::engine::Engine;
-use crate::index::cold::ColdContent;
-use crate::index::{self, dictionary};
+use crate::index::snapshot::ColdContent;
 use crate::ops::recall::searched::Searched;
 use crate::query::plan::Query;
 use std::sync::Arc;
@@ -105,18 +104,8 @@ impl Search<'_> {
   /// synchronization, served once per synchronization result.
   pub(super) fn serve_cold_terms(&mut self) {
     if matches!(self.request.query, Query::Literal { .. } | Query::Phrase { .. }) {
-      let which = if self.cold.is_every() { dictionary::Candidates::Every } else { dictionary::Candidates::Subset };
-      let serve = || {
-        let candidates: Vec<dictionary::Candidate<'_>> = (self.cold.slots.iter())
-          .map(|&slot| (slot, self.sessions.at(slot).file(), self.sessions.at(slot).digest().expect("cold")))
-          .collect();
-        let (dir, max_record) = (&self.index_dir, self.config.max_cold_cache_bytes);
-        index::serve_cold_terms(dir, self.request.branches, (&candidates, which), max_record).map(Arc::new)
-      };
-      self.cold_terms = match self.cold.is_every() {
-        true => self.sessions.plan.served.get_or_init(serve).clone(),
-        false => serve(),
-      };
+      let max_record = self.config.max_cold_cache_bytes;
+      self.cold_terms = self.sessions.serve_cold(self.cold.is_every(), &self.cold.slots, max_record);
     }
     if self.cold_terms.is_some() {
       self.cold.within = self.cold.slots.len();

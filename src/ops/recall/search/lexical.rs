@@ -4,7 +4,7 @@
 use super::cold::by_session;
 use super::{Item, Matched, Search, MAX_DIGEST_CANDIDATES};
 use crate::coverage::Reason;
-use crate::index::cold::Echoes;
+use crate::index::snapshot::Echoes;
 use crate::query::score::{bm25, idf, session_frequency, PART_WEIGHT};
 use crate::tokenize::part_term;
 use rustc_hash::FxHashMap;
@@ -56,7 +56,7 @@ impl Search<'_> {
   fn hot_postings(&self, term: &str, part: &str) -> Vec<(usize, usize, f64)> {
     let mut out = Vec::new();
     for &(slot, ref docs) in &self.hot {
-      let shard = self.sessions.at(slot).shard().expect("hot session");
+      let shard = self.sessions.hot(slot);
       let whole = docs.restrict(shard.postings.get(term)).map(|(doc, tf)| (doc, f64::from(tf)));
       let parts = docs.restrict(shard.postings.get(part)).map(|(doc, tf)| (doc, f64::from(tf) * PART_WEIGHT));
       let evidence = merge_by_doc(whole, parts).filter(|&(doc, _)| self.is_evidence(shard, doc));
@@ -70,7 +70,7 @@ impl Search<'_> {
   fn average_length(&self) -> f64 {
     let (mut sum, mut count) = (0u64, 0usize);
     for &(slot, ref docs) in self.hot.iter().filter(|(_, docs)| !docs.is_empty()) {
-      let shard = self.sessions.at(slot).shard().expect("hot session");
+      let shard = self.sessions.hot(slot);
       sum += docs.length_sum(&shard.postings.doc_lengths);
       count += docs.len();
     }
@@ -85,11 +85,7 @@ impl Search<'_> {
   /// A session's ranking length: the same number in a hot shard and in a
   /// cold digest of the same entries.
   fn session_length(&self, slot: usize, echoes: Echoes) -> u32 {
-    let session = self.sessions.at(slot);
-    let length = match session.shard() {
-      Some(shard) => shard.length(echoes),
-      None => session.digest().expect("cold").length,
-    };
+    let length = self.sessions.at(slot).length(echoes);
     length.clamp(1, u64::from(u32::MAX)) as u32
   }
 
@@ -103,7 +99,7 @@ impl Search<'_> {
       if docs.is_empty() {
         continue;
       }
-      let frequency = self.sessions.at(slot).shard().expect("hot").frequency(term, echoes);
+      let frequency = self.sessions.hot(slot).frequency(term, echoes);
       if frequency > 0 {
         out.insert(slot, frequency);
       }
@@ -127,7 +123,7 @@ impl Search<'_> {
   /// in every tier.
   pub(super) fn lexical(&mut self, terms: &[String], all: bool, cold_needs_all: bool) -> Vec<Item> {
     let echoes = Echoes::of(self.config);
-    let (sessions, average_session) = self.sessions.plan.lengths(&self.sessions, echoes);
+    let (sessions, average_session) = self.sessions.lengths(echoes);
     let average_entry = self.average_length();
     let mut session_scores: FxHashMap<usize, f64> = FxHashMap::default();
     // A hot session's length is a pass over its entries: once per call, not per term.
@@ -149,11 +145,11 @@ impl Search<'_> {
         *session_scores.entry(slot).or_insert(0.0) += bm25(weight, frequency, length, average_session);
       }
       let scored = self.hot_postings(term, &part).into_iter().map(|(slot, doc, tf)| {
-        let length = self.sessions.at(slot).shard().expect("hot").postings.doc_lengths[doc];
+        let length = self.sessions.hot(slot).postings.doc_lengths[doc];
         ((slot, doc), bm25(weight, tf, length, average_entry))
       });
       hot = accumulate(hot, scored);
-      cold.push(holding.into_iter().filter(|slot| self.sessions.at(*slot).shard().is_none()).collect());
+      cold.push(holding.into_iter().filter(|slot| !self.sessions.at(*slot).is_hot()).collect());
     }
     let session_score = |slot: usize| session_scores.get(&slot).copied().unwrap_or(0.0);
     let entries: Vec<((usize, usize), f64)> = hot

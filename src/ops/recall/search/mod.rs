@@ -15,8 +15,7 @@ pub use super::RecallRequest;
 use crate::coverage::Reason;
 use crate::engine::Engine;
 use crate::error::ContractError;
-use crate::index::cold::Echoes;
-use crate::index::dictionary;
+use crate::index::snapshot::{Echoes, HotShard, Served};
 use crate::query::plan::Query;
 use crate::query::regex::BoundedRegex;
 use crate::session::entry::Entry;
@@ -63,11 +62,10 @@ pub(super) struct Search<'r> {
   /// The hot sessions' slots (ascending) and candidate entries.
   hot: Vec<(usize, Docs)>,
   cold: Cold,
-  cold_terms: Option<Arc<dictionary::Served>>,
+  cold_terms: Option<Arc<Served>>,
   /// Every cold hit of a lexical query as `slot << 32 | term position`,
   /// ascending: by session, then in query order.
   pub(super) cold_hits: Vec<u64>,
-  index_dir: std::path::PathBuf,
   /// A cold record's content could not be read back when it was needed.
   unreadable: std::cell::Cell<bool>,
   pub(super) reasons: BTreeSet<Reason>,
@@ -84,7 +82,6 @@ impl<'r> Search<'r> {
       cold: Cold::default(),
       cold_terms: None,
       cold_hits: Vec::new(),
-      index_dir: engine.index_dir(),
       unreadable: Default::default(),
       sessions,
       reasons: BTreeSet::new(),
@@ -96,7 +93,7 @@ impl<'r> Search<'r> {
   /// Where the entries of a hot session recall may see end: the live
   /// session stops before the turn in progress, which is not evidence
   /// about the past.
-  fn visible_end(&self, session: Searched<'_>, shard: &crate::index::hot::HotShard) -> usize {
+  fn visible_end(&self, session: Searched<'_>, shard: &HotShard) -> usize {
     let live = self.live_branch(session).filter(|_| !self.config.recall_current_turn);
     live.and_then(|live| turn_start(&shard.entries, live)).unwrap_or(usize::MAX).min(shard.entries.len())
   }
@@ -104,29 +101,28 @@ impl<'r> Search<'r> {
   fn collect_candidates(&mut self) {
     let filters = &self.request.filters;
     let mut budget = MAX_ENTRY_CANDIDATES;
-    let plan = self.sessions.plan.clone();
-    for &slot in &plan.hot {
-      let session = self.sessions.at(slot);
-      let shard = session.shard().expect("hot session");
+    let sessions = &self.sessions;
+    for &slot in &sessions.partition().hot {
+      let (session, shard) = (sessions.at(slot), sessions.hot(slot));
       let window = docs::window(self.request.entry_range, self.visible_end(session, shard));
       let docs = docs::candidates(&shard.entries, || shard.kinds(), window, filters, &mut budget, &mut self.reasons);
       self.hot.push((slot, docs));
     }
     if filters.is_empty() {
-      self.cold = Cold::every(plan.cold.clone());
+      self.cold = Cold::every(sessions.partition().cold.clone());
       return;
     }
     let counts: Vec<usize> = if filters.since.is_none() && filters.until.is_none() {
-      plan.cold_kinds(&self.sessions).matching(|typed| filters.matches(typed)).collect()
+      sessions.cold_matching(|typed| filters.matches(typed))
     } else {
       let matching = |slot: usize| {
-        let content = cold_content(self.sessions.at(slot), self.engine, self.request.branches, &self.unreadable);
+        let content = cold_content(sessions.at(slot), self.engine, self.request.branches, &self.unreadable);
         content.map_or(0, |content| content.addresses.iter().filter(|a| filters.matches(&a.typed)).count())
       };
-      plan.cold.iter().map(|&slot| matching(slot)).collect()
+      sessions.partition().cold.iter().map(|&slot| matching(slot)).collect()
     };
     let (mut slots, mut structural) = (Vec::new(), Vec::new());
-    for (&slot, count) in plan.cold.iter().zip(counts).filter(|(_, count)| *count > 0) {
+    for (&slot, count) in sessions.partition().cold.iter().zip(counts).filter(|(_, count)| *count > 0) {
       slots.push(slot);
       structural.push(count);
     }
@@ -135,15 +131,15 @@ impl<'r> Search<'r> {
   }
 
   pub(super) fn entry(&self, slot: usize, doc: usize) -> &Entry {
-    &self.sessions.at(slot).shard().expect("hot session").entries[doc]
+    &self.sessions.hot(slot).entries[doc]
   }
 
   fn weight(&self, slot: usize, doc: usize) -> f64 {
-    self.sessions.at(slot).shard().expect("hot session").provenance(doc).weight(&self.request.filters)
+    self.sessions.hot(slot).provenance(doc).weight(&self.request.filters)
   }
 
   /// May hot entry `doc`'s text match a query (`HotShard::is_evidence`)?
-  fn is_evidence(&self, shard: &crate::index::hot::HotShard, doc: usize) -> bool {
+  fn is_evidence(&self, shard: &HotShard, doc: usize) -> bool {
     shard.is_evidence(doc, Echoes::of(self.config))
   }
 

@@ -31,7 +31,7 @@ impl Search<'_> {
     if terms.is_empty() {
       // Punctuation-only phrases have no terms to prefilter by.
       for &(slot, ref docs) in &self.hot {
-        let shard = self.sessions.at(slot).shard().expect("hot session");
+        let shard = self.sessions.hot(slot);
         for doc in docs.iter().filter(|&doc| self.is_evidence(shard, doc)) {
           if self.holds_phrase(slot, doc, phrase, &mut cut) {
             items.push(Item::Entry { session: slot, doc, score: self.weight(slot, doc) });
@@ -49,7 +49,7 @@ impl Search<'_> {
     let mut items = Vec::new();
     let mut cut = false;
     for &(slot, ref docs) in &self.hot {
-      let shard = self.sessions.at(slot).shard().expect("hot session");
+      let shard = self.sessions.hot(slot);
       for doc in docs.iter().filter(|&doc| self.is_evidence(shard, doc)) {
         match regex.test(&self.entry(slot, doc).text) {
           Ok(true) => items.push(Item::Entry { session: slot, doc, score: self.weight(slot, doc) }),

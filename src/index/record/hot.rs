@@ -3,7 +3,7 @@
 
 use super::cold::Lazy;
 use super::vocabulary::Vocabulary;
-use super::IndexCoverage;
+use crate::coverage::IndexCoverage;
 use crate::coverage::Reason;
 use crate::session::entry::Provenance;
 use crate::session::entry::{Entry, Normalized, Typed};
@@ -218,7 +218,7 @@ impl HotShard {
   /// The session's frequency class of stored term `term` (0: absent), as
   /// a cold digest of the same entries keeps it: every occurrence adds its
   /// entry's field units; echoes count only when `echoes` keeps them.
-  pub fn frequency(&self, term: &str, echoes: crate::index::cold::Echoes) -> u8 {
+  pub fn frequency(&self, term: &str, echoes: crate::index::record::cold::Echoes) -> u8 {
     let counted = self.postings.get(term).iter().filter(|(doc, _)| self.is_evidence(*doc as usize, echoes));
     let tenths: u64 = counted.map(|&(doc, tf)| u64::from(tf) * self.provenance(doc as usize).field_units()).sum();
     if tenths == 0 {
@@ -230,7 +230,7 @@ impl HotShard {
 
   /// The session's length for ranking, as a cold digest of the same entries
   /// keeps it (`ColdDigest::length`).
-  pub fn length(&self, echoes: crate::index::cold::Echoes) -> u64 {
+  pub fn length(&self, echoes: crate::index::record::cold::Echoes) -> u64 {
     let docs = 0..self.postings.doc_lengths.len();
     let counted = docs.filter(|&doc| self.is_evidence(doc, echoes));
     counted.map(|doc| u64::from(self.postings.doc_lengths[doc]) * self.provenance(doc).field_units()).sum()
@@ -239,8 +239,8 @@ impl HotShard {
   /// May entry `doc`'s text match a query and count in the session's
   /// statistics? Not an echo of this package's own recall traffic
   /// (`session::echo`), unless `echoes` keeps them.
-  pub fn is_evidence(&self, doc: usize, echoes: crate::index::cold::Echoes) -> bool {
-    echoes == crate::index::cold::Echoes::Kept
+  pub fn is_evidence(&self, doc: usize, echoes: crate::index::record::cold::Echoes) -> bool {
+    echoes == crate::index::record::cold::Echoes::Kept
       || !self.echoes.get_or_init(|| crate::session::echo::echoes(&self.entries))[doc]
   }
 

@@ -8,7 +8,7 @@
 
 use super::kind::Kind;
 use super::vocabulary::Vocabulary;
-use super::IndexCoverage;
+use crate::coverage::IndexCoverage;
 use crate::coverage::Reason;
 use crate::session::binding::BoundTip;
 use crate::session::entry::{Entry, Normalized, Typed};

@@ -3,7 +3,7 @@
 //! kind instead of once per kind of every digest (~50 each).
 
 use super::ColdDigest;
-use crate::index::kind::Kind;
+use crate::index::record::kind::Kind;
 use crate::session::entry::Typed;
 use std::collections::HashMap;
 

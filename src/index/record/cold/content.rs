@@ -4,7 +4,7 @@
 
 use super::derived::{Lazy, LazyFilter, TermFilter};
 use super::Address;
-use crate::index::vocabulary::Vocabulary;
+use crate::index::record::vocabulary::Vocabulary;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 

@@ -1,0 +1,248 @@
+//! What a synchronization hands an operation: the session list, its
+//! coverage, and what is worked out once per result and shared by every
+//! call a reused synchronization answers (which slots are hot and which
+//! cold, the cold term dictionary serving every cold slot, the cold digests'
+//! kinds interned, the ranking lengths). Sessions are read through typed
+//! views: a hot view holds its shard, a cold view its digest, so no reader
+//! matches a record's body or unwraps an `Option` it already knows is `Some`.
+
+use super::dictionary::{self, Candidate, Candidates};
+use super::record::{Body, Tier};
+use super::sync::Synced;
+use super::Index;
+use crate::coverage::Coverage;
+use crate::session::lineage::Branches;
+use std::sync::{Arc, OnceLock};
+
+// The segment types the views hand out, re-exported so that an operation
+// names one module of the index: where the record's parts live (hot, cold,
+// dictionary) stays the index's own business.
+pub use super::dictionary::Served;
+pub use super::record::cold::{ColdContent, ColdDigest, ColdKinds, Echoes, Unreadable};
+pub use super::record::hot::{EntryKinds, HotShard};
+pub use super::record::CacheRecord;
+
+/// Cheap to clone: a reused synchronization hands every call the same
+/// session list and the same [`Derived`] state.
+#[derive(Clone)]
+pub struct Snapshot {
+  pub sessions: Arc<Vec<Synced>>,
+  pub coverage: Coverage,
+  derived: Arc<Derived>,
+}
+
+/// What a snapshot works out about its sessions, each on first use. Every
+/// clone of a snapshot shares it and every synchronization makes a new one,
+/// so it never outlives the session list it was worked out from.
+struct Derived {
+  /// The index the snapshot came from: its dictionary shards serve the
+  /// cold slots. Indexes live as long as the process (`Index::shared`
+  /// never drops one), so the index holding its last snapshot is no leak.
+  index: Arc<Index>,
+  branches: Branches,
+  partition: OnceLock<Partition>,
+  /// The cold term dictionary serving every cold slot (unfiltered queries).
+  served: OnceLock<Option<Arc<Served>>>,
+  /// The cold digests' kinds, in cold slot order (filtered queries).
+  kinds: OnceLock<ColdKinds>,
+  /// How many sessions there are and their mean ranking length.
+  lengths: OnceLock<(usize, f64)>,
+}
+
+/// Which slots hold a hot shard and which a cold digest, each ascending.
+/// A slot the index could not keep is in neither.
+pub struct Partition {
+  pub hot: Vec<usize>,
+  pub cold: Arc<Vec<usize>>,
+}
+
+/// A hot session: its record's head and its shard.
+#[derive(Clone, Copy)]
+pub struct HotView<'a> {
+  pub head: &'a CacheRecord,
+  pub shard: &'a HotShard,
+}
+
+/// A cold session: its record's head and its digest.
+#[derive(Clone, Copy)]
+pub struct ColdView<'a> {
+  pub head: &'a CacheRecord,
+  pub digest: &'a ColdDigest,
+}
+
+/// One session of a snapshot, by tier.
+#[derive(Clone, Copy)]
+pub enum View<'a> {
+  Hot(HotView<'a>),
+  Cold(ColdView<'a>),
+}
+
+impl<'a> ColdView<'a> {
+  /// The cold view of a record held outside any snapshot (one rebuilt
+  /// from source: `index::rebuild_cold`); `None` for a hot record.
+  pub fn of(head: &'a CacheRecord) -> Option<ColdView<'a>> {
+    match View::of(head, Tier::Cold)? {
+      View::Cold(cold) => Some(cold),
+      View::Hot(_) => None,
+    }
+  }
+}
+
+impl<'a> View<'a> {
+  /// `head`'s view, when its body is of `tier`.
+  fn of(head: &'a CacheRecord, tier: Tier) -> Option<View<'a>> {
+    match (&head.body, tier) {
+      (Body::Hot(shard), Tier::Hot) => Some(View::Hot(HotView { head, shard })),
+      (Body::Cold(digest), Tier::Cold) => Some(View::Cold(ColdView { head, digest })),
+      _ => None,
+    }
+  }
+
+  pub fn head(self) -> &'a CacheRecord {
+    match self {
+      View::Hot(hot) => hot.head,
+      View::Cold(cold) => cold.head,
+    }
+  }
+
+  pub fn tier(self) -> Tier {
+    match self {
+      View::Hot(_) => Tier::Hot,
+      View::Cold(_) => Tier::Cold,
+    }
+  }
+
+  /// The session's ranking length: the same number in a hot shard and in a
+  /// cold digest of the same entries.
+  pub fn length(self, echoes: Echoes) -> u64 {
+    match self {
+      View::Hot(hot) => hot.shard.length(echoes),
+      View::Cold(cold) => cold.digest.length,
+    }
+  }
+}
+
+impl Snapshot {
+  pub(super) fn new(index: Arc<Index>, branches: Branches, sessions: Arc<Vec<Synced>>, coverage: Coverage) -> Snapshot {
+    let derived = Derived {
+      index,
+      branches,
+      partition: OnceLock::new(),
+      served: OnceLock::new(),
+      kinds: OnceLock::new(),
+      lengths: OnceLock::new(),
+    };
+    Snapshot { sessions, coverage, derived: Arc::new(derived) }
+  }
+
+  /// Is `other` this very snapshot (a clone of it, sharing what it worked out)?
+  #[cfg(test)]
+  pub(crate) fn is(&self, other: &Snapshot) -> bool {
+    Arc::ptr_eq(&self.derived, &other.derived)
+  }
+
+  /// How many slots there are (sessions kept or not).
+  pub fn len(&self) -> usize {
+    self.sessions.len()
+  }
+
+  pub fn is_empty(&self) -> bool {
+    self.sessions.is_empty()
+  }
+
+  /// The tier and record of every session the index could keep, in order.
+  pub fn records(&self) -> impl Iterator<Item = (Tier, &CacheRecord)> {
+    self.sessions.iter().filter_map(|s| Some((s.tier, s.record.as_deref()?)))
+  }
+
+  /// The session at `slot`, when it holds the body of its tier.
+  pub fn view(&self, slot: usize) -> Option<View<'_>> {
+    let synced = self.sessions.get(slot)?;
+    View::of(synced.record.as_deref()?, synced.tier)
+  }
+
+  /// The hot session at `slot`, one of [`Partition::hot`]'s: like indexing
+  /// a slice, any other slot is the caller's bug and panics.
+  pub fn hot(&self, slot: usize) -> HotView<'_> {
+    match self.view(slot) {
+      Some(View::Hot(hot)) => hot,
+      _ => panic!("slot {slot} is not a hot session"),
+    }
+  }
+
+  /// The cold session at `slot`, one of [`Partition::cold`]'s (see [`Snapshot::hot`]).
+  pub fn cold(&self, slot: usize) -> ColdView<'_> {
+    match self.view(slot) {
+      Some(View::Cold(cold)) => cold,
+      _ => panic!("slot {slot} is not a cold session"),
+    }
+  }
+
+  pub fn partition(&self) -> &Partition {
+    self.derived.partition.get_or_init(|| {
+      let (mut hot, mut cold) = (Vec::new(), Vec::new());
+      for slot in 0..self.len() {
+        match self.view(slot) {
+          Some(View::Hot(_)) => hot.push(slot),
+          Some(View::Cold(_)) => cold.push(slot),
+          None => {}
+        }
+      }
+      Partition { hot, cold: Arc::new(cold) }
+    })
+  }
+
+  /// The cold digests' kinds, interned, in [`Partition::cold`]'s order.
+  pub fn cold_kinds(&self) -> &ColdKinds {
+    let cold = &self.partition().cold;
+    self.derived.kinds.get_or_init(|| ColdKinds::of(cold.iter().map(|&slot| self.cold(slot).digest)))
+  }
+
+  /// The number of sessions and their mean ranking length: every session
+  /// of the synchronization, whatever a call filters, so a filter that
+  /// passes everything ranks as no filter does. A synchronization has one
+  /// config, so one way of counting echoes.
+  pub fn lengths(&self, echoes: Echoes) -> (usize, f64) {
+    *self.derived.lengths.get_or_init(|| {
+      let partition = self.partition();
+      let count = partition.hot.len() + partition.cold.len();
+      let slots = partition.hot.iter().chain(partition.cold.iter());
+      let total: u64 = slots.map(|&slot| self.view(slot).expect("a partitioned slot").length(echoes)).sum();
+      (count, total as f64 / count.max(1) as f64)
+    })
+  }
+
+  /// The cold term dictionary serving every cold slot (see
+  /// [`dictionary::serve`]), worked out once per snapshot.
+  pub fn serve_every_cold(&self, max_record_bytes: u64) -> Option<Arc<Served>> {
+    let cold = &self.partition().cold;
+    let served = || self.serve(cold, Candidates::Every, max_record_bytes).map(Arc::new);
+    self.derived.served.get_or_init(served).clone()
+  }
+
+  /// The cold term dictionary serving the cold slots `slots` (a filter's).
+  pub fn serve_cold(&self, slots: &[usize], max_record_bytes: u64) -> Option<Served> {
+    self.serve(slots, Candidates::Subset, max_record_bytes)
+  }
+
+  fn serve(&self, slots: &[usize], which: Candidates, max_record_bytes: u64) -> Option<Served> {
+    let candidate = |slot: usize| {
+      let cold = self.cold(slot);
+      (slot, cold.head.file.as_str(), cold.digest)
+    };
+    let candidates: Vec<Candidate<'_>> = slots.iter().map(|&slot| candidate(slot)).collect();
+    let derived = &self.derived;
+    dictionary::serve(&derived.index, derived.branches, (&candidates, which), max_record_bytes)
+  }
+}
+
+impl std::fmt::Debug for Snapshot {
+  fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+    let partitioned = self.derived.partition.get().is_some();
+    f.debug_struct("Snapshot")
+      .field("sessions", &self.sessions)
+      .field("coverage", &self.coverage)
+      .field("partitioned", &partitioned)
+      .finish()
+  }
+}
