@@ -18,109 +18,12 @@ use crate::coverage::Reason;
 use crate::text::truncate_scalars;
 use serde::Deserialize;
 use serde_json::value::RawValue;
-use serde_json::Value;
-use std::borrow::Cow;
 use std::collections::{BTreeSet, HashMap};
 
-/// Tool-call argument JSON is cut to this many scalars in entry text.
-const TOOL_ARGS_SCALARS: usize = 400;
+mod content;
 
-#[derive(Default)]
-struct Message<'a> {
-  role: Option<Cow<'a, str>>,
-  content: Option<&'a RawValue>,
-  tool_name: Option<&'a RawValue>,
-  is_error: Option<&'a RawValue>,
-  error_message: Option<&'a RawValue>,
-  command: Option<&'a RawValue>,
-  output: Option<&'a RawValue>,
-  exit_code: Option<&'a RawValue>,
-  cancelled: Option<&'a RawValue>,
-  custom_type: Option<&'a RawValue>,
-  summary: Option<&'a RawValue>,
-  details: Option<&'a RawValue>,
-  from_id: Option<&'a RawValue>,
-  timestamp: Option<&'a RawValue>,
-}
-
-json::last_wins!(Message {
-  cow { role: "role" }
-  raw {
-    content: "content", tool_name: "toolName", is_error: "isError", error_message: "errorMessage",
-    command: "command", output: "output", exit_code: "exitCode", cancelled: "cancelled",
-    custom_type: "customType", summary: "summary", details: "details", from_id: "fromId", timestamp: "timestamp",
-  }
-});
-
-#[derive(Default)]
-struct Block<'a> {
-  kind: Option<Cow<'a, str>>,
-  text: Option<&'a RawValue>,
-  thinking: Option<&'a RawValue>,
-  name: Option<&'a RawValue>,
-  arguments: Option<&'a RawValue>,
-}
-
-json::last_wins!(Block {
-  cow { kind: "type" }
-  raw { text: "text", thinking: "thinking", name: "name", arguments: "arguments" }
-});
-
-/// Content as a string or an array of blocks; anything else is empty.
-fn blocks(raw: Option<&RawValue>) -> (Option<String>, Vec<Block<'_>>) {
-  let Some(raw) = raw else { return (None, Vec::new()) };
-  if let Some(text) = json::string(Some(raw)) {
-    return (Some(text), Vec::new());
-  }
-  let items: Vec<&RawValue> = serde_json::from_str(raw.get()).unwrap_or_default();
-  let parsed = items.into_iter().map(|item| serde_json::from_str(item.get()).unwrap_or_default()).collect();
-  (None, parsed)
-}
-
-/// Text of `string | (TextContent | ImageContent)[]` content; images dropped.
-fn plain_text(raw: Option<&RawValue>) -> String {
-  let (text, parts) = blocks(raw);
-  if let Some(text) = text {
-    return text;
-  }
-  parts
-    .iter()
-    .filter(|b| b.kind.as_deref() == Some("text"))
-    .filter_map(|b| json::string(b.text))
-    .collect::<Vec<_>>()
-    .join("\n")
-}
-
-/// `JSON.stringify(args)` cut to 400 scalars with `…`.
-fn tool_call_text(name: &str, arguments: Option<&RawValue>) -> String {
-  let args = arguments.map(|raw| json::compact(raw.get())).unwrap_or_else(|| "{}".into());
-  let (kept, cut) = truncate_scalars(&args, TOOL_ARGS_SCALARS);
-  format!("Tool: {name}({kept}{})", if cut { "…" } else { "" })
-}
-
-fn is_path_key(key: &str) -> bool {
-  let key = key.to_ascii_lowercase();
-  ["file", "files", "path", "paths"].iter().any(|suffix| key.ends_with(suffix))
-}
-
-/// Paths from tool arguments: every non-empty string whose nearest key ends
-/// in file(s)/path(s), array items inheriting their key; deduplicated in order.
-pub fn argument_paths(value: &Value, out: &mut Vec<String>) {
-  fn walk(value: &Value, key: Option<&str>, out: &mut Vec<String>) {
-    match value {
-      Value::String(text) => {
-        let trimmed = text.trim();
-        if key.is_some_and(is_path_key) && !trimmed.is_empty() && !out.iter().any(|p| p == trimmed) {
-          out.push(trimmed.to_string());
-        }
-      }
-      Value::Array(items) => items.iter().for_each(|item| walk(item, key, out)),
-      Value::Object(map) => map.iter().for_each(|(k, v)| walk(v, Some(k), out)),
-      _ => {}
-    }
-  }
-  walk(value, None, out);
-}
+pub use content::argument_paths;
+use content::{blocks, plain_text, tool_call_text, Message};
 
 /// Sets `provider/action/ref` for Pi's built-in tools and this package's.
 fn mark_pi_tool(entry: &mut Entry) {
