@@ -41,11 +41,38 @@ async function piWorld(prefix) {
     return { session, notes }
   }
   const { fauxAssistantMessage, fauxToolCall, fauxText } = ai
-  return { fauxAssistantMessage, fauxToolCall, fauxText, faux, agentDir, cwd, open, sessions, root, savedEnv }
+  let calls = 0
+  /** Runs one faux turn in `host` that calls `tool` with `args` and returns the tool result's text. */
+  const call = async (host, tool, args) => {
+    let result
+    const id = `c${++calls}`
+    faux.setResponses([
+      () => fauxAssistantMessage(fauxToolCall(tool, args, { id }), { stopReason: 'toolUse' }),
+      (ctx) => {
+        const message = ctx.messages.find((m) => m.role === 'toolResult' && m.toolCallId === id)
+        result = message.content.filter((b) => b.type === 'text').map((b) => b.text).join('')
+        return fauxAssistantMessage(fauxText('ok'))
+      },
+    ])
+    await host.session.prompt('look it up')
+    return result
+  }
+  const indexDir = join(agentDir, 'fabric', 'memory-index')
+  /** The index dir's files that hold KEEPER's bytes. */
+  const indexHolds = () => readdirSync(indexDir).filter((name) => readFileSync(join(indexDir, name)).includes(KEEPER))
+  /** Before a forget: the secret is found (through the host API: a tool call would copy it into this session), and
+   * the index holds its words (so the checks after the forget can fail). */
+  const checkBefore = async () => {
+    const { createMemory } = await import(join(PACKAGE_DIR, 'dist', 'extension', 'recall', 'create-memory.mjs'))
+    assert.equal((await createMemory({ agentDir, cwd }).recall({ query: SECRET, scope: 'global' })).total, 1)
+    assert.ok(indexHolds().length > 0, 'the index holds the secret before the forget (the check below can fail)')
+  }
+  return { fauxAssistantMessage, fauxText, faux, agentDir, indexDir, open, call, indexHolds, checkBefore, sessions, root, savedEnv }
 }
 
 test('a forgotten session is absent from every answer and its records are gone from the index dir', { timeout: 90_000 }, async () => {
-  const { fauxAssistantMessage, fauxToolCall, fauxText, faux, agentDir, cwd, open, sessions, root, savedEnv } = await piWorld('pfm-forget-')
+  const world = await piWorld('pfm-forget-')
+  const { fauxAssistantMessage, fauxText, faux, indexDir, open, indexHolds, sessions, root, savedEnv } = world
   try {
     const earlier = []
     for (const answer of [`The zanzibar vault password is ${SECRET}, kept by ${KEEPER}.`, 'The zanzibar deploy runs at noon.']) {
@@ -57,30 +84,9 @@ test('a forgotten session is absent from every answer and its records are gone f
     const [secret, other] = earlier
     const secretBytes = readFileSync(secret.file)
 
-    /** Runs one faux turn that calls `tool` with `args` and returns the result's parsed JSON. */
     const host = await open()
-    let calls = 0
-    const call = async (tool, args) => {
-      let result
-      const id = `c${++calls}`
-      faux.setResponses([
-        () => fauxAssistantMessage(fauxToolCall(tool, args, { id }), { stopReason: 'toolUse' }),
-        (ctx) => {
-          const message = ctx.messages.find((m) => m.role === 'toolResult' && m.toolCallId === id)
-          result = message.content.filter((b) => b.type === 'text').map((b) => b.text).join('')
-          return fauxAssistantMessage(fauxText('ok'))
-        },
-      ])
-      await host.session.prompt('look it up')
-      return result
-    }
-    // Before: the secret is found (through the host API: a tool call would copy it into this session), and the
-    // index holds its words.
-    const { createMemory } = await import(join(PACKAGE_DIR, 'dist', 'extension', 'recall', 'create-memory.mjs'))
-    assert.equal((await createMemory({ agentDir, cwd }).recall({ query: SECRET, scope: 'global' })).total, 1)
-    const indexDir = join(agentDir, 'fabric', 'memory-index')
-    const indexHolds = () => readdirSync(indexDir).filter((name) => readFileSync(join(indexDir, name)).includes(KEEPER))
-    assert.ok(indexHolds().length > 0, 'the index holds the secret before the forget (the check below can fail)')
+    const call = (tool, args) => world.call(host, tool, args)
+    await world.checkBefore()
 
     await host.session.prompt(`/memory forget ${secret.id.slice(0, 13)}`)
     assert.match(host.notes.at(-1), /^Forgot /, host.notes.at(-1))
@@ -113,7 +119,8 @@ test('a forgotten session is absent from every answer and its records are gone f
 })
 
 test('a forgotten entry is absent from every answer and from the index dir while its session\'s other entries stay found', { timeout: 90_000 }, async () => {
-  const { fauxAssistantMessage, fauxToolCall, fauxText, faux, agentDir, cwd, open, sessions, root, savedEnv } = await piWorld('pfm-forget-entry-')
+  const world = await piWorld('pfm-forget-entry-')
+  const { fauxAssistantMessage, fauxText, faux, open, indexHolds, sessions, root, savedEnv } = world
   try {
     // One earlier session, two turns: the first answer holds the secret, the second does not.
     const { session: earlier } = await open()
@@ -128,26 +135,8 @@ test('a forgotten entry is absent from every answer and from the index dir while
     const piBytes = readFileSync(file)
 
     const host = await open()
-    let calls = 0
-    const call = async (tool, args) => {
-      let result
-      const callId = `c${++calls}`
-      faux.setResponses([
-        () => fauxAssistantMessage(fauxToolCall(tool, args, { id: callId }), { stopReason: 'toolUse' }),
-        (ctx) => {
-          const message = ctx.messages.find((m) => m.role === 'toolResult' && m.toolCallId === callId)
-          result = message.content.filter((b) => b.type === 'text').map((b) => b.text).join('')
-          return fauxAssistantMessage(fauxText('ok'))
-        },
-      ])
-      await host.session.prompt('look it up')
-      return result
-    }
-    const { createMemory } = await import(join(PACKAGE_DIR, 'dist', 'extension', 'recall', 'create-memory.mjs'))
-    assert.equal((await createMemory({ agentDir, cwd }).recall({ query: SECRET, scope: 'global' })).total, 1)
-    const indexDir = join(agentDir, 'fabric', 'memory-index')
-    const indexHolds = () => readdirSync(indexDir).filter((name) => readFileSync(join(indexDir, name)).includes(KEEPER))
-    assert.ok(indexHolds().length > 0, 'the index holds the secret before the forget (the check below can fail)')
+    const call = (tool, args) => world.call(host, tool, args)
+    await world.checkBefore()
 
     await host.session.prompt(`/memory forget ${id.slice(0, 13)} ${secretEntry.id}`)
     assert.match(host.notes.at(-1), new RegExp(`^Forgot ${id.slice(0, 13)}… entry ${secretEntry.id} `), host.notes.at(-1))
