@@ -19,6 +19,7 @@ pub struct ColdContent {
   /// Per vocabulary term, the session's frequency class of it
   /// (`score::frequency_class`).
   pub frequencies: Vec<u8>,
+  #[serde(with = "super::packed")]
   pub addresses: Vec<Address>,
   pub files_touched: Vec<String>,
   pub tool_histogram: BTreeMap<String, u64>,

@@ -18,6 +18,7 @@ use std::collections::BTreeMap;
 mod content;
 mod derived;
 mod kinds;
+mod packed;
 mod terms;
 
 pub use content::{ColdContent, LazyContent, Unreadable};
