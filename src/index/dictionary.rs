@@ -14,10 +14,11 @@
 //! `cold-terms.<mode>.<shard>.dict`. A term is looked up in every shard.
 //!
 //! It never serves a stale answer: each member is the record file it was
-//! built from with the xxh3-128 fingerprint of that digest's vocabulary. A
-//! query uses a member's postings only for a candidate digest with that file
-//! and the same fingerprint; every other candidate digest (new, changed, or
-//! with a vocabulary that is not sorted) is a straggler, searched directly.
+//! built from with the xxh3-128 fingerprint of that digest's vocabulary (its
+//! terms and their frequency classes). A query uses a member's postings only
+//! for a candidate digest with that file and the same fingerprint; every
+//! other candidate digest (new, changed, or with a vocabulary that is not
+//! sorted) is a straggler, searched directly.
 //! So the union answers exactly what a scan of every digest answers.
 
 mod bytes;

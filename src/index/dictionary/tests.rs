@@ -115,6 +115,21 @@ fn a_digest_whose_vocabulary_is_not_sorted_is_a_straggler() {
   assert_eq!(served.holding("gamma", |_| false), [1]);
 }
 
+/// A session whose appended turns only repeat its words keeps its
+/// vocabulary but not its frequency classes: the dictionary must not answer
+/// for it with the classes it was built from.
+#[test]
+fn a_digest_whose_frequencies_changed_is_a_straggler() {
+  let old = digest("alpha beta");
+  let new = digest(&format!("{}beta", "alpha ".repeat(60)));
+  let (was, is) = (old.content().unwrap(), new.content().unwrap());
+  assert_eq!(was.vocabulary, is.vocabulary);
+  assert_ne!(was.frequencies, is.frequencies, "the same terms, other frequency classes");
+  let dictionary = Arc::new(Dictionary::build(&[("/a", &old)]));
+  assert!(Served::new(dictionary.clone(), &[(0, "/a", &old)]).stragglers.is_empty());
+  assert_eq!(Served::new(dictionary, &[(0, "/a", &new)]).stragglers, [0]);
+}
+
 #[test]
 fn a_digest_s_cached_membership_holds_for_one_dictionary_only() {
   let (a, b) = (digest("alpha"), digest("beta"));

@@ -40,15 +40,15 @@ use cold::ColdDigest;
 use hot::HotShard;
 use serde::{Deserialize, Serialize};
 
-pub const CACHE_VERSION: u32 = 14;
-/// `BT`: cacheVersion 14, the session's name and first prompt in the head
-/// (13: session frequencies and lengths for ranking; 12:
+pub const CACHE_VERSION: u32 = 15;
+/// `BU`: cacheVersion 15, vocabularies front-coded (14: the session's name
+/// and first prompt in the head; 13: session frequencies and lengths for ranking; 12:
 /// the tokenizer's identifier parts and script
 /// bigrams; 11: a cold digest's files touched and tool histogram
 /// moved from its head to its body); records of earlier versions
 /// (`PFMIDX06`, `PFMIDX6C`, `PFMIDX07`, `PFMIDX7C`, `PFMIDX8C`, `PFMIDX9C`,
-/// `PFMIDXAS`, `PFMIDXBS`) are rebuilt.
-pub(super) const MAGIC: &[u8; 8] = b"PFMIDXBT";
+/// `PFMIDXAS`, `PFMIDXBS`, `PFMIDXBT`) are rebuilt.
+pub(super) const MAGIC: &[u8; 8] = b"PFMIDXBU";
 /// Serialized by variant index in records (postcard), by name in results.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, strum::IntoStaticStr)]
 #[serde(rename_all = "lowercase")]

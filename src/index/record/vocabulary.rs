@@ -1,5 +1,7 @@
 //! A sorted set of terms as one newline-joined string: the vocabulary of a
-//! cold digest and the term list of a hot shard's postings.
+//! cold digest and the term list of a hot shard's postings. On disk it is
+//! front-coded ([`front_code`]): sorted terms share long prefixes, and the
+//! vocabulary is most of a cold record.
 
 use super::cold::Lazy;
 use serde::{Deserialize, Serialize};
@@ -114,7 +116,7 @@ impl Serialize for Vocabulary {
     if serializer.is_human_readable() {
       serializer.collect_seq(self.iter())
     } else {
-      serializer.serialize_str(&self.text)
+      serializer.serialize_bytes(&front_code(&self.text))
     }
   }
 }
@@ -124,8 +126,72 @@ impl<'de> Deserialize<'de> for Vocabulary {
     if deserializer.is_human_readable() {
       Ok(Vocabulary::from_sorted(&Vec::<String>::deserialize(deserializer)?))
     } else {
-      Ok(Vocabulary { text: String::deserialize(deserializer)?, starts: Lazy::default() })
+      deserializer.deserialize_bytes(FrontCoded)
     }
+  }
+}
+
+/// The longest prefix a term takes from the term before it: one byte says
+/// how much (a longer shared prefix is written out again).
+const MAX_SHARED: usize = u8::MAX as usize;
+
+/// `text`'s terms front-coded: each term as the length of the prefix it
+/// shares with the term before it (one byte), the rest of its bytes, and a
+/// newline (terms never hold one). Sorted terms share most of their bytes
+/// with their neighbour; any text (sorted or not) decodes back exactly.
+fn front_code(text: &str) -> Vec<u8> {
+  let mut out = Vec::with_capacity(text.len() / 2);
+  if text.is_empty() {
+    return out;
+  }
+  let mut previous: &[u8] = &[];
+  for term in text.as_bytes().split(|&b| b == b'\n') {
+    let shared = previous.iter().zip(term).take(MAX_SHARED).take_while(|(a, b)| a == b).count();
+    out.push(shared as u8);
+    out.extend_from_slice(&term[shared..]);
+    out.push(b'\n');
+    previous = term;
+  }
+  out
+}
+
+/// The newline-joined text of front-coded terms; `None` when the bytes are
+/// not what [`front_code`] writes (a prefix longer than the term before it,
+/// a term without its newline, text that is not UTF-8).
+fn front_decode(bytes: &[u8]) -> Option<String> {
+  let mut text: Vec<u8> = Vec::with_capacity(bytes.len() * 2);
+  let (mut at, mut previous) = (0, 0..0);
+  while at < bytes.len() {
+    let shared = usize::from(bytes[at]);
+    let end = at + 1 + memchr::memchr(b'\n', &bytes[at + 1..])?;
+    if shared > previous.len() {
+      return None;
+    }
+    if at > 0 {
+      text.push(b'\n');
+    }
+    let start = text.len();
+    text.extend_from_within(previous.start..previous.start + shared);
+    text.extend_from_slice(&bytes[at + 1..end]);
+    previous = start..text.len();
+    at = end + 1;
+  }
+  String::from_utf8(text).ok()
+}
+
+/// Reads a front-coded vocabulary, borrowed or owned bytes alike.
+struct FrontCoded;
+
+impl serde::de::Visitor<'_> for FrontCoded {
+  type Value = Vocabulary;
+
+  fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+    f.write_str("front-coded vocabulary bytes")
+  }
+
+  fn visit_bytes<E: serde::de::Error>(self, bytes: &[u8]) -> Result<Vocabulary, E> {
+    let text = front_decode(bytes).ok_or_else(|| E::custom("malformed front-coded vocabulary"))?;
+    Ok(Vocabulary::from_joined(text))
   }
 }
 
@@ -149,5 +215,45 @@ mod tests {
     let bytes = postcard::to_allocvec(&vocabulary).unwrap();
     assert_eq!(postcard::from_bytes::<Vocabulary>(&bytes).unwrap(), vocabulary);
     assert_eq!(serde_json::to_string(&vocabulary).unwrap(), r#"["a","bb","c","dd"]"#);
+  }
+
+  #[test]
+  fn vocabularies_are_front_coded_on_disk() {
+    let terms: Vec<String> =
+      ["parse", "parsed", "parser", "session", "sessions"].iter().map(|t| t.to_string()).collect();
+    assert_eq!(front_code(&terms.join("\n")), b"\0parse\n\x05d\n\x05r\n\0session\n\x07s\n");
+    let vocabulary = Vocabulary::from_sorted(&terms);
+    let bytes = postcard::to_allocvec(&vocabulary).unwrap();
+    assert_eq!(bytes.len(), 1 + 25, "a length byte, then 25 bytes for 36 of text");
+    assert_eq!(postcard::from_bytes::<Vocabulary>(&bytes).unwrap().to_vec(), terms);
+    // A shared prefix past the one byte's reach is written out again.
+    let long = ["x".repeat(300), format!("{}y", "x".repeat(300))];
+    assert_eq!(front_decode(&front_code(&long.join("\n"))).unwrap(), long.join("\n"));
+    assert_eq!(front_code(""), b"");
+    assert_eq!(front_decode(b""), Some(String::new()));
+  }
+
+  #[test]
+  fn malformed_front_coding_is_an_error() {
+    assert_eq!(front_decode(b"\0ab\n\x03c\n"), None, "a prefix longer than the term before it");
+    assert_eq!(front_decode(b"\0ab"), None, "a term without its newline");
+    assert_eq!(front_decode(b"\0\xC3\n"), None, "not UTF-8");
+    assert!(postcard::from_bytes::<Vocabulary>(&[3, 9, b'a', b'\n']).is_err());
+  }
+
+  use proptest::prelude::*;
+
+  proptest! {
+    #[test]
+    fn any_text_decodes_to_itself(mut terms in proptest::collection::vec("[a-c\u{e9}\u{4e2d}_]{0,6}", 0..40), sorted in any::<bool>()) {
+      if sorted {
+        terms.sort();
+        terms.dedup();
+      }
+      let text = terms.join("\n");
+      prop_assert_eq!(front_decode(&front_code(&text)), Some(text.clone()));
+      let vocabulary = Vocabulary::from_joined(text);
+      prop_assert_eq!(postcard::from_bytes::<Vocabulary>(&postcard::to_allocvec(&vocabulary).unwrap()).unwrap(), vocabulary);
+    }
   }
 }

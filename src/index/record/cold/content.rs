@@ -19,6 +19,7 @@ pub struct ColdContent {
   /// Per vocabulary term, the session's frequency class of it
   /// (`score::frequency_class`).
   pub frequencies: Vec<u8>,
+  #[serde(with = "super::packed")]
   pub addresses: Vec<Address>,
   pub files_touched: Vec<String>,
   pub tool_histogram: BTreeMap<String, u64>,
@@ -32,6 +33,19 @@ impl ColdContent {
   pub fn new(vocabulary: Vocabulary, frequencies: Vec<u8>, addresses: Vec<Address>) -> ColdContent {
     let (files_touched, tool_histogram) = Default::default();
     ColdContent { vocabulary, frequencies, addresses, files_touched, tool_histogram, filter: Lazy::default() }
+  }
+
+  /// xxh3-128 of the terms and their frequency classes: what the cold term
+  /// dictionary's postings hold of this digest. A session whose new turns
+  /// only repeat its words keeps its terms but not their classes, and the
+  /// dictionary must not answer for it with the old ones.
+  pub fn fingerprint(&self) -> u128 {
+    let text = self.vocabulary.text().as_bytes();
+    let mut hasher = xxhash_rust::xxh3::Xxh3::new();
+    hasher.update(&(text.len() as u64).to_le_bytes());
+    hasher.update(text);
+    hasher.update(&self.frequencies);
+    hasher.digest128()
   }
 
   /// Exact vocabulary membership, checking the Bloom filter first.

@@ -18,6 +18,7 @@ use std::collections::BTreeMap;
 mod content;
 mod derived;
 mod kinds;
+mod packed;
 mod terms;
 
 pub use content::{ColdContent, LazyContent, Unreadable};
@@ -61,8 +62,9 @@ pub struct ColdDigest {
   pub last_ts: Option<i64>,
   pub entry_count: u64,
   pub error_count: u64,
-  /// xxh3-128 of the vocabulary's text (low, high halves: JSON numbers stop
-  /// at 64 bits): what the cold term dictionary checks a digest against.
+  /// xxh3-128 of the vocabulary: its terms and their frequency classes
+  /// ([`ColdContent::fingerprint`]; low, high halves: JSON numbers stop at
+  /// 64 bits): what the cold term dictionary checks a digest against.
   pub fingerprint: [u64; 2],
   /// Distinct typed-field combinations of the addresses (timestamps
   /// cleared) with their counts: structural filters without a time bound
@@ -112,7 +114,8 @@ fn kinds(addresses: &[Address]) -> Vec<(Kind, u64)> {
 }
 
 impl ColdDigest {
-  /// The vocabulary's fingerprint (see [`ColdDigest::fingerprint`]).
+  /// The vocabulary's fingerprint, terms and frequency classes (see
+  /// [`ColdDigest::fingerprint`]).
   pub fn vocabulary_fingerprint(&self) -> u128 {
     u128::from(self.fingerprint[0]) | u128::from(self.fingerprint[1]) << 64
   }
@@ -130,7 +133,7 @@ impl ColdDigest {
 
   /// Sets `content` with the head fields derived from it.
   pub(crate) fn with_content(mut self, content: ColdContent) -> ColdDigest {
-    let fingerprint = xxhash_rust::xxh3::xxh3_128(content.vocabulary.text().as_bytes());
+    let fingerprint = content.fingerprint();
     self.fingerprint = [fingerprint as u64, (fingerprint >> 64) as u64];
     self.kinds = kinds(&content.addresses);
     self.content = LazyContent::loaded(content);
