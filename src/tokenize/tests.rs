@@ -234,4 +234,13 @@ proptest! {
     prop_assert_eq!(bare, by_chars(&text));
     prop_assert_eq!(stored_terms(&text), stored_by_chars(&text));
   }
+
+  /// An ASCII identifier's parts walked by bytes equal its parts walked by
+  /// chars.
+  #[test]
+  fn ascii_parts_by_bytes_equal_parts_by_chars(word in "[a-zA-Z0-9_]{1,16}") {
+    let by_bytes: Vec<&str> = parts::IdentifierParts::new(&word).collect();
+    let by_chars: Vec<&str> = parts::IdentifierParts::by_chars(&word).collect();
+    prop_assert_eq!(by_bytes, by_chars);
+  }
 }
