@@ -22,8 +22,10 @@
 //!   only of such characters is not also kept whole (it is a sentence, not a
 //!   word); a word mixing them with other letters is.
 //!
-//! ASCII text is already NFKC and takes a fast path that never allocates for
-//! the normalization step.
+//! ASCII text is already NFKC and skips normalization. Words are found by a
+//! byte-class table (a non-ASCII character is decoded only where one
+//! stands); an ASCII word is emitted borrowed from the text unless it needs
+//! lowering, so the common term costs no copy.
 
 use regex::Regex;
 use std::sync::OnceLock;
@@ -145,22 +147,72 @@ pub fn nfkc(text: &str) -> std::borrow::Cow<'_, str> {
   }
 }
 
-/// Emits lowercased terms, reusing one buffer.
+/// ASCII byte classes: one table lookup per byte tells whether it is a word
+/// character and which, so a word's scan also learns whether it needs
+/// lowering and whether it can have parts.
+mod class {
+  pub const LOWER: u8 = 1;
+  pub const UPPER: u8 = 2;
+  pub const DIGIT: u8 = 4;
+  pub const UNDERSCORE: u8 = 8;
+
+  /// 0 for a byte that is not an ASCII word character.
+  pub static OF: [u8; 256] = {
+    let mut table = [0u8; 256];
+    let mut byte = 0;
+    while byte < 256 {
+      table[byte] = match byte as u8 {
+        b'a'..=b'z' => LOWER,
+        b'A'..=b'Z' => UPPER,
+        b'0'..=b'9' => DIGIT,
+        b'_' => UNDERSCORE,
+        _ => 0,
+      };
+      byte += 1;
+    }
+    table
+  };
+}
+
+/// Emits lowercased terms: borrowed from the text when lowering changes
+/// nothing, else through one reused buffer (which also leads a part with
+/// [`PART_MARK`] when stored terms are asked for).
 struct Emitter<F> {
   emit: F,
   lowered: String,
+  mark_parts: bool,
 }
 
 impl<F: FnMut(&str, TermKind)> Emitter<F> {
   fn lower(&mut self, text: &str, kind: TermKind) {
     self.lowered.clear();
+    if self.mark_parts && kind == TermKind::Part {
+      self.lowered.push(PART_MARK);
+    }
     if text.is_ascii() {
+      let from = self.lowered.len();
       self.lowered.push_str(text);
-      self.lowered.make_ascii_lowercase();
+      self.lowered[from..].make_ascii_lowercase();
     } else {
       self.lowered.extend(text.chars().flat_map(char::to_lowercase));
     }
     (self.emit)(&self.lowered, kind);
+  }
+
+  /// An ASCII word, with the classes of its first byte and the union of
+  /// the rest's: the same terms as [`Emitter::word`], without its scans.
+  fn ascii_word(&mut self, word: &str, first: u8, rest: u8) {
+    use class::*;
+    if (first | rest) & UPPER == 0 {
+      (self.emit)(word, TermKind::Word);
+    } else {
+      self.lower(word, TermKind::Word);
+    }
+    // As `parts`'s shortcut: a lowercase or capitalized word, or a number.
+    let plain = first & (LOWER | UPPER) != 0 && rest & !LOWER == 0;
+    if !plain && (first | rest) != DIGIT {
+      self.split_parts(word);
+    }
   }
 
   /// One word (a maximal run of word characters).
@@ -196,6 +248,10 @@ impl<F: FnMut(&str, TermKind)> Emitter<F> {
     {
       return;
     }
+    self.split_parts(word);
+  }
+
+  fn split_parts(&mut self, word: &str) {
     let mut parts = IdentifierParts::new(word).peekable();
     let Some(first) = parts.next() else { return };
     if parts.peek().is_none() && first.len() == word.len() {
@@ -222,57 +278,76 @@ impl<F: FnMut(&str, TermKind)> Emitter<F> {
       }
     }
   }
+
+  /// Every word of `text` (already NFKC), in order. ASCII bytes are
+  /// classed by table; only a non-ASCII character is decoded and looked
+  /// up, and only a word holding one takes the general [`Emitter::word`].
+  fn text(&mut self, text: &str) {
+    let bytes = text.as_bytes();
+    let mut at = 0;
+    while at < bytes.len() {
+      let (byte, start) = (bytes[at], at);
+      let first = class::OF[byte as usize];
+      if byte < 0x80 {
+        at += 1;
+        if first == 0 {
+          continue;
+        }
+      } else {
+        let (len, word) = char_at(text, at);
+        at += len;
+        if !word {
+          continue;
+        }
+      }
+      // The rest of the word, with its ASCII classes while it stays ASCII.
+      let (mut rest, mut ascii) = (0u8, byte < 0x80);
+      while at < bytes.len() {
+        let byte = bytes[at];
+        if byte < 0x80 {
+          let class = class::OF[byte as usize];
+          if class == 0 {
+            break;
+          }
+          rest |= class;
+          at += 1;
+        } else {
+          let (len, word) = char_at(text, at);
+          if !word {
+            break;
+          }
+          ascii = false;
+          at += len;
+        }
+      }
+      let word = &text[start..at];
+      if ascii {
+        self.ascii_word(word, first, rest);
+      } else {
+        self.word(word);
+      }
+    }
+  }
+}
+
+/// The length of the (non-ASCII) character at `at`, and whether it is a
+/// word character.
+fn char_at(text: &str, at: usize) -> (usize, bool) {
+  let c = text[at..].chars().next().expect("at a char boundary");
+  (c.len_utf8(), is_word_char(c))
 }
 
 /// Calls `emit` with each canonical term of `text` and its kind, in order
 /// (a word, then its parts or grams). Parts are passed bare; see
 /// [`for_each_stored_term`] for the form indexes keep.
 pub fn for_each_term(text: &str, emit: impl FnMut(&str, TermKind)) {
-  let mut emitter = Emitter { emit, lowered: String::new() };
-  if text.is_ascii() {
-    let bytes = text.as_bytes();
-    let mut start = None;
-    for (at, byte) in bytes.iter().enumerate().chain(std::iter::once((bytes.len(), &b' '))) {
-      let word = byte.is_ascii_alphanumeric() || *byte == b'_';
-      match (word, start) {
-        (true, None) => start = Some(at),
-        (false, Some(from)) => {
-          emitter.word(&text[from..at]);
-          start = None;
-        }
-        _ => {}
-      }
-    }
-    return;
-  }
-  let normalized = nfkc(text);
-  let mut start = None;
-  for (at, c) in normalized.char_indices().chain(std::iter::once((normalized.len(), ' '))) {
-    match (is_word_char(c) && at < normalized.len(), start) {
-      (true, None) => start = Some(at),
-      (false, Some(from)) => {
-        emitter.word(&normalized[from..at]);
-        start = None;
-      }
-      _ => {}
-    }
-  }
+  Emitter { emit, lowered: String::new(), mark_parts: false }.text(&nfkc(text));
 }
 
 /// Calls `emit` with each term of `text` as postings and vocabularies store
 /// it (parts led by [`PART_MARK`]) and its kind.
-pub fn for_each_stored_term(text: &str, mut emit: impl FnMut(&str, TermKind)) {
-  let mut marked = String::new();
-  for_each_term(text, |term, kind| {
-    if kind == TermKind::Part {
-      marked.clear();
-      marked.push(PART_MARK);
-      marked.push_str(term);
-      emit(&marked, kind);
-    } else {
-      emit(term, kind);
-    }
-  });
+pub fn for_each_stored_term(text: &str, emit: impl FnMut(&str, TermKind)) {
+  Emitter { emit, lowered: String::new(), mark_parts: true }.text(&nfkc(text));
 }
 
 /// The terms a query asks for, in order, with repeats: its words and

@@ -157,3 +157,90 @@ fn empty_and_symbol_only_text_has_no_tokens() {
   assert!(tokenize("").is_empty());
   assert!(tokenize("-- ** //").is_empty());
 }
+
+/// The general path alone: every word found char by char and taken through
+/// `Emitter::word`, as the tokenizer did before its ASCII fast path.
+fn by_chars(text: &str) -> Vec<(String, TermKind)> {
+  let mut out = Vec::new();
+  let mut emitter =
+    Emitter { emit: |term: &str, kind| out.push((term.to_string(), kind)), lowered: String::new(), mark_parts: false };
+  let normalized = nfkc(text);
+  let mut start = None;
+  for (at, c) in normalized.char_indices().chain(std::iter::once((normalized.len(), ' '))) {
+    match (is_word_char(c) && at < normalized.len(), start) {
+      (true, None) => start = Some(at),
+      (false, Some(from)) => {
+        emitter.word(&normalized[from..at]);
+        start = None;
+      }
+      _ => {}
+    }
+  }
+  out
+}
+
+/// The general path's terms as stored: parts led by the mark.
+fn stored_by_chars(text: &str) -> Vec<(String, TermKind)> {
+  let mark = |(term, kind): (String, TermKind)| match kind {
+    TermKind::Part => (part_term(&term), kind),
+    _ => (term, kind),
+  };
+  by_chars(text).into_iter().map(mark).collect()
+}
+
+fn stored_terms(text: &str) -> Vec<(String, TermKind)> {
+  let mut out = Vec::new();
+  for_each_stored_term(text, |term, kind| out.push((term.to_string(), kind)));
+  out
+}
+
+#[test]
+fn the_fast_path_borrows_lowercase_words_and_marks_parts() {
+  assert_eq!(
+    stored_terms("getX x_y Ab 12ab éB"),
+    [
+      ("getx".to_string(), TermKind::Word),
+      ("\u{1}get".to_string(), TermKind::Part),
+      ("\u{1}x".to_string(), TermKind::Part),
+      ("x_y".to_string(), TermKind::Word),
+      ("\u{1}x".to_string(), TermKind::Part),
+      ("\u{1}y".to_string(), TermKind::Part),
+      ("ab".to_string(), TermKind::Word),
+      ("12ab".to_string(), TermKind::Word),
+      ("\u{1}12".to_string(), TermKind::Part),
+      ("\u{1}ab".to_string(), TermKind::Part),
+      ("éb".to_string(), TermKind::Word),
+      ("\u{1}é".to_string(), TermKind::Part),
+      ("\u{1}b".to_string(), TermKind::Part),
+    ]
+  );
+}
+
+proptest! {
+  #![proptest_config(proptest_config(512))]
+
+  /// The byte-class scan and the ASCII word path emit exactly what the
+  /// char-by-char general path does, bare and stored, on ASCII and mixed
+  /// text (accents, marks, bigram scripts, compatibility forms, symbols).
+  #[test]
+  fn the_fast_path_equals_the_general_path(
+    text in "([a-zA-Z0-9_]{1,8}|[ ./:,\\-'\"\n()]{1,3}|[éÉüßΩω]|e\u{301}|[ﬁＡ２]|[部署東京デプロイ서울ระบบ]{1,3}|[नमस्ते]{1,3}|[😀—’]){0,24}"
+  ) {
+    let bare = {
+      let mut out = Vec::new();
+      for_each_term(&text, |term, kind| out.push((term.to_string(), kind)));
+      out
+    };
+    prop_assert_eq!(bare, by_chars(&text));
+    prop_assert_eq!(stored_terms(&text), stored_by_chars(&text));
+  }
+
+  /// An ASCII identifier's parts walked by bytes equal its parts walked by
+  /// chars.
+  #[test]
+  fn ascii_parts_by_bytes_equal_parts_by_chars(word in "[a-zA-Z0-9_]{1,16}") {
+    let by_bytes: Vec<&str> = parts::IdentifierParts::new(&word).collect();
+    let by_chars: Vec<&str> = parts::IdentifierParts::by_chars(&word).collect();
+    prop_assert_eq!(by_bytes, by_chars);
+  }
+}

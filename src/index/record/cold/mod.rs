@@ -19,6 +19,7 @@ mod content;
 mod derived;
 mod kinds;
 mod packed;
+mod term_sums;
 mod terms;
 
 pub use content::{ColdContent, LazyContent, Unreadable};
@@ -185,7 +186,7 @@ impl ColdDigest {
       matched: DictionaryMatch::default(),
     };
     let addresses = entries.iter().map(Address::from).collect();
-    let content = ColdContent::new(Vocabulary::from_sorted(&vocabulary), frequencies, addresses);
+    let content = ColdContent::new(vocabulary, frequencies, addresses);
     digest.with_content(ColdContent { files_touched, tool_histogram, ..content })
   }
 

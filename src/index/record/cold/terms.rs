@@ -2,11 +2,12 @@
 //! order under the byte cap, each with its frequency class, and the
 //! session's ranking length.
 
+use super::term_sums::TermSums;
 use super::Echoes;
+use crate::index::record::vocabulary::Vocabulary;
 use crate::query::score::frequency_class;
 use crate::session::entry::{Entry, Provenance};
 use crate::tokenize::for_each_stored_term;
-use rustc_hash::FxHashMap;
 
 /// JSON bytes a term adds to a vocabulary array: the quoted string and a
 /// comma. Canonical terms are word characters, never escaped, but for a
@@ -19,7 +20,7 @@ fn term_json_bytes(term: &str) -> usize {
 /// the session's length (tenths), the vocabulary's JSON bytes, and whether
 /// the byte cap cut it.
 pub(super) struct Terms {
-  pub(super) vocabulary: Vec<String>,
+  pub(super) vocabulary: Vocabulary,
   pub(super) frequencies: Vec<u8>,
   pub(super) length: u64,
   pub(super) bytes: usize,
@@ -30,7 +31,7 @@ pub(super) struct Terms {
 /// each occurrence adding its entry's field units; echoes
 /// (`session::echo`) are not evidence unless `echoes` keeps them.
 pub(super) fn terms(entries: &[Entry], max_bytes: usize, echoes: Echoes) -> Terms {
-  let mut units: FxHashMap<String, u64> = FxHashMap::default();
+  let mut units = TermSums::default();
   let (mut bytes, mut capped, mut length) = (2, false, 0u64); // "[]"
   let skipped = match echoes {
     Echoes::Kept => vec![false; entries.len()],
@@ -41,24 +42,28 @@ pub(super) fn terms(entries: &[Entry], max_bytes: usize, echoes: Echoes) -> Term
     let mut tokens = 0u64;
     for_each_stored_term(&entry.text, |term, kind| {
       tokens += u64::from(kind.counts_length());
-      if let Some(sum) = units.get_mut(term) {
-        *sum += weight;
-        return;
-      }
-      let cost = term_json_bytes(term);
-      if capped || bytes + cost > max_bytes {
-        capped = true;
-        return;
-      }
-      bytes += cost;
-      units.insert(term.to_string(), weight);
+      units.add(term, weight, |term| {
+        let cost = term_json_bytes(term);
+        if capped || bytes + cost > max_bytes {
+          capped = true;
+          return false;
+        }
+        bytes += cost;
+        true
+      });
     });
     // As a hot shard counts a document's length: at least 1.
     length += tokens.max(1) * weight;
   }
-  let mut sorted: Vec<(String, u64)> = units.into_iter().collect();
-  sorted.sort_unstable();
-  let frequencies = sorted.iter().map(|(_, tenths)| frequency_class(*tenths)).collect();
-  let vocabulary = sorted.into_iter().map(|(term, _)| term).collect();
-  Terms { vocabulary, frequencies, length, bytes, capped }
+  // The vocabulary's newline-joined text straight from the arena: no
+  // string per term.
+  let (mut joined, mut frequencies) = (String::new(), Vec::new());
+  for (term, tenths) in units.sorted() {
+    if !joined.is_empty() {
+      joined.push('\n');
+    }
+    joined.push_str(term);
+    frequencies.push(frequency_class(tenths));
+  }
+  Terms { vocabulary: Vocabulary::from_joined(joined), frequencies, length, bytes, capped }
 }

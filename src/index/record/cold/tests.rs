@@ -77,3 +77,14 @@ fn fitting_keeps_exact_prefixes() {
   assert_eq!(digest.vocabulary_fingerprint(), seven.fingerprint());
   assert!(!digest.fit(|_| false));
 }
+
+#[test]
+fn term_sums_tell_terms_apart_past_their_first_8_bytes_and_sort_by_bytes() {
+  let mut sums = term_sums::TermSums::default();
+  let terms = ["parsesessionheader", "parsesessionhead", "parse", "pars", "parsesessionheader", "a", "parse", "zz"];
+  for (at, term) in terms.into_iter().enumerate() {
+    sums.add(term, at as u64 + 1, |term| term != "zz");
+  }
+  let sorted: Vec<(&str, u64)> = sums.sorted().collect();
+  assert_eq!(sorted, [("a", 6), ("pars", 4), ("parse", 3 + 7), ("parsesessionhead", 2), ("parsesessionheader", 1 + 5)]);
+}
