@@ -11,7 +11,7 @@ use fst::{Map, MapBuilder};
 use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 use std::borrow::Cow;
-use std::collections::BinaryHeap;
+use std::collections::binary_heap::{BinaryHeap, PeekMut};
 
 /// `D2`: each posting carries its session's frequency class (`D1` had none).
 const MAGIC: &[u8; 8] = b"PFMIDXD2";
@@ -94,7 +94,7 @@ fn with_frequencies<'a>(vocabulary: &'a Vocabulary, frequencies: &'a [u8]) -> im
 /// comparisons never read the term itself from another digest's text: two
 /// terms of at most 8 bytes with equal keys differ only by trailing zeros,
 /// so the shorter is the lesser.
-#[derive(PartialEq, Eq)]
+#[derive(Clone, Copy, PartialEq, Eq)]
 struct Head<'a> {
   key: u64,
   term: &'a str,
@@ -166,17 +166,18 @@ fn merge<'a>(mut cursors: Vec<impl Iterator<Item = (&'a str, u8)>>) -> Merged<'a
     }
   }
   let (mut terms, mut postings, mut list) = (Vec::new(), Vec::new(), Vec::new());
-  while let Some(head) = heap.pop() {
+  while let Some(&head) = heap.peek() {
     list.clear();
-    list.push((head.member, head.frequency));
-    // Equal terms pop in member order: the list comes out ascending.
-    while heap.peek().is_some_and(|next| next.term_order(&head).is_eq()) {
-      let Some(other) = heap.pop() else { break };
-      list.push((other.member, other.frequency));
-    }
-    for &(member, _) in &list {
-      if let Some(next) = cursors[member as usize].next() {
-        heap.push(Head::new(next, member));
+    // Each head of this term is replaced in place by its cursor's next term
+    // (one sift down, where a pop and a push took two passes over the heap).
+    // Equal terms surface in member order: the list comes out ascending.
+    while let Some(mut top) = heap.peek_mut().filter(|top| top.term_order(&head).is_eq()) {
+      list.push((top.member, top.frequency));
+      match cursors[top.member as usize].next() {
+        Some(next) => *top = Head::new(next, top.member),
+        None => {
+          PeekMut::pop(top);
+        }
       }
     }
     terms.push((head.term, postings.len() as u64));
