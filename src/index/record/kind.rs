@@ -68,10 +68,12 @@ impl<'de: 'a, 'a> Deserialize<'de> for Text<'a> {
   }
 }
 
-type Key<'a> =
+/// A typed-field combination's fields, borrowed: what equal combinations
+/// share, looked up without cloning their strings.
+pub(crate) type Key<'a> =
   (Option<&'a str>, Option<&'a str>, Option<&'a str>, Option<&'a str>, Option<&'a str>, Option<Outcome>, Option<i64>);
 
-fn key_of_typed(t: &Typed) -> Key<'_> {
+pub(crate) fn key_of_typed(t: &Typed) -> Key<'_> {
   (
     t.role.as_deref(),
     t.tool.as_deref(),

@@ -5,6 +5,7 @@
 //! the address before (small varints). The addresses decode back exactly;
 //! JSON (diagnostics) shows them as they are.
 
+use super::super::kind::{key_of_typed, Key};
 use super::Address;
 use crate::session::entry::Typed;
 use rustc_hash::FxHashMap;
@@ -31,15 +32,18 @@ struct Row {
 }
 
 fn pack(addresses: &[Address]) -> Packed {
-  let mut numbers: FxHashMap<Typed, u32> = FxHashMap::default();
+  // Keyed by the borrowed fields: a combination's strings are cloned once,
+  // not once per address.
+  let mut numbers: FxHashMap<Key<'_>, u32> = FxHashMap::default();
   let mut kinds = Vec::new();
   let (mut index, mut timestamp) = (0i64, 0i64);
   let rows = addresses
     .iter()
     .map(|address| {
-      let fields = Typed { timestamp: None, ..address.typed.clone() };
-      let kind = *numbers.entry(fields).or_insert_with_key(|fields| {
-        kinds.push(fields.clone());
+      let mut fields = key_of_typed(&address.typed);
+      fields.6 = None; // the timestamp: a row's own
+      let kind = *numbers.entry(fields).or_insert_with(|| {
+        kinds.push(Typed { timestamp: None, ..address.typed.clone() });
         kinds.len() as u32 - 1
       });
       let row = Row {
