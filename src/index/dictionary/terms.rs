@@ -6,7 +6,7 @@
 
 use super::bytes::ShardBytes;
 use crate::index::record::cold::{ColdContent, ColdDigest};
-use crate::index::record::vocabulary::Vocabulary;
+use crate::index::record::vocabulary::{order_key, Vocabulary};
 use fst::{Map, MapBuilder};
 use rayon::prelude::*;
 use rustc_hash::FxHashMap;
@@ -90,10 +90,9 @@ fn with_frequencies<'a>(vocabulary: &'a Vocabulary, frequencies: &'a [u8]) -> im
 }
 
 /// A merge cursor's current term, ordered by term then member. It carries
-/// the term's first 8 bytes (zero-padded, big-endian) so that most
-/// comparisons never read the term itself from another digest's text: two
-/// terms of at most 8 bytes with equal keys differ only by trailing zeros,
-/// so the shorter is the lesser.
+/// the term's [`order_key`] so that most comparisons never read the term
+/// itself from another digest's text: two terms of at most 8 bytes with
+/// equal keys differ only by trailing zeros, so the shorter is the lesser.
 #[derive(Clone, Copy, PartialEq, Eq)]
 struct Head<'a> {
   key: u64,
@@ -104,10 +103,7 @@ struct Head<'a> {
 
 impl<'a> Head<'a> {
   fn new((term, frequency): (&'a str, u8), member: u32) -> Head<'a> {
-    let mut bytes = [0u8; 8];
-    let len = term.len().min(8);
-    bytes[..len].copy_from_slice(&term.as_bytes()[..len]);
-    Head { key: u64::from_be_bytes(bytes), term, member, frequency }
+    Head { key: order_key(term), term, member, frequency }
   }
 
   fn term_order(&self, other: &Head<'_>) -> std::cmp::Ordering {

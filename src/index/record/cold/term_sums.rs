@@ -4,6 +4,7 @@
 //! own. A map keyed by `String` hashed twice per new term and allocated
 //! each; per-term allocations and frees were ~8% of a cold build.
 
+use crate::index::record::vocabulary::order_key;
 use hashbrown::HashTable;
 use std::hash::BuildHasher;
 
@@ -30,13 +31,6 @@ fn hash(term: &str) -> u64 {
   rustc_hash::FxBuildHasher.hash_one(term)
 }
 
-fn key(term: &str) -> u64 {
-  let bytes = &term.as_bytes()[..term.len().min(8)];
-  let mut padded = [0u8; 8];
-  padded[..bytes.len()].copy_from_slice(bytes);
-  u64::from_be_bytes(padded)
-}
-
 impl TermSums {
   fn term(&self, slot: &Slot) -> &str {
     &self.arena[slot.start as usize..(slot.start + slot.len) as usize]
@@ -45,7 +39,7 @@ impl TermSums {
   /// Adds `units` to `term`'s sum. A term not yet here is added only when
   /// `admit` agrees (it is asked once per refused occurrence).
   pub(super) fn add(&mut self, term: &str, units: u64, admit: impl FnOnce(&str) -> bool) {
-    let (hash, key) = (hash(term), key(term));
+    let (hash, key) = (hash(term), order_key(term));
     let TermSums { arena, slots, table } = self;
     let found = table.find(hash, |&at| {
       let slot = &slots[at as usize];
