@@ -83,16 +83,19 @@ pub fn list_sources(dirs: &DirCache, roots: &watch::Roots, mut arming: Option<&m
     files.dedup();
   }
   let arming = arming.as_deref();
+  let file_watches = arming.filter(|arming| arming.watches_files(files.len()));
   let mut sources: Vec<Source> = files
     .into_par_iter()
     .with_min_len(64)
     .filter_map(|path| {
       // The file's own watch comes first: a link made after the stat is then queued.
-      let watched = arming.is_some_and(|arming| arming.watch_file(&path));
+      if let Some(arming) = file_watches {
+        arming.watch_file(&path);
+      }
       let (metadata, watchable) = stat_listed(&path)?;
       let mut source = Source::of(path, &metadata);
       // Vouched for once arming finishes (see `Index::sources`).
-      source.quiet_since = if watchable && watched { i128::MIN } else { watch::NEVER_QUIET };
+      source.quiet_since = if watchable && arming.is_some() { i128::MIN } else { watch::NEVER_QUIET };
       Some(source)
     })
     .collect();

@@ -21,9 +21,15 @@
 //! watch cannot see (symlinks, files with more than one hard link), which
 //! [`Source::quiet_since`](super::Source) marks as never quiet. A link made
 //! later is reported only to the file's own inode (link(2) has no event for
-//! the dir of the file's first name), so every listed file also gets an
-//! inode watch ([`Watched::File`], IN_ATTRIB) before it is stat'ed; a file
-//! whose watch cannot be added is never vouched for.
+//! the dir of the file's first name), so each listed file also gets an
+//! inode watch ([`Watched::File`], IN_ATTRIB) before it is stat'ed, while
+//! the listing is within [`file_watch_budget`]. Watches are a per-user
+//! resource (`fs.inotify.max_user_watches`, 8,192 before Linux 5.11): one
+//! per file at 100,000 sessions left another Pi process, or a build, unable
+//! to arm its own dir watches. Above the budget, or where a file's watch
+//! cannot be added, a single-link file is vouched for by its dir's watch
+//! alone: a hard link made to it later is then seen at the next full
+//! listing, not at once (Pi never links its session files).
 //! A known limit: inotify does not report writes through a shared memory
 //! mapping, so such a change is seen only at the next full listing. Pi (and
 //! any JSONL appender) writes with write(2).
@@ -56,6 +62,21 @@ pub struct Watcher {
   /// Test hook: the next drain reads as an overflowed queue.
   #[cfg(test)]
   pub(crate) overflow_next: std::sync::atomic::AtomicBool,
+  /// Test hook: a file watch budget other than the machine's.
+  #[cfg(test)]
+  pub(crate) file_budget: std::sync::atomic::AtomicUsize,
+}
+
+/// How many session files may each get an inode watch: a sixteenth of the
+/// user's inotify watches (`fs.inotify.max_user_watches`; 8,192, the old
+/// kernels' default, when it cannot be read), so the files of one index
+/// never take the watches other processes of the same user need.
+pub fn file_watch_budget() -> usize {
+  static BUDGET: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+  *BUDGET.get_or_init(|| {
+    let max = std::fs::read_to_string("/proc/sys/fs/inotify/max_user_watches").ok();
+    max.and_then(|m| m.trim().parse::<usize>().ok()).unwrap_or(8_192) / 16
+  })
 }
 
 impl Default for Watcher {
@@ -66,6 +87,8 @@ impl Default for Watcher {
     Watcher {
       #[cfg(test)]
       overflow_next: Default::default(),
+      #[cfg(test)]
+      file_budget: usize::MAX.into(),
     }
   }
 }
@@ -81,6 +104,8 @@ impl Watcher {
       armed: Default::default(),
       #[cfg(test)]
       overflow_next: Default::default(),
+      #[cfg(test)]
+      file_budget: usize::MAX.into(),
     }
   }
 
@@ -204,9 +229,21 @@ impl Arming<'_> {
     let _ = (dir, kind);
   }
 
+  /// Do `files` session files each get an inode watch ([`file_watch_budget`])?
+  pub fn watches_files(&self, files: usize) -> bool {
+    #[cfg(test)]
+    {
+      let budget = self.watcher.file_budget.load(std::sync::atomic::Ordering::Relaxed);
+      if budget != usize::MAX {
+        return files <= budget;
+      }
+    }
+    files <= file_watch_budget()
+  }
+
   /// Watches `file`'s own inode (call before its stat, so a link made after
   /// that stat is reported): false when it cannot be watched (the per-user
-  /// watch limit, say), and the file is then never vouched for.
+  /// watch limit, say), and its dir's watch then vouches for it alone.
   pub fn watch_file(&self, file: &Path) -> bool {
     #[cfg(target_os = "linux")]
     {

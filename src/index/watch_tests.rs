@@ -176,3 +176,38 @@ fn a_hard_link_made_after_arming_is_seen_and_writes_through_it_are_too() {
     index.listing().sources(&engine.index_context())
   );
 }
+
+/// Above the file watch budget no session file gets an inode watch (one per
+/// file at 100,000 sessions took the user's inotify watches from every
+/// other process): its dir's watch vouches for it alone, so a hard link
+/// made after arming goes unseen until the next full listing, which finds
+/// the second link and stops vouching.
+#[cfg(target_os = "linux")]
+#[test]
+fn above_the_file_watch_budget_the_dir_watches_vouch_alone() {
+  let fx = AgentDir::new();
+  let outside = fx.agent.join("outside");
+  fs::create_dir(&outside).unwrap();
+  let a = write(&fx, "a", "alpha words", 300);
+  let engine = fx.engine(json!({}));
+  let index = Index::shared(engine.index_dir());
+  index.listing().watcher().file_budget.store(0, std::sync::atomic::Ordering::Relaxed);
+  assert_eq!(total(&answer(&fx, &engine, "alpha")), 1);
+  let listed = index.listing().sources(&engine.index_context());
+  assert!(listed.iter().all(|s| s.quiet_since != watch::NEVER_QUIET), "vouched for by the dir watch");
+  let lost = watch::LOST_EVENTS.load(std::sync::atomic::Ordering::Relaxed);
+  let link = outside.join("a.jsonl");
+  fs::hard_link(&a, &link).unwrap();
+  append(&link, "a-1", "a-0", "appended zulu");
+  let late = total(&answer(&fx, &engine, "zulu"));
+  // An overflow of the queue the tests share lists again, rightly.
+  if watch::LOST_EVENTS.load(std::sync::atomic::Ordering::Relaxed) == lost {
+    assert_eq!(late, 0, "no inode watch: the late link is not reported");
+  }
+  // A new file makes the next call list again: the second link is found.
+  write(&fx, "b", "bravo words", 200);
+  assert_eq!(total(&answer(&fx, &engine, "zulu")), 1, "seen at the next full listing");
+  let relisted = index.listing().sources(&engine.index_context());
+  let linked = relisted.iter().find(|s| s.path == a).unwrap();
+  assert_eq!(linked.quiet_since, watch::NEVER_QUIET, "a file with two links is stat'ed on every call");
+}
