@@ -106,7 +106,7 @@ pub(super) fn sync_changed(
   index.dir().collect_garbage(names, owners, cx.config.max_cache_cleanup_files, &mut reasons);
   let tally = Tally::of(&synced);
   let coverage = tally.coverage(synced.len(), &reasons, unavailable);
-  Ok(Outcome { sessions: Arc::new(synced), coverage, reasons, tally })
+  Ok(Outcome { sessions: Arc::new(synced), coverage, reasons, tally, patched: None })
 }
 
 /// Builds the `planned` sessions in parallel into their slots of `synced`

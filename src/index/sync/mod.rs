@@ -21,6 +21,7 @@ mod tally;
 use crate::coverage::{Coverage, Reason};
 use crate::error::ContractError;
 use crate::index::record::{CacheRecord, Tier};
+use crate::index::snapshot::Worked;
 use crate::index::writer::Write;
 use crate::index::Context;
 use crate::index::{Index, Snapshot, Source};
@@ -139,7 +140,11 @@ pub fn sync(cx: &Context<'_>, scope: &Scope, branches: Branches) -> Result<Snaps
     Some(patched) => patched?,
     None => full::sync_changed(cx, &index, scope, branches, &all, &names)?,
   };
-  let result = Snapshot::new(index.clone(), branches, outcome.sessions, outcome.coverage);
+  let Outcome { sessions, coverage, reasons, tally, patched } = outcome;
+  let result = match patched {
+    Some((before, changed)) => Snapshot::patched(before, sessions, coverage, &changed),
+    None => Snapshot::new(index.clone(), branches, sessions, coverage),
+  };
   // Explicit and current-session scopes may name files outside the listing.
   let reusable = matches!(scope, Scope::Global | Scope::Project)
     && result.sessions.iter().all(|s| s.record.is_some())
@@ -149,7 +154,7 @@ pub fn sync(cx: &Context<'_>, scope: &Scope, branches: Branches) -> Result<Snaps
     && !result.coverage.reasons.iter().any(|r| r.is_sync_budget());
   if reusable {
     let names = index.names(cx);
-    let (result, reasons, tally) = (result.clone(), outcome.reasons, outcome.tally);
+    let result = result.clone();
     let at_ns = started_ns;
     let last = LastSync { key, sources: all, names, at_ns, listed_ns, result, proven: false, reasons, tally };
     *state.last.lock() = Some(last);
@@ -184,6 +189,8 @@ struct Outcome {
   /// The synchronization's own reasons (budgets, writes, cleanup).
   reasons: BTreeSet<Reason>,
   tally: Tally,
+  /// A patch's: what the last snapshot worked out, and the slots it changed.
+  patched: Option<(Worked, Vec<usize>)>,
 }
 
 /// A session to build: its slot in the session list, tier and planned cost.

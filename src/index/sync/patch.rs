@@ -63,7 +63,7 @@ pub(super) fn patch(
   let policies = PolicyCheck::new(cx, branches);
   let LastSync { result, mut tally, mut reasons, .. } = last;
   // In place when no caller still holds the last result.
-  let mut sessions = result.sessions;
+  let (mut sessions, worked) = result.into_parts();
   let synced = Arc::make_mut(&mut sessions);
   let mut budget = Budget { sessions: 0, bytes: 0 };
   let mut planned = Vec::new();
@@ -92,7 +92,8 @@ pub(super) fn patch(
     }
   }
   let coverage = tally.coverage(synced.len(), &reasons, unavailable);
-  Some(Ok(Outcome { sessions, coverage, reasons, tally }))
+  let changed = slots.iter().map(|&(slot, _)| slot).collect();
+  Some(Ok(Outcome { sessions, coverage, reasons, tally, patched: Some((worked, changed)) }))
 }
 
 /// The positions in `all` of the sources the watch does not vouch for since

@@ -6,6 +6,7 @@ use super::*;
 use crate::engine::Engine;
 use crate::index::build::Made;
 use crate::index::record::Body;
+use crate::index::snapshot::Lengths;
 use crate::index::trace::Pass;
 use crate::index::watch_tests::write;
 use crate::testing::AgentDir;
@@ -210,4 +211,56 @@ fn rebuild_cold_builds_a_cold_record_from_source_and_drops_the_last_synchronizat
   assert!(file.is_file(), "written again");
   global(&engine);
   assert_eq!(index.trace().passes(), [Pass::Full], "the last synchronization was not reused");
+}
+
+/// Hot and cold slots, lengths, cold kinds' address counts, "words"' holders.
+type WorkedOut = (Vec<usize>, Vec<usize>, Lengths, Vec<usize>, Vec<(usize, u8)>);
+
+/// What every query of the snapshot works out (partition, lengths, kinds,
+/// the dictionary serving the cold slots), as a fresh snapshot of the same
+/// sessions works it out.
+fn worked_out(snapshot: &Snapshot, engine: &Engine) -> WorkedOut {
+  let echoes = crate::index::record::cold::Echoes::of(&engine.config);
+  let partition = snapshot.partition();
+  let served = snapshot.serve_every_cold(u64::MAX).expect("enough cold sessions for a dictionary");
+  let mut words = served.frequencies("words", |_| None);
+  words.sort_unstable();
+  (
+    partition.hot.clone(),
+    partition.cold.to_vec(),
+    snapshot.lengths(echoes).clone(),
+    snapshot.cold_kinds().matching(|_| true).collect(),
+    words,
+  )
+}
+
+/// A patch carries over what the last snapshot worked out while its change
+/// leaves it as it was (at 100,000 sessions working it out again cost each
+/// append tens of milliseconds), and what it carries equals what a fresh
+/// snapshot of the same sessions works out.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_patched_snapshot_carries_over_what_its_change_left_as_it_was() {
+  let fx = AgentDir::new();
+  let a = write(&fx, "a", "alpha words", 100);
+  let cold: Vec<PathBuf> = (0..crate::index::dictionary::MIN_COLD)
+    .map(|n| write(&fx, &format!("c{n}"), &format!("cold{n} words"), 200 + n as u64))
+    .collect();
+  let engine = fx.engine(json!({"hotSessions": 1}));
+  let first = global(&engine);
+  worked_out(&first, &engine);
+  append(&a, "a-1", "a-0", "appended zulu words words");
+  let hot_append = global(&engine);
+  assert_eq!(index(&engine).trace().passes(), [Pass::Full, Pass::Patched]);
+  assert!(hot_append.shares_partition(&first) && hot_append.shares_cold_terms(&first), "a hot append changes neither");
+  assert_eq!(worked_out(&hot_append, &engine), worked_out(&hot_append.worked_out_afresh(), &engine));
+  let echoes = crate::index::record::cold::Echoes::of(&engine.config);
+  assert_ne!(hot_append.lengths(echoes), first.lengths(echoes), "the appended session's length was adjusted");
+  append(&cold[7], "c7-1", "c7-0", "appended words yankee");
+  set_age(&cold[7], 207); // Its place in the order kept: a patch, not a full pass.
+  let cold_append = global(&engine);
+  assert_eq!(index(&engine).trace().passes(), [Pass::Patched]);
+  assert!(cold_append.shares_partition(&hot_append), "the same tiers");
+  assert!(!cold_append.shares_cold_terms(&hot_append), "a cold append is served anew");
+  assert_eq!(worked_out(&cold_append, &engine), worked_out(&cold_append.worked_out_afresh(), &engine));
 }

@@ -6,12 +6,13 @@ use crate::engine::Engine;
 use crate::error::{ContractError, ErrorCode};
 use crate::index::record::Tier;
 use crate::index::snapshot::{CacheRecord, ColdContent, ColdDigest, ColdView, Echoes, HotShard, Partition};
-use crate::index::snapshot::{Served, Snapshot, Unreadable, View};
+use crate::index::snapshot::{Lengths, Served, Snapshot, Unreadable, View};
 use crate::index::{self, Coverage};
 use crate::session::binding::Issuer;
 use crate::session::discover::Scope;
 use crate::session::lineage::{Branches, LiveBranch};
 use crate::session::SessionView;
+use std::borrow::Cow;
 use std::cell::OnceCell;
 use std::path::Path;
 use std::sync::Arc;
@@ -110,11 +111,6 @@ impl<'a> Searched<'a> {
       Content::Indexed(view) => view.head().size,
       Content::Hydrated(hydrated) => hydrated.source_len,
     }
-  }
-
-  /// Is it searched as a hot session (a hydrated one always is)?
-  pub(super) fn is_hot(self) -> bool {
-    self.hot_shard().is_some()
   }
 
   /// The session's ranking length (see [`View::length`]).
@@ -221,12 +217,11 @@ impl Sessions {
     }
   }
 
-  /// How many sessions there are and their mean ranking length (see
-  /// [`Snapshot::lengths`]).
-  pub(super) fn lengths(&self, echoes: Echoes) -> (usize, f64) {
+  /// The sessions' ranking lengths (see [`Snapshot::lengths`]).
+  pub(super) fn lengths(&self, echoes: Echoes) -> Cow<'_, Lengths> {
     match &self.list {
-      List::Indexed(snapshot) => snapshot.lengths(echoes),
-      List::Hydrated(..) => (1, self.at(0).length(echoes) as f64),
+      List::Indexed(snapshot) => Cow::Borrowed(snapshot.lengths(echoes)),
+      List::Hydrated(..) => Cow::Owned(Lengths::of_slots(echoes, std::iter::once(Some(self.at(0).length(echoes))))),
     }
   }
 

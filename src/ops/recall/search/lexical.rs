@@ -82,35 +82,32 @@ impl Search<'_> {
     }
   }
 
-  /// A session's ranking length: the same number in a hot shard and in a
-  /// cold digest of the same entries.
-  fn session_length(&self, slot: usize, echoes: Echoes) -> u32 {
-    let length = self.sessions.at(slot).length(echoes);
-    length.clamp(1, u64::from(u32::MAX)) as u32
-  }
-
-  /// The candidate sessions holding stored term `term`, with their
-  /// frequency classes: hot ones with a candidate entry (one that passes the
-  /// filters, the entry range and the live turn's cut) from their postings,
-  /// cold ones from the dictionary or their digests.
-  fn session_frequencies(&self, term: &str, echoes: Echoes) -> FxHashMap<usize, u8> {
-    let mut out: FxHashMap<usize, u8> = FxHashMap::default();
+  /// The candidate sessions holding stored term `term`, each pushed onto
+  /// `holding` with its frequency class in `classes` (by slot): hot ones
+  /// with a candidate entry (one that passes the filters, the entry range
+  /// and the live turn's cut) from their postings, cold ones from the
+  /// dictionary or their digests.
+  fn session_frequencies(&self, term: &str, echoes: Echoes, classes: &mut [u8], holding: &mut Vec<usize>) {
+    let mut hold = |slot: usize, frequency: u8| {
+      classes[slot] = frequency;
+      holding.push(slot);
+    };
     for &(slot, ref docs) in &self.hot {
       if docs.is_empty() {
         continue;
       }
       let frequency = self.sessions.hot(slot).frequency(term, echoes);
       if frequency > 0 {
-        out.insert(slot, frequency);
+        hold(slot, frequency);
       }
     }
     let scan = |slot: usize| self.cold_content(slot).and_then(|content| content.frequency(term));
-    let cold: Vec<(usize, u8)> = match &self.cold_terms {
-      Some(served) => served.frequencies(term, scan),
-      None => self.cold.admitted().filter_map(|(slot, _)| Some((slot, scan(slot)?))).collect(),
-    };
-    out.extend(cold);
-    out
+    match &self.cold_terms {
+      Some(served) => served.frequencies(term, scan).into_iter().for_each(|(slot, f)| hold(slot, f)),
+      None => {
+        self.cold.admitted().filter_map(|(slot, _)| Some((slot, scan(slot)?))).for_each(|(slot, f)| hold(slot, f))
+      }
+    }
   }
 
   /// Lexical ranking on one scale for both tiers. Each session is scored as
@@ -123,35 +120,39 @@ impl Search<'_> {
   /// in every tier.
   pub(super) fn lexical(&mut self, terms: &[String], all: bool, cold_needs_all: bool) -> Vec<Item> {
     let echoes = Echoes::of(self.config);
-    let (sessions, average_session) = self.sessions.lengths(echoes);
+    let lengths = self.sessions.lengths(echoes);
+    let (sessions, average_session) = lengths.universe();
     let average_entry = self.average_length();
-    let mut session_scores: FxHashMap<usize, f64> = FxHashMap::default();
-    // A hot session's length is a pass over its entries: once per call, not per term.
-    let mut lengths: FxHashMap<usize, u32> = FxHashMap::default();
+    // By slot: at 100,000 sessions a common term is held by most of them,
+    // and maps keyed by slot cost more than the scoring itself.
+    let slots = self.sessions.len();
+    let mut session_scores = vec![0.0f64; slots];
+    let (mut wholes, mut parts) = (vec![0u8; slots], vec![0u8; slots]);
+    let mut is_hot = vec![false; slots];
+    self.hot.iter().for_each(|&(slot, _)| is_hot[slot] = true);
+    let mut holding = Vec::new();
     let mut hot: Vec<Scored> = Vec::new();
     let mut cold: Vec<Vec<usize>> = Vec::with_capacity(terms.len());
     for term in terms {
       let part = part_term(term);
-      let wholes = self.session_frequencies(term, echoes);
-      let parts = self.session_frequencies(&part, echoes);
-      let mut holding: Vec<usize> = wholes.keys().chain(parts.keys()).copied().collect();
+      self.session_frequencies(term, echoes, &mut wholes, &mut holding);
+      self.session_frequencies(&part, echoes, &mut parts, &mut holding);
       holding.sort_unstable();
       holding.dedup();
       let weight = idf(sessions, holding.len());
       for &slot in &holding {
-        let frequency =
-          session_frequency(wholes.get(&slot).copied().unwrap_or(0), parts.get(&slot).copied().unwrap_or(0));
-        let length = *lengths.entry(slot).or_insert_with(|| self.session_length(slot, echoes));
-        *session_scores.entry(slot).or_insert(0.0) += bm25(weight, frequency, length, average_session);
+        let frequency = session_frequency(wholes[slot], parts[slot]);
+        (wholes[slot], parts[slot]) = (0, 0);
+        session_scores[slot] += bm25(weight, frequency, lengths.of(slot), average_session);
       }
       let scored = self.hot_postings(term, &part).into_iter().map(|(slot, doc, tf)| {
         let length = self.sessions.hot(slot).postings.doc_lengths[doc];
         ((slot, doc), bm25(weight, tf, length, average_entry))
       });
       hot = accumulate(hot, scored);
-      cold.push(holding.into_iter().filter(|slot| !self.sessions.at(*slot).is_hot()).collect());
+      cold.push(holding.drain(..).filter(|&slot| !is_hot[slot]).collect());
     }
-    let session_score = |slot: usize| session_scores.get(&slot).copied().unwrap_or(0.0);
+    let session_score = |slot: usize| session_scores[slot];
     let entries: Vec<((usize, usize), f64)> = hot
       .into_iter()
       .filter(|(_, (_, matched))| !all || *matched == terms.len())
