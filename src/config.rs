@@ -71,6 +71,9 @@ impl Default for Config {
 const KIB: u64 = 1024;
 const MIB: u64 = 1024 * KIB;
 const GIB: u64 = 1024 * MIB;
+/// `maxColdCacheBytes`' largest value: also what a cold record's body may
+/// decompress to at most, whatever the config that reads it.
+pub const MAX_COLD_CACHE_BYTES: u64 = 128 * MIB;
 
 fn integer(map: &Map<String, Value>, key: &str, min: u64, max: u64, slot: &mut u64) -> CoreResult<()> {
   let Some(value) = map.get(key) else { return Ok(()) };
@@ -128,7 +131,7 @@ impl Config {
     integer(map, "maxEntryChars", 100, 1_000_000, &mut config.max_entry_chars)?;
     integer(map, "hotSessions", 0, 100_000, &mut config.hot_sessions)?;
     integer(map, "maxColdVocabularyBytes", 2, 64 * MIB, &mut config.max_cold_vocabulary_bytes)?;
-    integer(map, "maxColdCacheBytes", 512, 128 * MIB, &mut config.max_cold_cache_bytes)?;
+    integer(map, "maxColdCacheBytes", 512, MAX_COLD_CACHE_BYTES, &mut config.max_cold_cache_bytes)?;
     integer(map, "maxSyncSessions", 1, 1_000_000, &mut config.max_sync_sessions)?;
     integer(map, "maxSyncSourceBytes", KIB, 8 * GIB, &mut config.max_sync_source_bytes)?;
     integer(map, "maxCacheCleanupFiles", 1, 1_000_000, &mut config.max_cache_cleanup_files)?;

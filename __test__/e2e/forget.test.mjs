@@ -10,12 +10,17 @@
 // Run (Node >= 22.19): "$PI_NODE22" --test __test__/e2e/forget.test.mjs
 import assert from 'node:assert/strict'
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { createRequire } from 'node:module'
 import { dirname, join, resolve } from 'node:path'
 import { test } from 'node:test'
 import { fileURLToPath } from 'node:url'
 import { fauxModel, openSession, teardown, tempPiHome } from './faux.mjs'
 
 const PACKAGE_DIR = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..')
+const { inspectCacheRecord } = createRequire(import.meta.url)(join(PACKAGE_DIR, 'binding.cjs'))
+
+/** A file of the index dir as text to look for words in: its bytes, and a record's decoded JSON. */
+const readable = (file) => readFileSync(file, 'latin1') + JSON.stringify(inspectCacheRecord(file))
 const SECRET = 'qx7hunter2zz'
 /** Only in the forgotten session, never in a query: what the index dir must not hold once it is forgotten. */
 const KEEPER = 'marmoset9keeper'
@@ -58,8 +63,8 @@ async function piWorld(prefix) {
     return result
   }
   const indexDir = join(agentDir, 'fabric', 'memory-index')
-  /** The index dir's files that hold KEEPER's bytes. */
-  const indexHolds = () => readdirSync(indexDir).filter((name) => readFileSync(join(indexDir, name)).includes(KEEPER))
+  /** The index dir's files that hold KEEPER's bytes (a cold record's body is compressed: decoded, it is looked in too). */
+  const indexHolds = () => readdirSync(indexDir).filter((name) => readable(join(indexDir, name)).includes(KEEPER))
   /** Before a forget: the secret is found (through the host API: a tool call would copy it into this session), and
    * the index holds its words (so the checks after the forget can fail). */
   const checkBefore = async () => {

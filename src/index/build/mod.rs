@@ -162,7 +162,7 @@ fn fit_cold(config: &Config, record: &mut CacheRecord) -> bool {
   let mut digest = digest.clone();
   let fits = digest.fit(|candidate| {
     let mut trial = CacheRecord { body: Body::Cold(candidate.clone()), ..record.clone() };
-    trial.encode().is_ok_and(|bytes| bytes.len() as u64 <= cap)
+    trial.plain_len().is_ok_and(|len| len <= cap)
   });
   record.body = Body::Cold(digest);
   fits

@@ -8,7 +8,9 @@
 //!
 //! A record is [`MAGIC`], the head's length (u32 LE), the xxh3-64 (LE) of
 //! the head and of the body, then the head and the body, both postcard
-//! (compact, allocation-light to decode, no text escaping). The head is the
+//! (compact, allocation-light to decode, no text escaping); a cold body is
+//! compressed (one zstd frame: it is read once per query's first need, and
+//! it is most of the index dir's bytes). The head is the
 //! [`CacheRecord`] without its bulk: for a cold digest every field a query
 //! plans with; the body is the hot shard or the digest's [`ColdContent`]. A
 //! fresh process reads only the heads of cold records, and a cold body when
@@ -29,6 +31,8 @@ mod read;
 pub(crate) mod vocabulary;
 
 pub(super) use frame::checksum;
+#[cfg(test)]
+pub use frame::readable_bytes;
 pub use frame::MAGIC_PREFIX;
 pub use name::{base_name, file_name, stem};
 pub use read::{defer_content, file_of_head, from_head, open, read, read_limit, source_exists};
@@ -40,15 +44,16 @@ use cold::ColdDigest;
 use hot::HotShard;
 use serde::{Deserialize, Serialize};
 
-pub const CACHE_VERSION: u32 = 15;
-/// `BU`: cacheVersion 15, vocabularies front-coded (14: the session's name
+pub const CACHE_VERSION: u32 = 16;
+/// `CZ`: cacheVersion 16, a cold body is one zstd frame (15: vocabularies
+/// front-coded; 14: the session's name
 /// and first prompt in the head; 13: session frequencies and lengths for ranking; 12:
 /// the tokenizer's identifier parts and script
 /// bigrams; 11: a cold digest's files touched and tool histogram
 /// moved from its head to its body); records of earlier versions
 /// (`PFMIDX06`, `PFMIDX6C`, `PFMIDX07`, `PFMIDX7C`, `PFMIDX8C`, `PFMIDX9C`,
-/// `PFMIDXAS`, `PFMIDXBS`, `PFMIDXBT`) are rebuilt.
-pub(super) const MAGIC: &[u8; 8] = b"PFMIDXBU";
+/// `PFMIDXAS`, `PFMIDXBS`, `PFMIDXBT`, `PFMIDXBU`) are rebuilt.
+pub(super) const MAGIC: &[u8; 8] = b"PFMIDXCZ";
 /// Serialized by variant index in records (postcard), by name in results.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, strum::IntoStaticStr)]
 #[serde(rename_all = "lowercase")]

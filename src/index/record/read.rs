@@ -94,7 +94,7 @@ fn read_content(path: &Path, head_sum: [u8; 8], cache_bytes: u64, limit: u64) ->
   let parts =
     Parts::split(&bytes).ok().flatten().filter(|p| p.head_sum == head_sum && bytes.len() as u64 == cache_bytes);
   let body = parts.and_then(|p| p.intact_body()).ok_or(Unreadable)?;
-  postcard::from_bytes(body).map_err(|_| Unreadable)
+  super::frame::decode_cold_body(body)
 }
 
 /// Does the record at `path` (named with `hash`) belong to a session that

@@ -127,3 +127,54 @@ fn a_path_and_its_lossy_spelling_name_the_same_record() {
     }
   }
 }
+
+/// A cold digest over `words` repeated `times` (a body that compresses well).
+fn cold_record(words: usize, times: usize) -> CacheRecord {
+  let text = (0..words).map(|w| format!("term{w}")).collect::<Vec<_>>().join(" ");
+  let entries =
+    (0..times).map(|i| crate::session::entry::Entry { index: i, text: text.clone(), ..Default::default() }).collect();
+  let echoes = crate::index::record::cold::Echoes::Kept;
+  let digest = ColdDigest::build(&Normalized { entries, ..Default::default() }, 1 << 20, echoes);
+  CacheRecord { body: Body::Cold(digest), ..record() }
+}
+
+/// A cold body is stored as one zstd frame: smaller than its plain length
+/// (what `maxColdCacheBytes` caps), decoded back to the same content, and a
+/// head-first read loads the same content from the file.
+#[test]
+fn a_cold_body_is_compressed_and_reads_back_the_same() {
+  let mut original = cold_record(2_000, 40);
+  let plain = original.plain_len().unwrap();
+  let bytes = original.encode().unwrap();
+  assert!((bytes.len() as u64) * 2 < plain, "{} bytes compressed, {plain} plain", bytes.len());
+  let decoded = CacheRecord::decode(&bytes).expect("an intact record");
+  let (Body::Cold(read), Body::Cold(written)) = (&decoded.body, &original.body) else { panic!("cold") };
+  assert_eq!(read.content().unwrap(), written.content().unwrap());
+  let dir = tempfile::tempdir().unwrap();
+  let path = dir.path().join("r.cold");
+  fs::write(&path, &bytes).unwrap();
+  let opened = open(&path, Tier::Cold, bytes.len() as u64).unwrap().expect("an intact record");
+  let Body::Cold(lazy) = &opened.body else { panic!("cold") };
+  assert_eq!(lazy.content().unwrap(), written.content().unwrap());
+  let plain_body = postcard::to_allocvec(written.content().unwrap()).unwrap();
+  assert!(readable_bytes(&bytes).ends_with(&plain_body), "tests can look into it");
+}
+
+/// A frame that declares more than the largest `maxColdCacheBytes` is
+/// refused before anything is allocated for it; a damaged frame is
+/// unreadable, never a panic.
+#[test]
+fn a_cold_body_never_decompresses_past_the_largest_setting() {
+  let huge = vec![0u8; (crate::config::MAX_COLD_CACHE_BYTES + 1) as usize];
+  let frame = zstd::bulk::compress(&huge, 1).unwrap();
+  drop(huge);
+  assert_eq!(frame::decode_cold_body(&frame), Err(crate::index::record::cold::Unreadable));
+  let content = cold_record(10, 1);
+  let Body::Cold(digest) = &content.body else { panic!("cold") };
+  let plain = postcard::to_allocvec(digest.content().unwrap()).unwrap();
+  let good = zstd::bulk::compress(&plain, 1).unwrap();
+  assert_eq!(&frame::decode_cold_body(&good).unwrap(), digest.content().unwrap());
+  for cut in [0, 4, good.len() / 2, good.len() - 1] {
+    assert!(frame::decode_cold_body(&good[..cut]).is_err(), "cut at {cut}");
+  }
+}

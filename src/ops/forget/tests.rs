@@ -42,6 +42,7 @@ fn index_holds(engine: &Engine, word: &[u8]) -> bool {
   fs::read_dir(engine.index_dir())
     .unwrap()
     .filter_map(|e| fs::read(e.unwrap().path()).ok())
+    .map(|bytes| crate::index::record::readable_bytes(&bytes))
     .any(|bytes| bytes.windows(word.len()).any(|w| w == word))
 }
 
