@@ -31,6 +31,22 @@ fn accumulate(sums: Vec<Scored>, term: impl Iterator<Item = ((usize, usize), f64
   out
 }
 
+/// The sessions holding a query word (as a whole word or a part), each
+/// once, in no order: every use of them is per slot.
+struct Holding {
+  slots: Vec<usize>,
+  /// By slot: in `slots`.
+  held: Vec<bool>,
+}
+
+impl Holding {
+  fn add(&mut self, slot: usize) {
+    if !std::mem::replace(&mut self.held[slot], true) {
+      self.slots.push(slot);
+    }
+  }
+}
+
 /// Two ascending (doc, tf) lists as one, the tf of a doc in both summed.
 fn merge_by_doc(
   a: impl Iterator<Item = (usize, f64)>,
@@ -82,15 +98,15 @@ impl Search<'_> {
     }
   }
 
-  /// The candidate sessions holding stored term `term`, each pushed onto
-  /// `holding` with its frequency class in `classes` (by slot): hot ones
-  /// with a candidate entry (one that passes the filters, the entry range
-  /// and the live turn's cut) from their postings, cold ones from the
-  /// dictionary or their digests.
-  fn session_frequencies(&self, term: &str, echoes: Echoes, classes: &mut [u8], holding: &mut Vec<usize>) {
+  /// The candidate sessions holding stored term `term`, each with its
+  /// frequency class in `classes` (by slot) and added to `holding` once:
+  /// hot ones with a candidate entry (one that passes the filters, the
+  /// entry range and the live turn's cut) from their postings, cold ones
+  /// from the dictionary or their digests.
+  fn session_frequencies(&self, term: &str, echoes: Echoes, classes: &mut [u8], holding: &mut Holding) {
     let mut hold = |slot: usize, frequency: u8| {
       classes[slot] = frequency;
-      holding.push(slot);
+      holding.add(slot);
     };
     for &(slot, ref docs) in &self.hot {
       if docs.is_empty() {
@@ -130,19 +146,17 @@ impl Search<'_> {
     let (mut wholes, mut parts) = (vec![0u8; slots], vec![0u8; slots]);
     let mut is_hot = vec![false; slots];
     self.hot.iter().for_each(|&(slot, _)| is_hot[slot] = true);
-    let mut holding = Vec::new();
+    let mut holding = Holding { slots: Vec::new(), held: vec![false; slots] };
     let mut hot: Vec<Scored> = Vec::new();
     let mut cold: Vec<Vec<usize>> = Vec::with_capacity(terms.len());
     for term in terms {
       let part = part_term(term);
       self.session_frequencies(term, echoes, &mut wholes, &mut holding);
       self.session_frequencies(&part, echoes, &mut parts, &mut holding);
-      holding.sort_unstable();
-      holding.dedup();
-      let weight = idf(sessions, holding.len());
-      for &slot in &holding {
+      let weight = idf(sessions, holding.slots.len());
+      for &slot in &holding.slots {
         let frequency = session_frequency(wholes[slot], parts[slot]);
-        (wholes[slot], parts[slot]) = (0, 0);
+        (wholes[slot], parts[slot], holding.held[slot]) = (0, 0, false);
         session_scores[slot] += bm25(weight, frequency, lengths.of(slot), average_session);
       }
       let scored = self.hot_postings(term, &part).into_iter().map(|(slot, doc, tf)| {
@@ -150,7 +164,7 @@ impl Search<'_> {
         ((slot, doc), bm25(weight, tf, length, average_entry))
       });
       hot = accumulate(hot, scored);
-      cold.push(holding.drain(..).filter(|&slot| !is_hot[slot]).collect());
+      cold.push(holding.slots.drain(..).filter(|&slot| !is_hot[slot]).collect());
     }
     let session_score = |slot: usize| session_scores[slot];
     let entries: Vec<((usize, usize), f64)> = hot
