@@ -8,8 +8,9 @@
 //! synchronization (an append in a warm process): those the index's writer
 //! writes right after it (`writer`).
 //!
-//! The last synchronization is reused while nothing it depended on changed;
-//! it is patched when the watch names a few changed files (`patch`);
+//! The last synchronization of each sync key (scope, settings, live branch)
+//! is reused while nothing it depended on changed; it is patched when the
+//! watch names a few changed files (`patch`);
 //! otherwise the full pass runs (`full`). `tally` keeps the coverage counts
 //! and the call's budgets.
 
@@ -44,13 +45,23 @@ pub struct Synced {
 }
 
 /// An index's synchronization state: one synchronization at a time (queries
-/// read resident records freely), and the last one, reused while nothing it
-/// depended on changed.
+/// read resident records freely), and the last one of each sync key
+/// (scope, settings, live branch), reused while nothing it depended on
+/// changed. One per key, not one in all: a follow call's one-session scope,
+/// or Pi's project scope beside a global call, no longer throws away the
+/// global synchronization, which then cost the next global call a full pass
+/// (~100 ms at 100,000 sessions).
 #[derive(Default)]
 pub(crate) struct State {
   lock: parking_lot::Mutex<()>,
-  last: parking_lot::Mutex<Option<LastSync>>,
+  /// Most recently used last.
+  last: parking_lot::Mutex<Vec<LastSync>>,
 }
+
+/// How many sync keys keep their last synchronization: global, project, and
+/// a few explicit scopes or settings. Each holds a session list (~15 MB at
+/// 100,000 sessions, its records shared with the others).
+const LAST_SYNCS: usize = 4;
 
 impl State {
   /// Held by whatever must not run beside a synchronization (the writer).
@@ -60,7 +71,25 @@ impl State {
 
   /// The next call runs a synchronization of its own.
   pub(crate) fn forget_last(&self) {
-    self.last.lock().take();
+    self.last.lock().clear();
+  }
+
+  /// The last synchronization of `key`, taken out.
+  fn take(&self, key: &str) -> Option<LastSync> {
+    let mut last = self.last.lock();
+    let at = last.iter().position(|l| l.key == key)?;
+    Some(last.remove(at))
+  }
+
+  /// Keeps `sync` as its key's last synchronization, the least recently
+  /// used one of another key dropped when there are too many.
+  fn keep(&self, sync: LastSync) {
+    let mut last = self.last.lock();
+    last.retain(|l| l.key != sync.key);
+    last.push(sync);
+    if last.len() > LAST_SYNCS {
+      last.remove(0);
+    }
   }
 }
 
@@ -106,7 +135,7 @@ pub(crate) fn rebuild_cold(cx: &Context<'_>, path: &Path, branches: Branches) ->
   // builds the same session beside it.
   let state = index.sync_state();
   let _guard = state.lock.lock();
-  state.last.lock().take();
+  state.forget_last();
   let source = Source::of(path.to_path_buf(), &fs::metadata(path).ok()?);
   session::rebuild(cx, &index, &source, Tier::Cold, branches, Write::Now).ok().map(|(record, _)| record)
 }
@@ -124,12 +153,12 @@ pub fn sync(cx: &Context<'_>, scope: &Scope, branches: Branches) -> Result<Snaps
   // Taken, not cloned: a patch then updates the only copy of the session
   // list in place (no 1,000-entry clone and drop per append). Only a
   // builder under the sync lock (`rebuild_cold`) drops it meanwhile.
-  let last = state.last.lock().take().filter(|last| last.key == key && Arc::ptr_eq(&last.names, &names));
+  let last = state.take(&key).filter(|last| Arc::ptr_eq(&last.names, &names));
   let last = match last {
     Some(mut last) => {
       if unchanged(&mut last, &all) {
         let result = last.result.clone();
-        *state.last.lock() = Some(last);
+        state.keep(last);
         return Ok(result);
       }
       Some(last)
@@ -156,8 +185,7 @@ pub fn sync(cx: &Context<'_>, scope: &Scope, branches: Branches) -> Result<Snaps
     let names = index.names(cx);
     let result = result.clone();
     let at_ns = started_ns;
-    let last = LastSync { key, sources: all, names, at_ns, listed_ns, result, proven: false, reasons, tally };
-    *state.last.lock() = Some(last);
+    state.keep(LastSync { key, sources: all, names, at_ns, listed_ns, result, proven: false, reasons, tally });
   }
   Ok(result)
 }

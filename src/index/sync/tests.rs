@@ -264,3 +264,23 @@ fn a_patched_snapshot_carries_over_what_its_change_left_as_it_was() {
   assert!(!cold_append.shares_cold_terms(&hot_append), "a cold append is served anew");
   assert_eq!(worked_out(&cold_append, &engine), worked_out(&cold_append.worked_out_afresh(), &engine));
 }
+
+/// Each sync key keeps its last synchronization: a one-session call (a
+/// follow) or a project call between two global calls leaves the global one
+/// to be reused, where it used to cost the next global call a full pass.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_one_session_call_between_global_calls_leaves_the_global_synchronization_reused() {
+  let (_fx, engine, a, _, first) = two_sessions();
+  let explicit = Scope::Explicit(a.to_string_lossy().into_owned());
+  let one = sync(&engine.index_context(), &explicit, Branches::Active).unwrap();
+  assert_eq!(one.sessions.len(), 1);
+  sync(&engine.index_context(), &Scope::Project, Branches::Active).unwrap();
+  assert_eq!(index(&engine).trace().passes(), [Pass::Full, Pass::Full], "the explicit and the project call");
+  let again = global(&engine);
+  assert!(first.is(&again), "the global synchronization as it was");
+  assert_eq!(index(&engine).trace().passes(), [], "no pass ran");
+  let project = sync(&engine.index_context(), &Scope::Project, Branches::Active).unwrap();
+  assert_eq!(index(&engine).trace().passes(), [], "nor for the project's");
+  assert_eq!(project.sessions.len(), 2);
+}

@@ -76,9 +76,16 @@ fn term_hash(term: &str) -> u64 {
   h ^ (h >> 33)
 }
 
-/// A derived cache, not part of the digest's value: equal and cloned as empty.
-#[derive(Debug, Default)]
+/// A derived cache, not part of the digest's value: equal, cloned and
+/// shown as empty (a record shown before and after a query shows the same).
+#[derive(Default)]
 pub struct Lazy<T>(std::sync::OnceLock<T>);
+
+impl<T> std::fmt::Debug for Lazy<T> {
+  fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+    f.write_str("Lazy")
+  }
+}
 
 impl<T> Lazy<T> {
   pub fn get_or_init(&self, init: impl FnOnce() -> T) -> &T {
