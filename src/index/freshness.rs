@@ -98,7 +98,7 @@ pub(crate) fn is_fresh(
   let record = &slot.record;
   if record.stamp != source.stamp
     || record.tier() != tier
-    || Path::new(&record.file) != source.path
+    || Path::new(&record.file) != &*source.path
     || !policies.matches(record)
   {
     return None;

@@ -20,7 +20,9 @@ use std::sync::Arc;
 /// A session file with its stat stamp.
 #[derive(Debug, Clone)]
 pub struct Source {
-  pub path: PathBuf,
+  /// Shared: a listing is copied whole when one file changes (100,000
+  /// paths at scale), and a copy of a shared path is a count, not a string.
+  pub path: Arc<Path>,
   pub stamp: StatStamp,
   /// From when on the dir watch vouches that the file did not change (the
   /// arming, or the drain that last reported it); [`watch::NEVER_QUIET`]
@@ -29,8 +31,8 @@ pub struct Source {
 }
 
 impl Source {
-  pub(super) fn of(path: PathBuf, metadata: &fs::Metadata) -> Source {
-    Source { stamp: StatStamp::of(metadata), path, quiet_since: watch::NEVER_QUIET }
+  pub(super) fn of(path: impl Into<Arc<Path>>, metadata: &fs::Metadata) -> Source {
+    Source { stamp: StatStamp::of(metadata), path: path.into(), quiet_since: watch::NEVER_QUIET }
   }
 
   /// Does the watch vouch that the file is as it was at `verified_ns`?
@@ -189,8 +191,17 @@ impl Listing {
 /// when a file is gone or no longer a file: only a full listing can say.
 fn restat(listed: &Arc<Vec<Source>>, changed: &[PathBuf], at_ns: i128) -> Option<Arc<Vec<Source>>> {
   let unwatched = |s: &Source| s.quiet_since == watch::NEVER_QUIET;
+  // By bytes: `Path`'s own comparison walks components, and this is asked
+  // of every listed file (100,000 per append at scale).
+  let few = changed.len() <= 16;
+  let set: rustc_hash::FxHashSet<&std::ffi::OsStr> =
+    if few { Default::default() } else { changed.iter().map(|p| p.as_os_str()).collect() };
+  let is_changed = |path: &Path| match few {
+    true => changed.iter().any(|c| c.as_os_str() == path.as_os_str()),
+    false => set.contains(path.as_os_str()),
+  };
   let mut sources = (**listed).clone();
-  for source in sources.iter_mut().filter(|s| unwatched(s) || changed.binary_search(&s.path).is_ok()) {
+  for source in sources.iter_mut().filter(|s| unwatched(s) || is_changed(&s.path)) {
     let (metadata, watchable) = stat_listed(&source.path)?;
     let quiet_since = if !watchable || unwatched(source) { watch::NEVER_QUIET } else { at_ns };
     *source = Source { quiet_since, ..Source::of(source.path.clone(), &metadata) };
@@ -266,7 +277,7 @@ pub(super) fn named(discovery: &Discovery, all: &[Source], target: Option<&str>)
   let pick = |path: &Path| {
     all
       .iter()
-      .find(|s| s.path == path)
+      .find(|s| &*s.path == path)
       .cloned()
       .or_else(|| fs::metadata(path).ok().map(|m| Source::of(path.to_path_buf(), &m)))
   };

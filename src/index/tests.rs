@@ -739,7 +739,7 @@ fn random_record_corruptions_are_detected_and_rebuilt_with_identical_answers() {
         body => body.clone(),
       }
     };
-    r.sessions.iter().map(|s| (s.path.clone(), body(s))).collect()
+    r.sessions.iter().map(|s| (s.path.to_path_buf(), body(s))).collect()
   };
   let clean = bodies(&global(&engine));
   let dir = fx.index_dir();

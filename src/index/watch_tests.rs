@@ -208,6 +208,6 @@ fn above_the_file_watch_budget_the_dir_watches_vouch_alone() {
   write(&fx, "b", "bravo words", 200);
   assert_eq!(total(&answer(&fx, &engine, "zulu")), 1, "seen at the next full listing");
   let relisted = index.listing().sources(&engine.index_context());
-  let linked = relisted.iter().find(|s| s.path == a).unwrap();
+  let linked = relisted.iter().find(|s| *s.path == *a).unwrap();
   assert_eq!(linked.quiet_since, watch::NEVER_QUIET, "a file with two links is stat'ed on every call");
 }

@@ -31,14 +31,15 @@ use crate::session::lineage::Branches;
 use crate::session::source::now_ns;
 use std::collections::BTreeSet;
 use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 use tally::Tally;
 
 /// One eligible session after synchronization.
 #[derive(Debug, Clone)]
 pub struct Synced {
-  pub path: PathBuf,
+  /// The listing's own path, shared.
+  pub path: Arc<Path>,
   pub tier: Tier,
   /// `None` when the session could not be indexed (budget, unavailable).
   pub record: Option<Arc<CacheRecord>>,
@@ -202,7 +203,11 @@ fn unchanged(last: &mut LastSync, all: &Arc<Vec<Source>>) -> bool {
     all.iter().all(proven)
   } else {
     last.sources.len() == all.len()
-      && last.sources.iter().zip(all.iter()).all(|(a, b)| a.path == b.path && a.stamp == b.stamp && proven(b))
+      && last
+        .sources
+        .iter()
+        .zip(all.iter())
+        .all(|(a, b)| a.path.as_os_str() == b.path.as_os_str() && a.stamp == b.stamp && proven(b))
   };
   if unchanged {
     (last.sources, last.proven) = (all.clone(), true);

@@ -15,6 +15,7 @@ use proptest::test_runner::TestRunner;
 use serde_json::json;
 use std::fs;
 use std::io::Write;
+use std::path::PathBuf;
 use std::time::{Duration, SystemTime};
 
 fn entry(id: &str, parent: Option<&str>, text: &str) -> String {

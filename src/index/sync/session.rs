@@ -136,7 +136,7 @@ pub(super) fn rebuild(
   let live = cx.live_branch(&source.path, branches);
   let recipe = Recipe { config: cx.config, tier, branches, live, forgotten: &forgotten.entries };
   let built = build::build(&recipe, &read, prior.as_deref())?;
-  index.trace().note(|| Event::Built(source.path.clone(), built.made));
+  index.trace().note(|| Event::Built(source.path.to_path_buf(), built.made));
   if fs::metadata(&source.path).ok().map(|m| StatStamp::of(&m)) != Some(read.stamp) {
     return Err(Reason::SourceChangedDuringIndex);
   }

@@ -12,6 +12,7 @@ use crate::index::watch_tests::write;
 use crate::testing::AgentDir;
 use serde_json::json;
 use std::io::Write as _;
+use std::path::PathBuf;
 use std::time::{Duration, SystemTime};
 
 fn global(engine: &Engine) -> Snapshot {
@@ -23,7 +24,7 @@ fn index(engine: &Engine) -> Arc<Index> {
 }
 
 fn record<'a>(result: &'a Snapshot, path: &Path) -> &'a Arc<CacheRecord> {
-  let synced = result.sessions.iter().find(|s| s.path == path).expect("synchronized");
+  let synced = result.sessions.iter().find(|s| &*s.path == path).expect("synchronized");
   synced.record.as_ref().expect("indexed")
 }
 
