@@ -98,12 +98,12 @@ pub(crate) fn is_fresh(
   let record = &slot.record;
   if record.stamp != source.stamp
     || record.tier() != tier
-    || Path::new(&record.file) != &*source.path
+    || Path::new(&record.file) != source.path
     || !policies.matches(record)
   {
     return None;
   }
-  if let Some(live) = cx.live_branch(&source.path, record.branches) {
+  if let Some(live) = cx.live_branch(source.path, record.branches) {
     let expected = crate::session::lineage::fingerprint(record.branches, live.leaf_id.as_deref(), &live.ids);
     if record.lineage_fingerprint != expected {
       return None;
@@ -114,6 +114,6 @@ pub(crate) fn is_fresh(
   } else if source.quiet_since(slot.verified_ns()) {
     Some(Proof::Watch)
   } else {
-    same_content(&source.path, record.size, &record.source_hash).then_some(Proof::Content)
+    same_content(source.path, record.size, &record.source_hash).then_some(Proof::Content)
   }
 }

@@ -188,7 +188,7 @@ pub(super) fn preload(
   let stems: Option<FxHashSet<String>> = match wanted {
     Wanted::All => None,
     Wanted::Project { candidates, .. } if candidates.len() < index.trace().min_packed() => return,
-    Wanted::Project { candidates, .. } => Some(candidates.iter().map(|s| record::stem(&s.path)).collect()),
+    Wanted::Project { candidates, .. } => Some(candidates.iter().map(|s| record::stem(s.path)).collect()),
   };
   let decoded = {
     let mut modes = index.packs().modes.lock();
@@ -351,7 +351,7 @@ fn write(index: &Index, branches: Branches, shard: usize, group: &[(&Synced, &Ar
   }
   let entries: Vec<(String, Vec<u8>)> = group
     .iter()
-    .map(|(synced, record)| (index.record_name(&synced.path, branches, Tier::Cold), record.head_bytes()))
+    .map(|(synced, record)| (index.record_name(synced.path, branches, Tier::Cold), record.head_bytes()))
     .collect();
   index.dir().write(&name, &encode(&entries)).ok()?;
   Some(Written::of(group.iter().map(|(_, r)| *r), false))

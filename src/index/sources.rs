@@ -20,9 +20,11 @@ use std::sync::Arc;
 /// A session file with its stat stamp.
 #[derive(Debug, Clone)]
 pub struct Source {
-  /// Shared: a listing is copied whole when one file changes (100,000
-  /// paths at scale), and a copy of a shared path is a count, not a string.
-  pub path: Arc<Path>,
+  /// Interned ([`interned`]): a listing is copied whole when one file
+  /// changes (100,000 paths at scale), and copying an interned path touches
+  /// nothing behind it, where a string copy or a shared count cost a cache
+  /// miss per file (most of an append's cost at 100,000 sessions).
+  pub path: &'static Path,
   pub stamp: StatStamp,
   /// From when on the dir watch vouches that the file did not change (the
   /// arming, or the drain that last reported it); [`watch::NEVER_QUIET`]
@@ -31,14 +33,39 @@ pub struct Source {
 }
 
 impl Source {
-  pub(super) fn of(path: impl Into<Arc<Path>>, metadata: &fs::Metadata) -> Source {
-    Source { stamp: StatStamp::of(metadata), path: path.into(), quiet_since: watch::NEVER_QUIET }
+  pub(super) fn of(path: &Path, metadata: &fs::Metadata) -> Source {
+    Source { stamp: StatStamp::of(metadata), path: interned(path), quiet_since: watch::NEVER_QUIET }
+  }
+
+  /// Do `a` and `b` name the same file? Listings share their paths, so
+  /// mostly by address; else by bytes (`Path`'s own equality walks
+  /// components, and this is asked of every file, 100,000 per append).
+  pub(super) fn same_path(a: &Source, b: &Source) -> bool {
+    std::ptr::eq(a.path, b.path) || a.path.as_os_str() == b.path.as_os_str()
   }
 
   /// Does the watch vouch that the file is as it was at `verified_ns`?
   pub(super) fn quiet_since(&self, verified_ns: i128) -> bool {
     self.quiet_since <= verified_ns
   }
+}
+
+/// `path`, stored once for the process's life: a session file's path is
+/// interned when first listed, and the same path listed again is the same
+/// reference. The table only grows, by each distinct session file a process
+/// ever lists (~100 bytes each: what one listing held before), which the
+/// files on disk bound; a process global, since listings of every index of
+/// the process share it.
+pub fn interned(path: &Path) -> &'static Path {
+  static TABLE: std::sync::OnceLock<Mutex<rustc_hash::FxHashSet<&'static std::ffi::OsStr>>> =
+    std::sync::OnceLock::new();
+  let mut table = TABLE.get_or_init(Default::default).lock();
+  if let Some(&known) = table.get(path.as_os_str()) {
+    return Path::new(known);
+  }
+  let leaked: &'static Path = Box::leak(path.to_path_buf().into_boxed_path());
+  table.insert(leaked.as_os_str());
+  leaked
 }
 
 /// The stat of a listed file, and whether a watch on its dir sees every change
@@ -56,7 +83,7 @@ fn stat_listed(path: &Path) -> Option<(fs::Metadata, bool)> {
 }
 
 fn newest_first(sources: &mut [Source]) {
-  sources.sort_by(|a, b| b.stamp.mtime_ns.cmp(&a.stamp.mtime_ns).then_with(|| a.path.cmp(&b.path)));
+  sources.sort_by(|a, b| b.stamp.mtime_ns.cmp(&a.stamp.mtime_ns).then_with(|| a.path.cmp(b.path)));
 }
 
 /// Every `sessions/*/*.jsonl`, plus the `*.jsonl` of Pi's flat custom
@@ -95,7 +122,7 @@ pub fn list_sources(dirs: &DirCache, roots: &watch::Roots, mut arming: Option<&m
         arming.watch_file(&path);
       }
       let (metadata, watchable) = stat_listed(&path)?;
-      let mut source = Source::of(path, &metadata);
+      let mut source = Source::of(&path, &metadata);
       // Vouched for once arming finishes (see `Index::sources`).
       source.quiet_since = if watchable && arming.is_some() { i128::MIN } else { watch::NEVER_QUIET };
       Some(source)
@@ -201,10 +228,10 @@ fn restat(listed: &Arc<Vec<Source>>, changed: &[PathBuf], at_ns: i128) -> Option
     false => set.contains(path.as_os_str()),
   };
   let mut sources = (**listed).clone();
-  for source in sources.iter_mut().filter(|s| unwatched(s) || is_changed(&s.path)) {
-    let (metadata, watchable) = stat_listed(&source.path)?;
+  for source in sources.iter_mut().filter(|s| unwatched(s) || is_changed(s.path)) {
+    let (metadata, watchable) = stat_listed(source.path)?;
     let quiet_since = if !watchable || unwatched(source) { watch::NEVER_QUIET } else { at_ns };
-    *source = Source { quiet_since, ..Source::of(source.path.clone(), &metadata) };
+    *source = Source { quiet_since, ..Source::of(source.path, &metadata) };
   }
   newest_first(&mut sources);
   Some(Arc::new(sources))
@@ -275,11 +302,7 @@ impl Listing {
 /// `session_forgotten`; a forgotten current session is no session.
 pub(super) fn named(discovery: &Discovery, all: &[Source], target: Option<&str>) -> Result<Vec<Source>, ContractError> {
   let pick = |path: &Path| {
-    all
-      .iter()
-      .find(|s| &*s.path == path)
-      .cloned()
-      .or_else(|| fs::metadata(path).ok().map(|m| Source::of(path.to_path_buf(), &m)))
+    all.iter().find(|s| s.path == path).cloned().or_else(|| fs::metadata(path).ok().map(|m| Source::of(path, &m)))
   };
   Ok(match target {
     None => discovery
@@ -311,7 +334,7 @@ pub(super) fn without_forgotten(
   if let Some(known) = cache.as_ref().filter(|k| Arc::ptr_eq(&k.all, &all) && Arc::ptr_eq(&k.list, list)) {
     return known.kept.clone();
   }
-  let kept: Arc<Vec<Source>> = Arc::new(all.iter().filter(|s| !list.covers_file(&s.path, &s.stamp)).cloned().collect());
+  let kept: Arc<Vec<Source>> = Arc::new(all.iter().filter(|s| !list.covers_file(s.path, &s.stamp)).cloned().collect());
   *cache = Some(Unforgotten { all, list: list.clone(), kept: kept.clone() });
   kept
 }
@@ -327,12 +350,12 @@ pub(crate) struct Unforgotten {
 /// `project` (the project's own dir) hold `source`?
 pub(super) fn in_scope(listing: &Listing, discovery: &Discovery, project: Option<&Path>, source: &Source) -> bool {
   match project {
-    None => listing.may_be_session(&source.path, &source.stamp),
+    None => listing.may_be_session(source.path, &source.stamp),
     // Another project's session: its header is not read (at 100,000
     // sessions a project call read every session's first line).
-    Some(dir) if !discovery.may_hold(dir, &source.path) => false,
-    Some(dir) => match listing.probe(&source.path, &source.stamp) {
-      Ok(header) => header.is_some_and(|h| discovery.in_project(dir, &source.path, &h.cwd)),
+    Some(dir) if !discovery.may_hold(dir, source.path) => false,
+    Some(dir) => match listing.probe(source.path, &source.stamp) {
+      Ok(header) => header.is_some_and(|h| discovery.in_project(dir, source.path, &h.cwd)),
       // Unreadable in this project's own dir: counted as unavailable.
       Err(()) => source.path.parent() == Some(dir),
     },
@@ -351,7 +374,7 @@ pub(super) fn in_scope_proven(
 ) -> bool {
   match (fresh, project) {
     (Some(_), None) => true,
-    (Some(record), Some(dir)) => discovery.in_project(dir, &source.path, &record.cwd),
+    (Some(record), Some(dir)) => discovery.in_project(dir, source.path, &record.cwd),
     (None, _) => in_scope(listing, discovery, project, source),
   }
 }

@@ -734,7 +734,7 @@ fn random_record_corruptions_are_detected_and_rebuilt_with_identical_answers() {
       let record = s.record.clone().unwrap();
       match &record.body {
         Body::Cold(digest) if digest.content().is_err() => {
-          rebuild_cold(&engine.index_context(), &s.path, Branches::Active).expect("rebuilt").body.clone()
+          rebuild_cold(&engine.index_context(), s.path, Branches::Active).expect("rebuilt").body.clone()
         }
         body => body.clone(),
       }

@@ -69,7 +69,7 @@ pub(super) fn sync_changed(
       // dir and the flat custom dir.
       let candidates: Vec<Source> = match &project {
         None => all.to_vec(),
-        Some(dir) => all.iter().filter(|s| discovery.may_hold(dir, &s.path)).cloned().collect(),
+        Some(dir) => all.iter().filter(|s| discovery.may_hold(dir, s.path)).cloned().collect(),
       };
       // A fresh process reads the cold heads packed, not record by record.
       let wanted = match &project {
@@ -104,7 +104,7 @@ pub(super) fn sync_changed(
         }
       }
     }
-    synced.push(Synced { path: source.path.clone(), tier, record: fresh });
+    synced.push(Synced { path: source.path, tier, record: fresh });
   }
   let unavailable = build_planned(cx, index, scope, branches, (to_build, Write::Now), &mut synced, &mut reasons);
   // Only from every cold record, each on disk: a budgeted call leaves some
@@ -114,7 +114,7 @@ pub(super) fn sync_changed(
     heads::refresh(index, branches, &synced);
   }
   if wide {
-    let owners = all.iter().map(|source| index.base_name(&source.path));
+    let owners = all.iter().map(|source| index.base_name(source.path));
     index.dir().collect_garbage(names, owners, cx.config.max_cache_cleanup_files, &mut reasons);
   }
   let tally = Tally::of(&synced);

@@ -38,8 +38,8 @@ use tally::Tally;
 /// One eligible session after synchronization.
 #[derive(Debug, Clone)]
 pub struct Synced {
-  /// The listing's own path, shared.
-  pub path: Arc<Path>,
+  /// The listing's own path, interned (`sources::interned`).
+  pub path: &'static Path,
   pub tier: Tier,
   /// `None` when the session could not be indexed (budget, unavailable).
   pub record: Option<Arc<CacheRecord>>,
@@ -137,7 +137,7 @@ pub(crate) fn rebuild_cold(cx: &Context<'_>, path: &Path, branches: Branches) ->
   let state = index.sync_state();
   let _guard = state.lock.lock();
   state.forget_last();
-  let source = Source::of(path.to_path_buf(), &fs::metadata(path).ok()?);
+  let source = Source::of(path, &fs::metadata(path).ok()?);
   session::rebuild(cx, &index, &source, Tier::Cold, branches, Write::Now).ok().map(|(record, _)| record)
 }
 
@@ -203,11 +203,7 @@ fn unchanged(last: &mut LastSync, all: &Arc<Vec<Source>>) -> bool {
     all.iter().all(proven)
   } else {
     last.sources.len() == all.len()
-      && last
-        .sources
-        .iter()
-        .zip(all.iter())
-        .all(|(a, b)| a.path.as_os_str() == b.path.as_os_str() && a.stamp == b.stamp && proven(b))
+      && last.sources.iter().zip(all.iter()).all(|(a, b)| Source::same_path(a, b) && a.stamp == b.stamp && proven(b))
   };
   if unchanged {
     (last.sources, last.proven) = (all.clone(), true);

@@ -106,8 +106,7 @@ fn changed(last: &LastSync, all: &[Source]) -> Option<Vec<usize>> {
   }
   let mut changed = Vec::new();
   for (at, (was, now)) in last.sources.iter().zip(all).enumerate() {
-    // By bytes: `Path`'s own equality walks components (100,000 per append).
-    if was.path.as_os_str() != now.path.as_os_str() {
+    if !Source::same_path(was, now) {
       return None;
     }
     if was.stamp != now.stamp || !now.quiet_since(last.listed_ns) {

@@ -29,10 +29,10 @@ pub(super) fn load_fresh(
   branches: Branches,
   listed: &(dyn Fn(&str) -> bool + Sync),
 ) -> Option<Arc<CacheRecord>> {
-  let slot = match index.resident().get(&source.path, branches).filter(|s| s.record.tier() == tier) {
+  let slot = match index.resident().get(source.path, branches).filter(|s| s.record.tier() == tier) {
     Some(slot) => slot,
     None => {
-      let name = index.record_name(&source.path, branches, tier);
+      let name = index.record_name(source.path, branches, tier);
       let limit = record::read_limit(cx.config, tier, source.stamp.size);
       let path = index.dir().join(&name);
       index.trace().note(|| Event::Opened(path.clone()));
@@ -43,7 +43,7 @@ pub(super) fn load_fresh(
       };
       let slot = Slot::new(Arc::new(record), name, 0);
       slot.verified_at(slot.record.verified_ns);
-      index.resident().put(&source.path, branches, slot.clone());
+      index.resident().put(source.path, branches, slot.clone());
       slot
     }
   };
@@ -62,7 +62,7 @@ pub(super) fn load_fresh(
   // (a cold digest whose content was never read is rebuilt instead).
   if !listed(&slot.name) {
     let mut record = (*slot.record).clone();
-    writer::write(index, &source.path, branches, &mut record).ok()?;
+    writer::write(index, source.path, branches, &mut record).ok()?;
   }
   if slot.record.content_unreadable() {
     return None;
@@ -87,16 +87,16 @@ fn write_verified(
     digest.content.get().ok()?;
   }
   let mut record = CacheRecord { verified_ns, ..(*slot.record).clone() };
-  writer::write(index, &source.path, branches, &mut record).ok()?;
+  writer::write(index, source.path, branches, &mut record).ok()?;
   let slot = Slot::new(Arc::new(record), slot.name.clone(), verified_ns);
-  index.resident().put(&source.path, branches, slot.clone());
+  index.resident().put(source.path, branches, slot.clone());
   Some(slot.record.clone())
 }
 
 /// Source bytes a rebuild will parse: only the appended bytes when the
 /// resident record can resume.
 pub(super) fn planned_cost(index: &Index, source: &Source, tier: Tier, branches: Branches) -> u64 {
-  let resident = index.resident().get(&source.path, branches);
+  let resident = index.resident().get(source.path, branches);
   let resume = resident.as_ref().filter(|_| tier == Tier::Hot).and_then(|r| match &r.record.body {
     Body::Hot(shard) => shard.resume.as_ref().map(|resume| (r.record.stamp, resume.complete_len)),
     Body::Cold(_) => None,
@@ -123,9 +123,9 @@ pub(super) fn rebuild(
   branches: Branches,
   write: Write,
 ) -> Result<Persisted, Reason> {
-  let prior = index.resident().get(&source.path, branches).map(|r| r.record.clone());
+  let prior = index.resident().get(source.path, branches).map(|r| r.record.clone());
   let resume_at = build::resume_offset(prior.as_deref(), tier);
-  let read = read_source_resuming(&source.path, cx.config.max_sync_source_bytes, resume_at).map_err(|e| match e {
+  let read = read_source_resuming(source.path, cx.config.max_sync_source_bytes, resume_at).map_err(|e| match e {
     ReadError::Io(e) if e.kind() == std::io::ErrorKind::Interrupted => Reason::SourceChangedDuringIndex,
     // Grown past the budget since it was charged (or it lied about its size).
     ReadError::TooLarge { .. } => Reason::MaxSyncSourceBytes,
@@ -133,11 +133,11 @@ pub(super) fn rebuild(
   })?;
   // The entries forgotten one by one never reach a record (a list that became unreadable: not built).
   let forgotten = crate::forgotten::load(&cx.discovery.agent_dir).map_err(|_| Reason::SourceUnavailable)?;
-  let live = cx.live_branch(&source.path, branches);
+  let live = cx.live_branch(source.path, branches);
   let recipe = Recipe { config: cx.config, tier, branches, live, forgotten: &forgotten.entries };
   let built = build::build(&recipe, &read, prior.as_deref())?;
   index.trace().note(|| Event::Built(source.path.to_path_buf(), built.made));
-  if fs::metadata(&source.path).ok().map(|m| StatStamp::of(&m)) != Some(read.stamp) {
+  if fs::metadata(source.path).ok().map(|m| StatStamp::of(&m)) != Some(read.stamp) {
     return Err(Reason::SourceChangedDuringIndex);
   }
   let mut record = built.record;
@@ -145,13 +145,13 @@ pub(super) fn rebuild(
   // A record that cannot be written (full or read-only disk, I/O error)
   // still answers this process; the next call tries again. One over the
   // cold cap is not written by design.
-  let persisted = behind || writer::replace(index, &source.path, branches, &mut record, built.fits);
+  let persisted = behind || writer::replace(index, source.path, branches, &mut record, built.fits);
   let record = Arc::new(record);
-  let name = index.record_name(&source.path, branches, tier);
-  index.resident().put(&source.path, branches, Slot::new(record.clone(), name, read.read_ns));
-  index.listing().forget_header(&source.path);
+  let name = index.record_name(source.path, branches, tier);
+  index.resident().put(source.path, branches, Slot::new(record.clone(), name, read.read_ns));
+  index.listing().forget_header(source.path);
   if behind {
-    writer::queue(index, &source.path, branches, record.clone(), prior);
+    writer::queue(index, source.path, branches, record.clone(), prior);
   }
   Ok((record, persisted))
 }

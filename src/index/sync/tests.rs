@@ -24,7 +24,7 @@ fn index(engine: &Engine) -> Arc<Index> {
 }
 
 fn record<'a>(result: &'a Snapshot, path: &Path) -> &'a Arc<CacheRecord> {
-  let synced = result.sessions.iter().find(|s| &*s.path == path).expect("synchronized");
+  let synced = result.sessions.iter().find(|s| s.path == path).expect("synchronized");
   synced.record.as_ref().expect("indexed")
 }
 
@@ -284,4 +284,19 @@ fn a_one_session_call_between_global_calls_leaves_the_global_synchronization_reu
   let project = sync(&engine.index_context(), &Scope::Project, Branches::Active).unwrap();
   assert_eq!(index(&engine).trace().passes(), [], "nor for the project's");
   assert_eq!(project.sessions.len(), 2);
+}
+
+/// A listing's paths are interned: a second listing (after a change) and
+/// the session list name each file by the very same storage, so copying a
+/// listing of 100,000 files touches none of their paths.
+#[test]
+fn listings_and_session_lists_share_interned_paths() {
+  let (fx, engine, a, _, first) = two_sessions();
+  write(&fx, "c", "charlie words", 50);
+  let second = global(&engine);
+  let slot = |snapshot: &Snapshot| snapshot.sessions.iter().find(|s| s.path == a.as_path()).unwrap().path;
+  assert!(std::ptr::eq(slot(&first), slot(&second)), "the same path, stored once");
+  assert!(std::ptr::eq(crate::index::sources::interned(&a), slot(&first)));
+  let copy = a.to_string_lossy().into_owned();
+  assert!(std::ptr::eq(crate::index::sources::interned(Path::new(&copy)), slot(&first)), "found by its bytes");
 }

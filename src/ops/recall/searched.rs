@@ -317,7 +317,7 @@ pub(super) fn searched(engine: &Engine, request: &RecallRequest) -> Result<(Sess
   let mut coverage = std::mem::take(&mut synced.coverage);
   if let Scope::Explicit(_) = request.scope {
     let Some(session) = synced.sessions.first() else { return Ok((Sessions::indexed(synced), coverage)) };
-    let view = engine.load_bound(&session.path, request.branches, &engine.config.index_policy(), &request.binding)?;
+    let view = engine.load_bound(session.path, request.branches, &engine.config.index_policy(), &request.binding)?;
     if let Some((first, last)) = request.entry_range {
       let count = view.normalized.entries.len();
       if first < 0 || last < first || last as usize >= count {
