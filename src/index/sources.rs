@@ -57,15 +57,24 @@ impl Source {
 /// files on disk bound; a process global, since listings of every index of
 /// the process share it.
 pub fn interned(path: &Path) -> &'static Path {
-  static TABLE: std::sync::OnceLock<Mutex<rustc_hash::FxHashSet<&'static std::ffi::OsStr>>> =
-    std::sync::OnceLock::new();
-  let mut table = TABLE.get_or_init(Default::default).lock();
+  let mut table = interned_paths().lock();
   if let Some(&known) = table.get(path.as_os_str()) {
     return Path::new(known);
   }
   let leaked: &'static Path = Box::leak(path.to_path_buf().into_boxed_path());
   table.insert(leaked.as_os_str());
   leaked
+}
+
+/// `path` interned, if it ever was.
+fn known(path: &Path) -> Option<&'static Path> {
+  interned_paths().lock().get(path.as_os_str()).map(|&known| Path::new(known))
+}
+
+fn interned_paths() -> &'static Mutex<rustc_hash::FxHashSet<&'static std::ffi::OsStr>> {
+  static TABLE: std::sync::OnceLock<Mutex<rustc_hash::FxHashSet<&'static std::ffi::OsStr>>> =
+    std::sync::OnceLock::new();
+  TABLE.get_or_init(Default::default)
 }
 
 /// The stat of a listed file, and whether a watch on its dir sees every change
@@ -83,7 +92,11 @@ fn stat_listed(path: &Path) -> Option<(fs::Metadata, bool)> {
 }
 
 fn newest_first(sources: &mut [Source]) {
-  sources.sort_by(|a, b| b.stamp.mtime_ns.cmp(&a.stamp.mtime_ns).then_with(|| a.path.cmp(b.path)));
+  sources.sort_by(newer);
+}
+
+fn newer(a: &Source, b: &Source) -> std::cmp::Ordering {
+  b.stamp.mtime_ns.cmp(&a.stamp.mtime_ns).then_with(|| a.path.cmp(b.path))
 }
 
 /// Every `sessions/*/*.jsonl`, plus the `*.jsonl` of Pi's flat custom
@@ -218,22 +231,29 @@ impl Listing {
 /// when a file is gone or no longer a file: only a full listing can say.
 fn restat(listed: &Arc<Vec<Source>>, changed: &[PathBuf], at_ns: i128) -> Option<Arc<Vec<Source>>> {
   let unwatched = |s: &Source| s.quiet_since == watch::NEVER_QUIET;
-  // By bytes: `Path`'s own comparison walks components, and this is asked
-  // of every listed file (100,000 per append at scale).
-  let few = changed.len() <= 16;
-  let set: rustc_hash::FxHashSet<&std::ffi::OsStr> =
-    if few { Default::default() } else { changed.iter().map(|p| p.as_os_str()).collect() };
-  let is_changed = |path: &Path| match few {
-    true => changed.iter().any(|c| c.as_os_str() == path.as_os_str()),
-    false => set.contains(path.as_os_str()),
-  };
+  // By address: every listed path is interned, and this is asked of every
+  // listed file (100,000 per append at scale); a path never listed is in no
+  // listing.
+  let address = |path: &Path| (path as *const Path).cast::<u8>() as usize;
+  let changed: rustc_hash::FxHashSet<usize> = changed.iter().filter_map(|path| known(path)).map(address).collect();
+  let is_changed = |path: &Path| changed.contains(&address(path));
   let mut sources = (**listed).clone();
-  for source in sources.iter_mut().filter(|s| unwatched(s) || is_changed(s.path)) {
+  let mut restated = Vec::new();
+  for (at, source) in sources.iter_mut().enumerate().filter(|(_, s)| unwatched(s) || is_changed(s.path)) {
     let (metadata, watchable) = stat_listed(source.path)?;
     let quiet_since = if !watchable || unwatched(source) { watch::NEVER_QUIET } else { at_ns };
     *source = Source { quiet_since, ..Source::of(source.path, &metadata) };
+    restated.push(at);
   }
-  newest_first(&mut sources);
+  // Only the restated files moved: the order holds unless one of them left
+  // its place (an append to the newest session keeps it first).
+  let in_place = |at: usize| {
+    let after = |a: usize, b: usize| newer(&sources[a], &sources[b]) != std::cmp::Ordering::Greater;
+    (at == 0 || after(at - 1, at)) && (at + 1 == sources.len() || after(at, at + 1))
+  };
+  if !restated.iter().all(|&at| in_place(at)) {
+    newest_first(&mut sources);
+  }
   Some(Arc::new(sources))
 }
 
