@@ -171,12 +171,27 @@ struct Listed {
   sources: Arc<Vec<Source>>,
   /// Some source has no watch covering it: each drain stats it again.
   unwatched: bool,
+  /// The listing this one was restated from, and the positions restated
+  /// (the order held): every other entry is that listing's, as it was.
+  restated_from: Option<(std::sync::Weak<Vec<Source>>, Vec<usize>)>,
 }
 
 impl Listed {
   fn new(roots: watch::Roots, sources: Arc<Vec<Source>>) -> Listed {
     let unwatched = sources.iter().any(|s| s.quiet_since == watch::NEVER_QUIET);
-    Listed { roots, sources, unwatched }
+    Listed { roots, sources, unwatched, restated_from: None }
+  }
+
+  /// `sources`, restated from `parent` at `positions` with the order held:
+  /// every unwatched source is among them (a restat stats each again).
+  fn restated(
+    roots: watch::Roots,
+    sources: Arc<Vec<Source>>,
+    parent: &Arc<Vec<Source>>,
+    positions: Vec<usize>,
+  ) -> Listed {
+    let unwatched = positions.iter().any(|&at| sources[at].quiet_since == watch::NEVER_QUIET);
+    Listed { roots, sources, unwatched, restated_from: Some((Arc::downgrade(parent), positions)) }
   }
 }
 
@@ -195,8 +210,11 @@ impl Listing {
           if !unwatched && changed.is_empty() {
             return listed;
           }
-          if let Some(sources) = restat(&listed, &changed, at_ns) {
-            *self.listed.lock() = Some(Listed::new(roots, sources.clone()));
+          if let Some((sources, in_place)) = restat(&listed, &changed, at_ns) {
+            *self.listed.lock() = Some(match in_place {
+              Some(positions) => Listed::restated(roots, sources.clone(), &listed, positions),
+              None => Listed::new(roots, sources.clone()),
+            });
             return sources;
           }
         }
@@ -218,6 +236,17 @@ impl Listing {
     sources
   }
 
+  /// The positions at which `to` differs from `from`, when `to` is the
+  /// current listing and was restated from `from` with the order held
+  /// (an append): a caller comparing the two need not compare 100,000
+  /// entries. `None`: compare them all.
+  pub(super) fn delta(&self, from: &Arc<Vec<Source>>, to: &Arc<Vec<Source>>) -> Option<Vec<usize>> {
+    let listed = self.listed.lock();
+    let listed = listed.as_ref().filter(|l| Arc::ptr_eq(&l.sources, to))?;
+    let (parent, positions) = listed.restated_from.as_ref()?;
+    std::ptr::eq(parent.as_ptr(), Arc::as_ptr(from)).then(|| positions.clone())
+  }
+
   /// [`Listing::sources`] without the forgotten files (`forgotten`), or the
   /// list's error: an unreadable list answers nothing.
   pub(super) fn remembered(&self, cx: &Context<'_>) -> Result<Arc<Vec<Source>>, ContractError> {
@@ -226,10 +255,14 @@ impl Listing {
   }
 }
 
+/// A restated listing, and the positions restated when the order held.
+type Restated = (Arc<Vec<Source>>, Option<Vec<usize>>);
+
 /// `listed` with the `changed` files (reported at `at_ns`) and the files no
 /// watch covers stat'ed again; the same listing when nothing changed. `None`
 /// when a file is gone or no longer a file: only a full listing can say.
-fn restat(listed: &Arc<Vec<Source>>, changed: &[PathBuf], at_ns: i128) -> Option<Arc<Vec<Source>>> {
+/// With it, the positions restated when the order held (else `None`).
+fn restat(listed: &Arc<Vec<Source>>, changed: &[PathBuf], at_ns: i128) -> Option<Restated> {
   let unwatched = |s: &Source| s.quiet_since == watch::NEVER_QUIET;
   // By address: every listed path is interned, and this is asked of every
   // listed file (100,000 per append at scale); a path never listed is in no
@@ -253,8 +286,9 @@ fn restat(listed: &Arc<Vec<Source>>, changed: &[PathBuf], at_ns: i128) -> Option
   };
   if !restated.iter().all(|&at| in_place(at)) {
     newest_first(&mut sources);
+    return Some((Arc::new(sources), None));
   }
-  Some(Arc::new(sources))
+  Some((Arc::new(sources), Some(restated)))
 }
 
 /// The header cache: which listed files are sessions, and their cwd.

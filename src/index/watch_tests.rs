@@ -211,3 +211,37 @@ fn above_the_file_watch_budget_the_dir_watches_vouch_alone() {
   let linked = relisted.iter().find(|s| *s.path == *a).unwrap();
   assert_eq!(linked.quiet_since, watch::NEVER_QUIET, "a file with two links is stat'ed on every call");
 }
+
+/// A listing restated from the last one with the order held (an append to
+/// the newest session) says which positions it restated, so a caller
+/// comparing the two reads those, not every file; one whose order changed
+/// says nothing.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_restated_listing_names_the_positions_that_can_differ() {
+  let fx = AgentDir::new();
+  let a = write(&fx, "a", "alpha words", 100);
+  let b = write(&fx, "b", "bravo words", 200);
+  let engine = fx.engine(json!({}));
+  let index = Index::shared(engine.index_dir());
+  let listing = index.listing();
+  let lost = watch::LOST_EVENTS.load(std::sync::atomic::Ordering::Relaxed);
+  let first = listing.sources(&engine.index_context());
+  append(&a, "a-1", "a-0", "appended zulu");
+  let second = listing.sources(&engine.index_context());
+  let kept_order = listing.delta(&first, &second);
+  append(&b, "b-1", "b-0", "appended yankee");
+  // Newer than a for sure (both appends may fall in one tick of the file clock).
+  fs::File::options().write(true).open(&b).unwrap().set_modified(SystemTime::now() + Duration::from_secs(5)).unwrap();
+  let third = listing.sources(&engine.index_context());
+  // An overflow of the queue the tests share lists again, rightly.
+  if watch::LOST_EVENTS.load(std::sync::atomic::Ordering::Relaxed) == lost {
+    assert_eq!(kept_order, Some(vec![0]), "a is still the newest");
+    assert_eq!(listing.delta(&second, &third), None, "b moved first: everything is compared");
+    assert_eq!(listing.delta(&first, &second), None, "only the current listing's own parent");
+  }
+  assert_eq!(
+    (third[0].path, third[1].path),
+    (crate::index::sources::interned(&b), crate::index::sources::interned(&a))
+  );
+}

@@ -157,7 +157,7 @@ pub fn sync(cx: &Context<'_>, scope: &Scope, branches: Branches) -> Result<Snaps
   let last = state.take(&key).filter(|last| Arc::ptr_eq(&last.names, &names));
   let last = match last {
     Some(mut last) => {
-      if unchanged(&mut last, &all) {
+      if unchanged(&index, &mut last, &all) {
         let result = last.result.clone();
         state.keep(last);
         return Ok(result);
@@ -194,13 +194,16 @@ pub fn sync(cx: &Context<'_>, scope: &Scope, branches: Branches) -> Result<Snaps
 /// Same inputs (the caller checked the key and the index dir's names),
 /// every source unchanged (the watch vouches for it, or its stamp is
 /// unchanged and old enough to prove it): the previous answer still holds.
-fn unchanged(last: &mut LastSync, all: &Arc<Vec<Source>>) -> bool {
+fn unchanged(index: &Index, last: &mut LastSync, all: &Arc<Vec<Source>>) -> bool {
   if last.proven && Arc::ptr_eq(&last.sources, all) {
     return true;
   }
   let proven = |b: &Source| b.quiet_since(last.listed_ns) || b.stamp.proves_unchanged_since(last.at_ns);
   let unchanged = if Arc::ptr_eq(&last.sources, all) {
     all.iter().all(proven)
+  } else if let Some(delta) = index.listing().delta(&last.sources, all) {
+    // Restated from the last listing (an append): only these can differ.
+    delta.iter().all(|&at| last.sources[at].stamp == all[at].stamp && proven(&all[at]))
   } else {
     last.sources.len() == all.len()
       && last.sources.iter().zip(all.iter()).all(|(a, b)| Source::same_path(a, b) && a.stamp == b.stamp && proven(b))

@@ -41,10 +41,11 @@ pub(super) fn patch(
   scope: &Scope,
   branches: Branches,
   last: LastSync,
-  all: &[Source],
+  all: &Arc<Vec<Source>>,
   names: &[String],
 ) -> Option<Result<Outcome, ContractError>> {
-  let changed = changed(&last, all)?;
+  let delta = index.listing().delta(&last.sources, all);
+  let changed = changed(&last, all, delta.as_deref())?;
   let discovery = &cx.discovery;
   let project = (*scope == Scope::Project).then(|| discovery.project_dir());
   let mut slots = Vec::with_capacity(changed.len());
@@ -100,12 +101,14 @@ pub(super) fn patch(
 /// the last synchronization listed them; `None` when the paths differ from
 /// the last listing's (a file came, went or moved in the order) or too many
 /// changed.
-fn changed(last: &LastSync, all: &[Source]) -> Option<Vec<usize>> {
+/// `delta`: the only positions where `all` can differ (see `Listing::delta`).
+fn changed(last: &LastSync, all: &[Source], delta: Option<&[usize]>) -> Option<Vec<usize>> {
   if last.sources.len() != all.len() {
     return None;
   }
   let mut changed = Vec::new();
-  for (at, (was, now)) in last.sources.iter().zip(all).enumerate() {
+  let mut check = |at: usize| -> Option<()> {
+    let (was, now) = (&last.sources[at], &all[at]);
     if !Source::same_path(was, now) {
       return None;
     }
@@ -115,6 +118,11 @@ fn changed(last: &LastSync, all: &[Source]) -> Option<Vec<usize>> {
         return None;
       }
     }
+    Some(())
+  };
+  match delta {
+    Some(delta) => delta.iter().try_for_each(|&at| check(at))?,
+    None => (0..all.len()).try_for_each(check)?,
   }
   Some(changed)
 }
