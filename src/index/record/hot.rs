@@ -171,6 +171,11 @@ pub struct HotShard {
   /// prompt's turn changes it without re-indexing the prompt.
   #[serde(skip)]
   echoes: Lazy<Vec<bool>>,
+  /// Each term's session frequency class, echoes kept and skipped, worked
+  /// out for every term on the first lexical query that asks: a common
+  /// word's class summed its whole posting list on every query.
+  #[serde(skip)]
+  classes: [Lazy<Vec<u8>>; 2],
 }
 
 /// The distinct typed fields but the timestamp of a shard's entries, and
@@ -206,8 +211,18 @@ impl HotShard {
   pub fn build(normalized: Normalized, resume: Option<ResumeState>) -> HotShard {
     let postings = Postings::build(normalized.whole_texts(0));
     let index_coverage = IndexCoverage::from_reasons(&normalized.reasons, None);
-    let (provenance, chain, kinds, echoes) = Default::default();
-    HotShard { entries: normalized.entries, index_coverage, postings, resume, provenance, chain, kinds, echoes }
+    let (provenance, chain, kinds, echoes, classes) = Default::default();
+    HotShard {
+      entries: normalized.entries,
+      index_coverage,
+      postings,
+      resume,
+      provenance,
+      chain,
+      kinds,
+      echoes,
+      classes,
+    }
   }
 
   /// The provenance of entry `doc`.
@@ -219,7 +234,15 @@ impl HotShard {
   /// a cold digest of the same entries keeps it: every occurrence adds its
   /// entry's field units; echoes count only when `echoes` keeps them.
   pub fn frequency(&self, term: &str, echoes: crate::index::record::cold::Echoes) -> u8 {
-    let counted = self.postings.get(term).iter().filter(|(doc, _)| self.is_evidence(*doc as usize, echoes));
+    let Ok(at) = self.postings.terms.binary_search(term) else { return 0 };
+    let terms = self.postings.list_starts.len().saturating_sub(1);
+    let mode = usize::from(echoes == crate::index::record::cold::Echoes::Kept);
+    self.classes[mode].get_or_init(|| (0..terms).map(|at| self.class_of(at, echoes)).collect())[at]
+  }
+
+  /// [`HotShard::frequency`] of the term at `at` of the postings.
+  fn class_of(&self, at: usize, echoes: crate::index::record::cold::Echoes) -> u8 {
+    let counted = self.postings.list(at).iter().filter(|(doc, _)| self.is_evidence(*doc as usize, echoes));
     let tenths: u64 = counted.map(|&(doc, tf)| u64::from(tf) * self.provenance(doc as usize).field_units()).sum();
     if tenths == 0 {
       0
@@ -261,9 +284,19 @@ impl HotShard {
   pub fn extended(&self, normalized: Normalized, resume: ResumeState) -> HotShard {
     let postings = self.postings.extended(normalized.whole_texts(self.entries.len()));
     let index_coverage = IndexCoverage::from_reasons(&normalized.reasons, None);
-    let (provenance, chain, kinds, echoes) = Default::default();
+    let (provenance, chain, kinds, echoes, classes) = Default::default();
     let resume = Some(resume);
-    HotShard { entries: normalized.entries, index_coverage, postings, resume, provenance, chain, kinds, echoes }
+    HotShard {
+      entries: normalized.entries,
+      index_coverage,
+      postings,
+      resume,
+      provenance,
+      chain,
+      kinds,
+      echoes,
+      classes,
+    }
   }
 
   /// The shard's entries and reasons, to continue normalization after an append.
