@@ -46,6 +46,14 @@ fn total(page: &str) -> u64 {
   serde_json::from_str::<Value>(page).unwrap()["total"].as_u64().unwrap()
 }
 
+/// An agent dir, and a dir beside its sessions (for links made elsewhere).
+fn with_outside_dir() -> (AgentDir, PathBuf) {
+  let fx = AgentDir::new();
+  let outside = fx.agent.join("outside");
+  fs::create_dir(&outside).unwrap();
+  (fx, outside)
+}
+
 /// Every kind of change, each checked by the very next call.
 fn changes(watch: bool) -> Vec<String> {
   let fx = AgentDir::new();
@@ -117,9 +125,7 @@ fn a_quiet_watch_reuses_the_listing_and_an_overflow_lists_again() {
 #[cfg(target_os = "linux")]
 #[test]
 fn hard_links_and_symlinks_are_never_vouched_for() {
-  let fx = AgentDir::new();
-  let outside = fx.agent.join("outside");
-  fs::create_dir(&outside).unwrap();
+  let (fx, outside) = with_outside_dir();
   let linked = write(&fx, "a", "alpha words", 300);
   fs::hard_link(&linked, outside.join("a.jsonl")).unwrap();
   let target = outside.join("b-target.jsonl");
@@ -141,9 +147,7 @@ fn hard_links_and_symlinks_are_never_vouched_for() {
 #[cfg(target_os = "linux")]
 #[test]
 fn a_hard_link_made_after_arming_is_seen_and_writes_through_it_are_too() {
-  let fx = AgentDir::new();
-  let outside = fx.agent.join("outside");
-  fs::create_dir(&outside).unwrap();
+  let (fx, outside) = with_outside_dir();
   let a = write(&fx, "a", "alpha words", 300);
   let engine = fx.engine(json!({}));
   let index = Index::shared(engine.index_dir());
@@ -185,9 +189,7 @@ fn a_hard_link_made_after_arming_is_seen_and_writes_through_it_are_too() {
 #[cfg(target_os = "linux")]
 #[test]
 fn above_the_file_watch_budget_the_dir_watches_vouch_alone() {
-  let fx = AgentDir::new();
-  let outside = fx.agent.join("outside");
-  fs::create_dir(&outside).unwrap();
+  let (fx, outside) = with_outside_dir();
   let a = write(&fx, "a", "alpha words", 300);
   let engine = fx.engine(json!({}));
   let index = Index::shared(engine.index_dir());

@@ -210,19 +210,16 @@ impl EntryKinds {
 impl HotShard {
   pub fn build(normalized: Normalized, resume: Option<ResumeState>) -> HotShard {
     let postings = Postings::build(normalized.whole_texts(0));
+    HotShard::of(normalized, postings, resume)
+  }
+
+  /// The shard of `normalized`'s entries with their `postings`, nothing
+  /// derived yet.
+  fn of(normalized: Normalized, postings: Postings, resume: Option<ResumeState>) -> HotShard {
     let index_coverage = IndexCoverage::from_reasons(&normalized.reasons, None);
     let (provenance, chain, kinds, echoes, classes) = Default::default();
-    HotShard {
-      entries: normalized.entries,
-      index_coverage,
-      postings,
-      resume,
-      provenance,
-      chain,
-      kinds,
-      echoes,
-      classes,
-    }
+    let entries = normalized.entries;
+    HotShard { entries, index_coverage, postings, resume, provenance, chain, kinds, echoes, classes }
   }
 
   /// The provenance of entry `doc`.
@@ -283,20 +280,7 @@ impl HotShard {
   /// only the new entries are tokenized.
   pub fn extended(&self, normalized: Normalized, resume: ResumeState) -> HotShard {
     let postings = self.postings.extended(normalized.whole_texts(self.entries.len()));
-    let index_coverage = IndexCoverage::from_reasons(&normalized.reasons, None);
-    let (provenance, chain, kinds, echoes, classes) = Default::default();
-    let resume = Some(resume);
-    HotShard {
-      entries: normalized.entries,
-      index_coverage,
-      postings,
-      resume,
-      provenance,
-      chain,
-      kinds,
-      echoes,
-      classes,
-    }
+    HotShard::of(normalized, postings, Some(resume))
   }
 
   /// The shard's entries and reasons, to continue normalization after an append.
