@@ -19,8 +19,9 @@ import { fauxModel, openSession, teardown, tempPiHome } from './faux.mjs'
 const PACKAGE_DIR = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..')
 const { inspectCacheRecord } = createRequire(import.meta.url)(join(PACKAGE_DIR, 'binding.cjs'))
 
-/** A file of the index dir as text to look for words in: its bytes, and a record's decoded JSON. */
-const readable = (file) => readFileSync(file, 'latin1') + JSON.stringify(inspectCacheRecord(file))
+/** A file of the index dir as text to look for words in: its bytes, and a record's decoded JSON (stamps are BigInts). */
+const readable = (file) =>
+  readFileSync(file, 'latin1') + JSON.stringify(inspectCacheRecord(file), (_, value) => (typeof value === 'bigint' ? String(value) : value))
 const SECRET = 'qx7hunter2zz'
 /** Only in the forgotten session, never in a query: what the index dir must not hold once it is forgotten. */
 const KEEPER = 'marmoset9keeper'
