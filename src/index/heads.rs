@@ -37,6 +37,7 @@ use super::dir::IndexFile;
 use super::record::checksum;
 use super::record::{self, Body, CacheRecord, Tier};
 use super::resident::{mode, Slot};
+use super::sources::interned;
 use super::{Index, Source, Synced};
 use crate::session::lineage::Branches;
 use parking_lot::Mutex;
@@ -226,7 +227,10 @@ pub(super) fn preload(
         // so that no later step hashes their paths (cleanup names every
         // source's records).
         index.remember_base_names(others.into_iter().filter_map(|(name, head)| {
-          Some((std::path::Path::new(record::file_of_head(head)?), IndexFile::record_base(name, branches, Tier::Cold)?))
+          Some((
+            interned(std::path::Path::new(record::file_of_head(head)?)),
+            IndexFile::record_base(name, branches, Tier::Cold)?,
+          ))
         }));
         // A project's preload remembers what it decoded; a global one decodes the rest.
         let names: Vec<Box<str>> = match stems {
@@ -249,7 +253,7 @@ pub(super) fn preload(
       continue;
     };
     // Names this index wrote: a record name's base is its source's, unhashed.
-    index.remember_base_names(packed.iter().map(|p| (p.path.as_path(), &p.slot.name[..p.base_len])));
+    index.remember_base_names(packed.iter().map(|p| (p.path, &p.slot.name[..p.base_len])));
     let count = packed.len();
     let slots = index.resident().put_absent(branches, packed.into_iter().map(|p| (p.path, p.slot)));
     extra |= slots.len() < count;
@@ -281,9 +285,10 @@ struct Shard {
   extra: bool,
 }
 
-/// One packed head, decoded, with its source's path.
+/// One packed head, decoded, with its source's path (interned here, on the
+/// decoding threads).
 struct Packed {
-  path: std::path::PathBuf,
+  path: &'static std::path::Path,
   slot: Arc<Slot>,
   /// How much of the slot's record name is its source's base name.
   base_len: usize,
@@ -300,7 +305,7 @@ fn packed(index: &Index, branches: Branches, (name, head): (&str, &[u8]), limit:
   if record.branches != branches {
     return None;
   }
-  let (path, verified_ns) = (std::path::PathBuf::from(&record.file), record.verified_ns);
+  let (path, verified_ns) = (interned(std::path::Path::new(&record.file)), record.verified_ns);
   Some(Packed { path, slot: Slot::new(Arc::new(record), name.to_string(), verified_ns), base_len })
 }
 

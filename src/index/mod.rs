@@ -52,8 +52,16 @@ pub use sync::{sync, Synced};
 
 /// A map keyed by path, hashed by the path's bytes: `Path`'s own `Hash`
 /// walks its components, which was 9 % of loading 100,000 record heads.
-/// Paths here come from one listing, so equal files are equal bytes.
-pub(crate) type PathMap<V> = rustc_hash::FxHashMap<std::ffi::OsString, V>;
+/// Paths here come from one listing, so equal files are equal bytes. Keys
+/// are the process's interned copies ([`sources::interned`]): the maps
+/// keyed by a source (resident records, base names, headers) owned a copy
+/// each, ~30 MB at 100,000 sessions. Looked up by any `&OsStr`.
+pub(crate) type PathMap<V> = rustc_hash::FxHashMap<&'static std::ffi::OsStr, V>;
+
+/// `path` as a [`PathMap`] key.
+pub(crate) fn path_key(path: &std::path::Path) -> &'static std::ffi::OsStr {
+  sources::interned(path).as_os_str()
+}
 
 /// `Index` in a module of its own, so its fields are reachable from this
 /// file only: the index's other files go through its accessors.
@@ -119,15 +127,15 @@ mod shared {
       // Hashed outside the lock: parallel loads name their records at once.
       self.trace.note(|| trace::Event::Hashed(path.to_path_buf()));
       let base: Arc<str> = record::base_name(path).into();
-      self.base_names.lock().entry(path.as_os_str().to_owned()).or_insert(base).clone()
+      self.base_names.lock().entry(super::path_key(path)).or_insert(base).clone()
     }
 
     /// Remembers the [`record::base_name`] of sources whose record names
     /// this index wrote itself (the packed heads), so they are not hashed.
-    pub(super) fn remember_base_names<'a>(&self, known: impl Iterator<Item = (&'a Path, &'a str)>) {
+    pub(super) fn remember_base_names<'a>(&self, known: impl Iterator<Item = (&'static Path, &'a str)>) {
       let mut bases = self.base_names.lock();
       for (path, base) in known {
-        bases.entry(path.as_os_str().to_owned()).or_insert_with(|| base.into());
+        bases.entry(path.as_os_str()).or_insert_with(|| base.into());
       }
     }
 

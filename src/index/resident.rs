@@ -50,29 +50,22 @@ impl Residents {
     self.map.lock().get(path.as_os_str()).and_then(|modes| modes[mode(branches)].clone())
   }
 
-  pub fn put(&self, path: &Path, branches: Branches, slot: Arc<Slot>) {
-    let mut map = self.map.lock();
-    match map.get_mut(path.as_os_str()) {
-      Some(modes) => modes[mode(branches)] = Some(slot),
-      None => {
-        let mut modes = [None, None];
-        modes[mode(branches)] = Some(slot);
-        map.insert(path.as_os_str().to_owned(), modes);
-      }
-    }
+  /// `path`: a listed source's, already interned.
+  pub fn put(&self, path: &'static Path, branches: Branches, slot: Arc<Slot>) {
+    self.map.lock().entry(path.as_os_str()).or_default()[mode(branches)] = Some(slot);
   }
 
   /// Puts each slot whose path has none in `branches` mode; the slots put.
   pub fn put_absent(
     &self,
     branches: Branches,
-    slots: impl ExactSizeIterator<Item = (std::path::PathBuf, Arc<Slot>)>,
+    slots: impl ExactSizeIterator<Item = (&'static Path, Arc<Slot>)>,
   ) -> Vec<Arc<Slot>> {
     let mut map = self.map.lock();
     map.reserve(slots.len());
     let mut put = Vec::with_capacity(slots.len());
     for (path, slot) in slots {
-      let modes = map.entry(path.into_os_string()).or_default();
+      let modes = map.entry(path.as_os_str()).or_default();
       if modes[mode(branches)].is_none() {
         modes[mode(branches)] = Some(slot.clone());
         put.push(slot);
@@ -82,7 +75,13 @@ impl Residents {
   }
 
   pub fn retain(&self, mut keep: impl FnMut(&Path) -> bool) {
-    self.map.lock().retain(|path, _| keep(Path::new(path)));
+    self.map.lock().retain(|&path, _| keep(Path::new(path)));
+  }
+
+  /// Tests: the key `path`'s slots are stored under.
+  #[cfg(test)]
+  pub fn key(&self, path: &Path) -> Option<&'static std::ffi::OsStr> {
+    self.map.lock().get_key_value(path.as_os_str()).map(|(&key, _)| key)
   }
 
   /// Tests: how many sources have a resident record.

@@ -311,7 +311,7 @@ impl Listing {
     let header = try_read_header(path).map_err(|_| ())?;
     let unchanged = fs::metadata(path).is_ok_and(|after| StatStamp::of(&after) == *stamp);
     if unchanged {
-      self.headers.lock().insert(path.as_os_str().to_owned(), (file, *stamp, header.clone()));
+      self.headers.lock().insert(super::path_key(path), (file, *stamp, header.clone()));
     }
     Ok(header)
   }

@@ -846,6 +846,9 @@ fn a_fresh_process_reads_cold_heads_from_the_pack_and_answers_the_same() {
   assert_eq!(opened, 0, "no cold record opened: every head came from the pack");
   let heads = |r: &Snapshot| r.sessions.iter().map(|s| s.record.as_ref().map(|r| r.head_bytes())).collect::<Vec<_>>();
   assert_eq!(heads(&again), heads(&first));
+  // Keyed by the listing's own copy of each path, not one per head.
+  let resident = |path: &'static Path| Index::shared(dir.clone()).resident().key(path);
+  assert!(again.sessions.iter().all(|s| resident(s.path).is_some_and(|key| std::ptr::eq(key, s.path.as_os_str()))));
   // The bodies are read from the records the packed heads stand for.
   assert_eq!(answers(&engine, &queries), expected);
   // Nothing changed: the same synchronization writes no shard again.
