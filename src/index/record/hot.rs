@@ -126,10 +126,18 @@ impl Postings {
 
   /// The posting list of a canonical term.
   pub fn get(&self, term: &str) -> &[(u32, u32)] {
-    match self.terms.binary_search(term) {
-      Ok(at) => self.list(at),
-      Err(_) => &[],
-    }
+    self.list_at(self.position(term))
+  }
+
+  /// Where a canonical term is in the vocabulary: a query word's position
+  /// is looked up once for its session frequency and its postings.
+  pub fn position(&self, term: &str) -> Option<usize> {
+    self.terms.binary_search(term).ok()
+  }
+
+  /// The posting list of the term at `at` ([`Postings::position`]).
+  pub fn list_at(&self, at: Option<usize>) -> &[(u32, u32)] {
+    at.map_or(&[], |at| self.list(at))
   }
 }
 
@@ -227,17 +235,17 @@ impl HotShard {
     self.provenance.get_or_init(|| self.entries.iter().map(Provenance::of).collect())[doc]
   }
 
-  /// The session's frequency class of stored term `term` (0: absent), as
-  /// a cold digest of the same entries keeps it: every occurrence adds its
-  /// entry's field units; echoes count only when `echoes` keeps them.
-  pub fn frequency(&self, term: &str, echoes: crate::index::record::cold::Echoes) -> u8 {
-    let Ok(at) = self.postings.terms.binary_search(term) else { return 0 };
+  /// The session's frequency class of the stored term at `at` of the
+  /// postings ([`Postings::position`]), as a cold digest of the same entries
+  /// keeps it: every occurrence adds its entry's field units; echoes count
+  /// only when `echoes` keeps them.
+  pub fn frequency_at(&self, at: usize, echoes: crate::index::record::cold::Echoes) -> u8 {
     let terms = self.postings.list_starts.len().saturating_sub(1);
     let mode = usize::from(echoes == crate::index::record::cold::Echoes::Kept);
     self.classes[mode].get_or_init(|| (0..terms).map(|at| self.class_of(at, echoes)).collect())[at]
   }
 
-  /// [`HotShard::frequency`] of the term at `at` of the postings.
+  /// [`HotShard::frequency_at`], worked out.
   fn class_of(&self, at: usize, echoes: crate::index::record::cold::Echoes) -> u8 {
     let counted = self.postings.list(at).iter().filter(|(doc, _)| self.is_evidence(*doc as usize, echoes));
     let tenths: u64 = counted.map(|&(doc, tf)| u64::from(tf) * self.provenance(doc as usize).field_units()).sum();

@@ -408,6 +408,25 @@ fn every_script_and_identifier_part_is_found_in_both_tiers() {
 }
 
 #[test]
+fn within_a_hot_session_an_entry_with_the_whole_word_ranks_above_one_with_a_part() {
+  let fx = fixture();
+  fx.write("s", &[user("fixed parseHeader today"), assistant("fixed the header today")]);
+  let engine = fx.engine(json!({"hotSessions": 10}));
+  let page = run(&engine, json!({"query": "header"}));
+  let snippets: Vec<(&str, f64)> = page
+    .hits
+    .iter()
+    .map(|hit| match hit {
+      Hit::Entry(entry) => (entry.snippet.as_str(), entry.score),
+      Hit::Session(_) => panic!("a hot session answers with entries"),
+    })
+    .collect();
+  assert_eq!(snippets.len(), 2, "{snippets:?}");
+  assert!(snippets[0].0.contains("the header"), "{snippets:?}");
+  assert!(snippets[0].1 > snippets[1].1, "a part counts less than a whole word: {snippets:?}");
+}
+
+#[test]
 fn every_word_of_a_cut_entry_is_found_and_only_text_scans_say_it_was_cut() {
   let fx = fixture();
   let log = format!("{} CrashLoopBackOff in pod api-7", "trace line ".repeat(400));

@@ -65,16 +65,28 @@ fn merge_by_doc(
   })
 }
 
+/// Where a query word is in each hot candidate's vocabulary, in the order
+/// of `Search::hot` (`None`: absent, or no candidate entry there).
+type HotPositions = Vec<Option<usize>>;
+
 impl Search<'_> {
+  /// [`HotPositions`] of stored term `term`: one lookup per hot session,
+  /// shared by its session frequency and its postings.
+  fn hot_positions(&self, term: &str) -> HotPositions {
+    let position = |slot: usize| self.sessions.hot(slot).postings.position(term);
+    self.hot.iter().map(|(slot, docs)| (!docs.is_empty()).then(|| position(*slot)).flatten()).collect()
+  }
+
   /// Hot postings of query word `term` restricted to the candidates:
   /// (slot, doc, tf), where an occurrence as an identifier's part (`part`,
   /// the term's stored part form) counts [`PART_WEIGHT`] of one.
-  fn hot_postings(&self, term: &str, part: &str) -> Vec<(usize, usize, f64)> {
+  fn hot_postings(&self, term: &HotPositions, part: &HotPositions) -> Vec<(usize, usize, f64)> {
     let mut out = Vec::new();
-    for &(slot, ref docs) in &self.hot {
+    for (at, &(slot, ref docs)) in self.hot.iter().enumerate() {
       let shard = self.sessions.hot(slot);
-      let whole = docs.restrict(shard.postings.get(term)).map(|(doc, tf)| (doc, f64::from(tf)));
-      let parts = docs.restrict(shard.postings.get(part)).map(|(doc, tf)| (doc, f64::from(tf) * PART_WEIGHT));
+      let postings = &shard.postings;
+      let whole = docs.restrict(postings.list_at(term[at])).map(|(doc, tf)| (doc, f64::from(tf)));
+      let parts = docs.restrict(postings.list_at(part[at])).map(|(doc, tf)| (doc, f64::from(tf) * PART_WEIGHT));
       let evidence = merge_by_doc(whole, parts).filter(|&(doc, _)| self.is_evidence(shard, doc));
       out.extend(evidence.map(|(doc, tf)| (slot, doc, tf)));
     }
@@ -103,16 +115,19 @@ impl Search<'_> {
   /// hot ones with a candidate entry (one that passes the filters, the
   /// entry range and the live turn's cut) from their postings, cold ones
   /// from the dictionary or their digests.
-  fn session_frequencies(&self, term: &str, echoes: Echoes, classes: &mut [u8], holding: &mut Holding) {
+  fn session_frequencies(
+    &self,
+    (term, hot_at): (&str, &HotPositions),
+    echoes: Echoes,
+    classes: &mut [u8],
+    holding: &mut Holding,
+  ) {
     let mut hold = |slot: usize, frequency: u8| {
       classes[slot] = frequency;
       holding.add(slot);
     };
-    for &(slot, ref docs) in &self.hot {
-      if docs.is_empty() {
-        continue;
-      }
-      let frequency = self.sessions.hot(slot).frequency(term, echoes);
+    for (&(slot, _), at) in self.hot.iter().zip(hot_at) {
+      let frequency = at.map_or(0, |at| self.sessions.hot(slot).frequency_at(at, echoes));
       if frequency > 0 {
         hold(slot, frequency);
       }
@@ -151,15 +166,16 @@ impl Search<'_> {
     let mut cold: Vec<Vec<usize>> = Vec::with_capacity(terms.len());
     for term in terms {
       let part = part_term(term);
-      self.session_frequencies(term, echoes, &mut wholes, &mut holding);
-      self.session_frequencies(&part, echoes, &mut parts, &mut holding);
+      let (term_at, part_at) = (self.hot_positions(term), self.hot_positions(&part));
+      self.session_frequencies((term, &term_at), echoes, &mut wholes, &mut holding);
+      self.session_frequencies((&part, &part_at), echoes, &mut parts, &mut holding);
       let weight = idf(sessions, holding.slots.len());
       for &slot in &holding.slots {
         let frequency = session_frequency(wholes[slot], parts[slot]);
         (wholes[slot], parts[slot], holding.held[slot]) = (0, 0, false);
         session_scores[slot] += bm25(weight, frequency, lengths.of(slot), average_session);
       }
-      let scored = self.hot_postings(term, &part).into_iter().map(|(slot, doc, tf)| {
+      let scored = self.hot_postings(&term_at, &part_at).into_iter().map(|(slot, doc, tf)| {
         let length = self.sessions.hot(slot).postings.doc_lengths[doc];
         ((slot, doc), bm25(weight, tf, length, average_entry))
       });
