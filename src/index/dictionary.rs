@@ -9,8 +9,8 @@
 //! It is split into [`SHARDS`] shards by a hash of each session's record
 //! file, so a new or changed cold session invalidates only its shard: a
 //! query rebuilds just the shards that vouch for too few of their
-//! candidates. Each shard ([`Dictionary`]) is an FST (`fst`) mapping each
-//! term to the offset of its posting list, persisted beside the records as
+//! candidates. Each shard ([`Dictionary`]) is a term index (front-coded
+//! blocks) mapping each term to the offset of its posting list, persisted beside the records as
 //! `cold-terms.<mode>.<shard>.dict`. A term is looked up in every shard.
 //!
 //! It never serves a stale answer: each member is the record file it was
@@ -21,6 +21,7 @@
 //! sorted) is a straggler, searched directly.
 //! So the union answers exactly what a scan of every digest answers.
 
+mod blocks;
 mod bytes;
 mod terms;
 
@@ -69,7 +70,7 @@ pub enum Candidates {
 pub const MAX_COLD: usize = 100_000;
 
 /// Shards per branch mode. More shards make a rebuild after a change
-/// smaller and a term lookup dearer (one FST per shard).
+/// smaller and a term lookup dearer (one term index per shard).
 pub const SHARDS: usize = 32;
 const NONE: u32 = u32::MAX;
 

@@ -1,6 +1,6 @@
 //! The bytes of one dictionary shard: built in this process, or read from
 //! its file. On Linux, on a local filesystem, a shard file is mapped, not
-//! read: a term lookup touches a few pages of its FST and postings, and after
+//! read: a term lookup touches a few pages of its term index and postings, and after
 //! the whole file has been checked once ([`ShardBytes::release`]) its pages
 //! leave the process's resident memory, so only the pages lookups touch come
 //! back. Shard files are only ever replaced by a rename, never rewritten in

@@ -1,20 +1,21 @@
-//! One shard of the cold term dictionary: an FST (`fst`) mapping each term
-//! to the offset of its posting list (member ordinals, delta varints), and
-//! the members (record file, vocabulary fingerprint) the ordinals name. A
-//! shard file is `PFMIDXD1`, xxh3-64 of the rest, the members, the
-//! postings, the FST.
+//! One shard of the cold term dictionary: a term index ([`TermBlocks`])
+//! mapping each term to the offset of its posting list (member ordinals,
+//! delta varints), and the members (record file, vocabulary fingerprint) the
+//! ordinals name. A shard file is [`MAGIC`], xxh3-64 of the rest, the
+//! members, the postings, the term index.
 
+use super::blocks::{TermBlocks, Writer};
 use super::bytes::ShardBytes;
 use crate::index::record::cold::{ColdContent, ColdDigest};
 use crate::index::record::vocabulary::{order_key, Vocabulary};
-use fst::{Map, MapBuilder};
 use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 use std::borrow::Cow;
 use std::collections::binary_heap::{BinaryHeap, PeekMut};
 
-/// `D2`: each posting carries its session's frequency class (`D1` had none).
-const MAGIC: &[u8; 8] = b"PFMIDXD2";
+/// `D3`: terms in front-coded blocks (`D2` had an FST; `D1` no frequency
+/// classes in its postings).
+const MAGIC: &[u8; 8] = b"PFMIDXD3";
 pub(super) const HEADER_BYTES: usize = MAGIC.len() + 8;
 
 /// One digest the dictionary was built from.
@@ -38,20 +39,20 @@ pub struct Dictionary {
   /// digest a straggler. Keyed by a copy of every file, this map held
   /// ~13 MB at 100,000 cold sessions.
   by_file: FxHashMap<u64, u32>,
-  terms: Map<Shared>,
+  terms: TermBlocks,
   postings: Shared,
 }
 
-/// A range of one buffer: a shard read from disk keeps its FST and its
+/// A range of one buffer: a shard read from disk keeps its term index and its
 /// postings in the file's bytes instead of copying them out.
 #[derive(Clone)]
-pub(super) struct Shared {
+pub struct Shared {
   bytes: std::sync::Arc<ShardBytes>,
   range: std::ops::Range<usize>,
 }
 
 impl Shared {
-  fn whole(bytes: Vec<u8>) -> Shared {
+  pub(super) fn whole(bytes: Vec<u8>) -> Shared {
     let range = 0..bytes.len();
     Shared { bytes: std::sync::Arc::new(ShardBytes::Owned(bytes)), range }
   }
@@ -127,7 +128,7 @@ impl PartialOrd for Head<'_> {
   }
 }
 
-fn put_varint(out: &mut Vec<u8>, mut value: u64) {
+pub(super) fn put_varint(out: &mut Vec<u8>, mut value: u64) {
   while value >= 0x80 {
     out.push(value as u8 | 0x80);
     value >>= 7;
@@ -135,15 +136,24 @@ fn put_varint(out: &mut Vec<u8>, mut value: u64) {
   out.push(value as u8);
 }
 
-fn take_varint(bytes: &[u8], at: &mut usize) -> Option<u64> {
-  let mut value = 0u64;
-  for shift in (0..64).step_by(7) {
+#[inline]
+pub(super) fn take_varint(bytes: &[u8], at: &mut usize) -> Option<u64> {
+  // Most values here (member deltas, lengths) take one byte.
+  let first = *bytes.get(*at)?;
+  *at += 1;
+  if first < 0x80 {
+    return Some(u64::from(first));
+  }
+  let mut value = u64::from(first & 0x7f);
+  let mut shift = 7;
+  while shift < 64 {
     let byte = *bytes.get(*at)?;
     *at += 1;
     value |= u64::from(byte & 0x7f) << shift;
     if byte < 0x80 {
       return Some(value);
     }
+    shift += 7;
   }
   None
 }
@@ -189,11 +199,11 @@ fn merge<'a>(mut cursors: Vec<impl Iterator<Item = (&'a str, u8)>>) -> Merged<'a
 }
 
 /// The merge of `vocabularies` as two halves, below `pivot` and from it on,
-/// run in parallel and joined: the same FST and postings as one merge.
+/// run in parallel and joined: the same term index and postings as one merge.
 pub(super) fn merge_split<'a>(
   vocabularies: &[(&'a Vocabulary, &'a [u8])],
   pivot: Option<&str>,
-) -> (Map<Shared>, Vec<u8>) {
+) -> (TermBlocks, Vec<u8>) {
   let terms = |&(vocabulary, frequencies): &(&'a Vocabulary, &'a [u8])| with_frequencies(vocabulary, frequencies);
   let (low, high) = match pivot {
     Some(pivot) => rayon::join(
@@ -202,13 +212,13 @@ pub(super) fn merge_split<'a>(
     ),
     None => (merge(vocabularies.iter().map(terms).collect()), Default::default()),
   };
-  let (mut builder, shift) = (MapBuilder::memory(), low.1.len() as u64);
+  let (mut writer, shift) = (Writer::default(), low.1.len() as u64);
   for (term, offset) in low.0.into_iter().chain(high.0.into_iter().map(|(term, offset)| (term, offset + shift))) {
-    builder.insert(term, offset).expect("merged terms ascend");
+    writer.push(term, offset);
   }
   let mut postings = low.1;
   postings.extend_from_slice(&high.1);
-  (Map::new(Shared::whole(builder.into_inner().expect("in-memory FST"))).expect("a built FST"), postings)
+  (TermBlocks::new(Shared::whole(writer.finish())).expect("a written term index"), postings)
 }
 
 /// The median of the vocabularies' middle terms: where the merge splits.
@@ -222,7 +232,7 @@ fn median_term<'a>(vocabularies: &[(&'a Vocabulary, &[u8])]) -> Option<&'a str> 
 }
 
 impl Dictionary {
-  /// Merges the (sorted, unique) vocabularies of `digests` into one FST: a
+  /// Merges the (sorted, unique) vocabularies of `digests` into one term index: a
   /// k-way merge, so memory stays at the output plus one cursor per digest.
   /// Most heap comparisons never read a term from another digest's text
   /// ([`Head`]): those cache misses made a merge of 100,000 digests take
@@ -247,7 +257,7 @@ impl Dictionary {
     Dictionary::assemble(members.collect(), terms, Shared::whole(postings))
   }
 
-  fn assemble(members: Vec<Member>, terms: Map<Shared>, postings: Shared) -> Dictionary {
+  fn assemble(members: Vec<Member>, terms: TermBlocks, postings: Shared) -> Dictionary {
     let mut by_file = FxHashMap::with_capacity_and_hasher(members.len(), Default::default());
     for (at, member) in members.iter().enumerate() {
       by_file.entry(file_key(&member.file)).or_insert(at as u32);
@@ -310,7 +320,7 @@ impl Dictionary {
 
   /// `MAGIC`, xxh3-64 of the rest, then: member count, each member's file
   /// (length, bytes) and fingerprint (16 bytes LE), the postings
-  /// (length, bytes), the FST.
+  /// (length, bytes), the term index.
   pub fn encode(&self) -> Vec<u8> {
     let mut body = Vec::new();
     put_varint(&mut body, self.members.len() as u64);
@@ -321,7 +331,7 @@ impl Dictionary {
     }
     put_varint(&mut body, self.postings.as_ref().len() as u64);
     body.extend_from_slice(self.postings.as_ref());
-    body.extend_from_slice(self.terms.as_fst().as_bytes());
+    body.extend_from_slice(self.terms.as_bytes());
     let mut bytes = Vec::with_capacity(HEADER_BYTES + body.len());
     bytes.extend_from_slice(MAGIC);
     bytes.extend_from_slice(&xxhash_rust::xxh3::xxh3_64(&body).to_le_bytes());
@@ -329,7 +339,7 @@ impl Dictionary {
     bytes
   }
 
-  /// `None` for anything but an intact dictionary file. The FST and the
+  /// `None` for anything but an intact dictionary file. The term index and the
   /// postings stay in `bytes`.
   pub fn decode(bytes: impl Into<ShardBytes>) -> Option<Dictionary> {
     let bytes = bytes.into();
@@ -352,11 +362,11 @@ impl Dictionary {
     let postings_end = at.checked_add(len).filter(|&end| end <= bytes.len())?;
     let bytes = std::sync::Arc::new(bytes);
     let postings = Shared { bytes: bytes.clone(), range: at..postings_end };
-    let terms = Map::new(Shared { range: postings_end..bytes.len(), bytes: bytes.clone() }).ok()?;
-    // Every page was read for the checksum, the members and the FST's footer:
-    // lookups need few. Released last, since a page cache of large folios
-    // maps a whole folio (up to 2 MB) back at the next touch: reading the
-    // footer after the release kept ~2 MB of each shard resident (64 MB
+    let terms = TermBlocks::new(Shared { range: postings_end..bytes.len(), bytes: bytes.clone() })?;
+    // Every page was read for the checksum, the members and the term
+    // index's start table: lookups need few. Released last, since a page
+    // cache of large folios maps a whole folio (up to 2 MB) back at the next
+    // touch: reading the FST's footer after the release (before `D3`) kept ~2 MB of each shard resident (64 MB
     // over the 32 shards of a build at 100,000 sessions).
     bytes.release();
     Some(Dictionary::assemble(members, terms, postings))

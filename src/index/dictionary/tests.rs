@@ -49,7 +49,7 @@ proptest! {
   #![proptest_config(crate::testing::proptest_config(64))]
 
   /// The merge split at any term (the build splits at a median) gives the
-  /// same FST and postings, byte for byte, as one merge of everything.
+  /// same term index and postings, byte for byte, as one merge of everything.
   #[test]
   fn a_merge_split_anywhere_equals_one_merge(
     built in vec(vec("[a-f]{1,3}", 0..25), 1..20),
@@ -60,7 +60,7 @@ proptest! {
     let vocabularies: Vec<(&Vocabulary, &[u8])> = contents.iter().map(|c| (&c.vocabulary, &c.frequencies[..])).collect();
     let (whole, whole_postings) = terms::merge_split(&vocabularies, None);
     let (split, split_postings) = terms::merge_split(&vocabularies, Some(&pivot));
-    prop_assert_eq!(whole.as_fst().as_bytes(), split.as_fst().as_bytes());
+    prop_assert_eq!(whole.as_bytes(), split.as_bytes());
     prop_assert_eq!(whole_postings, split_postings);
   }
 
@@ -179,8 +179,8 @@ fn mapped_resident_kb(file: &std::path::Path) -> Option<u64> {
 }
 
 /// A shard file read through a mapping keeps none of its pages resident once
-/// decoded: everything decode reads (the checksum, the members, the FST's
-/// footer) comes before the release, so only a lookup maps pages back.
+/// decoded: everything decode reads (the checksum, the members, the term
+/// index's start table) comes before the release, so only a lookup maps pages back.
 #[cfg(target_os = "linux")]
 #[test]
 fn a_decoded_shard_keeps_none_of_its_mapped_pages_resident() {
