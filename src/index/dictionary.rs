@@ -10,8 +10,8 @@
 //! file, so a new or changed cold session invalidates only its shard: a
 //! query rebuilds just the shards that vouch for too few of their
 //! candidates. Each shard ([`Dictionary`]) is a term index (front-coded
-//! blocks) mapping each term to the offset of its posting list, persisted beside the records as
-//! `cold-terms.<mode>.<shard>.dict`. A term is looked up in every shard.
+//! blocks) mapping each term to the offset of its posting list, persisted
+//! beside the records as `cold-terms.<mode>.<shard>.dict`. A term is looked up in every shard.
 //!
 //! It never serves a stale answer: each member is the record file it was
 //! built from with the xxh3-128 fingerprint of that digest's vocabulary (its

@@ -47,7 +47,7 @@ impl<'a> Writer<'a> {
       put_varint(&mut self.data, offset);
     } else {
       let (previous, previous_offset) = self.previous;
-      let shared = previous.bytes().zip(term.bytes()).take_while(|(a, b)| a == b).count();
+      let shared = common_prefix(previous.as_bytes(), term.as_bytes());
       put_varint(&mut self.data, shared as u64);
       put_varint(&mut self.data, (term.len() - shared) as u64);
       self.data.extend_from_slice(&term.as_bytes()[shared..]);

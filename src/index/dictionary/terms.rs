@@ -46,7 +46,7 @@ pub struct Dictionary {
 /// A range of one buffer: a shard read from disk keeps its term index and its
 /// postings in the file's bytes instead of copying them out.
 #[derive(Clone)]
-pub struct Shared {
+pub(super) struct Shared {
   bytes: std::sync::Arc<ShardBytes>,
   range: std::ops::Range<usize>,
 }
