@@ -106,20 +106,30 @@ fn newer(a: &Source, b: &Source) -> std::cmp::Ordering {
 /// watches each dir before it is listed, so no change after the listing
 /// goes unseen.
 pub fn list_sources(dirs: &DirCache, roots: &watch::Roots, mut arming: Option<&mut watch::Arming<'_>>) -> Vec<Source> {
-  let mut jsonl_in = |dir: PathBuf, root: bool| {
+  let mut watch = |dir: &Path, watched: watch::Watched| {
     if let Some(arming) = arming.as_deref_mut() {
-      arming.watch(&dir, if root { watch::Watched::Root } else { watch::Watched::Sessions });
+      arming.watch(dir, watched);
     }
-    let names = dirs.names(&dir);
-    names.iter().filter(|n| root || n.ends_with(".jsonl")).map(|n| dir.join(n)).collect::<Vec<_>>()
   };
   let sessions_dir = &roots.sessions_dir;
   // A missing sessions dir cannot be watched: arming fails, and every call lists again.
-  let projects = jsonl_in(sessions_dir.clone(), true);
-  let mut files: Vec<PathBuf> =
-    projects.into_iter().filter(|p| p.is_dir()).flat_map(|dir| jsonl_in(dir, false)).collect();
-  if let Some(dir) = &roots.session_dir {
-    files.extend(jsonl_in(dir.clone(), false));
+  watch(sessions_dir, watch::Watched::Root);
+  let mut session_dirs: Vec<PathBuf> =
+    dirs.names(sessions_dir).iter().map(|n| sessions_dir.join(n)).filter(|p| p.is_dir()).collect();
+  session_dirs.extend(roots.session_dir.clone());
+  // Every dir's watch before any listing, then the dirs listed in parallel:
+  // at 100,000 sessions a project dir's readdir is tens of ms of one core.
+  for dir in &session_dirs {
+    watch(dir, watch::Watched::Sessions);
+  }
+  let mut files: Vec<PathBuf> = session_dirs
+    .par_iter()
+    .flat_map_iter(|dir| {
+      let names = dirs.names(dir);
+      names.iter().filter(|n| n.ends_with(".jsonl")).map(|n| dir.join(n)).collect::<Vec<_>>()
+    })
+    .collect();
+  if roots.session_dir.is_some() {
     // The custom dir may be one of the default layout's.
     files.sort();
     files.dedup();

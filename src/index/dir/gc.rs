@@ -6,6 +6,7 @@ use super::IndexDir;
 use crate::coverage::Reason;
 use crate::index::record;
 use crate::session::source::{now_ns, StatStamp};
+use rayon::prelude::*;
 use rustc_hash::FxHashSet;
 use std::collections::BTreeSet;
 use std::fs;
@@ -29,18 +30,20 @@ impl IndexDir {
     // Hash prefixes as numbers: at 100,000 sessions a set of strings (and a
     // path per name) made this a tenth of a fresh process's first call.
     let owners: FxHashSet<u64> = owners.filter_map(|base| hash_value(base.as_ref())).collect();
-    let mut removed = 0u64;
-    for name in names {
-      let orphan = match Name::parse(name) {
+    // Told apart in parallel (100,000 names to parse at scale), removed in order.
+    let orphans: Vec<&String> = names
+      .par_iter()
+      .with_min_len(1024)
+      .filter(|name| match Name::parse(name) {
         Some(Name { temp: true, .. }) => is_old(&self.join(name)),
         Some(Name { file, temp: false }) => file.record_hash().is_some_and(|hash| {
           !hash_value(hash).is_some_and(|h| owners.contains(&h)) && !self.owned_elsewhere(name, hash)
         }),
         None => false,
-      };
-      if !orphan {
-        continue;
-      }
+      })
+      .collect();
+    let mut removed = 0u64;
+    for name in orphans {
       if removed >= budget {
         reasons.insert(Reason::CacheCleanupBudget);
         return;

@@ -110,13 +110,20 @@ pub(super) fn sync_changed(
   // Only from every cold record, each on disk: a budgeted call leaves some
   // unbuilt, and a record that could not be written is not one to copy.
   let settled = !reasons.iter().any(|r| r.is_sync_budget() || *r == Reason::IndexWriteFailed);
-  if *scope == Scope::Global && settled {
-    heads::refresh(index, branches, &synced);
-  }
-  if wide {
-    let owners = all.iter().map(|source| index.base_name(source.path));
-    index.dir().collect_garbage(names, owners, cx.config.max_cache_cleanup_files, &mut reasons);
-  }
+  // Side by side: they touch different files (packs; orphans of the listing taken before).
+  rayon::join(
+    || {
+      if *scope == Scope::Global && settled {
+        heads::refresh(index, branches, &synced);
+      }
+    },
+    || {
+      if wide {
+        let owners = all.iter().map(|source| index.base_name(source.path));
+        index.dir().collect_garbage(names, owners, cx.config.max_cache_cleanup_files, &mut reasons);
+      }
+    },
+  );
   let tally = Tally::of(&synced);
   let coverage = tally.coverage(synced.len(), &reasons, unavailable);
   Ok(Outcome { sessions: Arc::new(synced), coverage, reasons, tally, patched: None })
