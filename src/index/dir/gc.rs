@@ -30,20 +30,27 @@ impl IndexDir {
     // Hash prefixes as numbers: at 100,000 sessions a set of strings (and a
     // path per name) made this a tenth of a fresh process's first call.
     let owners: FxHashSet<u64> = owners.filter_map(|base| hash_value(base.as_ref())).collect();
-    // Told apart in parallel (100,000 names to parse at scale), removed in order.
-    let orphans: Vec<&String> = names
+    // Parsed in parallel (100,000 names at scale); what takes a file system
+    // call to decide is asked in order, so the budget bounds it as well.
+    let unowned: Vec<(&String, Name<'_>)> = names
       .par_iter()
       .with_min_len(1024)
-      .filter(|name| match Name::parse(name) {
-        Some(Name { temp: true, .. }) => is_old(&self.join(name)),
-        Some(Name { file, temp: false }) => file.record_hash().is_some_and(|hash| {
-          !hash_value(hash).is_some_and(|h| owners.contains(&h)) && !self.owned_elsewhere(name, hash)
-        }),
-        None => false,
+      .filter_map(|name| {
+        let parsed = Name::parse(name)?;
+        let unowned = parsed.temp
+          || parsed.file.record_hash().is_some_and(|hash| !hash_value(hash).is_some_and(|h| owners.contains(&h)));
+        unowned.then_some((name, parsed))
       })
       .collect();
     let mut removed = 0u64;
-    for name in orphans {
+    for (name, parsed) in unowned {
+      let orphan = match parsed {
+        Name { temp: true, .. } => is_old(&self.join(name)),
+        Name { file, temp: false } => file.record_hash().is_some_and(|hash| !self.owned_elsewhere(name, hash)),
+      };
+      if !orphan {
+        continue;
+      }
       if removed >= budget {
         reasons.insert(Reason::CacheCleanupBudget);
         return;
