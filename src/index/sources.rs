@@ -106,21 +106,21 @@ fn newer(a: &Source, b: &Source) -> std::cmp::Ordering {
 /// watches each dir before it is listed, so no change after the listing
 /// goes unseen.
 pub fn list_sources(dirs: &DirCache, roots: &watch::Roots, mut arming: Option<&mut watch::Arming<'_>>) -> Vec<Source> {
-  let mut watch = |dir: &Path, watched: watch::Watched| {
+  let mut arm = |dir: &Path, watched: watch::Watched| {
     if let Some(arming) = arming.as_deref_mut() {
       arming.watch(dir, watched);
     }
   };
   let sessions_dir = &roots.sessions_dir;
   // A missing sessions dir cannot be watched: arming fails, and every call lists again.
-  watch(sessions_dir, watch::Watched::Root);
+  arm(sessions_dir, watch::Watched::Root);
   let mut session_dirs: Vec<PathBuf> =
     dirs.names(sessions_dir).iter().map(|n| sessions_dir.join(n)).filter(|p| p.is_dir()).collect();
   session_dirs.extend(roots.session_dir.clone());
   // Every dir's watch before any listing, then the dirs listed in parallel:
   // at 100,000 sessions a project dir's readdir is tens of ms of one core.
   for dir in &session_dirs {
-    watch(dir, watch::Watched::Sessions);
+    arm(dir, watch::Watched::Sessions);
   }
   let mut files: Vec<PathBuf> = session_dirs
     .par_iter()
