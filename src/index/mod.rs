@@ -38,6 +38,7 @@ pub mod snapshot;
 mod sources;
 mod sync;
 mod trace;
+mod varint;
 pub(crate) mod watch;
 pub(crate) mod writer;
 

@@ -18,8 +18,9 @@
 //! prefix it shares with the term before (varint), the length of the rest
 //! (varint), the rest, and its offset less the term before's (varint).
 
-use super::terms::{put_varint, take_varint, Shared};
+use super::terms::Shared;
 use crate::index::record::vocabulary::order_key;
+use crate::index::varint;
 
 /// Terms per block: a lookup reads at most this many past its binary
 /// search, and each block's first term is written whole.
@@ -42,16 +43,16 @@ impl<'a> Writer<'a> {
     if (self.count as usize).is_multiple_of(BLOCK) {
       self.starts.push(self.data.len() as u32);
       self.keys.push(order_key(term));
-      put_varint(&mut self.data, term.len() as u64);
+      varint::put(&mut self.data, term.len() as u64);
       self.data.extend_from_slice(term.as_bytes());
-      put_varint(&mut self.data, offset);
+      varint::put(&mut self.data, offset);
     } else {
       let (previous, previous_offset) = self.previous;
       let shared = common_prefix(previous.as_bytes(), term.as_bytes());
-      put_varint(&mut self.data, shared as u64);
-      put_varint(&mut self.data, (term.len() - shared) as u64);
+      varint::put(&mut self.data, shared as u64);
+      varint::put(&mut self.data, (term.len() - shared) as u64);
       self.data.extend_from_slice(&term.as_bytes()[shared..]);
-      put_varint(&mut self.data, offset - previous_offset);
+      varint::put(&mut self.data, offset - previous_offset);
     }
     self.previous = (term, offset);
     self.count += 1;
@@ -130,7 +131,7 @@ impl TermBlocks {
   #[inline]
   fn first_term(block: &[u8]) -> Option<(&[u8], usize)> {
     let mut at = 0;
-    let len = take_varint(block, &mut at)? as usize;
+    let len = varint::take(block, &mut at)? as usize;
     let term = block.get(at..at.checked_add(len)?)?;
     Some((term, at + len))
   }
@@ -160,7 +161,7 @@ impl TermBlocks {
   /// with `term` sorts past it.
   fn find_in(block: &[u8], term: &[u8]) -> Option<u64> {
     let (first, mut at) = Self::first_term(block)?;
-    let mut offset = take_varint(block, &mut at)?;
+    let mut offset = varint::take(block, &mut at)?;
     let mut matched = common_prefix(first, term);
     let mut length = first.len();
     loop {
@@ -170,11 +171,11 @@ impl TermBlocks {
       if at == block.len() {
         return None;
       }
-      let shared = take_varint(block, &mut at)? as usize;
-      let rest_len = take_varint(block, &mut at)? as usize;
+      let shared = varint::take(block, &mut at)? as usize;
+      let rest_len = varint::take(block, &mut at)? as usize;
       let rest = block.get(at..at.checked_add(rest_len)?)?;
       at += rest_len;
-      offset = offset.checked_add(take_varint(block, &mut at)?)?;
+      offset = offset.checked_add(varint::take(block, &mut at)?)?;
       if shared < matched {
         return None; // this term differs from `term` where its predecessor matched: past it
       }

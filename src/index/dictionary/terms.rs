@@ -8,6 +8,7 @@ use super::blocks::{TermBlocks, Writer};
 use super::bytes::ShardBytes;
 use crate::index::record::cold::{ColdContent, ColdDigest};
 use crate::index::record::vocabulary::{order_key, Vocabulary};
+use crate::index::varint;
 use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 use std::borrow::Cow;
@@ -128,36 +129,6 @@ impl PartialOrd for Head<'_> {
   }
 }
 
-pub(super) fn put_varint(out: &mut Vec<u8>, mut value: u64) {
-  while value >= 0x80 {
-    out.push(value as u8 | 0x80);
-    value >>= 7;
-  }
-  out.push(value as u8);
-}
-
-#[inline]
-pub(super) fn take_varint(bytes: &[u8], at: &mut usize) -> Option<u64> {
-  // Most values here (member deltas, lengths) take one byte.
-  let first = *bytes.get(*at)?;
-  *at += 1;
-  if first < 0x80 {
-    return Some(u64::from(first));
-  }
-  let mut value = u64::from(first & 0x7f);
-  let mut shift = 7;
-  while shift < 64 {
-    let byte = *bytes.get(*at)?;
-    *at += 1;
-    value |= u64::from(byte & 0x7f) << shift;
-    if byte < 0x80 {
-      return Some(value);
-    }
-    shift += 7;
-  }
-  None
-}
-
 /// Terms (ascending) with the offsets of their posting lists, and the postings.
 type Merged<'a> = (Vec<(&'a str, u64)>, Vec<u8>);
 
@@ -187,10 +158,10 @@ fn merge<'a>(mut cursors: Vec<impl Iterator<Item = (&'a str, u8)>>) -> Merged<'a
       }
     }
     terms.push((head.term, postings.len() as u64));
-    put_varint(&mut postings, list.len() as u64);
+    varint::put(&mut postings, list.len() as u64);
     let mut previous = 0;
     for &(member, frequency) in &list {
-      put_varint(&mut postings, u64::from(member - previous));
+      varint::put(&mut postings, u64::from(member - previous));
       postings.push(frequency);
       previous = member;
     }
@@ -295,10 +266,10 @@ impl Dictionary {
   fn list(&self, offset: u64) -> impl Iterator<Item = (u32, u8)> + '_ {
     let mut at = offset as usize;
     let postings = self.postings.as_ref();
-    let count = take_varint(postings, &mut at).unwrap_or(0);
+    let count = varint::take(postings, &mut at).unwrap_or(0);
     let mut member = 0u32;
     (0..count).map_while(move |_| {
-      member += take_varint(postings, &mut at)? as u32;
+      member += varint::take(postings, &mut at)? as u32;
       let frequency = *postings.get(at)?;
       at += 1;
       Some((member, frequency))
@@ -323,13 +294,13 @@ impl Dictionary {
   /// (length, bytes), the term index.
   pub fn encode(&self) -> Vec<u8> {
     let mut body = Vec::new();
-    put_varint(&mut body, self.members.len() as u64);
+    varint::put(&mut body, self.members.len() as u64);
     for member in &self.members {
-      put_varint(&mut body, member.file.len() as u64);
+      varint::put(&mut body, member.file.len() as u64);
       body.extend_from_slice(member.file.as_bytes());
       body.extend_from_slice(&member.fingerprint.to_le_bytes());
     }
-    put_varint(&mut body, self.postings.as_ref().len() as u64);
+    varint::put(&mut body, self.postings.as_ref().len() as u64);
     body.extend_from_slice(self.postings.as_ref());
     body.extend_from_slice(self.terms.as_bytes());
     let mut bytes = Vec::with_capacity(HEADER_BYTES + body.len());
@@ -348,17 +319,17 @@ impl Dictionary {
       return None;
     }
     let mut at = HEADER_BYTES;
-    let count = take_varint(&bytes, &mut at)? as usize;
+    let count = varint::take(&bytes, &mut at)? as usize;
     let mut members = Vec::with_capacity(count.min(bytes.len()));
     for _ in 0..count {
-      let len = take_varint(&bytes, &mut at)? as usize;
+      let len = varint::take(&bytes, &mut at)? as usize;
       let file = std::str::from_utf8(bytes.get(at..at.checked_add(len)?)?).ok()?.to_string();
       at += len;
       let fingerprint = u128::from_le_bytes(bytes.get(at..at.checked_add(16)?)?.try_into().ok()?);
       at += 16;
       members.push(Member { file, fingerprint });
     }
-    let len = take_varint(&bytes, &mut at)? as usize;
+    let len = varint::take(&bytes, &mut at)? as usize;
     let postings_end = at.checked_add(len).filter(|&end| end <= bytes.len())?;
     let bytes = std::sync::Arc::new(bytes);
     let postings = Shared { bytes: bytes.clone(), range: at..postings_end };

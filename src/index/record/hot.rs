@@ -2,144 +2,16 @@
 //! query scores entries without re-tokenizing stored text.
 
 use super::cold::Lazy;
-use super::vocabulary::Vocabulary;
+use super::postings::Postings;
 use crate::coverage::IndexCoverage;
 use crate::coverage::Reason;
 use crate::session::entry::Provenance;
 use crate::session::entry::{Entry, Normalized, Typed};
 use crate::session::lineage::Node;
 use crate::session::parse::Header;
-use crate::tokenize::for_each_stored_term;
 use rustc_hash::FxHashMap;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
-
-/// Term → (entry, term frequency) lists, sorted by term; document lengths
-/// in tokens (at least 1, so BM25 never divides by zero). Stored flat (the
-/// terms as one string, the lists one after another) so a fresh process
-/// decodes a shard's postings in a few allocations, not two per term.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Postings {
-  terms: Vocabulary,
-  /// Where each term's list starts in `pairs`, and one past the last.
-  list_starts: Vec<u32>,
-  pairs: Vec<(u32, u32)>,
-  pub doc_lengths: Vec<u32>,
-}
-
-impl Postings {
-  /// From sorted unique terms and their lists.
-  fn from_lists(terms: &[String], lists: impl Iterator<Item = Vec<(u32, u32)>>, doc_lengths: Vec<u32>) -> Postings {
-    let mut list_starts = Vec::with_capacity(terms.len() + 1);
-    let mut pairs = Vec::new();
-    for list in lists {
-      list_starts.push(pairs.len() as u32);
-      pairs.extend(list);
-    }
-    list_starts.push(pairs.len() as u32);
-    Postings { terms: Vocabulary::from_sorted(terms), list_starts, pairs, doc_lengths }
-  }
-
-  fn list(&self, at: usize) -> &[(u32, u32)] {
-    &self.pairs[self.list_starts[at] as usize..self.list_starts[at + 1] as usize]
-  }
-
-  pub fn build<'a>(texts: impl Iterator<Item = &'a str>) -> Postings {
-    // Terms are interned once per shard; a document only counts term ids.
-    let mut ids: FxHashMap<String, u32> = FxHashMap::default();
-    let mut lists: Vec<Vec<(u32, u32)>> = Vec::new();
-    let mut doc_lengths = Vec::new();
-    let mut seen: Vec<u32> = Vec::new();
-    for (doc, text) in texts.enumerate() {
-      seen.clear();
-      let mut length = 0u32;
-      for_each_stored_term(text, |term, kind| {
-        let id = match ids.get(term) {
-          Some(id) => *id,
-          None => {
-            let id = lists.len() as u32;
-            ids.insert(term.to_string(), id);
-            lists.push(Vec::new());
-            id
-          }
-        };
-        seen.push(id);
-        length += u32::from(kind.counts_length());
-      });
-      doc_lengths.push(length.max(1));
-      seen.sort_unstable();
-      for run in seen.chunk_by(|a, b| a == b) {
-        lists[run[0] as usize].push((doc as u32, run.len() as u32));
-      }
-    }
-    let mut terms: Vec<(String, u32)> = ids.into_iter().collect();
-    terms.sort_unstable();
-    let ordered = terms.iter().map(|(_, id)| std::mem::take(&mut lists[*id as usize]));
-    let ordered: Vec<Vec<(u32, u32)>> = ordered.collect();
-    let terms: Vec<String> = terms.into_iter().map(|(term, _)| term).collect();
-    Postings::from_lists(&terms, ordered.into_iter(), doc_lengths)
-  }
-
-  /// These postings with documents added after the existing ones: only the
-  /// new documents are tokenized, and the lists are merged in one pass over
-  /// both sorted term lists (an appended document's id is above every
-  /// existing one, so each merged list is the old list, then the new).
-  pub fn extended<'a>(&self, texts: impl Iterator<Item = &'a str>) -> Postings {
-    let base = self.doc_lengths.len() as u32;
-    let added = Postings::build(texts);
-    let mut text = String::with_capacity(self.terms.text().len() + added.terms.text().len() + 1);
-    let mut list_starts = Vec::with_capacity(self.list_starts.len() + added.list_starts.len());
-    let mut pairs = Vec::with_capacity(self.pairs.len() + added.pairs.len());
-    let (mut old, mut new) = (self.terms.iter().enumerate().peekable(), added.terms.iter().enumerate().peekable());
-    loop {
-      let (term, from_old, from_new) = match (old.peek(), new.peek()) {
-        (None, None) => break,
-        (Some(&(at, term)), None) => (term, Some(at), None),
-        (None, Some(&(at, term))) => (term, None, Some(at)),
-        (Some(&(o, a)), Some(&(n, b))) => match a.cmp(b) {
-          std::cmp::Ordering::Less => (a, Some(o), None),
-          std::cmp::Ordering::Greater => (b, None, Some(n)),
-          std::cmp::Ordering::Equal => (a, Some(o), Some(n)),
-        },
-      };
-      if !list_starts.is_empty() {
-        text.push('\n');
-      }
-      text.push_str(term);
-      list_starts.push(pairs.len() as u32);
-      if let Some(at) = from_old {
-        pairs.extend_from_slice(self.list(at));
-        old.next();
-      }
-      if let Some(at) = from_new {
-        pairs.extend(added.list(at).iter().map(|&(doc, tf)| (doc + base, tf)));
-        new.next();
-      }
-    }
-    list_starts.push(pairs.len() as u32);
-    let mut doc_lengths = Vec::with_capacity(self.doc_lengths.len() + added.doc_lengths.len());
-    doc_lengths.extend_from_slice(&self.doc_lengths);
-    doc_lengths.extend_from_slice(&added.doc_lengths);
-    Postings { terms: Vocabulary::from_joined(text), list_starts, pairs, doc_lengths }
-  }
-
-  /// The posting list of a canonical term.
-  pub fn get(&self, term: &str) -> &[(u32, u32)] {
-    self.list_at(self.position(term))
-  }
-
-  /// Where a canonical term is in the vocabulary: a query word's position
-  /// is looked up once for its session frequency and its postings.
-  pub fn position(&self, term: &str) -> Option<usize> {
-    self.terms.binary_search(term).ok()
-  }
-
-  /// The posting list of the term at `at` ([`Postings::position`]).
-  pub fn list_at(&self, at: Option<usize>) -> &[(u32, u32)] {
-    at.map_or(&[], |at| self.list(at))
-  }
-}
 
 /// What an append needs to resume without re-parsing the prefix.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -240,7 +112,7 @@ impl HotShard {
   /// keeps it: every occurrence adds its entry's field units; echoes count
   /// only when `echoes` keeps them.
   pub fn frequency_at(&self, at: usize, echoes: crate::index::record::cold::Echoes) -> u8 {
-    let terms = self.postings.list_starts.len().saturating_sub(1);
+    let terms = self.postings.term_count();
     let mode = usize::from(echoes == crate::index::record::cold::Echoes::Kept);
     self.classes[mode].get_or_init(|| (0..terms).map(|at| self.class_of(at, echoes)).collect())[at]
   }
@@ -303,23 +175,6 @@ mod tests {
   use super::*;
 
   #[test]
-  fn postings_count_terms_per_entry() {
-    let postings = Postings::build(["Timeout in CI", "ci ci timeout", ""].into_iter());
-    assert_eq!(postings.get("ci"), &[(0, 1), (1, 2)]);
-    assert_eq!(postings.get("timeout"), &[(0, 1), (1, 1)]);
-    assert_eq!(postings.get("missing"), &[] as &[(u32, u32)]);
-    assert_eq!(postings.doc_lengths, [3, 3, 1]);
-    assert!(postings.terms.to_vec().windows(2).all(|w| w[0] < w[1]));
-  }
-
-  #[test]
-  fn extending_equals_building_at_once() {
-    let texts = ["alpha beta", "beta gamma", "gamma gamma delta", "alpha"];
-    let extended = Postings::build(texts[..2].iter().copied()).extended(texts[2..].iter().copied());
-    assert_eq!(extended, Postings::build(texts.iter().copied()));
-  }
-
-  #[test]
   fn an_extended_shard_knows_its_new_entries_provenance() {
     let entry = |index: usize, role: &str| {
       let mut entry = Entry { index, text: format!("text {index}"), ..Entry::default() };
@@ -341,24 +196,5 @@ mod tests {
     };
     let extended = shard.extended(grown, resume);
     assert_eq!((extended.provenance(0), extended.provenance(1)), (Provenance::UserProse, Provenance::AssistantProse));
-  }
-
-  proptest::proptest! {
-    #![proptest_config(crate::testing::proptest_config(256))]
-
-    /// Terms drawn from a small alphabet, so appended documents both repeat
-    /// existing terms and bring new ones on either side of them.
-    #[test]
-    fn extending_at_any_cut_equals_building_at_once(
-      texts in proptest::collection::vec("([a-e]{1,2}|[xyz]) ?([a-e]{1,2} ?){0,4}", 0..12),
-      cut in 0..12usize,
-    ) {
-      let cut = cut.min(texts.len());
-      let built = Postings::build(texts.iter().map(String::as_str));
-      let head = Postings::build(texts[..cut].iter().map(String::as_str));
-      let extended = head.extended(texts[cut..].iter().map(String::as_str));
-      proptest::prop_assert_eq!(extended.terms.to_vec(), built.terms.to_vec());
-      proptest::prop_assert_eq!(extended, built);
-    }
   }
 }

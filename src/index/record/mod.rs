@@ -27,6 +27,7 @@ mod frame;
 pub(crate) mod hot;
 pub(crate) mod kind;
 mod name;
+pub(crate) mod postings;
 mod read;
 pub(crate) mod vocabulary;
 
@@ -44,16 +45,17 @@ use cold::ColdDigest;
 use hot::HotShard;
 use serde::{Deserialize, Serialize};
 
-pub const CACHE_VERSION: u32 = 16;
-/// `CZ`: cacheVersion 16, a cold body is one zstd frame (15: vocabularies
+pub const CACHE_VERSION: u32 = 17;
+/// `EP`: cacheVersion 17, a hot shard's posting lists packed as gap varints
+/// (16: a cold body is one zstd frame; 15: vocabularies
 /// front-coded; 14: the session's name
 /// and first prompt in the head; 13: session frequencies and lengths for ranking; 12:
 /// the tokenizer's identifier parts and script
 /// bigrams; 11: a cold digest's files touched and tool histogram
 /// moved from its head to its body); records of earlier versions
 /// (`PFMIDX06`, `PFMIDX6C`, `PFMIDX07`, `PFMIDX7C`, `PFMIDX8C`, `PFMIDX9C`,
-/// `PFMIDXAS`, `PFMIDXBS`, `PFMIDXBT`, `PFMIDXBU`) are rebuilt.
-pub(super) const MAGIC: &[u8; 8] = b"PFMIDXCZ";
+/// `PFMIDXAS`, `PFMIDXBS`, `PFMIDXBT`, `PFMIDXBU`, `PFMIDXCZ`) are rebuilt.
+pub(super) const MAGIC: &[u8; 8] = b"PFMIDXEP";
 /// Serialized by variant index in records (postcard), by name in results.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, strum::IntoStaticStr)]
 #[serde(rename_all = "lowercase")]
