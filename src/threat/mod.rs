@@ -111,6 +111,18 @@ pub fn scan(content: &str, scope: Scope) -> Vec<Finding> {
   scan_among(content, spelling.as_deref(), scope, candidates.as_deref().map_or(Among::All, Among::Only))
 }
 
+/// Builds the prefilter on a pool thread unless it is built: a fresh
+/// process's first recall scans its hits only after its sync, and the build
+/// (~10 ms) then ran alone on the calling thread; started with the call, it
+/// fills the sync's idle moments (a scan that comes first waits for it).
+pub(crate) fn prepare() {
+  if !prefilter::built() {
+    rayon::spawn(|| {
+      prefilter::prefilter();
+    });
+  }
+}
+
 /// The folded spelling when it differs from the text it was folded from.
 pub(super) fn changed(spelling: std::borrow::Cow<'_, str>) -> Option<String> {
   match spelling {

@@ -77,9 +77,15 @@ pub(super) struct Prefilter {
   rest: Vec<Vec<AhoCorasick>>,
 }
 
+static FILTER: OnceLock<Option<Prefilter>> = OnceLock::new();
+
+/// Has [`prefilter`] been built in this process?
+pub(super) fn built() -> bool {
+  FILTER.get().is_some()
+}
+
 /// `None`: some pattern has no literal parts, so every text is scanned.
 pub(super) fn prefilter() -> Option<&'static Prefilter> {
-  static FILTER: OnceLock<Option<Prefilter>> = OnceLock::new();
   FILTER
     .get_or_init(|| {
       let (mut anchors, mut anchored, mut rest) = (Vec::new(), Vec::new(), Vec::new());

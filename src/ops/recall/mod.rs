@@ -39,6 +39,8 @@ fn ranked<'r>(
   engine: &'r Engine,
   request: &'r RecallRequest,
 ) -> Result<(Search<'r>, Vec<search::Item>, Coverage), ContractError> {
+  // Hits are scanned for threats (`threat::flags`) once they are ranked.
+  crate::threat::prepare();
   let (sessions, mut coverage) = searched(engine, request)?;
   let mut search = Search::new(request, engine, sessions);
   let items = search.run()?;
