@@ -2,52 +2,105 @@
 //! and the entries' lengths.
 //!
 //! On disk the terms are a front-coded [`Vocabulary`] and everything else one
-//! byte string of varints ([`pack`]): entry ids as gaps within a list (most
-//! take one byte, where a plain id takes two from entry 128 on), each list
-//! as its length. A fresh process decodes it in one pass with no per-element
-//! serde call; per-element postcard decoding was a third of reading a hot
-//! shard.
+//! byte string of varints: entry ids as gaps within a list (most take one
+//! byte, where a plain id takes two from entry 128 on), each list as its
+//! length. Per-element postcard decoding was a third of reading a hot shard.
+//! A record read from disk keeps its lists packed until a query first reads
+//! one: a fresh process's first query for a rare word finds it in one shard
+//! or none, and decoding every shard's lists (`medium`: 714,000 pairs, 5.7
+//! MB) was a tenth of its first recall. They are checked when read, so the
+//! later decoding cannot fail.
 
 use super::vocabulary::Vocabulary;
 use crate::index::varint;
 use crate::tokenize::for_each_stored_term;
 use rustc_hash::FxHashMap;
 use serde::{de::Error as _, Deserialize, Deserializer, Serialize, Serializer};
+use std::sync::{Arc, OnceLock};
 
 /// Term → (entry, term frequency) lists, sorted by term; document lengths
 /// in tokens (at least 1, so BM25 never divides by zero). Held flat (the
-/// terms as one string, the lists one after another) so a fresh process
-/// decodes a shard's postings in a few allocations, not two per term.
-#[derive(Debug, Clone, Default, PartialEq)]
+/// terms as one string, the lists one after another) so a shard's postings
+/// take a few allocations, not two per term.
+#[derive(Debug, Clone, Default)]
 pub struct Postings {
   terms: Vocabulary,
-  /// Where each term's list starts in `pairs`, and one past the last.
-  list_starts: Vec<u32>,
-  pairs: Vec<(u32, u32)>,
   pub doc_lengths: Vec<u32>,
+  lists: Lists,
+}
+
+/// Every term's list, one after another.
+#[derive(Debug, Clone, Default, PartialEq)]
+struct Decoded {
+  /// Where each term's list starts in `pairs`, and one past the last.
+  starts: Vec<u32>,
+  pairs: Vec<(u32, u32)>,
+}
+
+/// The lists: decoded, or packed as read and decoded on first use.
+#[derive(Debug, Clone)]
+struct Lists {
+  /// What [`pack_lists`] wrote, checked by [`walk_lists`] (empty when the
+  /// lists were built in this process).
+  packed: Arc<[u8]>,
+  decoded: OnceLock<Decoded>,
+}
+
+impl Default for Lists {
+  fn default() -> Lists {
+    Lists::of(Decoded { starts: vec![0], pairs: Vec::new() })
+  }
+}
+
+impl Lists {
+  fn of(decoded: Decoded) -> Lists {
+    Lists { packed: Arc::from([]), decoded: OnceLock::from(decoded) }
+  }
+
+  fn get(&self, docs: usize) -> &Decoded {
+    self.decoded.get_or_init(|| {
+      let mut decoded = Decoded::default();
+      let walked = walk_lists(&self.packed, docs, |at| decoded.starts.push(at), |pair| decoded.pairs.push(pair));
+      // Checked when read: cannot fail, and an empty list per term would
+      // be the safe answer if it did.
+      debug_assert!(walked.is_some(), "packed lists were checked when read");
+      decoded.starts.push(decoded.pairs.len() as u32);
+      decoded
+    })
+  }
+}
+
+impl PartialEq for Postings {
+  fn eq(&self, other: &Self) -> bool {
+    self.terms == other.terms && self.doc_lengths == other.doc_lengths && self.decoded() == other.decoded()
+  }
 }
 
 impl Postings {
   /// From sorted unique terms and their lists.
   fn from_lists(terms: &[String], lists: impl Iterator<Item = Vec<(u32, u32)>>, doc_lengths: Vec<u32>) -> Postings {
-    let mut list_starts = Vec::with_capacity(terms.len() + 1);
-    let mut pairs = Vec::new();
+    let mut decoded = Decoded { starts: Vec::with_capacity(terms.len() + 1), pairs: Vec::new() };
     for list in lists {
-      list_starts.push(pairs.len() as u32);
-      pairs.extend(list);
+      decoded.starts.push(decoded.pairs.len() as u32);
+      decoded.pairs.extend(list);
     }
-    list_starts.push(pairs.len() as u32);
-    Postings { terms: Vocabulary::from_sorted(terms), list_starts, pairs, doc_lengths }
+    decoded.starts.push(decoded.pairs.len() as u32);
+    Postings { terms: Vocabulary::from_sorted(terms), doc_lengths, lists: Lists::of(decoded) }
+  }
+
+  fn decoded(&self) -> &Decoded {
+    self.lists.get(self.doc_lengths.len())
   }
 
   /// How many terms have lists.
   pub fn term_count(&self) -> usize {
-    self.list_starts.len().saturating_sub(1)
+    self.decoded().starts.len().saturating_sub(1)
   }
 
   /// The list of the term at `at`.
   pub fn list(&self, at: usize) -> &[(u32, u32)] {
-    &self.pairs[self.list_starts[at] as usize..self.list_starts[at + 1] as usize]
+    let decoded = self.decoded();
+    &decoded.pairs[decoded.starts[at] as usize..decoded.starts[at + 1] as usize]
   }
 
   pub fn build<'a>(texts: impl Iterator<Item = &'a str>) -> Postings {
@@ -94,8 +147,9 @@ impl Postings {
     let base = self.doc_lengths.len() as u32;
     let added = Postings::build(texts);
     let mut text = String::with_capacity(self.terms.text().len() + added.terms.text().len() + 1);
-    let mut list_starts = Vec::with_capacity(self.list_starts.len() + added.list_starts.len());
-    let mut pairs = Vec::with_capacity(self.pairs.len() + added.pairs.len());
+    let (mine, theirs) = (self.decoded(), added.decoded());
+    let mut list_starts = Vec::with_capacity(mine.starts.len() + theirs.starts.len());
+    let mut pairs = Vec::with_capacity(mine.pairs.len() + theirs.pairs.len());
     let (mut old, mut new) = (self.terms.iter().enumerate().peekable(), added.terms.iter().enumerate().peekable());
     loop {
       let (term, from_old, from_new) = match (old.peek(), new.peek()) {
@@ -126,7 +180,8 @@ impl Postings {
     let mut doc_lengths = Vec::with_capacity(self.doc_lengths.len() + added.doc_lengths.len());
     doc_lengths.extend_from_slice(&self.doc_lengths);
     doc_lengths.extend_from_slice(&added.doc_lengths);
-    Postings { terms: Vocabulary::from_joined(text), list_starts, pairs, doc_lengths }
+    let lists = Lists::of(Decoded { starts: list_starts, pairs });
+    Postings { terms: Vocabulary::from_joined(text), doc_lengths, lists }
   }
 
   /// The posting list of a canonical term.
@@ -146,18 +201,17 @@ impl Postings {
   }
 }
 
-/// The lists and lengths as stored: document count, each document's length,
-/// term count, pair count, then per term its list's length and per pair
-/// the gap from the previous entry id (the first: the id plus one) and the
-/// term frequency, all varints.
-fn pack(postings: &Postings) -> Vec<u8> {
-  let mut out = Vec::with_capacity(postings.pairs.len() * 2 + postings.doc_lengths.len() * 2 + 16);
-  varint::put(&mut out, postings.doc_lengths.len() as u64);
-  postings.doc_lengths.iter().for_each(|&length| varint::put(&mut out, u64::from(length)));
-  varint::put(&mut out, postings.term_count() as u64);
-  varint::put(&mut out, postings.pairs.len() as u64);
-  for at in 0..postings.term_count() {
-    let list = postings.list(at);
+/// A shard's lists as stored: term count, pair count, then per term its
+/// list's length and per pair its entry id (the first of a list as is, each
+/// later one as its distance from the one before, minus one) and its term
+/// frequency, all varints.
+fn pack_lists(decoded: &Decoded) -> Vec<u8> {
+  let mut out = Vec::with_capacity(decoded.pairs.len() * 2 + decoded.starts.len() + 16);
+  let terms = decoded.starts.len().saturating_sub(1);
+  varint::put(&mut out, terms as u64);
+  varint::put(&mut out, decoded.pairs.len() as u64);
+  for at in 0..terms {
+    let list = &decoded.pairs[decoded.starts[at] as usize..decoded.starts[at + 1] as usize];
     varint::put(&mut out, list.len() as u64);
     let mut next = 0u32;
     for &(doc, tf) in list {
@@ -169,40 +223,45 @@ fn pack(postings: &Postings) -> Vec<u8> {
   out
 }
 
-/// List starts, pairs and document lengths.
-type Unpacked = (Vec<u32>, Vec<(u32, u32)>, Vec<u32>);
-
-/// What [`pack`] wrote, checked: every entry id names a document and rises
-/// within its list, the counts add up, nothing is left over. `None`
-/// otherwise (the record is then rebuilt).
-fn unpack(bytes: &[u8]) -> Option<Unpacked> {
+/// Walks what [`pack_lists`] wrote, handing each list's start (in pairs)
+/// and each pair on; the term count when every entry id names one of `docs`
+/// documents and rises within its list, the counts add up and nothing is
+/// left over, else `None`. Validation and decoding are this one walk, so
+/// lists that pass it decode.
+fn walk_lists(bytes: &[u8], docs: usize, mut list: impl FnMut(u32), mut pair: impl FnMut((u32, u32))) -> Option<usize> {
   let mut at = 0;
-  let docs = varint::take_u32(bytes, &mut at)?;
-  // Every count below is bounded by the bytes left (a value takes at least
-  // one), so a damaged count cannot ask for a huge allocation.
-  let bounded = |count: u32, at: usize, per: usize| {
-    (count as usize).checked_mul(per).filter(|&n| n <= bytes.len() - at).map(|_| count as usize)
-  };
-  let mut doc_lengths = Vec::with_capacity(bounded(docs, at, 1)?);
-  for _ in 0..docs {
-    doc_lengths.push(varint::take_u32(bytes, &mut at)?);
-  }
   let terms = varint::take_u32(bytes, &mut at)?;
   let total = varint::take_u32(bytes, &mut at)?;
-  let mut list_starts = Vec::with_capacity(bounded(terms, at, 1)? + 1);
-  let mut pairs = Vec::with_capacity(bounded(total, at, 2)?);
+  let mut seen = 0u32;
   for _ in 0..terms {
-    list_starts.push(pairs.len() as u32);
+    list(seen);
     let len = varint::take_u32(bytes, &mut at)?;
+    seen = seen.checked_add(len).filter(|&seen| seen <= total)?;
     let mut next = 0u32;
     for _ in 0..len {
-      let doc = next.checked_add(varint::take_u32(bytes, &mut at)?).filter(|&doc| doc < docs)?;
-      pairs.push((doc, varint::take_u32(bytes, &mut at)?));
+      let doc = next.checked_add(varint::take_u32(bytes, &mut at)?).filter(|&doc| (doc as usize) < docs)?;
+      pair((doc, varint::take_u32(bytes, &mut at)?));
       next = doc + 1;
     }
   }
-  list_starts.push(pairs.len() as u32);
-  (pairs.len() == total as usize && at == bytes.len()).then_some((list_starts, pairs, doc_lengths))
+  (seen == total && at == bytes.len()).then_some(terms as usize)
+}
+
+/// The document lengths as stored (their count, then each), and the bytes after them.
+fn pack_lengths(doc_lengths: &[u32], out: &mut Vec<u8>) {
+  varint::put(out, doc_lengths.len() as u64);
+  doc_lengths.iter().for_each(|&length| varint::put(out, u64::from(length)));
+}
+
+fn unpack_lengths(bytes: &[u8]) -> Option<(Vec<u32>, &[u8])> {
+  let mut at = 0;
+  let count = varint::take_u32(bytes, &mut at)? as usize;
+  // Each length takes a byte at least: a damaged count asks for no more.
+  let mut lengths = Vec::with_capacity(count.min(bytes.len()));
+  for _ in 0..count {
+    lengths.push(varint::take_u32(bytes, &mut at)?);
+  }
+  Some((lengths, &bytes[at..]))
 }
 
 /// JSON (diagnostics) shows the lists as they are held.
@@ -215,8 +274,7 @@ struct Plain {
   doc_lengths: Vec<u32>,
 }
 
-/// The packed lists' bytes, borrowed from the record where the format
-/// allows it.
+/// A byte string, borrowed from the record where the format allows it.
 struct Packed<'a>(std::borrow::Cow<'a, [u8]>);
 
 impl<'de> Deserialize<'de> for Packed<'de> {
@@ -238,42 +296,48 @@ impl<'de> Deserialize<'de> for Packed<'de> {
   }
 }
 
-impl Serialize for Postings {
+/// `bytes` serialized as a byte string (one length and the bytes), not as
+/// a sequence of numbers.
+struct AsBytes<'a>(&'a [u8]);
+
+impl Serialize for AsBytes<'_> {
   fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-    if serializer.is_human_readable() {
-      let (terms, list_starts) = (self.terms.clone(), self.list_starts.clone());
-      return Plain { terms, list_starts, pairs: self.pairs.clone(), doc_lengths: self.doc_lengths.clone() }
-        .serialize(serializer);
-    }
-    (&self.terms, serde_bytes_of(&pack(self))).serialize(serializer)
+    serializer.serialize_bytes(self.0)
   }
 }
 
-/// `bytes` serialized as a byte string (one length and the bytes), not as
-/// a sequence of numbers.
-fn serde_bytes_of(bytes: &[u8]) -> impl Serialize + '_ {
-  struct AsBytes<'a>(&'a [u8]);
-  impl Serialize for AsBytes<'_> {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-      serializer.serialize_bytes(self.0)
+impl Serialize for Postings {
+  fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+    if serializer.is_human_readable() {
+      let Decoded { starts, pairs } = self.decoded().clone();
+      let (terms, doc_lengths) = (self.terms.clone(), self.doc_lengths.clone());
+      return Plain { terms, list_starts: starts, pairs, doc_lengths }.serialize(serializer);
     }
+    let mut bytes = Vec::new();
+    pack_lengths(&self.doc_lengths, &mut bytes);
+    // Lists still packed as read are written as they are.
+    match self.lists.decoded.get() {
+      None => bytes.extend_from_slice(&self.lists.packed),
+      Some(decoded) => bytes.extend(pack_lists(decoded)),
+    }
+    (&self.terms, AsBytes(&bytes)).serialize(serializer)
   }
-  AsBytes(bytes)
 }
 
 impl<'de> Deserialize<'de> for Postings {
   fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
     if deserializer.is_human_readable() {
       let Plain { terms, list_starts, pairs, doc_lengths } = Plain::deserialize(deserializer)?;
-      return Ok(Postings { terms, list_starts, pairs, doc_lengths });
+      return Ok(Postings { terms, doc_lengths, lists: Lists::of(Decoded { starts: list_starts, pairs }) });
     }
     let (terms, packed): (Vocabulary, Packed<'de>) = Deserialize::deserialize(deserializer)?;
-    let (list_starts, pairs, doc_lengths) =
-      unpack(&packed.0).ok_or_else(|| D::Error::custom("malformed posting lists"))?;
-    if list_starts.len() != terms.len() + 1 {
+    let malformed = || D::Error::custom("malformed posting lists");
+    let (doc_lengths, lists) = unpack_lengths(&packed.0).ok_or_else(malformed)?;
+    let count = walk_lists(lists, doc_lengths.len(), |_| {}, |_| {}).ok_or_else(malformed)?;
+    if count != terms.len() {
       return Err(D::Error::custom("posting lists and terms differ in number"));
     }
-    Ok(Postings { terms, list_starts, pairs, doc_lengths })
+    Ok(Postings { terms, doc_lengths, lists: Lists { packed: Arc::from(lists), decoded: OnceLock::new() } })
   }
 }
 
@@ -327,23 +391,48 @@ mod tests {
     assert_eq!(serde_json::from_value::<Postings>(json).unwrap(), postings);
   }
 
+  /// The packed bytes of `postings` (what a record holds after the terms).
+  fn packed(postings: &Postings) -> Vec<u8> {
+    let mut bytes = Vec::new();
+    pack_lengths(&postings.doc_lengths, &mut bytes);
+    bytes.extend(pack_lists(postings.decoded()));
+    bytes
+  }
+
+  fn read(terms: &[&str], bytes: &[u8]) -> Result<Postings, postcard::Error> {
+    let terms = Vocabulary::from_sorted(&terms.iter().map(|t| t.to_string()).collect::<Vec<_>>());
+    postcard::from_bytes::<Postings>(&postcard::to_allocvec(&(terms, AsBytes(bytes))).unwrap())
+  }
+
   #[test]
   fn damaged_packed_lists_are_refused_not_trusted() {
     let postings = Postings::build(["alpha beta", "beta"].into_iter());
-    let packed = pack(&postings);
-    assert!(unpack(&packed).is_some());
+    let bytes = packed(&postings);
+    assert_eq!(read(&["alpha", "beta"], &bytes).unwrap(), postings);
     // Cut short, one byte too many, an entry id past the last document.
-    assert!(unpack(&packed[..packed.len() - 1]).is_none());
-    assert!(unpack(&[packed.as_slice(), &[0]].concat()).is_none());
-    let mut past = packed.clone();
+    assert!(read(&["alpha", "beta"], &bytes[..bytes.len() - 1]).is_err());
+    assert!(read(&["alpha", "beta"], &[bytes.as_slice(), &[0]].concat()).is_err());
+    let mut past = bytes.clone();
     let last_gap = past.len() - 2;
     past[last_gap] = 5;
-    assert!(unpack(&past).is_none());
-    // A count far beyond the bytes asks for no allocation.
-    assert!(unpack(&[0x01, 0x01, 0xff, 0xff, 0xff, 0xff, 0x0f]).is_none());
+    assert!(read(&["alpha", "beta"], &past).is_err());
+    // Counts far beyond the bytes ask for no allocation.
+    assert!(read(&[], &[0xff, 0xff, 0xff, 0xff, 0x0f]).is_err());
+    assert!(read(&["alpha"], &[0x01, 0x01, 0x01, 0xff, 0xff, 0xff, 0xff, 0x0f]).is_err());
     // Terms and lists that differ in number.
-    let fewer_terms = (Vocabulary::from_sorted(&["alpha".to_string()]), serde_bytes_of(&packed));
-    assert!(postcard::from_bytes::<Postings>(&postcard::to_allocvec(&fewer_terms).unwrap()).is_err());
+    assert!(read(&["alpha"], &bytes).is_err());
+  }
+
+  #[test]
+  fn lists_read_stay_packed_until_used_and_write_back_the_same() {
+    let postings = Postings::build(["alpha beta beta", "gamma", "beta"].into_iter());
+    let bytes = postcard::to_allocvec(&postings).unwrap();
+    let read: Postings = postcard::from_bytes(&bytes).unwrap();
+    assert!(read.lists.decoded.get().is_none());
+    assert_eq!(postcard::to_allocvec(&read).unwrap(), bytes);
+    assert_eq!(read.get("beta"), &[(0, 2), (2, 1)]);
+    assert!(read.lists.decoded.get().is_some());
+    assert_eq!(postcard::to_allocvec(&read).unwrap(), bytes);
   }
 
   proptest::proptest! {
