@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { test } from 'node:test'
 import { MemoryStore, version as nativeVersion } from 'pi-fabric-memory'
+import { openMemory, type Context } from '../extension/cli/context.mjs'
 import { progressLine } from '../extension/recall/indexing.mjs'
 import { ROOT } from './helpers.mjs'
 
@@ -585,4 +586,12 @@ test('memory --scope project: the MEMORY.md of the cwd\'s repository, shared by 
   assert.deepEqual([outside.status, JSON.parse(outside.stdout).code], [1, 'no_project'])
   assert.equal(mem(repo, 'add', '--scope', 'project', '--target', 'user', 'x').status, 2)
   rmSync(agentDir, { recursive: true, force: true })
+})
+
+test('a command never watches the session files, whatever the settings say (a short process: arming and tearing down cost more than they save)', async () => {
+  const agentDir = demoAgentDir()
+  const ctx = { agentDir, cwd: '/home/demo/webshop', trusted: false } as Context
+  const memory = openMemory(ctx, { watchSessions: true })
+  assert.equal(memory.config.watchSessions, false)
+  assert.equal((await memory.recall({ query: 'checkout', scope: 'global' })).error, undefined)
 })
