@@ -57,13 +57,19 @@ impl Lists {
     Lists { packed: Arc::from([]), decoded: OnceLock::from(decoded) }
   }
 
-  fn get(&self, docs: usize) -> &Decoded {
+  /// The lists of `terms` terms over `docs` documents, decoded once.
+  fn get(&self, docs: usize, terms: usize) -> &Decoded {
     self.decoded.get_or_init(|| {
-      let mut decoded = Decoded::default();
-      let walked = walk_lists(&self.packed, docs, |at| decoded.starts.push(at), |pair| decoded.pairs.push(pair));
-      // Checked when read: cannot fail, and an empty list per term would
-      // be the safe answer if it did.
+      let (mut at, packed) = (0, &self.packed[..]);
+      let (_, total) = (varint::take(packed, &mut at), varint::take(packed, &mut at).unwrap_or(0));
+      let mut decoded = Decoded { starts: Vec::with_capacity(terms + 1), pairs: Vec::with_capacity(total as usize) };
+      let walked = walk_lists(packed, docs, |at| decoded.starts.push(at), |pair| decoded.pairs.push(pair));
+      // Checked when read, so this cannot fail; if it did, no term would
+      // have a list (never a list cut short).
       debug_assert!(walked.is_some(), "packed lists were checked when read");
+      if walked.is_none() {
+        return Decoded { starts: vec![0; terms + 1], pairs: Vec::new() };
+      }
       decoded.starts.push(decoded.pairs.len() as u32);
       decoded
     })
@@ -89,7 +95,7 @@ impl Postings {
   }
 
   fn decoded(&self) -> &Decoded {
-    self.lists.get(self.doc_lengths.len())
+    self.lists.get(self.doc_lengths.len(), self.terms.len())
   }
 
   /// How many terms have lists.
