@@ -76,12 +76,11 @@ impl Written {
     Written { records: pins.iter().map(|r| r.as_ptr() as usize).collect(), _pinned: pins, extra }
   }
 
-  /// Also holds `records`, and `extra` heads besides.
-  fn add<'a>(&mut self, records: impl Iterator<Item = &'a Arc<CacheRecord>>, extra: bool) {
-    let added = Written::of(records, extra);
-    self.records.extend(added.records);
-    self._pinned.extend(added._pinned);
-    self.extra |= extra;
+  /// Also holds what `other` holds.
+  fn merge(&mut self, other: Written) {
+    self.records.extend(other.records);
+    self._pinned.extend(other._pinned);
+    self.extra |= other.extra;
   }
 
   fn holds_exactly(&self, records: &[&Arc<CacheRecord>]) -> bool {
@@ -211,8 +210,10 @@ pub(super) fn preload(
       })
   };
   // Decoded in parallel, a shard at a time (only two shards' bytes held at
-  // once); made resident under one lock.
-  let read: Vec<(usize, Option<Shard>)> = (0..SHARDS)
+  // once), and each made resident as soon as it is decoded: the maps'
+  // inserts (~100 ms at 100,000 heads, each under its map's lock) then
+  // overlap the other thread's decoding instead of following all of it.
+  let read: Vec<(usize, Option<Preloaded>)> = (0..SHARDS)
     .into_par_iter()
     .map(|shard| {
       if !listed.contains(file_name(branches, shard).as_str()) {
@@ -240,49 +241,48 @@ pub(super) fn preload(
         let considered = wanted.len();
         let packed: Vec<Packed> =
           wanted.into_iter().filter_map(|entry| packed(index, branches, entry, limit)).collect();
-        Shard { extra: packed.len() < considered, names, packed }
+        (resident(index, branches, packed, considered), names)
       });
       (shard, entries)
     })
     .collect();
   let mut decoded = if stems.is_some() { decoded } else { FxHashSet::default() };
-  let mut written = Vec::with_capacity(read.len());
-  for (shard, entries) in read {
-    let Some(Shard { names, packed, mut extra }) = entries else {
-      written.push((shard, None));
-      continue;
-    };
-    // Names this index wrote: a record name's base is its source's, unhashed.
-    index.remember_base_names(packed.iter().map(|p| (p.path, &p.slot.name[..p.base_len])));
-    let count = packed.len();
-    let slots = index.resident().put_absent(branches, packed.into_iter().map(|p| (p.path, p.slot)));
-    extra |= slots.len() < count;
-    decoded.extend(names);
-    written.push((shard, Some((slots, extra))));
-  }
   let mut modes = index.packs().modes.lock();
   let known = &mut modes[mode(branches)];
-  known.decoded = decoded;
   known.shards.resize_with(SHARDS, || None);
-  for (shard, read) in written {
+  for (shard, read) in read {
     let held = &mut known.shards[shard];
     match (read, held.as_mut()) {
       // A shard read earlier for another project: it also holds these.
-      (Some((slots, extra)), Some(held)) => held.add(slots.iter().map(|slot| &slot.record), extra),
-      (Some((slots, extra)), None) => *held = Some(Written::of(slots.iter().map(|slot| &slot.record), extra)),
+      (Some((written, names)), Some(held)) => {
+        held.merge(written);
+        decoded.extend(names);
+      }
+      (Some((written, names)), None) => {
+        *held = Some(written);
+        decoded.extend(names);
+      }
       // Gone or damaged since: not known.
       (None, _) => *held = None,
     }
   }
+  known.decoded = decoded;
 }
 
-/// The heads wanted from one intact shard file: the record names
-/// considered (a project's preload only), the heads decoded, and whether
-/// some could not be.
-struct Shard {
-  names: Vec<Box<str>>,
-  packed: Vec<Packed>,
-  extra: bool,
+/// One shard file's preload: what it holds, and the record names a
+/// project's preload decoded from it.
+type Preloaded = (Written, Vec<Box<str>>);
+
+/// Makes one shard's decoded heads resident (a head whose source already
+/// has a resident record is not), and says what the shard file holds: the
+/// records put, and whether it holds heads besides them (some of the
+/// `considered` could not be decoded or were not put).
+fn resident(index: &Index, branches: Branches, packed: Vec<Packed>, considered: usize) -> Written {
+  // Names this index wrote: a record name's base is its source's, unhashed.
+  index.remember_base_names(packed.iter().map(|p| (p.path, &p.slot.name[..p.base_len])));
+  let count = packed.len();
+  let slots = index.resident().put_absent(branches, packed.into_iter().map(|p| (p.path, p.slot)));
+  Written::of(slots.iter().map(|slot| &slot.record), slots.len() < count || count < considered)
 }
 
 /// One packed head, decoded, with its source's path (interned here, on the
