@@ -18,7 +18,7 @@ use std::collections::BTreeMap;
 mod content;
 mod derived;
 mod kinds;
-pub(crate) mod packed;
+mod packed;
 mod term_sums;
 mod terms;
 
