@@ -37,6 +37,17 @@ struct Decoded {
   pairs: Vec<(u32, u32)>,
 }
 
+impl Decoded {
+  fn terms(&self) -> usize {
+    self.starts.len().saturating_sub(1)
+  }
+
+  /// The list of the term at `at`.
+  fn list(&self, at: usize) -> &[(u32, u32)] {
+    &self.pairs[self.starts[at] as usize..self.starts[at + 1] as usize]
+  }
+}
+
 /// The lists: decoded, or packed as read and decoded on first use.
 #[derive(Debug, Clone)]
 struct Lists {
@@ -61,7 +72,8 @@ impl Lists {
   fn get(&self, docs: usize, terms: usize) -> &Decoded {
     self.decoded.get_or_init(|| {
       let (mut at, packed) = (0, &self.packed[..]);
-      let (_, total) = (varint::take(packed, &mut at), varint::take(packed, &mut at).unwrap_or(0));
+      varint::take(packed, &mut at); // the term count, which `terms` is
+      let total = varint::take(packed, &mut at).unwrap_or(0);
       let mut decoded = Decoded { starts: Vec::with_capacity(terms + 1), pairs: Vec::with_capacity(total as usize) };
       let walked = walk_lists(packed, docs, |at| decoded.starts.push(at), |pair| decoded.pairs.push(pair));
       // Checked when read, so this cannot fail; if it did, no term would
@@ -98,15 +110,15 @@ impl Postings {
     self.lists.get(self.doc_lengths.len(), self.terms.len())
   }
 
-  /// How many terms have lists.
+  /// How many terms have lists: every term (checked when read), so
+  /// counting them decodes no list.
   pub fn term_count(&self) -> usize {
-    self.decoded().starts.len().saturating_sub(1)
+    self.terms.len()
   }
 
   /// The list of the term at `at`.
   pub fn list(&self, at: usize) -> &[(u32, u32)] {
-    let decoded = self.decoded();
-    &decoded.pairs[decoded.starts[at] as usize..decoded.starts[at + 1] as usize]
+    self.decoded().list(at)
   }
 
   pub fn build<'a>(texts: impl Iterator<Item = &'a str>) -> Postings {
@@ -213,11 +225,10 @@ impl Postings {
 /// frequency, all varints.
 fn pack_lists(decoded: &Decoded) -> Vec<u8> {
   let mut out = Vec::with_capacity(decoded.pairs.len() * 2 + decoded.starts.len() + 16);
-  let terms = decoded.starts.len().saturating_sub(1);
-  varint::put(&mut out, terms as u64);
+  varint::put(&mut out, decoded.terms() as u64);
   varint::put(&mut out, decoded.pairs.len() as u64);
-  for at in 0..terms {
-    let list = &decoded.pairs[decoded.starts[at] as usize..decoded.starts[at + 1] as usize];
+  for at in 0..decoded.terms() {
+    let list = decoded.list(at);
     varint::put(&mut out, list.len() as u64);
     let mut next = 0u32;
     for &(doc, tf) in list {
@@ -253,12 +264,13 @@ fn walk_lists(bytes: &[u8], docs: usize, mut list: impl FnMut(u32), mut pair: im
   (seen == total && at == bytes.len()).then_some(terms as usize)
 }
 
-/// The document lengths as stored (their count, then each), and the bytes after them.
+/// The document lengths as stored: their count, then each.
 fn pack_lengths(doc_lengths: &[u32], out: &mut Vec<u8>) {
   varint::put(out, doc_lengths.len() as u64);
   doc_lengths.iter().for_each(|&length| varint::put(out, u64::from(length)));
 }
 
+/// What [`pack_lengths`] wrote, and the bytes after it.
 fn unpack_lengths(bytes: &[u8]) -> Option<(Vec<u32>, &[u8])> {
   let mut at = 0;
   let count = varint::take_u32(bytes, &mut at)? as usize;
