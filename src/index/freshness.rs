@@ -2,6 +2,7 @@
 //! a record was built under, and the proofs (stamp, watch, content hash)
 //! that its source has not changed since it was verified.
 
+use super::interned::Interned;
 use super::record::{CacheRecord, Tier};
 use super::resident::Slot;
 use super::Context;
@@ -11,21 +12,21 @@ use crate::forgotten;
 use crate::session::lineage::Branches;
 use crate::session::source::same_content;
 use std::collections::BTreeSet;
-use std::path::Path;
 use std::sync::Arc;
 
-/// The policy string of a record: any difference means a rebuild.
-pub fn policy(config: &Config, tier: Tier, branches: Branches, fingerprint: &str) -> String {
+/// The policy string of a record: any difference means a rebuild. (The
+/// session's lineage is not part of it: the record holds its own
+/// fingerprint, so the policy is one string for every record of a
+/// configuration, interned.)
+pub fn policy(config: &Config, tier: Tier, branches: Branches) -> String {
   let privacy = format!(
     "thinking:{};tool-output:{};own-results:{}",
     config.index_thinking, config.index_tool_output, config.index_own_tool_results
   );
   match tier {
-    Tier::Hot => {
-      format!("entry:{};branches:{};lineage:{fingerprint};{privacy}", config.max_entry_chars, branches.as_str())
-    }
+    Tier::Hot => format!("entry:{};branches:{};{privacy}", config.max_entry_chars, branches.as_str()),
     Tier::Cold => format!(
-      "vocab:{};cache:{};branches:{};lineage:{fingerprint};{privacy}",
+      "vocab:{};cache:{};branches:{};{privacy}",
       config.max_cold_vocabulary_bytes,
       config.max_cold_cache_bytes,
       branches.as_str()
@@ -43,35 +44,34 @@ pub fn forgotten_suffix(forgotten: Option<&BTreeSet<String>>) -> String {
     .unwrap_or_default()
 }
 
-/// The policy string a record must carry, split around its lineage
-/// fingerprint so it can be checked without formatting a string per record
-/// (but for the sessions with forgotten entries).
+/// The policy of a record: `policy` and the ids of its session's
+/// forgotten entries, interned.
+pub fn record_policy(policy: &str, forgotten: Option<&BTreeSet<String>>) -> Interned {
+  match forgotten {
+    None => Interned::new(policy),
+    Some(ids) => Interned::new(&(policy.to_string() + &forgotten_suffix(Some(ids)))),
+  }
+}
+
+/// The policy strings records must carry, interned, so most records are
+/// checked by comparing one pointer (all but the sessions with forgotten
+/// entries, whose policy is made per record).
 pub struct PolicyCheck {
-  parts: [(String, String); 2],
+  policies: [Interned; 2],
   forgotten: Arc<forgotten::List>,
 }
 
 impl PolicyCheck {
   pub fn new(cx: &Context<'_>, branches: Branches) -> PolicyCheck {
-    let split = |tier| {
-      let full = policy(cx.config, tier, branches, "\u{0}");
-      let (head, tail) = full.split_once('\u{0}').expect("the policy embeds the lineage");
-      (head.to_string(), tail.to_string())
-    };
+    let interned = |tier| Interned::new(&policy(cx.config, tier, branches));
     // The sync read the list a moment ago (or failed): an error here is a race, and no entry is left out then.
     let forgotten = forgotten::load(&cx.discovery.agent_dir).unwrap_or_default();
-    PolicyCheck { parts: [split(Tier::Hot), split(Tier::Cold)], forgotten }
+    PolicyCheck { policies: [interned(Tier::Hot), interned(Tier::Cold)], forgotten }
   }
 
   pub fn matches(&self, record: &CacheRecord) -> bool {
-    let (head, tail) = &self.parts[if record.tier() == Tier::Hot { 0 } else { 1 }];
-    let suffix = forgotten_suffix(self.forgotten.entries.get(&record.session_id));
-    let Some(policy) = record.policy.strip_suffix(suffix.as_str()) else { return false };
-    let fingerprint = &record.lineage_fingerprint;
-    policy.len() == head.len() + fingerprint.len() + tail.len()
-      && policy.starts_with(head.as_str())
-      && policy.ends_with(tail.as_str())
-      && &policy[head.len()..head.len() + fingerprint.len()] == fingerprint
+    let policy = self.policies[if record.tier() == Tier::Hot { 0 } else { 1 }];
+    record.policy == record_policy(&policy, self.forgotten.entries.get(&record.session_id))
   }
 }
 
@@ -98,7 +98,7 @@ pub(crate) fn is_fresh(
   let record = &slot.record;
   if record.stamp != source.stamp
     || record.tier() != tier
-    || Path::new(&record.file) != source.path
+    || record.file.as_path().as_os_str() != source.path.as_os_str()
     || !policies.matches(record)
   {
     return None;

@@ -305,7 +305,8 @@ fn packed(index: &Index, branches: Branches, (name, head): (&str, &[u8]), limit:
   if record.branches != branches {
     return None;
   }
-  let (path, verified_ns) = (interned(std::path::Path::new(&record.file)), record.verified_ns);
+  // Interned as it was decoded, the listing's own path.
+  let (path, verified_ns) = (record.file.as_path(), record.verified_ns);
   Some(Packed { path, slot: Slot::new(Arc::new(record), name.to_string(), verified_ns), base_len })
 }
 

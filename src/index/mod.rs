@@ -30,6 +30,7 @@ pub(crate) mod dir;
 mod forgotten;
 mod freshness;
 pub(crate) mod heads;
+pub(crate) mod interned;
 pub(crate) mod ownership;
 pub mod progress;
 pub mod record;

@@ -50,31 +50,14 @@ impl Source {
   }
 }
 
-/// `path`, stored once for the process's life: a session file's path is
-/// interned when first listed, and the same path listed again is the same
-/// reference. The table only grows, by each distinct session file a process
-/// ever lists (~100 bytes each: what one listing held before), which the
-/// files on disk bound; a process global, since listings of every index of
-/// the process share it.
+/// `path`, stored once for the process's life ([`super::interned::path`]).
 pub fn interned(path: &Path) -> &'static Path {
-  let mut table = interned_paths().lock();
-  if let Some(&known) = table.get(path.as_os_str()) {
-    return Path::new(known);
-  }
-  let leaked: &'static Path = Box::leak(path.to_path_buf().into_boxed_path());
-  table.insert(leaked.as_os_str());
-  leaked
+  super::interned::path(path)
 }
 
 /// `path` interned, if it ever was.
 fn known(path: &Path) -> Option<&'static Path> {
-  interned_paths().lock().get(path.as_os_str()).map(|&known| Path::new(known))
-}
-
-fn interned_paths() -> &'static Mutex<rustc_hash::FxHashSet<&'static std::ffi::OsStr>> {
-  static TABLE: std::sync::OnceLock<Mutex<rustc_hash::FxHashSet<&'static std::ffi::OsStr>>> =
-    std::sync::OnceLock::new();
-  TABLE.get_or_init(Default::default)
+  super::interned::known_path(path)
 }
 
 /// The stat of a listed file, and whether a watch on its dir sees every change

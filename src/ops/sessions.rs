@@ -92,8 +92,8 @@ pub fn sessions(engine: &Engine, request: &SessionsRequest) -> SessionsPage {
     .take(limit)
     .map(|(tier, record)| SessionRow {
       id: record.session_id.clone(),
-      file: record.file.clone(),
-      cwd: record.cwd.clone(),
+      file: record.file.to_string(),
+      cwd: record.cwd.to_string(),
       project: project_name(&known, &record.cwd),
       mtime: record.mtime,
       entry_count: record.entry_count(),

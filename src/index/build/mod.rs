@@ -10,7 +10,8 @@ mod parse;
 #[cfg(test)]
 mod tests;
 
-use super::freshness::{forgotten_suffix, policy};
+use super::freshness::{self, policy};
+use super::interned::Interned;
 use super::record::cold::{ColdDigest, Echoes};
 use super::record::hot::HotShard;
 use super::record::{Body, CacheRecord, Tier, CACHE_VERSION};
@@ -69,8 +70,7 @@ pub(crate) fn resume_offset(prior: Option<&CacheRecord>, tier: Tier) -> Option<u
 /// restamped when the bytes are the same, resumed when they were appended to.
 pub(crate) fn build(recipe: &Recipe<'_>, read: &SourceFile, prior: Option<&CacheRecord>) -> Result<Built, Reason> {
   let Recipe { config, tier, live, .. } = *recipe;
-  let prior =
-    prior.filter(|r| r.tier() == tier && r.policy == record_policy(recipe, &r.lineage_fingerprint, &r.session_id));
+  let prior = prior.filter(|r| r.tier() == tier && r.policy == record_policy(recipe, &r.session_id));
   let same = |r: &&CacheRecord| r.source_hash == read.sha256 && live.is_none() && !r.content_unreadable();
   let (mut record, made) = match prior.filter(same) {
     Some(same) => {
@@ -85,9 +85,8 @@ pub(crate) fn build(recipe: &Recipe<'_>, read: &SourceFile, prior: Option<&Cache
 }
 
 /// The policy string of a record of session `session_id` under `recipe`.
-fn record_policy(recipe: &Recipe<'_>, fingerprint: &str, session_id: &str) -> String {
-  let forgotten = forgotten_suffix(recipe.forgotten.get(session_id));
-  policy(recipe.config, recipe.tier, recipe.branches, fingerprint) + &forgotten
+fn record_policy(recipe: &Recipe<'_>, session_id: &str) -> Interned {
+  freshness::record_policy(&policy(recipe.config, recipe.tier, recipe.branches), recipe.forgotten.get(session_id))
 }
 
 /// The entry policy of `tier`: a cold digest folds untruncated text.
@@ -122,10 +121,10 @@ fn parsed_record(
   let titles = parsed.titles.clone();
   let record = CacheRecord {
     cache_version: CACHE_VERSION,
-    file: read.path.to_string_lossy().into_owned(),
-    policy: record_policy(recipe, &fingerprint, &header.id),
+    file: Interned::file(&read.path.to_string_lossy()),
+    policy: record_policy(recipe, &header.id),
     session_id: header.id,
-    cwd: header.cwd,
+    cwd: Interned::new(&header.cwd),
     branches,
     lineage_fingerprint: fingerprint,
     source_hash: read.sha256.clone(),

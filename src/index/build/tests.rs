@@ -62,7 +62,7 @@ fn a_hot_record_is_parsed_from_the_whole_source() {
   assert_eq!((record.session_id.as_str(), record.cwd.as_str(), record.file.as_str()), ("s", CWD, "/s/a.jsonl"));
   assert_eq!((record.size, record.verified_ns, record.cache_version), (text.len() as u64, 20, CACHE_VERSION));
   assert_eq!(record.source_hash, sha256_hex(text.as_bytes()));
-  assert_eq!(record.policy, policy(&config, Tier::Hot, Branches::Active, &record.lineage_fingerprint));
+  assert_eq!(record.policy, policy(&config, Tier::Hot, Branches::Active));
   assert_eq!(texts(record), ["hello world", "hi there"]);
   assert_eq!(hot(record).postings.get("hello"), &[(0, 1)]);
   assert_eq!(hot(record).resume.as_ref().unwrap().complete_len, text.len() as u64);

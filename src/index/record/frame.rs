@@ -67,12 +67,12 @@ impl CacheRecord {
     };
     let mut head = CacheRecord {
       cache_version: self.cache_version,
-      file: self.file.clone(),
+      file: self.file,
       session_id: self.session_id.clone(),
-      cwd: self.cwd.clone(),
+      cwd: self.cwd,
       branches: self.branches,
       lineage_fingerprint: self.lineage_fingerprint.clone(),
-      policy: self.policy.clone(),
+      policy: self.policy,
       source_hash: self.source_hash.clone(),
       mtime: self.mtime,
       size: self.size,

@@ -38,6 +38,7 @@ pub use frame::MAGIC_PREFIX;
 pub use name::{base_name, file_name, stem};
 pub use read::{defer_content, file_of_head, from_head, open, read, read_limit, source_exists};
 
+use crate::index::interned::Interned;
 use crate::session::lineage::Branches;
 use crate::session::source::StatStamp;
 use crate::session::titles::Titles;
@@ -45,17 +46,19 @@ use cold::ColdDigest;
 use hot::HotShard;
 use serde::{Deserialize, Serialize};
 
-pub const CACHE_VERSION: u32 = 17;
-/// `EP`: cacheVersion 17, a hot shard's posting lists packed as gap varints
-/// (16: a cold body is one zstd frame; 15: vocabularies
+pub const CACHE_VERSION: u32 = 18;
+/// `FI`: cacheVersion 18, a record's policy without its lineage fingerprint
+/// (one interned string per configuration; 17: a hot shard's posting lists
+/// packed as gap varints; 16: a cold body is one zstd frame; 15: vocabularies
 /// front-coded; 14: the session's name
 /// and first prompt in the head; 13: session frequencies and lengths for ranking; 12:
 /// the tokenizer's identifier parts and script
 /// bigrams; 11: a cold digest's files touched and tool histogram
 /// moved from its head to its body); records of earlier versions
 /// (`PFMIDX06`, `PFMIDX6C`, `PFMIDX07`, `PFMIDX7C`, `PFMIDX8C`, `PFMIDX9C`,
-/// `PFMIDXAS`, `PFMIDXBS`, `PFMIDXBT`, `PFMIDXBU`, `PFMIDXCZ`) are rebuilt.
-pub(super) const MAGIC: &[u8; 8] = b"PFMIDXEP";
+/// `PFMIDXAS`, `PFMIDXBS`, `PFMIDXBT`, `PFMIDXBU`, `PFMIDXCZ`, `PFMIDXEP`) are
+/// rebuilt.
+pub(super) const MAGIC: &[u8; 8] = b"PFMIDXFI";
 /// Serialized by variant index in records (postcard), by name in results.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, strum::IntoStaticStr)]
 #[serde(rename_all = "lowercase")]
@@ -85,13 +88,17 @@ pub enum Body {
 #[serde(rename_all = "camelCase")]
 pub struct CacheRecord {
   pub cache_version: u32,
-  pub file: String,
+  /// Interned as the listing's path ([`Interned::file`]), as are the
+  /// strings many records repeat: a record at scale is mostly a resident
+  /// head, and 100,000 of them held 100,000 copies of each.
+  #[serde(with = "crate::index::interned::file")]
+  pub file: Interned,
   pub session_id: String,
-  pub cwd: String,
+  pub cwd: Interned,
   pub branches: Branches,
   pub lineage_fingerprint: String,
   /// Everything that shaped the record besides the source (see `policy`).
-  pub policy: String,
+  pub policy: Interned,
   pub source_hash: String,
   pub mtime: f64,
   pub size: u64,

@@ -90,9 +90,9 @@ macro_rules! shared_field {
 }
 
 impl<'a> Searched<'a> {
-  shared_field!(file: &'a str, String::as_str);
+  shared_field!(file: &'a str, AsRef::<str>::as_ref);
   shared_field!(session_id: &'a str, String::as_str);
-  shared_field!(cwd: &'a str, String::as_str);
+  shared_field!(cwd: &'a str, AsRef::<str>::as_ref);
   shared_field!(source_hash: &'a str, String::as_str);
   shared_field!(lineage_fingerprint: &'a str, String::as_str);
   shared_field!(mtime: f64, |m: &f64| *m);

@@ -1,0 +1,235 @@
+//! Values stored once for the process's life: session file paths, and the
+//! strings every record of a kind repeats (its policy, its project's cwd).
+//!
+//! At 100,000 sessions a resident cold head held its own copy of each: the
+//! policy alone (~190 bytes) was 19 MB, and a fresh process allocated and
+//! freed them 100,000 times while decoding heads. Interned, a head holds a
+//! pointer, and equal values are the same pointer. Nothing is ever freed:
+//! the tables only grow, by each distinct value a process meets, which the
+//! files on disk bound (one path per session file; one policy per
+//! configuration; one cwd per project). A reference count instead would
+//! have every decoding thread increment the same shared counter per head.
+
+use parking_lot::Mutex;
+use rustc_hash::FxHashSet;
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use std::path::Path;
+
+/// `path`, stored once for the process's life: a session file's path is
+/// interned when first listed, and the same path listed again is the same
+/// reference (~100 bytes each: what one listing held before); a process
+/// global, since listings of every index of the process share it.
+pub fn path(path: &Path) -> &'static Path {
+  let mut table = paths().lock();
+  if let Some(&known) = table.get(path.as_os_str()) {
+    return Path::new(known);
+  }
+  let leaked: &'static Path = Box::leak(path.to_path_buf().into_boxed_path());
+  table.insert(leaked.as_os_str());
+  leaked
+}
+
+/// `path` interned, if it ever was.
+pub fn known_path(path: &Path) -> Option<&'static Path> {
+  paths().lock().get(path.as_os_str()).map(|&known| Path::new(known))
+}
+
+fn paths() -> &'static Mutex<FxHashSet<&'static std::ffi::OsStr>> {
+  static TABLE: std::sync::OnceLock<Mutex<FxHashSet<&'static std::ffi::OsStr>>> = std::sync::OnceLock::new();
+  TABLE.get_or_init(Default::default)
+}
+
+/// A string stored once for the process's life (see the module doc); it
+/// reads as a `&str`, and is written and read by serde as one, so records
+/// holding it keep their format.
+#[derive(Clone, Copy)]
+pub struct Interned(&'static str);
+
+impl Interned {
+  /// The process's copy of `text`.
+  pub fn new(text: &str) -> Interned {
+    // The last few values this thread interned, asked before the table: a
+    // thread decoding heads meets the same policy and cwd head after head,
+    // and two threads would otherwise take turns on the table's lock.
+    thread_local! {
+      static RECENT: std::cell::RefCell<[Option<&'static str>; 4]> = const { std::cell::RefCell::new([None; 4]) };
+    }
+    if let Some(found) = RECENT.with(|recent| recent.borrow().iter().flatten().find(|known| ***known == *text).copied())
+    {
+      return Interned(found);
+    }
+    let found = {
+      let mut table = strings().lock();
+      match table.get(text) {
+        Some(&known) => known,
+        None => {
+          let leaked: &'static str = Box::leak(Box::from(text));
+          table.insert(leaked);
+          leaked
+        }
+      }
+    };
+    RECENT.with(|recent| {
+      let mut recent = recent.borrow_mut();
+      recent.rotate_right(1);
+      recent[0] = Some(found);
+    });
+    Interned(found)
+  }
+
+  /// A session file's path, interned as listings intern it ([`path`]).
+  pub fn file(file: &str) -> Interned {
+    // A path made from a `str` is that `str`'s bytes.
+    Interned(path(Path::new(file)).to_str().expect("made from a str"))
+  }
+
+  pub fn as_str(&self) -> &'static str {
+    self.0
+  }
+
+  /// The same text as a path (a file's, see [`Interned::file`]).
+  pub fn as_path(&self) -> &'static Path {
+    Path::new(self.0)
+  }
+}
+
+fn strings() -> &'static Mutex<FxHashSet<&'static str>> {
+  static TABLE: std::sync::OnceLock<Mutex<FxHashSet<&'static str>>> = std::sync::OnceLock::new();
+  TABLE.get_or_init(Default::default)
+}
+
+impl From<&str> for Interned {
+  fn from(text: &str) -> Interned {
+    Interned::new(text)
+  }
+}
+
+impl std::ops::Deref for Interned {
+  type Target = str;
+
+  fn deref(&self) -> &str {
+    self.0
+  }
+}
+
+impl AsRef<str> for Interned {
+  fn as_ref(&self) -> &str {
+    self.0
+  }
+}
+
+impl AsRef<Path> for Interned {
+  fn as_ref(&self) -> &Path {
+    Path::new(self.0)
+  }
+}
+
+impl PartialEq for Interned {
+  /// Equal values interned in one table are one pointer; a file's and a
+  /// string's tables may each hold the text, so the bytes decide otherwise.
+  fn eq(&self, other: &Interned) -> bool {
+    std::ptr::eq(self.0, other.0) || self.0 == other.0
+  }
+}
+
+impl Eq for Interned {}
+
+impl PartialEq<str> for Interned {
+  fn eq(&self, other: &str) -> bool {
+    self.0 == other
+  }
+}
+
+impl PartialEq<&str> for Interned {
+  fn eq(&self, other: &&str) -> bool {
+    self.0 == *other
+  }
+}
+
+impl PartialEq<String> for Interned {
+  fn eq(&self, other: &String) -> bool {
+    self.0 == other.as_str()
+  }
+}
+
+impl std::fmt::Debug for Interned {
+  fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+    self.0.fmt(f)
+  }
+}
+
+impl std::fmt::Display for Interned {
+  fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+    self.0.fmt(f)
+  }
+}
+
+impl Serialize for Interned {
+  fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+    serializer.serialize_str(self.0)
+  }
+}
+
+/// Read as a string and interned ([`Interned::new`]) without an
+/// intermediate copy when the decoder can lend its input (postcard can).
+fn visit<'de, D: Deserializer<'de>>(deserializer: D, intern: fn(&str) -> Interned) -> Result<Interned, D::Error> {
+  struct Visit(fn(&str) -> Interned);
+  impl serde::de::Visitor<'_> for Visit {
+    type Value = Interned;
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+      f.write_str("a string")
+    }
+    fn visit_str<E>(self, text: &str) -> Result<Interned, E> {
+      Ok((self.0)(text))
+    }
+  }
+  deserializer.deserialize_str(Visit(intern))
+}
+
+impl<'de> Deserialize<'de> for Interned {
+  fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Interned, D::Error> {
+    visit(deserializer, Interned::new)
+  }
+}
+
+/// Serde for a session file's path field: interned as listings intern it.
+pub mod file {
+  use super::Interned;
+  use serde::{Deserializer, Serialize, Serializer};
+
+  pub fn serialize<S: Serializer>(file: &Interned, serializer: S) -> Result<S::Ok, S::Error> {
+    file.serialize(serializer)
+  }
+
+  pub fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Interned, D::Error> {
+    super::visit(deserializer, Interned::file)
+  }
+}
+
+#[cfg(test)]
+mod tests {
+  use super::*;
+
+  #[test]
+  fn equal_values_are_one_copy_however_they_were_made() {
+    let made = Interned::new("interned-test-policy");
+    let decoded: Interned = postcard::from_bytes(&postcard::to_allocvec(&made).unwrap()).unwrap();
+    let from_json: Interned = serde_json::from_str("\"interned-test-policy\"").unwrap();
+    let built = Interned::new(&String::from("interned-test-policy"));
+    for other in [decoded, from_json, built] {
+      assert!(std::ptr::eq(other.as_str(), made.as_str()));
+    }
+    assert_ne!(Interned::new("interned-test-other"), made);
+    // The wire form is a plain string's: records keep their format.
+    assert_eq!(postcard::to_allocvec(&made).unwrap(), postcard::to_allocvec("interned-test-policy").unwrap());
+  }
+
+  #[test]
+  fn a_file_is_the_listings_own_path() {
+    let listed = path(Path::new("/interned-test/sessions/a.jsonl"));
+    let file = Interned::file("/interned-test/sessions/a.jsonl");
+    assert!(std::ptr::eq(file.as_path(), listed));
+    assert_eq!(file, Interned::new("/interned-test/sessions/a.jsonl"), "equal text, whichever table");
+    assert_eq!(known_path(Path::new("/interned-test/sessions/never.jsonl")), None);
+  }
+}
