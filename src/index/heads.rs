@@ -301,7 +301,7 @@ struct Packed {
 /// never fresh for a listed source, and a shard holding one is written again.
 fn packed(index: &Index, branches: Branches, (name, head): (&str, &[u8]), limit: u64) -> Option<Packed> {
   let base_len = IndexFile::record_base(name, branches, Tier::Cold)?.len();
-  let record = record::from_head(head, &index.dir().join(name), limit)?;
+  let record = record::from_head(head, index.dir().join(name), limit)?;
   if record.branches != branches {
     return None;
   }

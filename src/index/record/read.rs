@@ -44,7 +44,7 @@ pub fn open(path: &Path, tier: Tier, limit: u64) -> Result<Option<CacheRecord>, 
   let Some(mut record) = CacheRecord::decode_head(parts.head, file_len).filter(|r| r.tier() == tier) else {
     return Ok(None);
   };
-  defer(&mut record, path, parts.head_sum, limit);
+  defer(&mut record, path.to_path_buf(), parts.head_sum, limit);
   Ok(Some(record))
 }
 
@@ -53,7 +53,7 @@ pub fn open(path: &Path, tier: Tier, limit: u64) -> Result<Option<CacheRecord>, 
 /// [`open`] would give it: its body is read on first use from `path`, and
 /// only if that file is still the record this head came from. `None` for
 /// anything but a current cold head within `limit`.
-pub fn from_head(head: &[u8], path: &Path, limit: u64) -> Option<CacheRecord> {
+pub fn from_head(head: &[u8], path: PathBuf, limit: u64) -> Option<CacheRecord> {
   let mut record: CacheRecord = postcard::from_bytes(head).ok()?;
   if record.cache_version != CACHE_VERSION || record.tier() != Tier::Cold || record.cache_bytes > limit {
     return None;
@@ -70,8 +70,8 @@ pub fn file_of_head(head: &[u8]) -> Option<&str> {
 }
 
 /// Gives a cold record read from its head a loader for its body.
-fn defer(record: &mut CacheRecord, path: &Path, head_sum: [u8; 8], limit: u64) {
-  let (path, cache_bytes) = (path.to_path_buf(), record.cache_bytes);
+fn defer(record: &mut CacheRecord, path: PathBuf, head_sum: [u8; 8], limit: u64) {
+  let cache_bytes = record.cache_bytes;
   if let Body::Cold(digest) = &mut record.body {
     digest.content = LazyContent::deferred(move || read_content(&path, head_sum, cache_bytes, limit));
   }

@@ -69,54 +69,76 @@ impl ColdContent {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Unreadable;
 
-type Loader = dyn Fn() -> Result<ColdContent, Unreadable> + Send + Sync;
-
 /// A digest's content: in memory (built here, or read once), or read on
 /// first use by a loader that checks it belongs to the head it came with.
-/// Clones share what was read.
+/// Clones share what was read. One allocation holds the content's cell and
+/// its loader (a fresh process makes one per cold head, 100,000 at scale);
+/// none until there is content or a loader.
 #[derive(Clone, Default)]
-pub struct LazyContent {
-  cell: std::sync::Arc<std::sync::OnceLock<Result<std::sync::Arc<ColdContent>, Unreadable>>>,
-  loader: Option<std::sync::Arc<Loader>>,
+pub struct LazyContent(Option<std::sync::Arc<dyn Load>>);
+
+type Loaded = std::sync::OnceLock<Result<std::sync::Arc<ColdContent>, Unreadable>>;
+
+/// The cell and the loader that fills it.
+struct Deferred<F> {
+  cell: Loaded,
+  load: F,
+}
+
+trait Load: Send + Sync {
+  fn cell(&self) -> &Loaded;
+  fn load(&self) -> Result<ColdContent, Unreadable>;
+}
+
+impl<F: Fn() -> Result<ColdContent, Unreadable> + Send + Sync> Load for Deferred<F> {
+  fn cell(&self) -> &Loaded {
+    &self.cell
+  }
+
+  fn load(&self) -> Result<ColdContent, Unreadable> {
+    (self.load)()
+  }
 }
 
 impl LazyContent {
   pub fn loaded(content: ColdContent) -> LazyContent {
     let cell = std::sync::OnceLock::from(Ok(std::sync::Arc::new(content)));
-    LazyContent { cell: std::sync::Arc::new(cell), loader: None }
+    LazyContent(Some(std::sync::Arc::new(Deferred { cell, load: || Err(Unreadable) })))
   }
 
-  pub fn deferred(loader: impl Fn() -> Result<ColdContent, Unreadable> + Send + Sync + 'static) -> LazyContent {
-    LazyContent { cell: Default::default(), loader: Some(std::sync::Arc::new(loader)) }
+  pub fn deferred(load: impl Fn() -> Result<ColdContent, Unreadable> + Send + Sync + 'static) -> LazyContent {
+    LazyContent(Some(std::sync::Arc::new(Deferred { cell: Default::default(), load })))
   }
 
   pub fn get(&self) -> Result<&ColdContent, Unreadable> {
-    let loaded = self.cell.get_or_init(|| match &self.loader {
-      Some(load) => load().map(std::sync::Arc::new),
-      None => Err(Unreadable),
-    });
+    let lazy = self.0.as_ref().ok_or(Unreadable)?;
+    let loaded = lazy.cell().get_or_init(|| lazy.load().map(std::sync::Arc::new));
     loaded.as_deref().map_err(|e| *e)
   }
 
   /// The content without keeping it: what is resident, or a read that is
   /// dropped with the result (the dictionary build reads every digest once).
   pub fn read(&self) -> Result<std::borrow::Cow<'_, ColdContent>, Unreadable> {
-    match (self.cell.get(), &self.loader) {
-      (Some(loaded), _) => loaded.as_deref().map(std::borrow::Cow::Borrowed).map_err(|e| *e),
-      (None, Some(load)) => load().map(std::borrow::Cow::Owned),
-      (None, None) => Err(Unreadable),
+    let lazy = self.0.as_ref().ok_or(Unreadable)?;
+    match lazy.cell().get() {
+      Some(loaded) => loaded.as_deref().map(std::borrow::Cow::Borrowed).map_err(|e| *e),
+      None => lazy.load().map(std::borrow::Cow::Owned),
     }
   }
 
   /// Has the content been read (or found unreadable)?
   pub fn is_resident(&self) -> bool {
-    self.cell.get().is_some()
+    self.0.as_ref().is_some_and(|lazy| lazy.cell().get().is_some())
+  }
+
+  fn resident(&self) -> Option<&Result<std::sync::Arc<ColdContent>, Unreadable>> {
+    self.0.as_ref()?.cell().get()
   }
 }
 
 impl std::fmt::Debug for LazyContent {
   fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-    match self.cell.get() {
+    match self.resident() {
       Some(content) => content.fmt(f),
       None => f.write_str("LazyContent(not read)"),
     }

@@ -88,3 +88,29 @@ fn term_sums_tell_terms_apart_past_their_first_8_bytes_and_sort_by_bytes() {
   let sorted: Vec<(&str, u64)> = sums.sorted().collect();
   assert_eq!(sorted, [("a", 6), ("pars", 4), ("parse", 3 + 7), ("parsesessionhead", 2), ("parsesessionheader", 1 + 5)]);
 }
+
+#[test]
+fn lazy_content_is_read_once_shared_by_clones_and_unreadable_without_a_loader() {
+  use std::sync::atomic::{AtomicUsize, Ordering};
+  let reads = std::sync::Arc::new(AtomicUsize::new(0));
+  let counted = reads.clone();
+  let lazy = LazyContent::deferred(move || {
+    counted.fetch_add(1, Ordering::Relaxed);
+    Ok(ColdContent::new(super::Vocabulary::from_sorted(&["alpha".to_string()]), vec![1], Vec::new()))
+  });
+  let clone = lazy.clone();
+  assert!(!lazy.is_resident());
+  // A read that keeps nothing, then the first use, which keeps it for every clone.
+  assert!(lazy.read().unwrap().contains("alpha"));
+  assert!(!clone.is_resident());
+  assert!(clone.get().unwrap().contains("alpha"));
+  assert!(lazy.is_resident() && lazy.get().is_ok());
+  assert_eq!(reads.load(Ordering::Relaxed), 2, "the read kept nothing; the first use read once for both");
+  let loaded = LazyContent::loaded(ColdContent::new(Default::default(), Vec::new(), Vec::new()));
+  assert!(loaded.is_resident() && loaded.get().is_ok());
+  let failing = LazyContent::deferred(|| Err(Unreadable));
+  assert_eq!(failing.get().err(), Some(Unreadable));
+  assert!(failing.is_resident(), "found unreadable: the record no longer answers");
+  assert_eq!(LazyContent::default().get().err(), Some(Unreadable));
+  assert!(!LazyContent::default().is_resident());
+}
