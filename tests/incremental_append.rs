@@ -64,10 +64,7 @@ fn appends_parse_only_new_bytes_and_match_a_full_rebuild() {
   assert_eq!(grown.entry_count(), first.entry_count() + 1);
   let rebuilt = record(&engine(&agent, &dir.path().join("index-full")));
   assert_eq!(grown.body, rebuilt.body, "incremental equals a full rebuild");
-  assert_eq!(
-    (grown.source_hash.as_str(), grown.lineage_fingerprint.as_str()),
-    (rebuilt.source_hash.as_str(), rebuilt.lineage_fingerprint.as_str())
-  );
+  assert_eq!((grown.source_hash, grown.lineage_fingerprint), (rebuilt.source_hash, rebuilt.lineage_fingerprint));
 
   // An append that moves the leaf back to an earlier entry changes the old
   // selection: the session is re-parsed in full, still exactly.

@@ -114,6 +114,6 @@ pub(crate) fn is_fresh(
   } else if source.quiet_since(slot.verified_ns()) {
     Some(Proof::Watch)
   } else {
-    same_content(source.path, record.size, &record.source_hash).then_some(Proof::Content)
+    same_content(source.path, record.size, &record.source_hash.hex()).then_some(Proof::Content)
   }
 }

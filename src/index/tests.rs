@@ -293,7 +293,7 @@ fn deleting_the_index_dir_rebuilds_identical_records() {
   fx.write("b", &["four five"], 100);
   let engine = fx.engine(json!({"hotSessions": 1}));
   let strip = |r: &Snapshot| -> Vec<(String, Body)> {
-    r.sessions.iter().map(|s| s.record.as_ref().unwrap()).map(|r| (r.source_hash.clone(), loaded(&r.body))).collect()
+    r.sessions.iter().map(|s| s.record.as_ref().unwrap()).map(|r| (r.source_hash.hex(), loaded(&r.body))).collect()
   };
   let before = strip(&global(&engine));
   fs::remove_dir_all(fx.index_dir()).unwrap();

@@ -99,7 +99,7 @@ pub fn sessions(engine: &Engine, request: &SessionsRequest) -> SessionsPage {
       entry_count: record.entry_count(),
       tier,
       branches: record.branches,
-      lineage_fingerprint: record.lineage_fingerprint.clone(),
+      lineage_fingerprint: record.lineage_fingerprint.hex(),
       name: record.titles.name.clone(),
       first_prompt: record.titles.first_prompt.clone(),
     })

@@ -13,12 +13,13 @@
 //! [`MIN_HASH_PREFIX`] hex digits (compact pointers for the model).
 
 use super::lineage::{tip_fingerprint, Branches};
-use super::source::{read_source, sha256_hex};
+use super::source::{read_source, sha256_hex, Hash256};
 use super::SessionView;
 use crate::args::Args;
 use crate::error::{ContractError, CoreError, CoreResult, ErrorCode};
 use crate::session::entry::Entry;
 use serde_json::{json, Map, Value};
+use std::borrow::Cow;
 
 /// Argument names a bound call may carry.
 pub const ARGS: [&str; 4] =
@@ -81,14 +82,14 @@ impl Binding {
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct BoundTip {
   pub id: String,
-  pub fingerprint: String,
+  pub fingerprint: Hash256,
 }
 
 impl BoundTip {
   /// The tip of `path` (root-to-leaf ids), bound as `Issuer::bind` would.
   pub fn of<S: AsRef<str> + serde::Serialize>(path: &[S], tip: Option<&str>) -> Option<BoundTip> {
     let id = tip?;
-    Some(BoundTip { id: id.to_string(), fingerprint: tip_fingerprint(path, id)? })
+    Some(BoundTip { id: id.to_string(), fingerprint: Hash256::from_hex(&tip_fingerprint(path, id)?)? })
   }
 }
 
@@ -96,9 +97,9 @@ impl BoundTip {
 /// saw it.
 pub struct Issuer<'a, S> {
   pub source_len: u64,
-  pub source_hash: &'a str,
+  pub source_hash: Cow<'a, str>,
   pub branches: Branches,
-  pub fingerprint: &'a str,
+  pub fingerprint: Cow<'a, str>,
   /// The root-to-leaf ids of the active lineage, when known exactly.
   pub path: Option<&'a [S]>,
   /// The path's tip, when only that is known (a cold digest).
@@ -123,7 +124,7 @@ impl<S: AsRef<str> + serde::Serialize> Issuer<'_, S> {
         None => whole(None),
       },
       (Branches::Active, Some(tip), None) => match self.tip.filter(|known| known.id == tip) {
-        Some(known) => Binding { fingerprint: Some(known.fingerprint.clone()), ..whole(Some(tip)) },
+        Some(known) => Binding { fingerprint: Some(known.fingerprint.hex()), ..whole(Some(tip)) },
         None => whole(None),
       },
       (Branches::Active, None, _) => whole(None),
@@ -135,9 +136,9 @@ impl SessionView {
   pub fn issuer(&self) -> Issuer<'_, String> {
     Issuer {
       source_len: self.source_len,
-      source_hash: &self.source_hash,
+      source_hash: Cow::Borrowed(&self.source_hash),
       branches: self.branches,
-      fingerprint: &self.lineage_fingerprint,
+      fingerprint: Cow::Borrowed(&self.lineage_fingerprint),
       path: (self.branches == Branches::Active).then_some(self.lineage_path.as_slice()),
       tip: None,
     }

@@ -19,7 +19,7 @@ use crate::config::Config;
 use crate::coverage::Reason;
 use crate::session::entry::{ForgottenEntries, Policy};
 use crate::session::lineage::{Branches, LiveBranch};
-use crate::session::source::SourceFile;
+use crate::session::source::{Hash256, SourceFile};
 use parse::Parsed;
 
 /// What shapes a record besides its source.
@@ -117,7 +117,9 @@ fn parsed_record(
     None => parse::full(read, branches, live, reading)?,
   };
   let header = parsed.resume.header.clone();
-  let fingerprint = parsed.fingerprint.clone();
+  // Both are `sha256_hex`'s: 64 lowercase hex digits.
+  let hash = |hex: &str| Hash256::from_hex(hex).expect("a SHA-256 this package wrote as hex");
+  let fingerprint = hash(&parsed.fingerprint);
   let titles = parsed.titles.clone();
   let record = CacheRecord {
     cache_version: CACHE_VERSION,
@@ -127,7 +129,7 @@ fn parsed_record(
     cwd: Interned::new(&header.cwd),
     branches,
     lineage_fingerprint: fingerprint,
-    source_hash: read.sha256.clone(),
+    source_hash: hash(&read.sha256),
     mtime: read.stamp.mtime_ms(),
     size: read.stamp.size,
     stamp: read.stamp,

@@ -40,15 +40,16 @@ pub use read::{defer_content, file_of_head, from_head, open, read, read_limit, s
 
 use crate::index::interned::Interned;
 use crate::session::lineage::Branches;
-use crate::session::source::StatStamp;
+use crate::session::source::{Hash256, StatStamp};
 use crate::session::titles::Titles;
 use cold::ColdDigest;
 use hot::HotShard;
 use serde::{Deserialize, Serialize};
 
-pub const CACHE_VERSION: u32 = 18;
-/// `FI`: cacheVersion 18, a record's policy without its lineage fingerprint
-/// (one interned string per configuration; 17: a hot shard's posting lists
+pub const CACHE_VERSION: u32 = 19;
+/// `GH`: cacheVersion 19, the source hash and the lineage fingerprints as 32
+/// bytes, not hex (18: a record's policy without its lineage fingerprint,
+/// one interned string per configuration; 17: a hot shard's posting lists
 /// packed as gap varints; 16: a cold body is one zstd frame; 15: vocabularies
 /// front-coded; 14: the session's name
 /// and first prompt in the head; 13: session frequencies and lengths for ranking; 12:
@@ -56,9 +57,9 @@ pub const CACHE_VERSION: u32 = 18;
 /// bigrams; 11: a cold digest's files touched and tool histogram
 /// moved from its head to its body); records of earlier versions
 /// (`PFMIDX06`, `PFMIDX6C`, `PFMIDX07`, `PFMIDX7C`, `PFMIDX8C`, `PFMIDX9C`,
-/// `PFMIDXAS`, `PFMIDXBS`, `PFMIDXBT`, `PFMIDXBU`, `PFMIDXCZ`, `PFMIDXEP`) are
-/// rebuilt.
-pub(super) const MAGIC: &[u8; 8] = b"PFMIDXFI";
+/// `PFMIDXAS`, `PFMIDXBS`, `PFMIDXBT`, `PFMIDXBU`, `PFMIDXCZ`, `PFMIDXEP`,
+/// `PFMIDXFI`) are rebuilt.
+pub(super) const MAGIC: &[u8; 8] = b"PFMIDXGH";
 /// Serialized by variant index in records (postcard), by name in results.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, strum::IntoStaticStr)]
 #[serde(rename_all = "lowercase")]
@@ -96,10 +97,10 @@ pub struct CacheRecord {
   pub session_id: String,
   pub cwd: Interned,
   pub branches: Branches,
-  pub lineage_fingerprint: String,
+  pub lineage_fingerprint: Hash256,
   /// Everything that shaped the record besides the source (see `policy`).
   pub policy: Interned,
-  pub source_hash: String,
+  pub source_hash: Hash256,
   pub mtime: f64,
   pub size: u64,
   pub stamp: StatStamp,

@@ -11,6 +11,7 @@ use crate::index::{self, Coverage};
 use crate::session::binding::Issuer;
 use crate::session::discover::Scope;
 use crate::session::lineage::{Branches, LiveBranch};
+use crate::session::source::Hash256;
 use crate::session::SessionView;
 use std::borrow::Cow;
 use std::cell::OnceCell;
@@ -77,6 +78,23 @@ pub(super) struct Searched<'a> {
   extras: &'a OnceCell<Box<Extras>>,
 }
 
+/// A hash as a record holds it (bytes) or a hydrated session does (hex).
+trait Hashed {
+  fn hex(&self) -> Cow<'_, str>;
+}
+
+impl Hashed for Hash256 {
+  fn hex(&self) -> Cow<'_, str> {
+    Cow::Owned(Hash256::hex(self))
+  }
+}
+
+impl Hashed for String {
+  fn hex(&self) -> Cow<'_, str> {
+    Cow::Borrowed(self)
+  }
+}
+
 /// The fields a record and a hydrated session both have.
 macro_rules! shared_field {
   ($name:ident: $ty:ty, $read:expr) => {
@@ -93,8 +111,8 @@ impl<'a> Searched<'a> {
   shared_field!(file: &'a str, AsRef::<str>::as_ref);
   shared_field!(session_id: &'a str, String::as_str);
   shared_field!(cwd: &'a str, AsRef::<str>::as_ref);
-  shared_field!(source_hash: &'a str, String::as_str);
-  shared_field!(lineage_fingerprint: &'a str, String::as_str);
+  shared_field!(source_hash: Cow<'a, str>, Hashed::hex);
+  shared_field!(lineage_fingerprint: Cow<'a, str>, Hashed::hex);
   shared_field!(mtime: f64, |m: &f64| *m);
 
   /// The tier the synchronization gave the session (a hydrated session
