@@ -85,10 +85,13 @@ mod shared {
     listing: sources::Listing,
     /// The synchronization lock and the last synchronization.
     sync: sync::State,
-    /// [`record::base_name`] of every source seen: a fresh process names
-    /// each record when it opens it, when it keeps it resident and when
-    /// cleanup lists the owners, and hashes each path once for all three.
-    base_names: Mutex<PathMap<Arc<str>>>,
+    /// The hash prefix of the [`record::base_name`] of every source seen: a
+    /// fresh process names each record when it opens it, when it keeps it
+    /// resident and when cleanup lists the owners, and hashes each path
+    /// once for all three. The rest of the name is the path's file name, so
+    /// only the number is kept (the whole names were 12 MB at 100,000
+    /// sessions).
+    base_names: Mutex<PathMap<u64>>,
     /// Hot records built by patched synchronizations, not written yet.
     writes: writer::Queue,
     /// The packed cold heads, as this process knows them.
@@ -121,15 +124,16 @@ mod shared {
         .clone()
     }
 
-    /// [`record::base_name`] of `path`, hashed once per process.
-    pub(super) fn base_name(&self, path: &Path) -> Arc<str> {
-      if let Some(base) = self.base_names.lock().get(path.as_os_str()) {
-        return base.clone();
+    /// The hash prefix of `path`'s [`record::base_name`], hashed once per
+    /// process.
+    pub(super) fn base_hash(&self, path: &Path) -> u64 {
+      if let Some(&hash) = self.base_names.lock().get(path.as_os_str()) {
+        return hash;
       }
       // Hashed outside the lock: parallel loads name their records at once.
       self.trace.note(|| trace::Event::Hashed(path.to_path_buf()));
-      let base: Arc<str> = record::base_name(path).into();
-      self.base_names.lock().entry(super::path_key(path)).or_insert(base).clone()
+      let hash = record::base_hash(path);
+      *self.base_names.lock().entry(super::path_key(path)).or_insert(hash)
     }
 
     /// Remembers the [`record::base_name`] of sources whose record names
@@ -137,13 +141,16 @@ mod shared {
     pub(super) fn remember_base_names<'a>(&self, known: impl Iterator<Item = (&'static Path, &'a str)>) {
       let mut bases = self.base_names.lock();
       for (path, base) in known {
-        bases.entry(path.as_os_str()).or_insert_with(|| base.into());
+        if let Some(hash) = record::hash_of_base(base) {
+          bases.entry(path.as_os_str()).or_insert(hash);
+        }
       }
     }
 
     /// The file name of `path`'s record in `branches` mode and `tier`.
     pub(super) fn record_name(&self, path: &Path, branches: Branches, tier: Tier) -> String {
-      dir::IndexFile::Record { base: &self.base_name(path), branches, tier }.to_string()
+      let base = record::base_of(self.base_hash(path), path);
+      dir::IndexFile::Record { base: &base, branches, tier }.to_string()
     }
 
     /// The index dir.

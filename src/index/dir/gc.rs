@@ -20,16 +20,16 @@ impl IndexDir {
   /// what is an orphan; [`IndexDir::remove_ours`] decides what may be removed
   /// (regular file, index name, record magic), so a foreign file is never
   /// touched.
-  pub(crate) fn collect_garbage<S: AsRef<str>>(
+  pub(crate) fn collect_garbage(
     &self,
     names: &[String],
-    owners: impl Iterator<Item = S>,
+    owners: impl Iterator<Item = u64>,
     budget: u64,
     reasons: &mut BTreeSet<Reason>,
   ) {
     // Hash prefixes as numbers: at 100,000 sessions a set of strings (and a
     // path per name) made this a tenth of a fresh process's first call.
-    let owners: FxHashSet<u64> = owners.filter_map(|base| hash_value(base.as_ref())).collect();
+    let owners: FxHashSet<u64> = owners.collect();
     // Parsed in parallel (100,000 names at scale); what takes a file system
     // call to decide is asked in order, so the budget bounds it as well.
     let unowned: Vec<(&String, Name<'_>)> = names

@@ -35,7 +35,7 @@ pub(super) use frame::checksum;
 #[cfg(test)]
 pub use frame::readable_bytes;
 pub use frame::MAGIC_PREFIX;
-pub use name::{base_name, file_name, stem};
+pub use name::{base_hash, base_name, base_of, file_name, hash_of_base, stem};
 pub use read::{defer_content, file_of_head, from_head, open, read, read_limit, source_exists};
 
 use crate::index::interned::Interned;

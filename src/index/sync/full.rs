@@ -130,7 +130,7 @@ pub(super) fn sync_changed(
     },
     || {
       if wide {
-        let owners = all.iter().map(|source| index.base_name(source.path));
+        let owners = all.iter().map(|source| index.base_hash(source.path));
         index.dir().collect_garbage(names, owners, cx.config.max_cache_cleanup_files, &mut reasons);
       }
     },
