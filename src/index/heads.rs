@@ -176,13 +176,13 @@ pub(super) enum Wanted<'a> {
 /// per process and project dir, before a synchronization loads its
 /// records: each head stands for its record as if read from it (see the
 /// module doc for which are used). A head decoded once is not decoded again.
-/// `listed`: the index dir's names; `limit`: the most a cold record may take.
+/// `names`: the index dir's names, sorted; `limit`: the most a cold record may take.
 pub(super) fn preload(
   index: &Index,
   branches: Branches,
   wanted: Wanted,
   sources: &[Source],
-  listed: &FxHashSet<&str>,
+  names: &[String],
   limit: u64,
 ) {
   let stems: Option<FxHashSet<String>> = match wanted {
@@ -216,7 +216,8 @@ pub(super) fn preload(
   let read: Vec<(usize, Option<Preloaded>)> = (0..SHARDS)
     .into_par_iter()
     .map(|shard| {
-      if !listed.contains(file_name(branches, shard).as_str()) {
+      let file = file_name(branches, shard);
+      if names.binary_search_by(|n| n.as_str().cmp(&file)).is_err() {
         return (shard, None);
       }
       let path = index.dir().join(file_name(branches, shard));
@@ -230,7 +231,7 @@ pub(super) fn preload(
         index.remember_base_names(others.into_iter().filter_map(|(name, head)| {
           Some((
             interned(std::path::Path::new(record::file_of_head(head)?)),
-            IndexFile::record_base(name, branches, Tier::Cold)?,
+            record::hash_of_base(IndexFile::record_base(name, branches, Tier::Cold)?)?,
           ))
         }));
         // A project's preload remembers what it decoded; a global one decodes the rest.
@@ -279,7 +280,7 @@ type Preloaded = (Written, Vec<Box<str>>);
 /// `considered` could not be decoded or were not put).
 fn resident(index: &Index, branches: Branches, packed: Vec<Packed>, considered: usize) -> Written {
   // Names this index wrote: a record name's base is its source's, unhashed.
-  index.remember_base_names(packed.iter().map(|p| (p.path, &p.slot.name[..p.base_len])));
+  index.remember_base_names(packed.iter().map(|p| (p.path, p.base_hash)));
   let count = packed.len();
   let slots = index.resident().put_absent(branches, packed.into_iter().map(|p| (p.path, p.slot)));
   Written::of(slots.iter().map(|slot| &slot.record), slots.len() < count || count < considered)
@@ -290,8 +291,8 @@ fn resident(index: &Index, branches: Branches, packed: Vec<Packed>, considered: 
 struct Packed {
   path: &'static std::path::Path,
   slot: Arc<Slot>,
-  /// How much of the slot's record name is its source's base name.
-  base_len: usize,
+  /// The hash prefix of the record name's base (its source's).
+  base_hash: u64,
 }
 
 /// The record one packed head stands for; `None` when the head is not one
@@ -300,14 +301,14 @@ struct Packed {
 /// long keys were a fifth of this): a head that stands for neither is
 /// never fresh for a listed source, and a shard holding one is written again.
 fn packed(index: &Index, branches: Branches, (name, head): (&str, &[u8]), limit: u64) -> Option<Packed> {
-  let base_len = IndexFile::record_base(name, branches, Tier::Cold)?.len();
+  let base_hash = record::hash_of_base(IndexFile::record_base(name, branches, Tier::Cold)?)?;
   let record = record::from_head(head, index.dir().join(name), limit)?;
   if record.branches != branches {
     return None;
   }
   // Interned as it was decoded, the listing's own path.
   let (path, verified_ns) = (record.file.as_path(), record.verified_ns);
-  Some(Packed { path, slot: Slot::new(Arc::new(record), name.to_string(), verified_ns), base_len })
+  Some(Packed { path, slot: Slot::new(Arc::new(record), verified_ns), base_hash })
 }
 
 /// After a global synchronization that left nothing to the next call:

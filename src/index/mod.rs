@@ -138,12 +138,11 @@ mod shared {
 
     /// Remembers the [`record::base_name`] of sources whose record names
     /// this index wrote itself (the packed heads), so they are not hashed.
-    pub(super) fn remember_base_names<'a>(&self, known: impl Iterator<Item = (&'static Path, &'a str)>) {
+    /// (`known`: each source's path and its base name's hash prefix.)
+    pub(super) fn remember_base_names(&self, known: impl Iterator<Item = (&'static Path, u64)>) {
       let mut bases = self.base_names.lock();
-      for (path, base) in known {
-        if let Some(hash) = record::hash_of_base(base) {
-          bases.entry(path.as_os_str()).or_insert(hash);
-        }
+      for (path, hash) in known {
+        bases.entry(path.as_os_str()).or_insert(hash);
       }
     }
 

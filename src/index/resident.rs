@@ -12,14 +12,12 @@ use std::sync::Arc;
 /// One resident record with its cache file name and when it was last verified.
 pub struct Slot {
   pub record: Arc<CacheRecord>,
-  pub name: String,
   verified_ns: AtomicI64,
 }
 
 impl Slot {
-  /// `name`: the record's file name, from [`super::Index::record_name`].
-  pub fn new(record: Arc<CacheRecord>, name: String, verified_ns: i128) -> Arc<Slot> {
-    Arc::new(Slot { record, name, verified_ns: AtomicI64::new(verified_ns as i64) })
+  pub fn new(record: Arc<CacheRecord>, verified_ns: i128) -> Arc<Slot> {
+    Arc::new(Slot { record, verified_ns: AtomicI64::new(verified_ns as i64) })
   }
 
   pub fn verified_ns(&self) -> i128 {

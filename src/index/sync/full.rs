@@ -7,6 +7,7 @@ use super::tally::{Budget, Tally};
 use super::{Outcome, Planned, Synced};
 use crate::coverage::Reason;
 use crate::error::ContractError;
+use crate::index::dir::IndexFile;
 use crate::index::record::{self, CacheRecord, Tier};
 use crate::index::sources::{in_scope_proven, named};
 use crate::index::trace::{Event, Pass};
@@ -47,14 +48,17 @@ pub(super) fn sync_changed(
   let tier_of = |source: &Source| if hot.contains(source.path.as_os_str()) { Tier::Hot } else { Tier::Cold };
   // Loading and validating records is independent per session (a fresh
   // process opens every record): in parallel. Budgets are charged in order.
-  // Every record is checked against the listing (sorted): a set when there
-  // are many, since a binary search of 100,000 names was a tenth of loading
-  // them (cache misses).
-  let in_dir: rustc_hash::FxHashSet<&str> =
-    if wide { names.iter().map(String::as_str).collect() } else { Default::default() };
-  let listed = |name: &str| match wide {
-    true => in_dir.contains(name),
-    false => names.binary_search_by(|n| n.as_str().cmp(name)).is_ok(),
+  // Every record is checked against the listing (sorted): when there are
+  // many, by its name's hash prefix in a set of this mode's numbers per tier
+  // (a binary search of 100,000 names was a tenth of loading them, and a
+  // resident record no longer keeps its name); for a few, by name.
+  let in_dir = if wide { RecordHashes::of(names, branches) } else { RecordHashes::default() };
+  let listed = |path: &std::path::Path, tier: Tier| match wide {
+    true => in_dir.holds(index.base_hash(path), tier),
+    false => {
+      let name = index.record_name(path, branches, tier);
+      names.binary_search_by(|n| n.as_str().cmp(&name)).is_ok()
+    }
   };
   // A hot record is read and decoded whole, a cold one only checked against
   // its resident head: hot ones go one per task, cold ones in runs of 16.
@@ -87,7 +91,7 @@ pub(super) fn sync_changed(
         None => heads::Wanted::All,
         Some(dir) => heads::Wanted::Project { dir, candidates: &candidates },
       };
-      heads::preload(index, branches, wanted, all, &in_dir, limit);
+      heads::preload(index, branches, wanted, all, names, limit);
       let loaded = load(&candidates);
       let project = project.as_deref();
       candidates
@@ -138,6 +142,29 @@ pub(super) fn sync_changed(
   let tally = Tally::of(&synced);
   let coverage = tally.coverage(synced.len(), &reasons, unavailable);
   Ok(Outcome { sessions: Arc::new(synced), coverage, reasons, tally, patched: None })
+}
+
+/// The hash prefixes of one branch mode's record names in the index dir, per
+/// tier.
+#[derive(Default)]
+struct RecordHashes([rustc_hash::FxHashSet<u64>; 2]);
+
+impl RecordHashes {
+  fn of(names: &[String], branches: Branches) -> RecordHashes {
+    let mut hashes = RecordHashes::default();
+    for name in names {
+      if let Some(IndexFile::Record { base, branches: mode, tier }) = IndexFile::parse(name) {
+        if let Some(hash) = record::hash_of_base(base).filter(|_| mode == branches) {
+          hashes.0[tier as usize].insert(hash);
+        }
+      }
+    }
+    hashes
+  }
+
+  fn holds(&self, hash: u64, tier: Tier) -> bool {
+    self.0[tier as usize].contains(&hash)
+  }
 }
 
 /// Builds the `planned` sessions in parallel into their slots of `synced`

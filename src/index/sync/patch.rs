@@ -73,8 +73,9 @@ pub(super) fn patch(
     if let Some(old) = synced[slot].record.take() {
       tally.remove(&old);
     }
-    match one::load_fresh(cx, index, &policies, source, tier, branches, &|name| {
-      names.binary_search_by(|n| n.as_str().cmp(name)).is_ok()
+    match one::load_fresh(cx, index, &policies, source, tier, branches, &|path, tier| {
+      let name = index.record_name(path, branches, tier);
+      names.binary_search_by(|n| n.as_str().cmp(&name)).is_ok()
     }) {
       Some(record) => synced[slot].record = Some(record),
       None => {

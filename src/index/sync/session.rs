@@ -19,7 +19,8 @@ use std::sync::Arc;
 
 /// The current record of `source` from memory or disk, if provably fresh.
 /// A record read from disk stays resident even when stale: an append can
-/// resume from it. `listed`: is this name in the index dir now?
+/// resume from it. `listed`: is the record of this path and tier in the
+/// index dir now?
 pub(super) fn load_fresh(
   cx: &Context<'_>,
   index: &Index,
@@ -27,7 +28,7 @@ pub(super) fn load_fresh(
   source: &Source,
   tier: Tier,
   branches: Branches,
-  listed: &(dyn Fn(&str) -> bool + Sync),
+  listed: &(dyn Fn(&std::path::Path, Tier) -> bool + Sync),
 ) -> Option<Arc<CacheRecord>> {
   let slot = match index.resident().get(source.path, branches).filter(|s| s.record.tier() == tier) {
     Some(slot) => slot,
@@ -41,7 +42,7 @@ pub(super) fn load_fresh(
         index.dir().remove_ours(&name);
         return None;
       };
-      let slot = Slot::new(Arc::new(record), name, 0);
+      let slot = Slot::new(Arc::new(record), 0);
       slot.verified_at(slot.record.verified_ns);
       index.resident().put(source.path, branches, slot.clone());
       slot
@@ -60,7 +61,7 @@ pub(super) fn load_fresh(
   }
   // Someone deleted the record (or the whole index dir): write it back
   // (a cold digest whose content was never read is rebuilt instead).
-  if !listed(&slot.name) {
+  if !listed(source.path, tier) {
     let mut record = (*slot.record).clone();
     writer::write(index, source.path, branches, &mut record).ok()?;
   }
@@ -88,7 +89,7 @@ fn write_verified(
   }
   let mut record = CacheRecord { verified_ns, ..(*slot.record).clone() };
   writer::write(index, source.path, branches, &mut record).ok()?;
-  let slot = Slot::new(Arc::new(record), slot.name.clone(), verified_ns);
+  let slot = Slot::new(Arc::new(record), verified_ns);
   index.resident().put(source.path, branches, slot.clone());
   Some(slot.record.clone())
 }
@@ -147,8 +148,7 @@ pub(super) fn rebuild(
   // cold cap is not written by design.
   let persisted = behind || writer::replace(index, source.path, branches, &mut record, built.fits);
   let record = Arc::new(record);
-  let name = index.record_name(source.path, branches, tier);
-  index.resident().put(source.path, branches, Slot::new(record.clone(), name, read.read_ns));
+  index.resident().put(source.path, branches, Slot::new(record.clone(), read.read_ns));
   index.listing().forget_header(source.path);
   if behind {
     writer::queue(index, source.path, branches, record.clone(), prior);
