@@ -71,7 +71,11 @@ impl PolicyCheck {
 
   pub fn matches(&self, record: &CacheRecord) -> bool {
     let policy = self.policies[if record.tier() == Tier::Hot { 0 } else { 1 }];
-    record.policy == record_policy(&policy, self.forgotten.entries.get(&record.session_id))
+    match self.forgotten.entries.get(&record.session_id) {
+      None => record.policy == policy,
+      // Compared, not interned: a check adds nothing to the process's strings.
+      Some(ids) => *record.policy == policy.to_string() + &forgotten_suffix(Some(ids)),
+    }
   }
 }
 
