@@ -8,6 +8,13 @@
 //! decoding heads, yet a whole history has only a few hundred distinct
 //! kinds. A [`Kind`] is one pointer to the process's single copy of its
 //! value; decoding looks the borrowed fields up before allocating anything.
+//!
+//! Kinds are never freed: their timestamps are cleared, so a process meets
+//! only as many as its sessions have distinct roles, tools, references,
+//! providers, actions and outcomes (a few hundred in a whole history). A
+//! reference count instead had both threads decoding 100,000 heads
+//! increment and decrement the same few hundred shared counters ~1.2
+//! million times.
 
 use crate::session::entry::{Outcome, Typed};
 use parking_lot::Mutex;
@@ -15,14 +22,13 @@ use rustc_hash::{FxBuildHasher, FxHashMap};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use std::borrow::Cow;
 use std::hash::{Hash, Hasher};
-use std::sync::Arc;
 
 /// A typed-field combination, one allocation per distinct value in the
-/// process: two live kinds are equal exactly when they are the same
-/// pointer (every live kind is in the table, so an equal value interned
-/// later finds it).
-#[derive(Clone)]
-pub struct Kind(Arc<Typed>);
+/// process's life: two kinds are equal exactly when they are the same
+/// pointer (every kind is in the table, so an equal value interned later
+/// finds it).
+#[derive(Clone, Copy)]
+pub struct Kind(&'static Typed);
 
 /// The typed fields as a decoder holds them: borrowed from its input
 /// where it can (postcard always can), owned otherwise.
@@ -118,67 +124,35 @@ fn hash(key: &Key<'_>) -> u64 {
   hasher.finish()
 }
 
-/// Every live kind by the hash of its fields. Entries nobody else holds are
-/// dropped when the table has doubled since it was last pruned, so a
-/// process that rebuilds many sessions keeps only the kinds still in use.
-struct Table {
-  by_hash: FxHashMap<u64, Vec<Arc<Typed>>>,
-  len: usize,
-  prune_at: usize,
+/// Every kind by the hash of its fields.
+static TABLE: Mutex<FxHashMap<u64, Vec<&'static Typed>>> =
+  parking_lot::const_mutex(FxHashMap::with_hasher(FxBuildHasher));
+
+fn find(table: &FxHashMap<u64, Vec<&'static Typed>>, hashed: u64, key: &Key<'_>) -> Option<&'static Typed> {
+  table.get(&hashed)?.iter().find(|t| key_of_typed(t) == *key).copied()
 }
 
-const MIN_PRUNE_AT: usize = 4096;
-
-static TABLE: Mutex<Table> =
-  parking_lot::const_mutex(Table { by_hash: FxHashMap::with_hasher(FxBuildHasher), len: 0, prune_at: MIN_PRUNE_AT });
-
-impl Table {
-  fn find(&self, hashed: u64, key: &Key<'_>) -> Option<Arc<Typed>> {
-    self.by_hash.get(&hashed)?.iter().find(|t| key_of_typed(t) == *key).cloned()
-  }
-
-  fn insert(&mut self, hashed: u64, typed: Typed) -> Arc<Typed> {
-    let made = Arc::new(typed);
-    self.by_hash.entry(hashed).or_default().push(made.clone());
-    self.len += 1;
-    if self.len >= self.prune_at {
-      self.prune();
-    }
-    made
-  }
-
-  fn prune(&mut self) {
-    self.by_hash.retain(|_, bucket| {
-      bucket.retain(|t| Arc::strong_count(t) > 1);
-      !bucket.is_empty()
-    });
-    self.len = self.by_hash.values().map(Vec::len).sum();
-    self.prune_at = (self.len * 2).max(MIN_PRUNE_AT);
-  }
+fn insert(table: &mut FxHashMap<u64, Vec<&'static Typed>>, hashed: u64, typed: Typed) -> &'static Typed {
+  let made: &'static Typed = Box::leak(Box::new(typed));
+  table.entry(hashed).or_default().push(made);
+  made
 }
 
 thread_local! {
-  /// The kinds this thread interned last, by hash, asked before the table:
-  /// two threads decoding 100,000 heads took turns on the table's lock 1.2
-  /// million times. Weak, so the cache holds no kind alive and the table's
-  /// pruning still drops what nothing holds. (A kind upgraded here while a
-  /// prune drops it from the table lives on outside it, so a later equal
-  /// kind may be another value: `Kind`'s equality then compares the
-  /// values, and `id` only loses sharing.)
-  static RECENT: std::cell::RefCell<FxHashMap<u64, std::sync::Weak<Typed>>> = Default::default();
+  /// The kinds this thread interned, by hash, asked before the table: two
+  /// threads decoding 100,000 heads took turns on the table's lock 1.2
+  /// million times.
+  static RECENT: std::cell::RefCell<FxHashMap<u64, &'static Typed>> = Default::default();
 }
-
-/// Kinds a thread keeps in [`RECENT`] before it starts over.
-const RECENT_KINDS: usize = 4096;
 
 impl Kind {
   pub fn intern(typed: Typed) -> Kind {
     let key = key_of_typed(&typed);
     let hashed = hash(&key);
     let mut table = TABLE.lock();
-    match table.find(hashed, &key) {
+    match find(&table, hashed, &key) {
       Some(found) => Kind(found),
-      None => Kind(table.insert(hashed, typed)),
+      None => Kind(insert(&mut table, hashed, typed)),
     }
   }
 
@@ -187,36 +161,24 @@ impl Kind {
   fn intern_fields(fields: Fields<'_>) -> Kind {
     let key = fields.key();
     let hashed = hash(&key);
-    let recent = RECENT.with(|recent| recent.borrow().get(&hashed).and_then(std::sync::Weak::upgrade));
+    let recent = RECENT.with(|recent| recent.borrow().get(&hashed).copied());
     if let Some(found) = recent.filter(|t| key_of_typed(t) == key) {
       return Kind(found);
     }
     let kind = {
       let mut table = TABLE.lock();
-      match table.find(hashed, &key) {
+      match find(&table, hashed, &key) {
         Some(found) => Kind(found),
-        None => Kind(table.insert(hashed, fields.into_typed())),
+        None => Kind(insert(&mut table, hashed, fields.into_typed())),
       }
     };
-    RECENT.with(|recent| {
-      let mut recent = recent.borrow_mut();
-      if recent.len() >= RECENT_KINDS {
-        recent.clear();
-      }
-      recent.insert(hashed, Arc::downgrade(&kind.0));
-    });
+    RECENT.with(|recent| recent.borrow_mut().insert(hashed, kind.0));
     kind
   }
 
-  /// Identity of the interned value: equal for equal live kinds.
+  /// Identity of the interned value: equal for equal kinds.
   pub fn id(&self) -> usize {
-    Arc::as_ptr(&self.0) as usize
-  }
-
-  /// Drops the table's kinds that nothing holds (tests).
-  #[cfg(test)]
-  pub fn prune() {
-    TABLE.lock().prune()
+    std::ptr::from_ref(self.0) as usize
   }
 }
 
@@ -224,7 +186,7 @@ impl std::ops::Deref for Kind {
   type Target = Typed;
 
   fn deref(&self) -> &Typed {
-    &self.0
+    self.0
   }
 }
 
@@ -236,7 +198,7 @@ impl std::fmt::Debug for Kind {
 
 impl PartialEq for Kind {
   fn eq(&self, other: &Kind) -> bool {
-    Arc::ptr_eq(&self.0, &other.0) || self.0 == other.0
+    std::ptr::eq(self.0, other.0) || self.0 == other.0
   }
 }
 
@@ -281,28 +243,13 @@ mod tests {
   }
 
   #[test]
-  fn a_recently_decoded_kind_is_shared_and_still_pruned() {
+  fn a_recently_decoded_kind_is_the_same_value_on_every_thread() {
     let bytes = postcard::to_allocvec(&tool("kind-test-recent")).unwrap();
     let first: Kind = postcard::from_bytes(&bytes).unwrap();
     let second: Kind = postcard::from_bytes(&bytes).unwrap();
-    assert_eq!(first.id(), second.id());
-    let weak = Arc::downgrade(&first.0);
-    drop((first, second));
-    Kind::prune();
-    assert!(weak.upgrade().is_none(), "the thread's recent kinds kept nothing alive");
-    let again: Kind = postcard::from_bytes(&bytes).unwrap();
-    assert_eq!(again.id(), Kind::intern(tool("kind-test-recent")).id());
-    assert_eq!(*again, tool("kind-test-recent"));
-  }
-
-  #[test]
-  fn a_kind_nothing_holds_leaves_the_table() {
-    let held = Kind::intern(tool("kind-test-held"));
-    let dropped = Arc::downgrade(&Kind::intern(tool("kind-test-dropped")).0);
-    let kept = Arc::downgrade(&held.0);
-    Kind::prune();
-    assert!(dropped.upgrade().is_none(), "the table let go of a kind nothing holds");
-    assert_eq!(kept.upgrade().map(|t| (*t).clone()), Some(tool("kind-test-held")));
-    assert_eq!(Kind::intern(tool("kind-test-held")).id(), held.id());
+    let elsewhere = std::thread::spawn(move || postcard::from_bytes::<Kind>(&bytes).unwrap().id()).join().unwrap();
+    assert_eq!((second.id(), elsewhere), (first.id(), first.id()));
+    assert_eq!(Kind::intern(tool("kind-test-recent")).id(), first.id());
+    assert_eq!(*first, tool("kind-test-recent"));
   }
 }

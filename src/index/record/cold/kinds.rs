@@ -25,7 +25,7 @@ impl ColdKinds {
     for digest in digests {
       for (kind, count) in &digest.kinds {
         let id = *ids.entry(kind.id()).or_insert_with(|| {
-          distinct.push(kind.clone());
+          distinct.push(*kind);
           distinct.len() as u32 - 1
         });
         counts.push((id, *count));
