@@ -220,7 +220,7 @@ pub(super) fn preload(
       if names.binary_search_by(|n| n.as_str().cmp(&file)).is_err() {
         return (shard, None);
       }
-      let path = index.dir().join(file_name(branches, shard));
+      let path = index.dir().join(&file);
       let shard_limit = limit.saturating_mul(sources.len() as u64);
       let bytes = crate::fsread::read_regular(&path, shard_limit, crate::fsread::Links::Refuse).ok().map(|(b, _)| b);
       let entries = bytes.as_deref().and_then(decode).map(|entries| {

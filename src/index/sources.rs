@@ -50,15 +50,9 @@ impl Source {
   }
 }
 
-/// `path`, stored once for the process's life ([`super::interned::path`]).
-pub fn interned(path: &Path) -> &'static Path {
-  super::interned::path(path)
-}
-
-/// `path` interned, if it ever was.
-fn known(path: &Path) -> Option<&'static Path> {
-  super::interned::known_path(path)
-}
+use super::interned::known_path as known;
+/// A path stored once for the process's life ([`super::interned::path`]).
+pub use super::interned::path as interned;
 
 /// The stat of a listed file, and whether a watch on its dir sees every change
 /// to it: not through a symlink, and not through another hard link elsewhere.

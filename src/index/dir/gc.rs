@@ -38,7 +38,10 @@ impl IndexDir {
       .filter_map(|name| {
         let parsed = Name::parse(name)?;
         let unowned = parsed.temp
-          || parsed.file.record_hash().is_some_and(|hash| !hash_value(hash).is_some_and(|h| owners.contains(&h)));
+          || parsed
+            .file
+            .record_hash()
+            .is_some_and(|hash| !record::hash_of_base(hash).is_some_and(|h| owners.contains(&h)));
         unowned.then_some((name, parsed))
       })
       .collect();
@@ -73,11 +76,6 @@ impl IndexDir {
     }
     exists
   }
-}
-
-/// The 16 hex digits that start a record name, as a number.
-fn hash_value(name: &str) -> Option<u64> {
-  u64::from_str_radix(name.get(..16)?, 16).ok()
 }
 
 /// Temp files younger than this may belong to a writer still at work.

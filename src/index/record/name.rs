@@ -4,7 +4,7 @@
 use super::Tier;
 use crate::index::dir::IndexFile;
 use crate::session::lineage::Branches;
-use crate::session::source::sha256_hex;
+use sha2::{Digest, Sha256};
 use std::path::Path;
 
 /// `<sha256(path)[..16]>-<sanitized basename>.<mode>.<tier>`: one file per
@@ -22,8 +22,8 @@ pub fn base_name(source: &Path) -> String {
 
 /// The hash prefix that starts `source`'s [`base_name`], as a number.
 pub fn base_hash(source: &Path) -> u64 {
-  let hash = sha256_hex(source.to_string_lossy().as_bytes());
-  u64::from_str_radix(&hash[..16], 16).expect("sha256_hex writes hex digits")
+  let digest = Sha256::digest(source.to_string_lossy().as_bytes());
+  u64::from_be_bytes(digest[..8].try_into().expect("a SHA-256 has 32 bytes"))
 }
 
 /// The [`base_name`] of `source`, whose hash prefix is `hash`.
@@ -53,6 +53,7 @@ pub fn stem(source: &Path) -> String {
 #[cfg(test)]
 mod tests {
   use super::*;
+  use crate::session::source::sha256_hex;
 
   #[test]
   fn a_base_name_is_its_hash_number_and_the_file_name() {
