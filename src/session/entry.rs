@@ -191,6 +191,15 @@ pub enum Provenance {
 }
 
 impl Provenance {
+  pub const ALL: [Provenance; 6] = [
+    Provenance::AssistantProse,
+    Provenance::UserProse,
+    Provenance::Summary,
+    Provenance::ToolOutput,
+    Provenance::ToolCall,
+    Provenance::Other,
+  ];
+
   pub fn of(entry: &Entry) -> Provenance {
     match (entry.typed.tool.is_none(), entry.typed.role.as_deref()) {
       (true, Some("assistant")) => Provenance::AssistantProse,

@@ -49,7 +49,7 @@ fn hot(record: &CacheRecord) -> &HotShard {
 }
 
 fn texts(record: &CacheRecord) -> Vec<&str> {
-  hot(record).entries.iter().map(|e| e.text.as_str()).collect()
+  hot(record).entries().iter().map(|e| e.text.as_str()).collect()
 }
 
 #[test]

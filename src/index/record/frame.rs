@@ -150,7 +150,7 @@ impl CacheRecord {
     let mut record = CacheRecord::decode_head(parts.head, bytes.len() as u64)?;
     let body = parts.intact_body()?;
     match &mut record.body {
-      Body::Hot(shard) => *shard = postcard::from_bytes(body).ok()?,
+      Body::Hot(shard) => **shard = postcard::from_bytes(body).ok().filter(super::HotShard::is_consistent)?,
       Body::Cold(digest) => digest.content = LazyContent::loaded(decode_cold_body(body).ok()?),
     }
     Some(record)

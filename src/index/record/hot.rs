@@ -2,7 +2,7 @@
 //! query scores entries without re-tokenizing stored text.
 
 use super::cold::Lazy;
-use super::postings::Postings;
+use super::postings::{AsBytes, Packed, Postings};
 use crate::coverage::IndexCoverage;
 use crate::coverage::Reason;
 use crate::session::entry::Provenance;
@@ -12,6 +12,7 @@ use crate::session::parse::Header;
 use rustc_hash::FxHashMap;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
+use std::sync::{Arc, OnceLock};
 
 /// What an append needs to resume without re-parsing the prefix.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -32,13 +33,13 @@ pub struct ResumeState {
 #[serde(rename_all = "camelCase")]
 pub struct HotShard {
   /// Entries with bounded text (structured payloads are not kept).
-  pub entries: Vec<Entry>,
+  entries: Entries,
   pub index_coverage: IndexCoverage,
   pub postings: Postings,
   pub resume: Option<ResumeState>,
-  /// Each entry's provenance, worked out on the first query that ranks one.
-  #[serde(skip)]
-  provenance: Lazy<Vec<Provenance>>,
+  /// Per entry, its provenance and whether it is an echo (one byte, see
+  /// [`fact`]): what ranking asks of every entry, without its text.
+  facts: Vec<u8>,
   /// The selected records' root-to-leaf ids, worked out on the first hit
   /// that binds to them.
   #[serde(skip)]
@@ -46,16 +47,93 @@ pub struct HotShard {
   /// The entries' typed kinds, worked out on the first filtered query.
   #[serde(skip)]
   kinds: Lazy<EntryKinds>,
-  /// Which entries are echoes (`session::echo`), worked out on the first
-  /// lexical query: derived from the entries, so an append that answers a
-  /// prompt's turn changes it without re-indexing the prompt.
-  #[serde(skip)]
-  echoes: Lazy<Vec<bool>>,
   /// Each term's session frequency class, echoes kept and skipped, worked
   /// out for every term on the first lexical query that asks: a common
   /// word's class summed its whole posting list on every query.
   #[serde(skip)]
   classes: [Lazy<Vec<u8>>; 2],
+}
+
+/// A fact byte's echo bit; the bits below it are the provenance's place in
+/// [`Provenance::ALL`].
+const ECHO: u8 = 0x80;
+
+/// The fact byte of an entry of `provenance`, an echo or not. Echoes are
+/// derived from the entries (`session::echo`), so an append that answers a
+/// prompt's turn changes them: every shard built or extended works them
+/// out again.
+fn fact(provenance: Provenance, echo: bool) -> u8 {
+  let at = Provenance::ALL.iter().position(|p| *p == provenance).expect("every provenance is listed");
+  at as u8 | if echo { ECHO } else { 0 }
+}
+
+/// A shard's entries: decoded, or packed as read and decoded on the first
+/// call that needs their text or fields. A fresh process's first recall of
+/// a rare word ranks every hot shard (lengths and facts) and reads entries
+/// of the few that hold it; decoding every shard's entries was a fifth of
+/// a `medium` first recall.
+#[derive(Debug, Clone)]
+struct Entries {
+  count: usize,
+  /// The entries' postcard bytes as read (empty when built in this process).
+  packed: Arc<[u8]>,
+  /// The entries, and whether the packed bytes failed to decode to
+  /// `count` of them (see [`HotShard::damaged`]).
+  decoded: OnceLock<(Vec<Entry>, bool)>,
+}
+
+impl Default for Entries {
+  fn default() -> Entries {
+    Entries::of(Vec::new())
+  }
+}
+
+impl Entries {
+  fn of(entries: Vec<Entry>) -> Entries {
+    Entries { count: entries.len(), packed: Arc::from([]), decoded: OnceLock::from((entries, false)) }
+  }
+
+  fn get(&self) -> &(Vec<Entry>, bool) {
+    self.decoded.get_or_init(|| match postcard::from_bytes::<Vec<Entry>>(&self.packed) {
+      Ok(entries) if entries.len() == self.count => (entries, false),
+      // Checksummed bytes this version wrote always decode; if these do
+      // not, the shard answers with empty entries (its postings stay in
+      // range) until the next synchronization rebuilds it.
+      _ => ((0..self.count).map(|index| Entry { index, ..Entry::default() }).collect(), true),
+    })
+  }
+}
+
+impl PartialEq for Entries {
+  fn eq(&self, other: &Self) -> bool {
+    self.get().0 == other.get().0
+  }
+}
+
+impl Serialize for Entries {
+  fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+    if serializer.is_human_readable() {
+      return self.get().0.serialize(serializer);
+    }
+    let packed = match self.decoded.get() {
+      Some((entries, _)) if self.packed.is_empty() => {
+        std::borrow::Cow::Owned(postcard::to_allocvec(entries).map_err(serde::ser::Error::custom)?)
+      }
+      // Entries still packed as read (or damaged) are written as they are.
+      _ => std::borrow::Cow::Borrowed(&self.packed[..]),
+    };
+    (self.count, AsBytes(&packed)).serialize(serializer)
+  }
+}
+
+impl<'de> Deserialize<'de> for Entries {
+  fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+    if deserializer.is_human_readable() {
+      return Ok(Entries::of(Vec::deserialize(deserializer)?));
+    }
+    let (count, packed): (usize, Packed<'de>) = Deserialize::deserialize(deserializer)?;
+    Ok(Entries { count, packed: Arc::from(&packed.0[..]), decoded: OnceLock::new() })
+  }
 }
 
 /// The distinct typed fields but the timestamp of a shard's entries, and
@@ -93,18 +171,45 @@ impl HotShard {
     HotShard::of(normalized, postings, resume)
   }
 
-  /// The shard of `normalized`'s entries with their `postings`, nothing
-  /// derived yet.
+  /// The shard of `normalized`'s entries with their `postings` and facts.
   fn of(normalized: Normalized, postings: Postings, resume: Option<ResumeState>) -> HotShard {
     let index_coverage = IndexCoverage::from_reasons(&normalized.reasons, None);
-    let (provenance, chain, kinds, echoes, classes) = Default::default();
     let entries = normalized.entries;
-    HotShard { entries, index_coverage, postings, resume, provenance, chain, kinds, echoes, classes }
+    let echoes = crate::session::echo::echoes(&entries);
+    let facts = entries.iter().zip(echoes).map(|(entry, echo)| fact(Provenance::of(entry), echo)).collect();
+    let (chain, kinds, classes) = Default::default();
+    HotShard { entries: Entries::of(entries), index_coverage, postings, resume, facts, chain, kinds, classes }
+  }
+
+  /// The entries, decoded on first use.
+  pub fn entries(&self) -> &[Entry] {
+    &self.entries.get().0
+  }
+
+  pub fn entry_count(&self) -> usize {
+    self.entries.count
+  }
+
+  /// Were the entries or the posting lists read from disk found
+  /// undecodable when first used? Then the record answers no more and is
+  /// rebuilt, as a cold digest whose content is unreadable is.
+  pub fn damaged(&self) -> bool {
+    self.entries.decoded.get().is_some_and(|(_, damaged)| *damaged) || self.postings.damaged()
+  }
+
+  /// Does a shard read from disk hold one fact and one length per entry,
+  /// each fact a known one? Checked when a record is decoded, so ranking
+  /// never indexes past them.
+  pub fn is_consistent(&self) -> bool {
+    let count = self.entries.count;
+    self.facts.len() == count
+      && self.postings.doc_lengths.len() == count
+      && self.facts.iter().all(|f| usize::from(f & !ECHO) < Provenance::ALL.len())
   }
 
   /// The provenance of entry `doc`.
   pub fn provenance(&self, doc: usize) -> Provenance {
-    self.provenance.get_or_init(|| self.entries.iter().map(Provenance::of).collect())[doc]
+    Provenance::ALL[usize::from(self.facts[doc] & !ECHO)]
   }
 
   /// The session's frequency class of the stored term at `at` of the
@@ -140,13 +245,12 @@ impl HotShard {
   /// statistics? Not an echo of this package's own recall traffic
   /// (`session::echo`), unless `echoes` keeps them.
   pub fn is_evidence(&self, doc: usize, echoes: crate::index::record::cold::Echoes) -> bool {
-    echoes == crate::index::record::cold::Echoes::Kept
-      || !self.echoes.get_or_init(|| crate::session::echo::echoes(&self.entries))[doc]
+    echoes == crate::index::record::cold::Echoes::Kept || self.facts[doc] & ECHO == 0
   }
 
   /// The entries' typed kinds (see [`EntryKinds`]).
   pub fn kinds(&self) -> &EntryKinds {
-    self.kinds.get_or_init(|| EntryKinds::of(&self.entries))
+    self.kinds.get_or_init(|| EntryKinds::of(self.entries()))
   }
 
   /// The root-to-leaf ids of the selected records, when they are one
@@ -159,14 +263,24 @@ impl HotShard {
   /// This shard grown by the entries `normalized` has beyond it (an append):
   /// only the new entries are tokenized.
   pub fn extended(&self, normalized: Normalized, resume: ResumeState) -> HotShard {
-    let postings = self.postings.extended(normalized.whole_texts(self.entries.len()));
+    let postings = self.postings.extended(normalized.whole_texts(self.entry_count()));
     HotShard::of(normalized, postings, Some(resume))
   }
 
   /// The shard's entries and reasons, to continue normalization after an append.
   pub fn normalized(&self) -> Normalized {
     let reasons: BTreeSet<Reason> = self.index_coverage.reasons.iter().copied().collect();
-    Normalized { entries: self.entries.clone(), uncut: Vec::new(), reasons }
+    Normalized { entries: self.entries().to_vec(), uncut: Vec::new(), reasons }
+  }
+}
+
+#[cfg(test)]
+impl HotShard {
+  /// This shard as read from a record whose entries' bytes no longer decode.
+  pub fn with_undecodable_entries(&self) -> HotShard {
+    let mut read: HotShard = postcard::from_bytes(&postcard::to_allocvec(self).unwrap()).unwrap();
+    read.entries.packed = Arc::from(&b"\x05garbage"[..]);
+    read
   }
 }
 
@@ -174,14 +288,79 @@ impl HotShard {
 mod tests {
   use super::*;
 
+  fn entry(index: usize, role: &str) -> Entry {
+    let mut entry = Entry { index, text: format!("text {index} of {role}"), ..Entry::default() };
+    entry.typed.role = Some(role.into());
+    entry
+  }
+
+  fn normalized(entries: Vec<Entry>) -> Normalized {
+    Normalized { entries, uncut: Vec::new(), reasons: BTreeSet::new() }
+  }
+
+  /// A turn that only recalled (an echo prompt and its call), then a real one.
+  fn with_echoes() -> HotShard {
+    let mut call = entry(1, "assistant");
+    call.typed.tool = Some("memory_recall".into());
+    HotShard::build(normalized(vec![entry(0, "user"), call, entry(2, "user"), entry(3, "assistant")]), None)
+  }
+
+  #[test]
+  fn a_shard_read_back_ranks_without_decoding_its_entries() {
+    use crate::index::record::cold::Echoes;
+    let built = with_echoes();
+    assert_eq!(
+      (0..4).map(|doc| built.is_evidence(doc, Echoes::Skipped)).collect::<Vec<_>>(),
+      [false, false, true, true]
+    );
+    let bytes = postcard::to_allocvec(&built).unwrap();
+    let read: HotShard = postcard::from_bytes(&bytes).unwrap();
+    assert!(read.is_consistent());
+    for echoes in [Echoes::Skipped, Echoes::Kept] {
+      assert_eq!(read.length(echoes), built.length(echoes));
+      for doc in 0..4 {
+        assert_eq!(
+          (read.provenance(doc), read.is_evidence(doc, echoes)),
+          (built.provenance(doc), built.is_evidence(doc, echoes))
+        );
+      }
+    }
+    assert_eq!(read.entry_count(), 4);
+    assert!(read.entries.decoded.get().is_none(), "ranking decoded no entry");
+    // Written again while still packed: the same bytes.
+    assert_eq!(postcard::to_allocvec(&read).unwrap(), bytes);
+    assert!(read.entries.decoded.get().is_none());
+    assert_eq!(read.entries(), built.entries());
+    assert!(!read.damaged());
+    assert_eq!(postcard::to_allocvec(&read).unwrap(), bytes, "decoded, still written as read");
+    assert_eq!(serde_json::to_value(&read).unwrap(), serde_json::to_value(&built).unwrap());
+  }
+
+  #[test]
+  fn undecodable_entries_leave_the_shard_in_range_and_damaged() {
+    let read = with_echoes().with_undecodable_entries();
+    assert!(!read.damaged(), "found out only when decoded");
+    assert_eq!(read.entries().len(), 4, "one (empty) entry per posting document");
+    assert!(read.entries().iter().enumerate().all(|(at, e)| e.index == at && e.text.is_empty()));
+    assert!(read.damaged());
+  }
+
+  #[test]
+  fn inconsistent_facts_are_refused() {
+    let built = with_echoes();
+    let mut short = built.clone();
+    short.facts.pop();
+    let mut unknown = built.clone();
+    unknown.facts[0] = Provenance::ALL.len() as u8;
+    for shard in [short, unknown] {
+      let read: HotShard = postcard::from_bytes(&postcard::to_allocvec(&shard).unwrap()).unwrap();
+      assert!(!read.is_consistent());
+    }
+    assert!(built.is_consistent());
+  }
+
   #[test]
   fn an_extended_shard_knows_its_new_entries_provenance() {
-    let entry = |index: usize, role: &str| {
-      let mut entry = Entry { index, text: format!("text {index}"), ..Entry::default() };
-      entry.typed.role = Some(role.into());
-      entry
-    };
-    let normalized = |entries: Vec<Entry>| Normalized { entries, uncut: Vec::new(), reasons: BTreeSet::new() };
     let shard = HotShard::build(normalized(vec![entry(0, "user")]), None);
     assert_eq!(shard.provenance(0), Provenance::UserProse);
     let grown = normalized(vec![entry(0, "user"), entry(1, "assistant")]);

@@ -46,9 +46,10 @@ use cold::ColdDigest;
 use hot::HotShard;
 use serde::{Deserialize, Serialize};
 
-pub const CACHE_VERSION: u32 = 19;
-/// `GH`: cacheVersion 19, the source hash and the lineage fingerprints as 32
-/// bytes, not hex (18: a record's policy without its lineage fingerprint,
+pub const CACHE_VERSION: u32 = 20;
+/// `HE`: cacheVersion 20, a hot shard's entries packed (decoded on first
+/// use) beside one fact byte per entry (19: the source hash and the lineage
+/// fingerprints as 32 bytes, not hex; 18: a record's policy without its lineage fingerprint,
 /// one interned string per configuration; 17: a hot shard's posting lists
 /// packed as gap varints; 16: a cold body is one zstd frame; 15: vocabularies
 /// front-coded; 14: the session's name
@@ -58,8 +59,8 @@ pub const CACHE_VERSION: u32 = 19;
 /// moved from its head to its body); records of earlier versions
 /// (`PFMIDX06`, `PFMIDX6C`, `PFMIDX07`, `PFMIDX7C`, `PFMIDX8C`, `PFMIDX9C`,
 /// `PFMIDXAS`, `PFMIDXBS`, `PFMIDXBT`, `PFMIDXBU`, `PFMIDXCZ`, `PFMIDXEP`,
-/// `PFMIDXFI`) are rebuilt.
-pub(super) const MAGIC: &[u8; 8] = b"PFMIDXGH";
+/// `PFMIDXFI`, `PFMIDXGH`) are rebuilt.
+pub(super) const MAGIC: &[u8; 8] = b"PFMIDXHE";
 /// Serialized by variant index in records (postcard), by name in results.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, strum::IntoStaticStr)]
 #[serde(rename_all = "lowercase")]
@@ -179,15 +180,19 @@ impl CacheRecord {
     }
   }
 
-  /// A cold digest whose content was found unreadable when a query needed
-  /// it: the record no longer answers and is rebuilt by the next sync.
+  /// A cold digest whose content (or a hot shard whose entries) was found
+  /// unreadable when a query needed it: the record no longer answers and
+  /// is rebuilt by the next sync.
   pub fn content_unreadable(&self) -> bool {
-    matches!(&self.body, Body::Cold(digest) if digest.content.is_resident() && digest.content().is_err())
+    match &self.body {
+      Body::Hot(shard) => shard.damaged(),
+      Body::Cold(digest) => digest.content.is_resident() && digest.content().is_err(),
+    }
   }
 
   pub fn entry_count(&self) -> usize {
     match &self.body {
-      Body::Hot(shard) => shard.entries.len(),
+      Body::Hot(shard) => shard.entry_count(),
       Body::Cold(digest) => digest.entry_count as usize,
     }
   }

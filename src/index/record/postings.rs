@@ -8,8 +8,10 @@
 //! A record read from disk keeps its lists packed until a query first reads
 //! one: a fresh process's first query for a rare word finds it in one shard
 //! or none, and decoding every shard's lists (`medium`: 714,000 pairs, 5.7
-//! MB) was a tenth of its first recall. They are checked when read, so the
-//! later decoding cannot fail.
+//! MB) was a tenth of its first recall. They are checked as they are decoded
+//! (walking them to check them when read was another 3 %): lists that fail
+//! the check leave every term without a list and the shard damaged
+//! (`HotShard::damaged`), so it is rebuilt.
 
 use super::vocabulary::Vocabulary;
 use crate::index::varint;
@@ -51,10 +53,11 @@ impl Decoded {
 /// The lists: decoded, or packed as read and decoded on first use.
 #[derive(Debug, Clone)]
 struct Lists {
-  /// What [`pack_lists`] wrote, checked by [`walk_lists`] (empty when the
-  /// lists were built in this process).
+  /// What [`pack_lists`] wrote, checked by [`walk_lists`] when decoded
+  /// (empty when the lists were built in this process).
   packed: Arc<[u8]>,
-  decoded: OnceLock<Decoded>,
+  /// The lists, and whether the packed bytes failed their check.
+  decoded: OnceLock<(Decoded, bool)>,
 }
 
 impl Default for Lists {
@@ -65,26 +68,30 @@ impl Default for Lists {
 
 impl Lists {
   fn of(decoded: Decoded) -> Lists {
-    Lists { packed: Arc::from([]), decoded: OnceLock::from(decoded) }
+    Lists { packed: Arc::from([]), decoded: OnceLock::from((decoded, false)) }
   }
 
   /// The lists of `terms` terms over `docs` documents, decoded once.
   fn get(&self, docs: usize, terms: usize) -> &Decoded {
-    self.decoded.get_or_init(|| {
-      let (mut at, packed) = (0, &self.packed[..]);
-      varint::take(packed, &mut at); // the term count, which `terms` is
-      let total = varint::take(packed, &mut at).unwrap_or(0);
-      let mut decoded = Decoded { starts: Vec::with_capacity(terms + 1), pairs: Vec::with_capacity(total as usize) };
-      let walked = walk_lists(packed, docs, |at| decoded.starts.push(at), |pair| decoded.pairs.push(pair));
-      // Checked when read, so this cannot fail; if it did, no term would
-      // have a list (never a list cut short).
-      debug_assert!(walked.is_some(), "packed lists were checked when read");
-      if walked.is_none() {
-        return Decoded { starts: vec![0; terms + 1], pairs: Vec::new() };
-      }
-      decoded.starts.push(decoded.pairs.len() as u32);
-      decoded
-    })
+    &self
+      .decoded
+      .get_or_init(|| {
+        let (mut at, packed) = (0, &self.packed[..]);
+        varint::take(packed, &mut at); // the term count, which `terms` is
+                                       // Counts are checked by the walk, so the bytes bound what they reserve:
+                                       // a pair takes two bytes at least.
+        let total = varint::take(packed, &mut at).unwrap_or(0).min(packed.len() as u64 / 2);
+        let mut decoded = Decoded { starts: Vec::with_capacity(terms + 1), pairs: Vec::with_capacity(total as usize) };
+        let walked = walk_lists(packed, docs, |at| decoded.starts.push(at), |pair| decoded.pairs.push(pair));
+        // Checksummed bytes this version wrote always pass; if these do not,
+        // no term has a list (never a list cut short).
+        if walked != Some(terms) {
+          return (Decoded { starts: vec![0; terms + 1], pairs: Vec::new() }, true);
+        }
+        decoded.starts.push(decoded.pairs.len() as u32);
+        (decoded, false)
+      })
+      .0
   }
 }
 
@@ -110,8 +117,8 @@ impl Postings {
     self.lists.get(self.doc_lengths.len(), self.terms.len())
   }
 
-  /// How many terms have lists: every term (checked when read), so
-  /// counting them decodes no list.
+  /// How many terms have lists: every term, so counting them decodes no
+  /// list.
   pub fn term_count(&self) -> usize {
     self.terms.len()
   }
@@ -213,6 +220,11 @@ impl Postings {
     self.terms.binary_search(term).ok()
   }
 
+  /// Were the lists read from disk found malformed when first decoded?
+  pub fn damaged(&self) -> bool {
+    self.lists.decoded.get().is_some_and(|(_, damaged)| *damaged)
+  }
+
   /// The posting list of the term at `at` ([`Postings::position`]).
   pub fn list_at(&self, at: Option<usize>) -> &[(u32, u32)] {
     at.map_or(&[], |at| self.list(at))
@@ -293,7 +305,7 @@ struct Plain {
 }
 
 /// A byte string, borrowed from the record where the format allows it.
-struct Packed<'a>(std::borrow::Cow<'a, [u8]>);
+pub(super) struct Packed<'a>(pub(super) std::borrow::Cow<'a, [u8]>);
 
 impl<'de> Deserialize<'de> for Packed<'de> {
   fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
@@ -301,7 +313,7 @@ impl<'de> Deserialize<'de> for Packed<'de> {
     impl<'de> serde::de::Visitor<'de> for Bytes {
       type Value = Packed<'de>;
       fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-        f.write_str("packed posting lists")
+        f.write_str("a byte string")
       }
       fn visit_borrowed_bytes<E: serde::de::Error>(self, bytes: &'de [u8]) -> Result<Packed<'de>, E> {
         Ok(Packed(std::borrow::Cow::Borrowed(bytes)))
@@ -316,7 +328,7 @@ impl<'de> Deserialize<'de> for Packed<'de> {
 
 /// `bytes` serialized as a byte string (one length and the bytes), not as
 /// a sequence of numbers.
-struct AsBytes<'a>(&'a [u8]);
+pub(super) struct AsBytes<'a>(pub(super) &'a [u8]);
 
 impl Serialize for AsBytes<'_> {
   fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
@@ -335,8 +347,8 @@ impl Serialize for Postings {
     pack_lengths(&self.doc_lengths, &mut bytes);
     // Lists still packed as read are written as they are.
     match self.lists.decoded.get() {
-      None => bytes.extend_from_slice(&self.lists.packed),
-      Some(decoded) => bytes.extend(pack_lists(decoded)),
+      Some((decoded, false)) if self.lists.packed.is_empty() => bytes.extend(pack_lists(decoded)),
+      _ => bytes.extend_from_slice(&self.lists.packed),
     }
     (&self.terms, AsBytes(&bytes)).serialize(serializer)
   }
@@ -351,8 +363,7 @@ impl<'de> Deserialize<'de> for Postings {
     let (terms, packed): (Vocabulary, Packed<'de>) = Deserialize::deserialize(deserializer)?;
     let malformed = || D::Error::custom("malformed posting lists");
     let (doc_lengths, lists) = unpack_lengths(&packed.0).ok_or_else(malformed)?;
-    let count = walk_lists(lists, doc_lengths.len(), |_| {}, |_| {}).ok_or_else(malformed)?;
-    if count != terms.len() {
+    if varint::take(lists, &mut 0) != Some(terms.len() as u64) {
       return Err(D::Error::custom("posting lists and terms differ in number"));
     }
     Ok(Postings { terms, doc_lengths, lists: Lists { packed: Arc::from(lists), decoded: OnceLock::new() } })
@@ -422,21 +433,30 @@ mod tests {
     postcard::from_bytes::<Postings>(&postcard::to_allocvec(&(terms, AsBytes(bytes))).unwrap())
   }
 
+  /// Refused when read, or found damaged when decoded, with no list for any term.
+  fn refused(terms: &[&str], bytes: &[u8]) -> bool {
+    let Ok(postings) = read(terms, bytes) else { return true };
+    assert!(!postings.damaged(), "not known before the lists are decoded");
+    let lists: Vec<&[(u32, u32)]> = (0..terms.len()).map(|at| postings.list(at)).collect();
+    postings.damaged() && lists.iter().all(|list| list.is_empty())
+  }
+
   #[test]
   fn damaged_packed_lists_are_refused_not_trusted() {
     let postings = Postings::build(["alpha beta", "beta"].into_iter());
     let bytes = packed(&postings);
     assert_eq!(read(&["alpha", "beta"], &bytes).unwrap(), postings);
+    assert!(!refused(&["alpha", "beta"], &bytes));
     // Cut short, one byte too many, an entry id past the last document.
-    assert!(read(&["alpha", "beta"], &bytes[..bytes.len() - 1]).is_err());
-    assert!(read(&["alpha", "beta"], &[bytes.as_slice(), &[0]].concat()).is_err());
+    assert!(refused(&["alpha", "beta"], &bytes[..bytes.len() - 1]));
+    assert!(refused(&["alpha", "beta"], &[bytes.as_slice(), &[0]].concat()));
     let mut past = bytes.clone();
     let last_gap = past.len() - 2;
     past[last_gap] = 5;
-    assert!(read(&["alpha", "beta"], &past).is_err());
+    assert!(refused(&["alpha", "beta"], &past));
     // Counts far beyond the bytes ask for no allocation.
-    assert!(read(&[], &[0xff, 0xff, 0xff, 0xff, 0x0f]).is_err());
-    assert!(read(&["alpha"], &[0x01, 0x01, 0x01, 0xff, 0xff, 0xff, 0xff, 0x0f]).is_err());
+    assert!(refused(&[], &[0xff, 0xff, 0xff, 0xff, 0x0f]));
+    assert!(refused(&["alpha"], &[0x01, 0x01, 0x01, 0xff, 0xff, 0xff, 0xff, 0x0f]));
     // Terms and lists that differ in number.
     assert!(read(&["alpha"], &bytes).is_err());
   }

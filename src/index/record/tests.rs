@@ -28,6 +28,18 @@ fn record() -> CacheRecord {
 }
 
 #[test]
+fn a_hot_record_whose_entries_do_not_decode_is_unreadable() {
+  let mut entry = crate::session::entry::Entry { text: "kept".into(), ..Default::default() };
+  entry.typed.role = Some("user".into());
+  let shard = HotShard::build(Normalized { entries: vec![entry], ..Normalized::default() }, None);
+  let read = CacheRecord { body: Body::Hot(Box::new(shard.with_undecodable_entries())), ..record() };
+  assert!(!read.content_unreadable(), "not known before the entries are needed");
+  let Body::Hot(shard) = &read.body else { unreachable!() };
+  assert_eq!(shard.entries().len(), 1);
+  assert!(read.content_unreadable(), "rebuilt by the next synchronization");
+}
+
+#[test]
 fn encoding_round_trips_and_knows_its_size() {
   let mut original = record();
   let bytes = original.encode().unwrap();

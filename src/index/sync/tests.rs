@@ -31,7 +31,7 @@ fn record<'a>(result: &'a Snapshot, path: &Path) -> &'a Arc<CacheRecord> {
 /// A hot record's entry texts, or a cold digest's vocabulary.
 fn words(record: &CacheRecord) -> Vec<String> {
   match &record.body {
-    Body::Hot(shard) => shard.entries.iter().map(|e| e.text.clone()).collect(),
+    Body::Hot(shard) => shard.entries().iter().map(|e| e.text.clone()).collect(),
     Body::Cold(digest) => digest.content().unwrap().vocabulary.to_vec(),
   }
 }
@@ -97,7 +97,7 @@ fn a_snapshot_reads_its_sessions_through_typed_views() {
   assert!(std::ptr::eq(hot.head, &**record(&first, &a)), "slot 0 is a's record");
   assert!(std::ptr::eq(cold.head, &**record(&first, &b)), "slot 1 is b's record");
   assert_eq!(words(hot.head), ["alpha words"]);
-  assert_eq!(hot.shard.entries.len(), 1);
+  assert_eq!(hot.shard.entries().len(), 1);
   assert_eq!(cold.digest.content().unwrap().vocabulary.to_vec(), words(cold.head));
   assert!(first.view(2).is_none(), "no slot past the list");
   let tiers: Vec<Tier> = first.records().map(|(tier, _)| tier).collect();

@@ -24,7 +24,7 @@ pub(super) enum Docs {
 /// (with filters) are charged to `budget` newest first, and
 /// `CandidateEntryBudget` is set once a candidate finds the budget spent.
 pub(super) fn candidates<'a>(
-  entries: &[Entry],
+  entries: impl FnOnce() -> &'a [Entry],
   kinds: impl FnOnce() -> &'a EntryKinds,
   window: Range<usize>,
   filters: &Filters,
@@ -35,7 +35,7 @@ pub(super) fn candidates<'a>(
     return Docs::Range(window);
   }
   // Each distinct kind tested once; an entry is then an index lookup.
-  let kinds = kinds();
+  let (entries, kinds) = (entries(), kinds());
   let passing: Vec<bool> = kinds.distinct.iter().map(|kind| filters.matches_kind(kind)).collect();
   let passes = |at: usize| passing[kinds.of[at] as usize] && filters.matches_time(entries[at].typed.timestamp);
   let mut listed = Vec::new();
@@ -156,8 +156,8 @@ mod tests {
       let (mut fast_budget, mut listed_budget) = (budget, budget);
       let (mut fast_reasons, mut listed_reasons) = (BTreeSet::new(), BTreeSet::new());
       let kinds = EntryKinds::of(&entries);
-      let fast = candidates(&entries, || &kinds, window.clone(), &Filters::default(), &mut fast_budget, &mut fast_reasons);
-      let listed = candidates(&entries, || &kinds, window, &everything, &mut listed_budget, &mut listed_reasons);
+      let fast = candidates(|| &entries, || &kinds, window.clone(), &Filters::default(), &mut fast_budget, &mut fast_reasons);
+      let listed = candidates(|| &entries, || &kinds, window, &everything, &mut listed_budget, &mut listed_reasons);
       prop_assert!(matches!(fast, Docs::Range(_)) && matches!(listed, Docs::Listed(_)));
       let in_request = |i: usize| range.is_none_or(|(first, last)| i as i64 >= first && i as i64 <= last);
       let inside: Vec<usize> = (0..end.min(count)).filter(|&i| in_request(i)).collect();
@@ -198,7 +198,7 @@ mod tests {
       prop_assume!(!filters.is_empty());
       let kinds = EntryKinds::of(&entries);
       let (mut budget, mut reasons) = (usize::MAX, BTreeSet::new());
-      let listed = candidates(&entries, || &kinds, 0..entries.len(), &filters, &mut budget, &mut reasons);
+      let listed = candidates(|| &entries, || &kinds, 0..entries.len(), &filters, &mut budget, &mut reasons);
       let expected: Vec<usize> = entries.iter().filter(|e| filters.matches(&e.typed)).map(|e| e.index).collect();
       prop_assert_eq!(listed.iter().collect::<Vec<_>>(), expected);
     }
@@ -216,11 +216,11 @@ mod tests {
     let kinds = EntryKinds::of(&entries);
     let users = Filters { typed: Typed { role: Some("user".into()), ..Typed::default() }, ..Filters::default() };
     let (mut budget, mut reasons) = (3, BTreeSet::new());
-    let listed = candidates(&entries, || &kinds, 0..10, &users, &mut budget, &mut reasons);
+    let listed = candidates(|| &entries, || &kinds, 0..10, &users, &mut budget, &mut reasons);
     assert_eq!(listed, Docs::Listed(vec![4, 6, 8]), "the newest three");
     assert!(reasons.contains(&Reason::CandidateEntryBudget));
     let (mut budget, mut reasons) = (3, BTreeSet::new());
-    let range = candidates(&entries, || &kinds, 2..10, &Filters::default(), &mut budget, &mut reasons);
+    let range = candidates(|| &entries, || &kinds, 2..10, &Filters::default(), &mut budget, &mut reasons);
     assert_eq!((range, budget), (Docs::Range(2..10), 3), "a range materializes nothing");
     assert!(reasons.is_empty());
   }

@@ -95,7 +95,7 @@ impl<'r> Search<'r> {
   /// about the past.
   fn visible_end(&self, session: Searched<'_>, shard: &HotShard) -> usize {
     let live = self.live_branch(session).filter(|_| !self.config.recall_current_turn);
-    live.and_then(|live| turn_start(&shard.entries, live)).unwrap_or(usize::MAX).min(shard.entries.len())
+    live.and_then(|live| turn_start(shard.entries(), live)).unwrap_or(usize::MAX).min(shard.entry_count())
   }
 
   fn collect_candidates(&mut self) {
@@ -105,7 +105,8 @@ impl<'r> Search<'r> {
     for &slot in &sessions.partition().hot {
       let (session, shard) = (sessions.at(slot), sessions.hot(slot));
       let window = docs::window(self.request.entry_range, self.visible_end(session, shard));
-      let docs = docs::candidates(&shard.entries, || shard.kinds(), window, filters, &mut budget, &mut self.reasons);
+      let docs =
+        docs::candidates(|| shard.entries(), || shard.kinds(), window, filters, &mut budget, &mut self.reasons);
       self.hot.push((slot, docs));
     }
     if filters.is_empty() {
@@ -131,7 +132,7 @@ impl<'r> Search<'r> {
   }
 
   pub(super) fn entry(&self, slot: usize, doc: usize) -> &Entry {
-    &self.sessions.hot(slot).entries[doc]
+    &self.sessions.hot(slot).entries()[doc]
   }
 
   fn weight(&self, slot: usize, doc: usize) -> f64 {
