@@ -35,7 +35,9 @@ pub enum Reason {
   IndexWriteFailed,
   // The query.
   /// A cold record's content, read when the query needed it, was gone,
-  /// replaced or damaged: that session was not searched (rebuilt next call).
+  /// replaced or damaged: that session was not searched (rebuilt next
+  /// call); or a hot shard's entries or lists did not decode when first
+  /// needed (its hits may show empty text; rebuilt next call).
   IndexRecordUnreadable,
   CandidateEntryBudget,
   CandidateDigestBudget,

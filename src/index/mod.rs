@@ -49,7 +49,7 @@ pub use forgotten::drop_session;
 pub use freshness::policy;
 pub use snapshot::Snapshot;
 pub use sources::{list_sources, Source};
-pub(crate) use sync::rebuild_cold;
+pub(crate) use sync::{rebuild_cold, resync};
 pub use sync::{sync, Synced};
 
 /// A map keyed by path, hashed by the path's bytes: `Path`'s own `Hash`

@@ -531,6 +531,51 @@ fn a_record_edited_in_place_is_detected_and_rebuilt_with_identical_answers() {
   assert_eq!(result.sessions[0].record.as_ref().unwrap().body, clean);
 }
 
+/// Replaces the hot record of `fx`'s one session with one whose checksums
+/// hold (written by the encoder) but whose entries' bytes do not decode;
+/// returns its path.
+fn damage_hot_entries(fx: &Fixture) -> PathBuf {
+  let name = fx.index_files().into_iter().find(|n| n.ends_with(".hot")).unwrap();
+  let path = fx.index_dir().join(&name);
+  let mut record = record::CacheRecord::decode(&fs::read(&path).unwrap()).unwrap();
+  let Body::Hot(shard) = &record.body else { panic!("hot") };
+  record.body = Body::Hot(Box::new(shard.with_undecodable_entries()));
+  fs::write(&path, record.encode().unwrap()).unwrap();
+  forget_process(&fx.index_dir());
+  path
+}
+
+#[test]
+fn a_hot_record_whose_entries_do_not_decode_answers_in_range_and_is_rebuilt() {
+  let fx = fixture();
+  fx.write("s", &["hello world"], 100);
+  let engine = fx.engine(json!({}));
+  let clean = loaded(&global(&engine).sessions[0].record.clone().unwrap().body);
+  let path = damage_hot_entries(&fx);
+  let page = recall_hits(&engine, "hello");
+  assert_eq!(page.total, 1, "the postings still rank it");
+  assert!(page.coverage.reasons.contains(&crate::coverage::Reason::IndexRecordUnreadable), "{:?}", page.coverage);
+  let page = recall_hits(&engine, "hello");
+  assert_eq!((page.total, page.coverage.reasons.clone()), (1, Vec::new()), "rebuilt by the next call's sync");
+  assert!(serde_json::to_string(&page.hits[0]).unwrap().contains("hello world"));
+  let on_disk = record::CacheRecord::decode(&fs::read(&path).unwrap()).expect("rewritten on disk");
+  assert_eq!(loaded(&on_disk.body), clean);
+}
+
+#[test]
+fn an_append_to_a_damaged_hot_record_parses_the_whole_session() {
+  let fx = fixture();
+  fx.write("s", &["hello world"], 100);
+  let engine = fx.engine(json!({}));
+  global(&engine);
+  damage_hot_entries(&fx);
+  fx.write("s", &["hello world", "noted", "goodbye moon"], 100);
+  let page = recall_hits(&engine, "hello");
+  assert_eq!((page.total, page.coverage.reasons.clone()), (1, Vec::new()));
+  assert!(serde_json::to_string(&page.hits[0]).unwrap().contains("hello world"), "not extended from empty entries");
+  assert_eq!(recall_hits(&engine, "goodbye").total, 1);
+}
+
 #[test]
 fn a_fresh_process_hashes_each_source_path_once() {
   let fx = fixture();

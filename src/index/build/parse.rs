@@ -94,7 +94,8 @@ pub(super) fn incremental(
   if !same_file || stale.size != old.complete_len || source.bytes.len() <= prefix {
     return None;
   }
-  if source.prefix_sha256(prefix) != old.prefix_hash {
+  // A damaged shard is no prefix to extend: the full parse rebuilds it.
+  if source.prefix_sha256(prefix) != old.prefix_hash || !shard.intact() {
     return None;
   }
   // Only the appended bytes are decoded; a tail that would shift offsets

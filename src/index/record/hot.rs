@@ -197,6 +197,11 @@ impl HotShard {
     self.entries.decoded.get().is_some_and(|(_, damaged)| *damaged) || self.postings.damaged()
   }
 
+  /// Its entries and lists decoded, none damaged: what an append extends.
+  pub fn intact(&self) -> bool {
+    !self.entries.get().1 && self.postings.intact()
+  }
+
   /// Does a shard read from disk hold one fact and one length per entry,
   /// each fact a known one? Checked when a record is decoded, so ranking
   /// never indexes past them.
@@ -343,6 +348,8 @@ mod tests {
     assert_eq!(read.entries().len(), 4, "one (empty) entry per posting document");
     assert!(read.entries().iter().enumerate().all(|(at, e)| e.index == at && e.text.is_empty()));
     assert!(read.damaged());
+    assert!(!read.intact(), "no prefix for an append to extend");
+    assert!(with_echoes().intact());
   }
 
   #[test]

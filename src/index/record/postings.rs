@@ -220,6 +220,12 @@ impl Postings {
     self.terms.binary_search(term).ok()
   }
 
+  /// The lists decoded, and none found malformed.
+  pub fn intact(&self) -> bool {
+    self.decoded();
+    !self.damaged()
+  }
+
   /// Were the lists read from disk found malformed when first decoded?
   pub fn damaged(&self) -> bool {
     self.lists.decoded.get().is_some_and(|(_, damaged)| *damaged)

@@ -141,6 +141,13 @@ pub(crate) fn rebuild_cold(cx: &Context<'_>, path: &Path, branches: Branches) ->
   session::rebuild(cx, &index, &source, Tier::Cold, branches, Write::Now).ok().map(|(record, _)| record)
 }
 
+/// The next call runs a synchronization of its own: a query found a
+/// resident hot shard damaged (`HotShard::damaged`), which that
+/// synchronization's freshness check then rebuilds.
+pub(crate) fn resync(cx: &Context<'_>) {
+  Index::shared(cx.dir()).sync_state().forget_last();
+}
+
 /// Synchronizes the records of `scope` in `branches` mode.
 pub fn sync(cx: &Context<'_>, scope: &Scope, branches: Branches) -> Result<Snapshot, ContractError> {
   let index = Index::shared(cx.dir());

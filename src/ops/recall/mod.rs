@@ -22,7 +22,11 @@ use searched::searched;
 
 pub fn recall(engine: &Engine, request: &RecallRequest) -> RecallPage {
   match ranked(engine, request) {
-    Ok((search, items, coverage)) => search.page(&items, coverage),
+    Ok((search, items, coverage)) => {
+      let mut page = search.page(&items, coverage);
+      search.note_damage(&mut page.coverage);
+      page
+    }
     Err(error) => RecallPage::failed(error),
   }
 }
@@ -31,8 +35,10 @@ pub fn recall(engine: &Engine, request: &RecallRequest) -> RecallPage {
 /// from `request.offset`, each with its follow call, the stream's length
 /// and the coverage. What `memory.pack` over-fetches and selects from.
 pub fn ranked_hits(engine: &Engine, request: &RecallRequest) -> Result<(Vec<Hit>, usize, Coverage), ContractError> {
-  let (search, items, coverage) = ranked(engine, request)?;
-  Ok((search.hits(&items), items.len(), coverage))
+  let (search, items, mut coverage) = ranked(engine, request)?;
+  let hits = search.hits(&items);
+  search.note_damage(&mut coverage);
+  Ok((hits, items.len(), coverage))
 }
 
 fn ranked<'r>(

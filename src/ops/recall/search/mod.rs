@@ -12,7 +12,7 @@ mod text;
 use super::docs::{self, Docs};
 use super::searched::{Searched, Sessions};
 pub use super::RecallRequest;
-use crate::coverage::Reason;
+use crate::coverage::{Coverage, Reason};
 use crate::engine::Engine;
 use crate::error::ContractError;
 use crate::index::snapshot::{Echoes, HotShard, Served};
@@ -158,6 +158,21 @@ impl<'r> Search<'r> {
     });
     items.extend(entries.chain(sessions));
     items
+  }
+
+  /// Did a hot shard's entries or lists, decoded by this call, turn out
+  /// damaged? Then the coverage says so, and the next call's
+  /// synchronization rebuilds the shard. Asked once the hits are built.
+  pub(super) fn note_damage(&self, coverage: &mut Coverage) {
+    let sessions = &self.sessions;
+    if !sessions.partition().hot.iter().any(|&slot| sessions.hot(slot).damaged()) {
+      return;
+    }
+    crate::index::resync(&self.engine.index_context());
+    coverage.complete = false;
+    if let Err(at) = coverage.reasons.binary_search(&Reason::IndexRecordUnreadable) {
+      coverage.reasons.insert(at, Reason::IndexRecordUnreadable);
+    }
   }
 
   pub(super) fn run(&mut self) -> Result<Vec<Item>, ContractError> {
