@@ -29,6 +29,7 @@ pub(crate) mod kind;
 mod name;
 pub(crate) mod postings;
 mod read;
+mod term_list;
 pub(crate) mod vocabulary;
 
 pub(super) use frame::checksum;
@@ -46,9 +47,10 @@ use cold::ColdDigest;
 use hot::HotShard;
 use serde::{Deserialize, Serialize};
 
-pub const CACHE_VERSION: u32 = 20;
-/// `HE`: cacheVersion 20, a hot shard's entries packed (decoded on first
-/// use) beside one fact byte per entry (19: the source hash and the lineage
+pub const CACHE_VERSION: u32 = 21;
+/// `HR`: cacheVersion 21, a hot shard's term list with a whole term every
+/// 16 and their offsets, searched where it was read (20: a hot shard's
+/// entries packed, decoded on first use, beside one fact byte per entry; 19: the source hash and the lineage
 /// fingerprints as 32 bytes, not hex; 18: a record's policy without its lineage fingerprint,
 /// one interned string per configuration; 17: a hot shard's posting lists
 /// packed as gap varints; 16: a cold body is one zstd frame; 15: vocabularies
@@ -59,8 +61,8 @@ pub const CACHE_VERSION: u32 = 20;
 /// moved from its head to its body); records of earlier versions
 /// (`PFMIDX06`, `PFMIDX6C`, `PFMIDX07`, `PFMIDX7C`, `PFMIDX8C`, `PFMIDX9C`,
 /// `PFMIDXAS`, `PFMIDXBS`, `PFMIDXBT`, `PFMIDXBU`, `PFMIDXCZ`, `PFMIDXEP`,
-/// `PFMIDXFI`, `PFMIDXGH`) are rebuilt.
-pub(super) const MAGIC: &[u8; 8] = b"PFMIDXHE";
+/// `PFMIDXFI`, `PFMIDXGH`, `PFMIDXHE`) are rebuilt.
+pub(super) const MAGIC: &[u8; 8] = b"PFMIDXHR";
 /// Serialized by variant index in records (postcard), by name in results.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, strum::IntoStaticStr)]
 #[serde(rename_all = "lowercase")]

@@ -1,7 +1,8 @@
 //! A hot shard's posting index: each term's (entry, term frequency) list,
 //! and the entries' lengths.
 //!
-//! On disk the terms are a front-coded [`Vocabulary`] and everything else one
+//! On disk the terms are a front-coded [`TermList`] (searched where it was
+//! read, see its module) and everything else one
 //! byte string of varints: entry ids as gaps within a list (most take one
 //! byte, where a plain id takes two from entry 128 on), each list as its
 //! length. Per-element postcard decoding was a third of reading a hot shard.
@@ -13,6 +14,7 @@
 //! the check leave every term without a list and the shard damaged
 //! (`HotShard::damaged`), so it is rebuilt.
 
+use super::term_list::TermList;
 use super::vocabulary::Vocabulary;
 use crate::index::varint;
 use crate::tokenize::for_each_stored_term;
@@ -26,7 +28,7 @@ use std::sync::{Arc, OnceLock};
 /// take a few allocations, not two per term.
 #[derive(Debug, Clone, Default)]
 pub struct Postings {
-  terms: Vocabulary,
+  terms: TermList,
   pub doc_lengths: Vec<u32>,
   lists: Lists,
 }
@@ -110,7 +112,7 @@ impl Postings {
       decoded.pairs.extend(list);
     }
     decoded.starts.push(decoded.pairs.len() as u32);
-    Postings { terms: Vocabulary::from_sorted(terms), doc_lengths, lists: Lists::of(decoded) }
+    Postings { terms: TermList::Built(Vocabulary::from_sorted(terms)), doc_lengths, lists: Lists::of(decoded) }
   }
 
   fn decoded(&self) -> &Decoded {
@@ -171,11 +173,14 @@ impl Postings {
   pub fn extended<'a>(&self, texts: impl Iterator<Item = &'a str>) -> Postings {
     let base = self.doc_lengths.len() as u32;
     let added = Postings::build(texts);
-    let mut text = String::with_capacity(self.terms.text().len() + added.terms.text().len() + 1);
+    // Only an intact shard is extended (`HotShard::intact`): its terms decode.
+    let empty = Vocabulary::default();
+    let (terms, added_terms) = (self.terms.vocabulary().unwrap_or(&empty), added.terms.vocabulary().unwrap_or(&empty));
+    let mut text = String::with_capacity(terms.text().len() + added_terms.text().len() + 1);
     let (mine, theirs) = (self.decoded(), added.decoded());
     let mut list_starts = Vec::with_capacity(mine.starts.len() + theirs.starts.len());
     let mut pairs = Vec::with_capacity(mine.pairs.len() + theirs.pairs.len());
-    let (mut old, mut new) = (self.terms.iter().enumerate().peekable(), added.terms.iter().enumerate().peekable());
+    let (mut old, mut new) = (terms.iter().enumerate().peekable(), added_terms.iter().enumerate().peekable());
     loop {
       let (term, from_old, from_new) = match (old.peek(), new.peek()) {
         (None, None) => break,
@@ -206,7 +211,7 @@ impl Postings {
     doc_lengths.extend_from_slice(&self.doc_lengths);
     doc_lengths.extend_from_slice(&added.doc_lengths);
     let lists = Lists::of(Decoded { starts: list_starts, pairs });
-    Postings { terms: Vocabulary::from_joined(text), doc_lengths, lists }
+    Postings { terms: TermList::Built(Vocabulary::from_joined(text)), doc_lengths, lists }
   }
 
   /// The posting list of a canonical term.
@@ -217,18 +222,20 @@ impl Postings {
   /// Where a canonical term is in the vocabulary: a query word's position
   /// is looked up once for its session frequency and its postings.
   pub fn position(&self, term: &str) -> Option<usize> {
-    self.terms.binary_search(term).ok()
+    self.terms.position(term).ok()
   }
 
-  /// The lists decoded, and none found malformed.
+  /// The terms and lists decoded, and neither found malformed.
   pub fn intact(&self) -> bool {
-    self.decoded();
-    !self.damaged()
+    self.terms.vocabulary().is_some() && {
+      self.decoded();
+      !self.damaged()
+    }
   }
 
-  /// Were the lists read from disk found malformed when first decoded?
+  /// Were the terms or lists read from disk found malformed when first decoded?
   pub fn damaged(&self) -> bool {
-    self.lists.decoded.get().is_some_and(|(_, damaged)| *damaged)
+    self.terms.damaged() || self.lists.decoded.get().is_some_and(|(_, damaged)| *damaged)
   }
 
   /// The posting list of the term at `at` ([`Postings::position`]).
@@ -346,7 +353,8 @@ impl Serialize for Postings {
   fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
     if serializer.is_human_readable() {
       let Decoded { starts, pairs } = self.decoded().clone();
-      let (terms, doc_lengths) = (self.terms.clone(), self.doc_lengths.clone());
+      let terms = self.terms.vocabulary().cloned().unwrap_or_default();
+      let doc_lengths = self.doc_lengths.clone();
       return Plain { terms, list_starts: starts, pairs, doc_lengths }.serialize(serializer);
     }
     let mut bytes = Vec::new();
@@ -364,9 +372,11 @@ impl<'de> Deserialize<'de> for Postings {
   fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
     if deserializer.is_human_readable() {
       let Plain { terms, list_starts, pairs, doc_lengths } = Plain::deserialize(deserializer)?;
+      let terms = TermList::Built(terms);
       return Ok(Postings { terms, doc_lengths, lists: Lists::of(Decoded { starts: list_starts, pairs }) });
     }
-    let (terms, packed): (Vocabulary, Packed<'de>) = Deserialize::deserialize(deserializer)?;
+    let (terms, packed): (Packed<'de>, Packed<'de>) = Deserialize::deserialize(deserializer)?;
+    let terms = TermList::read(&terms.0).ok_or_else(|| D::Error::custom("malformed term list"))?;
     let malformed = || D::Error::custom("malformed posting lists");
     let (doc_lengths, lists) = unpack_lengths(&packed.0).ok_or_else(malformed)?;
     if varint::take(lists, &mut 0) != Some(terms.len() as u64) {
@@ -387,7 +397,7 @@ mod tests {
     assert_eq!(postings.get("timeout"), &[(0, 1), (1, 1)]);
     assert_eq!(postings.get("missing"), &[] as &[(u32, u32)]);
     assert_eq!(postings.doc_lengths, [3, 3, 1]);
-    assert!(postings.terms.to_vec().windows(2).all(|w| w[0] < w[1]));
+    assert!(postings.terms.vocabulary().unwrap().to_vec().windows(2).all(|w| w[0] < w[1]));
   }
 
   #[test]
@@ -411,7 +421,7 @@ mod tests {
       let built = Postings::build(texts.iter().map(String::as_str));
       let head = Postings::build(texts[..cut].iter().map(String::as_str));
       let extended = head.extended(texts[cut..].iter().map(String::as_str));
-      proptest::prop_assert_eq!(extended.terms.to_vec(), built.terms.to_vec());
+      proptest::prop_assert_eq!(extended.terms.vocabulary().unwrap().to_vec(), built.terms.vocabulary().unwrap().to_vec());
       proptest::prop_assert_eq!(extended, built);
     }
   }
@@ -435,7 +445,7 @@ mod tests {
   }
 
   fn read(terms: &[&str], bytes: &[u8]) -> Result<Postings, postcard::Error> {
-    let terms = Vocabulary::from_sorted(&terms.iter().map(|t| t.to_string()).collect::<Vec<_>>());
+    let terms = TermList::Built(Vocabulary::from_sorted(&terms.iter().map(|t| t.to_string()).collect::<Vec<_>>()));
     postcard::from_bytes::<Postings>(&postcard::to_allocvec(&(terms, AsBytes(bytes))).unwrap())
   }
 

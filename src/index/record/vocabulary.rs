@@ -169,7 +169,7 @@ fn front_code(text: &str) -> Vec<u8> {
 /// The newline-joined text of front-coded terms; `None` when the bytes are
 /// not what [`front_code`] writes (a prefix longer than the term before it,
 /// a term without its newline, text that is not UTF-8).
-fn front_decode(bytes: &[u8]) -> Option<String> {
+pub(super) fn front_decode(bytes: &[u8]) -> Option<String> {
   let mut text: Vec<u8> = Vec::with_capacity(bytes.len() * 2);
   let (mut at, mut previous) = (0, 0..0);
   while at < bytes.len() {
