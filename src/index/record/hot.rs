@@ -2,6 +2,7 @@
 //! query scores entries without re-tokenizing stored text.
 
 use super::cold::Lazy;
+use super::first_use::FirstUse;
 use super::postings::{AsBytes, Packed, Postings};
 use crate::coverage::IndexCoverage;
 use crate::coverage::Reason;
@@ -12,7 +13,7 @@ use crate::session::parse::Header;
 use rustc_hash::FxHashMap;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
 /// What an append needs to resume without re-parsing the prefix.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -77,9 +78,7 @@ struct Entries {
   count: usize,
   /// The entries' postcard bytes as read (empty when built in this process).
   packed: Arc<[u8]>,
-  /// The entries, and whether the packed bytes failed to decode to
-  /// `count` of them (see [`HotShard::damaged`]).
-  decoded: OnceLock<(Vec<Entry>, bool)>,
+  decoded: FirstUse<Vec<Entry>>,
 }
 
 impl Default for Entries {
@@ -90,33 +89,29 @@ impl Default for Entries {
 
 impl Entries {
   fn of(entries: Vec<Entry>) -> Entries {
-    Entries { count: entries.len(), packed: Arc::from([]), decoded: OnceLock::from((entries, false)) }
+    Entries { count: entries.len(), packed: Arc::from([]), decoded: FirstUse::of(entries) }
   }
 
-  fn get(&self) -> &(Vec<Entry>, bool) {
-    self.decoded.get_or_init(|| match postcard::from_bytes::<Vec<Entry>>(&self.packed) {
-      Ok(entries) if entries.len() == self.count => (entries, false),
-      // Checksummed bytes this version wrote always decode; if these do
-      // not, the shard answers with empty entries (its postings stay in
-      // range) until the next synchronization rebuilds it.
-      _ => ((0..self.count).map(|index| Entry { index, ..Entry::default() }).collect(), true),
-    })
+  fn get(&self) -> &[Entry] {
+    let decode = || postcard::from_bytes::<Vec<Entry>>(&self.packed).ok().filter(|e| e.len() == self.count);
+    // Entries that do not decode: empty ones, so the postings stay in range.
+    self.decoded.get(decode, || (0..self.count).map(|index| Entry { index, ..Entry::default() }).collect())
   }
 }
 
 impl PartialEq for Entries {
   fn eq(&self, other: &Self) -> bool {
-    self.get().0 == other.get().0
+    self.get() == other.get()
   }
 }
 
 impl Serialize for Entries {
   fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
     if serializer.is_human_readable() {
-      return self.get().0.serialize(serializer);
+      return self.get().serialize(serializer);
     }
-    let packed = match self.decoded.get() {
-      Some((entries, _)) if self.packed.is_empty() => {
+    let packed = match self.decoded.decoded() {
+      Some(entries) if self.packed.is_empty() => {
         std::borrow::Cow::Owned(postcard::to_allocvec(entries).map_err(serde::ser::Error::custom)?)
       }
       // Entries still packed as read (or damaged) are written as they are.
@@ -132,7 +127,7 @@ impl<'de> Deserialize<'de> for Entries {
       return Ok(Entries::of(Vec::deserialize(deserializer)?));
     }
     let (count, packed): (usize, Packed<'de>) = Deserialize::deserialize(deserializer)?;
-    Ok(Entries { count, packed: Arc::from(&packed.0[..]), decoded: OnceLock::new() })
+    Ok(Entries { count, packed: Arc::from(&packed.0[..]), decoded: FirstUse::pending() })
   }
 }
 
@@ -183,7 +178,7 @@ impl HotShard {
 
   /// The entries, decoded on first use.
   pub fn entries(&self) -> &[Entry] {
-    &self.entries.get().0
+    self.entries.get()
   }
 
   pub fn entry_count(&self) -> usize {
@@ -194,12 +189,13 @@ impl HotShard {
   /// undecodable when first used? Then the record answers no more and is
   /// rebuilt, as a cold digest whose content is unreadable is.
   pub fn damaged(&self) -> bool {
-    self.entries.decoded.get().is_some_and(|(_, damaged)| *damaged) || self.postings.damaged()
+    self.entries.decoded.damaged() || self.postings.damaged()
   }
 
   /// Its entries and lists decoded, none damaged: what an append extends.
   pub fn intact(&self) -> bool {
-    !self.entries.get().1 && self.postings.intact()
+    self.entries();
+    !self.entries.decoded.damaged() && self.postings.intact()
   }
 
   /// Does a shard read from disk hold one fact and one length per entry,
@@ -331,10 +327,10 @@ mod tests {
       }
     }
     assert_eq!(read.entry_count(), 4);
-    assert!(read.entries.decoded.get().is_none(), "ranking decoded no entry");
+    assert!(read.entries.decoded.decoded().is_none(), "ranking decoded no entry");
     // Written again while still packed: the same bytes.
     assert_eq!(postcard::to_allocvec(&read).unwrap(), bytes);
-    assert!(read.entries.decoded.get().is_none());
+    assert!(read.entries.decoded.decoded().is_none());
     assert_eq!(read.entries(), built.entries());
     assert!(!read.damaged());
     assert_eq!(postcard::to_allocvec(&read).unwrap(), bytes, "decoded, still written as read");

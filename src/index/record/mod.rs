@@ -23,6 +23,7 @@
 //! file is recognized and rebuilt from source, never migrated.
 
 pub(crate) mod cold;
+mod first_use;
 mod frame;
 pub(crate) mod hot;
 pub(crate) mod kind;

@@ -14,13 +14,14 @@
 //! the check leave every term without a list and the shard damaged
 //! (`HotShard::damaged`), so it is rebuilt.
 
+use super::first_use::FirstUse;
 use super::term_list::TermList;
 use super::vocabulary::Vocabulary;
 use crate::index::varint;
 use crate::tokenize::for_each_stored_term;
 use rustc_hash::FxHashMap;
 use serde::{de::Error as _, Deserialize, Deserializer, Serialize, Serializer};
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
 /// Term → (entry, term frequency) lists, sorted by term; document lengths
 /// in tokens (at least 1, so BM25 never divides by zero). Held flat (the
@@ -58,8 +59,7 @@ struct Lists {
   /// What [`pack_lists`] wrote, checked by [`walk_lists`] when decoded
   /// (empty when the lists were built in this process).
   packed: Arc<[u8]>,
-  /// The lists, and whether the packed bytes failed their check.
-  decoded: OnceLock<(Decoded, bool)>,
+  decoded: FirstUse<Decoded>,
 }
 
 impl Default for Lists {
@@ -70,30 +70,25 @@ impl Default for Lists {
 
 impl Lists {
   fn of(decoded: Decoded) -> Lists {
-    Lists { packed: Arc::from([]), decoded: OnceLock::from((decoded, false)) }
+    Lists { packed: Arc::from([]), decoded: FirstUse::of(decoded) }
   }
 
   /// The lists of `terms` terms over `docs` documents, decoded once.
   fn get(&self, docs: usize, terms: usize) -> &Decoded {
-    &self
-      .decoded
-      .get_or_init(|| {
-        let (mut at, packed) = (0, &self.packed[..]);
-        varint::take(packed, &mut at); // the term count, which `terms` is
-                                       // Counts are checked by the walk, so the bytes bound what they reserve:
-                                       // a pair takes two bytes at least.
-        let total = varint::take(packed, &mut at).unwrap_or(0).min(packed.len() as u64 / 2);
-        let mut decoded = Decoded { starts: Vec::with_capacity(terms + 1), pairs: Vec::with_capacity(total as usize) };
-        let walked = walk_lists(packed, docs, |at| decoded.starts.push(at), |pair| decoded.pairs.push(pair));
-        // Checksummed bytes this version wrote always pass; if these do not,
-        // no term has a list (never a list cut short).
-        if walked != Some(terms) {
-          return (Decoded { starts: vec![0; terms + 1], pairs: Vec::new() }, true);
-        }
-        decoded.starts.push(decoded.pairs.len() as u32);
-        (decoded, false)
-      })
-      .0
+    let decode = || {
+      let (mut at, packed) = (0, &self.packed[..]);
+      // The term count, which `terms` is, then the pair count. Counts are
+      // checked by the walk, so the bytes bound what they reserve: a pair
+      // takes two bytes at least.
+      varint::take(packed, &mut at);
+      let total = varint::take(packed, &mut at).unwrap_or(0).min(packed.len() as u64 / 2);
+      let mut decoded = Decoded { starts: Vec::with_capacity(terms + 1), pairs: Vec::with_capacity(total as usize) };
+      let walked = walk_lists(packed, docs, |at| decoded.starts.push(at), |pair| decoded.pairs.push(pair));
+      decoded.starts.push(decoded.pairs.len() as u32);
+      (walked == Some(terms)).then_some(decoded)
+    };
+    // Lists that fail their check: no term has a list (never a list cut short).
+    self.decoded.get(decode, || Decoded { starts: vec![0; terms + 1], pairs: Vec::new() })
   }
 }
 
@@ -235,7 +230,7 @@ impl Postings {
 
   /// Were the terms or lists read from disk found malformed when first decoded?
   pub fn damaged(&self) -> bool {
-    self.terms.damaged() || self.lists.decoded.get().is_some_and(|(_, damaged)| *damaged)
+    self.terms.damaged() || self.lists.decoded.damaged()
   }
 
   /// The posting list of the term at `at` ([`Postings::position`]).
@@ -360,8 +355,8 @@ impl Serialize for Postings {
     let mut bytes = Vec::new();
     pack_lengths(&self.doc_lengths, &mut bytes);
     // Lists still packed as read are written as they are.
-    match self.lists.decoded.get() {
-      Some((decoded, false)) if self.lists.packed.is_empty() => bytes.extend(pack_lists(decoded)),
+    match self.lists.decoded.decoded() {
+      Some(decoded) if self.lists.packed.is_empty() => bytes.extend(pack_lists(decoded)),
       _ => bytes.extend_from_slice(&self.lists.packed),
     }
     (&self.terms, AsBytes(&bytes)).serialize(serializer)
@@ -382,7 +377,7 @@ impl<'de> Deserialize<'de> for Postings {
     if varint::take(lists, &mut 0) != Some(terms.len() as u64) {
       return Err(D::Error::custom("posting lists and terms differ in number"));
     }
-    Ok(Postings { terms, doc_lengths, lists: Lists { packed: Arc::from(lists), decoded: OnceLock::new() } })
+    Ok(Postings { terms, doc_lengths, lists: Lists { packed: Arc::from(lists), decoded: FirstUse::pending() } })
   }
 }
 
@@ -482,10 +477,10 @@ mod tests {
     let postings = Postings::build(["alpha beta beta", "gamma", "beta"].into_iter());
     let bytes = postcard::to_allocvec(&postings).unwrap();
     let read: Postings = postcard::from_bytes(&bytes).unwrap();
-    assert!(read.lists.decoded.get().is_none());
+    assert!(read.lists.decoded.decoded().is_none());
     assert_eq!(postcard::to_allocvec(&read).unwrap(), bytes);
     assert_eq!(read.get("beta"), &[(0, 2), (2, 1)]);
-    assert!(read.lists.decoded.get().is_some());
+    assert!(read.lists.decoded.decoded().is_some());
     assert_eq!(postcard::to_allocvec(&read).unwrap(), bytes);
   }
 

@@ -10,7 +10,7 @@
 //! the terms as its distance from the one before (varints), then the
 //! front-coded terms (a restart shares nothing with the term before it).
 
-use super::vocabulary::{front_decode, Vocabulary};
+use super::vocabulary::{front_decode, shared_prefix, Vocabulary};
 use crate::index::varint;
 use serde::{Serialize, Serializer};
 use std::cmp::Ordering;
@@ -189,7 +189,7 @@ fn encode(vocabulary: &Vocabulary) -> Vec<u8> {
       restarts.push(terms.len() as u64);
       0
     } else {
-      previous.iter().zip(term).take(u8::MAX as usize).take_while(|(a, b)| a == b).count()
+      shared_prefix(previous, term)
     };
     terms.push(shared as u8);
     terms.extend_from_slice(&term[shared..]);

@@ -146,6 +146,12 @@ impl<'de> Deserialize<'de> for Vocabulary {
 /// how much (a longer shared prefix is written out again).
 const MAX_SHARED: usize = u8::MAX as usize;
 
+/// How much of `term` front coding takes from the `previous` term: their
+/// common prefix, up to [`MAX_SHARED`] bytes.
+pub(super) fn shared_prefix(previous: &[u8], term: &[u8]) -> usize {
+  previous.iter().zip(term).take(MAX_SHARED).take_while(|(a, b)| a == b).count()
+}
+
 /// `text`'s terms front-coded: each term as the length of the prefix it
 /// shares with the term before it (one byte), the rest of its bytes, and a
 /// newline (terms never hold one). Sorted terms share most of their bytes
@@ -157,7 +163,7 @@ fn front_code(text: &str) -> Vec<u8> {
   }
   let mut previous: &[u8] = &[];
   for term in text.as_bytes().split(|&b| b == b'\n') {
-    let shared = previous.iter().zip(term).take(MAX_SHARED).take_while(|(a, b)| a == b).count();
+    let shared = shared_prefix(previous, term);
     out.push(shared as u8);
     out.extend_from_slice(&term[shared..]);
     out.push(b'\n');
