@@ -53,3 +53,16 @@ pub fn proptest_config(default: u32) -> proptest::test_runner::Config {
   let cases = std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(default);
   proptest::test_runner::Config { cases, failure_persistence: None, ..Default::default() }
 }
+
+/// Text of session `i` of many whose cold bodies share most of their words
+/// (what a cold-body dictionary learns), with one of its own, [`owned_word`].
+pub fn shared_words(i: usize) -> String {
+  let shared: Vec<String> = (0..150).map(|w| format!("common{}", (w * 7 + i) % 400)).collect();
+  format!("{} {}", shared.join(" "), owned_word(i))
+}
+
+/// Session `i`'s own word in [`shared_words`] (letters only: one term).
+pub fn owned_word(i: usize) -> String {
+  let own: String = [i / 26 % 26, i % 26].iter().map(|&d| char::from(b'a' + d as u8)).collect();
+  format!("owned{own}word")
+}

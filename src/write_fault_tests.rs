@@ -5,6 +5,7 @@
 //! cleaned temp files behind, and the next call after it clears recovers.
 
 use crate::fault::FailWrites;
+use crate::index::record::compression::Alone;
 use crate::index::record::CacheRecord;
 use crate::ops::recall::recall;
 use crate::ops::recall::RecallRequest;
@@ -64,7 +65,7 @@ fn an_eio_on_index_writes_is_reported_and_the_next_call_recovers() {
   let records: Vec<(PathBuf, Vec<u8>)> =
     snapshot(&index_dir).into_iter().filter(|(p, _)| !p.ends_with(crate::index::dir::MARKER)).collect();
   assert_eq!(records.len(), 4, "{records:?}");
-  assert!(records.iter().all(|(_, bytes)| CacheRecord::decode(bytes).is_some()));
+  assert!(records.iter().all(|(_, bytes)| CacheRecord::decode(bytes, &Alone).is_some()));
 }
 
 fn failure_code(result: &StoreResult) -> Option<FailureCode> {

@@ -4,12 +4,16 @@
 //! longer lists it (`sources::without_forgotten`), rewrites the packed heads
 //! and the cold dictionary of active mode without it. All mode's heads and
 //! dictionary, which may still name it, are removed: that mode's next call
-//! rebuilds them from its records.
+//! rebuilds them from its records. A cold-body dictionary trained on a body
+//! of the session is retired: the records compressed with it are
+//! compressed again without it, and its file is removed.
 
+use super::dir::IndexFile;
 use super::{dictionary, heads, sync, Context, Index};
-use crate::index::record::Tier;
+use crate::index::record::{self, CacheRecord, Tier};
 use crate::session::discover::Scope;
 use crate::session::lineage::Branches;
+use rayon::prelude::*;
 use std::path::Path;
 
 /// Drops what the index holds of the session at `path`; how many of its
@@ -22,7 +26,9 @@ pub fn drop_session(cx: &Context<'_>, path: &Path) -> usize {
     state.forget_last();
     // A queued write-behind of its record is skipped once it is not resident.
     index.resident().retain(|resident| resident != path);
-    remove_records(&index, path)
+    let removed = remove_records(&index, path);
+    retire_dictionaries(cx, &index, path);
+    removed
   };
   for shard in 0..dictionary::SHARDS {
     index.dir().remove_ours(&heads::file_name(Branches::All, shard));
@@ -32,6 +38,39 @@ pub fn drop_session(cx: &Context<'_>, path: &Path) -> usize {
   let _ = sync::sync(cx, &Scope::Global, Branches::Active);
   // A write that was under way while the lock was taken has landed by now.
   removed + remove_records(&index, path)
+}
+
+/// Retires the cold-body dictionaries trained on a body of `path`: every
+/// cold record compressed with one is compressed again (a record that
+/// cannot be is removed, and rebuilt), then the dictionaries' files go.
+/// Cold records and packed heads held before are dropped: their files
+/// changed. Under the sync lock.
+fn retire_dictionaries(cx: &Context<'_>, index: &Index, path: &Path) {
+  let names = index.names(cx);
+  let retired = index.bodies().retire(&names, path);
+  if retired.is_empty() {
+    return;
+  }
+  let dictionaries = index.body_dictionaries();
+  let limit = cx.config.max_cold_cache_bytes;
+  let cold = |name: &&String| matches!(IndexFile::parse(name), Some(IndexFile::Record { tier: Tier::Cold, .. }));
+  names.par_iter().filter(cold).for_each(|name| {
+    let Ok(bytes) = record::read(&index.dir().join(name), limit) else { return };
+    if !record::body_dictionary(&bytes).is_some_and(|id| retired.contains(&id)) {
+      return;
+    }
+    let recompressed = CacheRecord::recompress(&bytes, &*dictionaries);
+    if recompressed.is_none_or(|bytes| index.dir().write(name, &bytes).is_err()) {
+      index.dir().remove_ours(name);
+    }
+  });
+  index.bodies().remove(&retired);
+  index.resident().retain_records(|record| record.tier() != Tier::Cold);
+  for branches in [Branches::Active, Branches::All] {
+    for shard in 0..dictionary::SHARDS {
+      index.dir().remove_ours(&heads::file_name(branches, shard));
+    }
+  }
 }
 
 fn remove_records(index: &Index, path: &Path) -> usize {

@@ -17,12 +17,14 @@
 //!   shard, the cold digest, the vocabulary, the typed kinds);
 //!   [`resident`]: the records a process keeps;
 //! - [`dictionary`], [`heads`]: what spans every cold record;
+//!   `body_dictionary`: the zstd dictionary cold bodies share;
 //! - [`dir`]: the index dir ([`dir::IndexDir`]): every file name in one
 //!   grammar ([`dir::IndexFile`]), atomic writes, which files are ours, its
 //!   listing and garbage collection; [`writer`] (now or behind the call)
 //!   writes records into it, [`ownership`] says whether the dir is ours;
 //! - `trace`: the test seam, what this index did (empty outside tests).
 
+mod body_dictionary;
 pub(crate) mod build;
 mod context;
 pub(crate) mod dictionary;
@@ -52,6 +54,22 @@ pub use sources::{list_sources, Source};
 pub(crate) use sync::{rebuild_cold, resync};
 pub use sync::{sync, Synced};
 
+/// The record file `bytes` read from `path` (diagnostics), its cold body
+/// read with the dictionaries of the index dir it is in.
+pub fn decode_record(path: &std::path::Path, bytes: &[u8]) -> Option<record::CacheRecord> {
+  let dictionaries = body_dictionary::BodyDictionaries::new(path.parent()?.to_path_buf());
+  record::CacheRecord::decode(bytes, &dictionaries)
+}
+
+/// Tests: the record file at `path` with its cold body decompressed (with
+/// its index dir's dictionaries), any other file as it is.
+#[cfg(test)]
+pub fn readable_file(path: &std::path::Path) -> Vec<u8> {
+  let bytes = std::fs::read(path).unwrap_or_default();
+  let dictionaries = body_dictionary::BodyDictionaries::new(path.parent().unwrap().to_path_buf());
+  record::readable_bytes(&bytes, &dictionaries)
+}
+
 /// A map keyed by path, hashed by the path's bytes: `Path`'s own `Hash`
 /// walks its components, which was 9 % of loading 100,000 record heads.
 /// Paths here come from one listing, so equal files are equal bytes. Keys
@@ -69,7 +87,7 @@ pub(crate) fn path_key(path: &std::path::Path) -> &'static std::ffi::OsStr {
 /// file only: the index's other files go through its accessors.
 mod shared {
   use super::record::{self, Tier};
-  use super::{dictionary, dir, heads, resident, sources, sync, trace, writer, Context, PathMap};
+  use super::{body_dictionary, dictionary, dir, heads, resident, sources, sync, trace, writer, Context, PathMap};
   use crate::session::lineage::Branches;
   use parking_lot::Mutex;
   use std::collections::HashMap;
@@ -98,6 +116,8 @@ mod shared {
     packs: heads::Packs,
     /// The cold term dictionary's shards this process holds.
     dictionaries: dictionary::Resident,
+    /// The zstd dictionaries of cold bodies.
+    bodies: Arc<body_dictionary::BodyDictionaries>,
     /// What this index did, for its tests (empty outside them).
     trace: trace::Trace,
   }
@@ -110,7 +130,7 @@ mod shared {
         .entry(dir.clone())
         .or_insert_with(|| {
           Arc::new(Index {
-            dir: dir::IndexDir::new(dir),
+            dir: dir::IndexDir::new(dir.clone()),
             resident: Default::default(),
             listing: Default::default(),
             sync: Default::default(),
@@ -118,6 +138,7 @@ mod shared {
             writes: Default::default(),
             packs: Default::default(),
             dictionaries: Default::default(),
+            bodies: Arc::new(body_dictionary::BodyDictionaries::new(dir.clone())),
             trace: Default::default(),
           })
         })
@@ -185,6 +206,16 @@ mod shared {
 
     pub(super) fn dictionaries(&self) -> &dictionary::Resident {
       &self.dictionaries
+    }
+
+    /// The zstd dictionaries of cold bodies: told what the dir holds, retired.
+    pub(super) fn bodies(&self) -> &body_dictionary::BodyDictionaries {
+      &self.bodies
+    }
+
+    /// The zstd dictionaries of cold bodies, as records encode and read with them.
+    pub(super) fn body_dictionaries(&self) -> Arc<dyn record::compression::Dictionaries> {
+      self.bodies.clone()
     }
 
     pub(super) fn trace(&self) -> &trace::Trace {

@@ -76,6 +76,18 @@ impl Residents {
     self.map.lock().retain(|&path, _| keep(Path::new(path)));
   }
 
+  /// Keeps the slots whose record `keep` accepts.
+  pub fn retain_records(&self, mut keep: impl FnMut(&CacheRecord) -> bool) {
+    self.map.lock().retain(|_, modes| {
+      for slot in modes.iter_mut() {
+        if slot.as_ref().is_some_and(|slot| !keep(&slot.record)) {
+          *slot = None;
+        }
+      }
+      modes.iter().any(Option::is_some)
+    });
+  }
+
   /// Tests: the key `path`'s slots are stored under.
   #[cfg(test)]
   pub fn key(&self, path: &Path) -> Option<&'static std::ffi::OsStr> {

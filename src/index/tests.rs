@@ -2,8 +2,9 @@ use super::*;
 use crate::engine::Engine;
 use crate::session::discover::Scope;
 use crate::session::lineage::Branches;
-use crate::testing::{AgentDir, CWD};
+use crate::testing::{owned_word, shared_words, AgentDir, CWD};
 use parking_lot::Mutex;
+use record::compression::Alone;
 use record::Tier;
 use record::{Body, CacheRecord};
 use serde_json::json;
@@ -196,7 +197,7 @@ fn stale_foreign_and_orphaned_records_are_removed() {
   let mut expected = [dir::MARKER, "0123456789abcdef-v5.jsonl.digest.json", &kept, "junk.txt"];
   expected.sort_unstable(); // `kept`'s hash prefix (of the temp path) sorts anywhere
   assert_eq!(names, expected);
-  assert!(record::CacheRecord::decode(&fs::read(dir.join(&kept)).unwrap()).is_some(), "torn record rebuilt");
+  assert!(record::CacheRecord::decode(&fs::read(dir.join(&kept)).unwrap(), &Alone).is_some(), "torn record rebuilt");
 }
 
 #[test]
@@ -485,6 +486,7 @@ fn forget_process(dir: &Path) {
   Index::shared(dir.to_path_buf()).forget_base_names();
   Index::shared(dir.to_path_buf()).listing().forget_headers();
   Index::shared(dir.to_path_buf()).sync_state().forget_last();
+  Index::shared(dir.to_path_buf()).bodies().forget();
 }
 
 fn recall_hits(engine: &Engine, query: &str) -> crate::ops::recall::RecallPage {
@@ -521,7 +523,7 @@ fn a_record_edited_in_place_is_detected_and_rebuilt_with_identical_answers() {
   let page = recall_hits(&engine, "hello");
   assert_eq!(page.total, 1, "found through the rebuilt record");
   assert!(page.coverage.complete, "{:?}", page.coverage);
-  let on_disk = record::CacheRecord::decode(&fs::read(&path).unwrap()).expect("rewritten on disk");
+  let on_disk = record::CacheRecord::decode(&fs::read(&path).unwrap(), &Alone).expect("rewritten on disk");
   assert_eq!(on_disk.body, clean);
   let result = global(&engine);
   assert_eq!(
@@ -537,10 +539,10 @@ fn a_record_edited_in_place_is_detected_and_rebuilt_with_identical_answers() {
 fn damage_hot_entries(fx: &Fixture) -> PathBuf {
   let name = fx.index_files().into_iter().find(|n| n.ends_with(".hot")).unwrap();
   let path = fx.index_dir().join(&name);
-  let mut record = record::CacheRecord::decode(&fs::read(&path).unwrap()).unwrap();
+  let mut record = record::CacheRecord::decode(&fs::read(&path).unwrap(), &Alone).unwrap();
   let Body::Hot(shard) = &record.body else { panic!("hot") };
   record.body = Body::Hot(Box::new(shard.with_undecodable_entries()));
-  fs::write(&path, record.encode().unwrap()).unwrap();
+  fs::write(&path, record.encode(&Alone).unwrap()).unwrap();
   forget_process(&fx.index_dir());
   path
 }
@@ -558,7 +560,7 @@ fn a_hot_record_whose_entries_do_not_decode_answers_in_range_and_is_rebuilt() {
   let page = recall_hits(&engine, "hello");
   assert_eq!((page.total, page.coverage.reasons.clone()), (1, Vec::new()), "rebuilt by the next call's sync");
   assert!(serde_json::to_string(&page.hits[0]).unwrap().contains("hello world"));
-  let on_disk = record::CacheRecord::decode(&fs::read(&path).unwrap()).expect("rewritten on disk");
+  let on_disk = record::CacheRecord::decode(&fs::read(&path).unwrap(), &Alone).expect("rewritten on disk");
   assert_eq!(loaded(&on_disk.body), clean);
 }
 
@@ -611,14 +613,14 @@ fn a_content_proof_is_written_back_once_the_stamp_can_vouch() {
     fx.index_files().into_iter().filter(|n| n.ends_with(".hot") || n.ends_with(".cold")).collect();
   assert_eq!(names.len(), 2);
   let on_disk = || {
-    let read = |n: &String| record::CacheRecord::decode(&fs::read(fx.index_dir().join(n)).unwrap()).unwrap();
+    let read = |n: &String| record::CacheRecord::decode(&fs::read(fx.index_dir().join(n)).unwrap(), &Alone).unwrap();
     names.iter().map(read).collect::<Vec<_>>()
   };
   // Verified the moment the sources changed, as a build right after Pi's
   // write is (however slow this machine is): only their content can prove them.
   for (name, mut record) in names.iter().zip(on_disk()) {
     record.verified_ns = record.stamp.ctime_ns;
-    dir::write_atomic(&fx.index_dir().join(name), &record.encode().unwrap()).unwrap();
+    dir::write_atomic(&fx.index_dir().join(name), &record.encode(&Alone).unwrap()).unwrap();
   }
   let before = on_disk();
   assert!(before.iter().all(|r| !r.stamp.proves_unchanged_since(r.verified_ns)));
@@ -708,7 +710,7 @@ fn records_that_are_fifos_devices_or_huge_are_rebuilt_without_hanging() {
   assert_eq!(rebuilt, clean);
   for path in [&fifo, &zero, &huge] {
     let bytes = fs::read(path).unwrap();
-    assert!(record::CacheRecord::decode(&bytes).is_some(), "{path:?} rewritten as a record");
+    assert!(record::CacheRecord::decode(&bytes, &Alone).is_some(), "{path:?} rewritten as a record");
   }
 }
 
@@ -818,7 +820,7 @@ fn random_record_corruptions_are_detected_and_rebuilt_with_identical_answers() {
     assert!(result.coverage.complete, "seed {seed} run {run} kind {kind}: {:?}", result.coverage);
     assert_eq!(bodies(&result), clean, "seed {seed} run {run} kind {kind}: answers differ");
     let on_disk = fs::read(dir.join(&names[victim])).unwrap();
-    assert!(record::CacheRecord::decode(&on_disk).is_some(), "seed {seed} run {run}: record rewritten");
+    assert!(record::CacheRecord::decode(&on_disk, &Alone).is_some(), "seed {seed} run {run}: record rewritten");
   }
 }
 
@@ -922,9 +924,9 @@ fn a_pack_older_than_its_records_never_changes_an_answer() {
   fx.write("s3", &["changed words", "reply"], 103);
   global(&engine);
   let name = fx.index_files().into_iter().find(|n| n.contains("-s4.jsonl") && n.ends_with(".cold")).unwrap();
-  let mut record = CacheRecord::decode(&fs::read(dir.join(&name)).unwrap()).unwrap();
+  let mut record = CacheRecord::decode(&fs::read(dir.join(&name)).unwrap(), &Alone).unwrap();
   record.verified_ns += 1;
-  dir::write_atomic(&dir.join(&name), &record.encode().unwrap()).unwrap();
+  dir::write_atomic(&dir.join(&name), &record.encode(&Alone).unwrap()).unwrap();
   for (name, bytes) in &saved {
     fs::write(dir.join(name), bytes).unwrap();
   }
@@ -1078,4 +1080,75 @@ fn a_header_probe_that_raced_a_rewrite_is_not_remembered() {
   assert_eq!(probed.map(|header| header.id), Some("raced".to_string()), "the session is one again");
   // A probe against a stat that still holds is remembered.
   assert_eq!(index.listing().header_proven(&path), Some(after));
+}
+
+/// `n` cold sessions sharing most of their words, each with one of its
+/// own ([`owned_word`]).
+fn cold_sessions(fx: &Fixture, n: usize) {
+  for i in 0..n {
+    fx.write(&format!("s{i:03}"), &[&shared_words(i), "noted"], 100 + i as u64);
+  }
+}
+
+/// Cold bodies share a dictionary trained on the first of them; a fresh
+/// process reads them with it; when it is gone the bodies that need it are
+/// unreadable for one call, then rebuilt.
+#[test]
+fn cold_bodies_share_a_dictionary_and_are_rebuilt_when_it_is_gone() {
+  let fx = fixture();
+  cold_sessions(&fx, 80);
+  let engine = fx.engine(json!({"hotSessions": 0}));
+  assert!(global(&engine).coverage.complete);
+  let dictionaries: Vec<String> = fx.index_files().into_iter().filter(|n| n.starts_with("cold-bodies.")).collect();
+  assert_eq!(dictionaries.len(), 1, "{:?}", fx.index_files());
+  let named: Vec<usize> = (0..80)
+    .filter(|&i| {
+      let name = fx.index_files().into_iter().find(|n| n.contains(&format!("s{i:03}.jsonl.active.cold"))).unwrap();
+      record::body_dictionary(&fs::read(fx.index_dir().join(name)).unwrap()).is_some()
+    })
+    .collect();
+  // The first bodies are compressed alone, and so are those other threads encode while it trains.
+  assert!((1..80).contains(&named.len()), "bodies after the training use it: {}", named.len());
+  forget_process(&fx.index_dir());
+  for i in 0..80 {
+    let page = recall_hits(&engine, &owned_word(i));
+    assert_eq!((page.total, page.coverage.reasons.len()), (1, 0), "{i}: {:?}", page.coverage);
+  }
+  fs::remove_file(fx.index_dir().join(&dictionaries[0])).unwrap();
+  // Without the term dictionary's shards, which answer for the bodies they were built from.
+  for name in fx.index_files().into_iter().filter(|n| n.starts_with("cold-terms.")) {
+    fs::remove_file(fx.index_dir().join(name)).unwrap();
+  }
+  forget_process(&fx.index_dir());
+  // The next sync rebuilds the term dictionary from the bodies: those it cannot read are rebuilt from source.
+  for &i in &named {
+    let page = recall_hits(&engine, &owned_word(i));
+    assert_eq!((page.total, page.coverage.reasons.len()), (1, 0), "{i} rebuilt: {:?}", page.coverage);
+  }
+  let files = fx.index_files();
+  for name in files.iter().filter(|n| n.ends_with(".cold")) {
+    let id = record::body_dictionary(&fs::read(fx.index_dir().join(name)).unwrap());
+    let named = id.map(|id| dir::IndexFile::BodyDictionary { version: record::CACHE_VERSION, id }.to_string());
+    assert!(named.is_none_or(|n| files.contains(&n)), "{name} names a dictionary that is gone");
+  }
+}
+
+/// Dictionaries of another cache version are the cleanup's; a foreign file
+/// under a dictionary's name is not (this version's intact dictionary stays:
+/// `cold_bodies_share_a_dictionary_and_are_rebuilt_when_it_is_gone`).
+#[test]
+fn the_cleanup_removes_body_dictionaries_of_other_versions() {
+  let fx = fixture();
+  fx.write("s", &["hello world"], 100);
+  let engine = fx.engine(json!({}));
+  global(&engine);
+  let other = dir::IndexFile::BodyDictionary { version: record::CACHE_VERSION - 1, id: 0x0123_4567 }.to_string();
+  let foreign = dir::IndexFile::BodyDictionary { version: record::CACHE_VERSION - 2, id: 0x0123_4567 }.to_string();
+  fs::write(fx.index_dir().join(&other), b"PFMIDXZD old").unwrap();
+  fs::write(fx.index_dir().join(&foreign), b"someone else's").unwrap();
+  fx.write("t", &["another session"], 100);
+  forget_process(&fx.index_dir());
+  global(&engine);
+  let files = fx.index_files();
+  assert!(!files.contains(&other) && files.contains(&foreign), "{files:?}");
 }

@@ -46,9 +46,10 @@ pub enum Write {
 /// Writes `record` of `source` now; on success its content is served from
 /// the file just written (see [`record::defer_content`]).
 pub(crate) fn write(index: &Index, source: &Path, branches: Branches, record: &mut CacheRecord) -> io::Result<()> {
-  let bytes = record.encode().map_err(|_| io::Error::from(io::ErrorKind::InvalidData))?;
+  let dictionaries = index.body_dictionaries();
+  let bytes = record.encode(&*dictionaries).map_err(|_| io::Error::from(io::ErrorKind::InvalidData))?;
   let path = write_bytes(index, source, branches, record.tier(), &bytes)?;
-  record::defer_content(record, &path, &bytes);
+  record::defer_content(record, &path, &bytes, &dictionaries);
   Ok(())
 }
 
@@ -158,8 +159,10 @@ fn write_behind(index: &Index, (source, branches): (PathBuf, Branches), record: 
   if !resident.is_some_and(|slot| Arc::ptr_eq(&slot.record, record)) {
     return;
   }
-  let written =
-    record.encode_shared().ok().is_some_and(|bytes| write_bytes(index, &source, branches, Tier::Hot, &bytes).is_ok());
+  let written = record
+    .encode_shared(&*index.body_dictionaries())
+    .ok()
+    .is_some_and(|bytes| write_bytes(index, &source, branches, Tier::Hot, &bytes).is_ok());
   if !written {
     forget(index, &source, branches, Tier::Hot);
   }

@@ -1,7 +1,7 @@
 //! Orphan removal at the end of a sync: records no existing session owns
 //! and temp files of crashed writers, within the cleanup budget.
 
-use super::name::Name;
+use super::name::{IndexFile, Name};
 use super::IndexDir;
 use crate::coverage::Reason;
 use crate::index::record;
@@ -14,7 +14,9 @@ use std::path::Path;
 
 impl IndexDir {
   /// Removes index files no existing session can own: records of deleted
-  /// sources and temp files left by crashed writers, at most `budget` of
+  /// sources, temp files left by crashed writers and cold-body
+  /// dictionaries of another cache version (no record this version reads
+  /// names them), at most `budget` of
   /// them (past it, `cache_cleanup_budget`). `names` is the dir's listing,
   /// `owners` the record base names of every existing session. Names decide
   /// what is an orphan; [`IndexDir::remove_ours`] decides what may be removed
@@ -37,7 +39,10 @@ impl IndexDir {
       .with_min_len(1024)
       .filter_map(|name| {
         let parsed = Name::parse(name)?;
+        let stale =
+          matches!(parsed.file, IndexFile::BodyDictionary { version, .. } if version != record::CACHE_VERSION);
         let unowned = parsed.temp
+          || stale
           || parsed
             .file
             .record_hash()
@@ -49,6 +54,7 @@ impl IndexDir {
     for (name, parsed) in unowned {
       let orphan = match parsed {
         Name { temp: true, .. } => is_old(&self.join(name)),
+        Name { file: IndexFile::BodyDictionary { .. }, temp: false } => true,
         Name { file, temp: false } => file.record_hash().is_some_and(|hash| !self.owned_elsewhere(name, hash)),
       };
       if !orphan {

@@ -29,6 +29,9 @@ pub enum IndexFile<'a> {
   Dictionary { branches: Branches },
   /// `cold-heads.<mode>.<NN>.pack`: a shard of the packed cold heads.
   HeadsPack { branches: Branches, shard: usize },
+  /// `cold-bodies.<cacheVersion>.<id, 8 hex digits>.zdict`: a dictionary cold
+  /// bodies of that cache version are compressed with (`index::body_dictionary`).
+  BodyDictionary { version: u32, id: u32 },
   /// [`MARKER`].
   Marker,
 }
@@ -63,6 +66,9 @@ fn strip_temp(name: &str) -> Option<&str> {
 }
 
 impl<'a> IndexFile<'a> {
+  /// What every [`IndexFile::BodyDictionary`] name starts with.
+  pub const BODY_DICTIONARY_PREFIX: &'static str = "cold-bodies.";
+
   pub fn parse(name: &'a str) -> Option<IndexFile<'a>> {
     if name == MARKER {
       return Some(IndexFile::Marker);
@@ -76,6 +82,14 @@ impl<'a> IndexFile<'a> {
     if let Some(rest) = name.strip_prefix("cold-heads.").and_then(|r| r.strip_suffix(".pack")) {
       let (mode, shard) = rest.split_once('.')?;
       return Some(IndexFile::HeadsPack { branches: branches(mode)?, shard: shard_no(shard)? });
+    }
+    if let Some(rest) = name.strip_prefix(Self::BODY_DICTIONARY_PREFIX).and_then(|r| r.strip_suffix(".zdict")) {
+      let (version, id) = rest.split_once('.')?;
+      let version = version.parse().ok().filter(|v: &u32| v.to_string() == version)?;
+      let id = (id.len() == 8 && id.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f')))
+        .then(|| u32::from_str_radix(id, 16).ok())
+        .flatten()?;
+      return Some(IndexFile::BodyDictionary { version, id });
     }
     let (rest, tier) = name.rsplit_once('.')?;
     let tier = match tier {
@@ -128,6 +142,9 @@ impl fmt::Display for IndexFile<'_> {
       IndexFile::DictionaryShard { branches, shard } => write!(f, "cold-terms.{}.{shard:02}.dict", branches.as_str()),
       IndexFile::Dictionary { branches } => write!(f, "cold-terms.{}.dict", branches.as_str()),
       IndexFile::HeadsPack { branches, shard } => write!(f, "cold-heads.{}.{shard:02}.pack", branches.as_str()),
+      IndexFile::BodyDictionary { version, id } => {
+        write!(f, "{}{version}.{id:08x}.zdict", Self::BODY_DICTIONARY_PREFIX)
+      }
       IndexFile::Marker => f.write_str(MARKER),
     }
   }
@@ -168,6 +185,7 @@ mod tests {
       IndexFile::DictionaryShard { branches: Branches::All, shard: 31 },
       IndexFile::Dictionary { branches: Branches::All },
       IndexFile::HeadsPack { branches: Branches::Active, shard: 7 },
+      IndexFile::BodyDictionary { version: 22, id: 0x0abc_1234 },
       IndexFile::Marker,
     ];
     let names: Vec<String> = files.iter().map(ToString::to_string).collect();
@@ -180,6 +198,7 @@ mod tests {
         "cold-terms.all.31.dict",
         "cold-terms.all.dict",
         "cold-heads.active.07.pack",
+        "cold-bodies.22.0abc1234.zdict",
         MARKER,
       ]
     );
@@ -208,6 +227,10 @@ mod tests {
       "cold-terms.active.1.dict",
       "cold-heads.all.32.pack",
       "cold-heads.active.pack",
+      "cold-bodies.22.0ABC1234.zdict",
+      "cold-bodies.022.0abc1234.zdict",
+      "cold-bodies.22.abc1234.zdict",
+      "cold-bodies.0abc1234.zdict",
       MARKER,
     ] {
       assert_eq!(Name::parse(foreign), None, "{foreign}");

@@ -4,8 +4,8 @@
 //! `cacheBytes` equal to its own length and decodes only when every part
 //! checks out.
 
+use super::compression::{self, Dictionaries};
 use super::{Body, CacheRecord, CACHE_VERSION, MAGIC};
-use crate::config::MAX_COLD_CACHE_BYTES;
 use crate::index::record::cold::{ColdContent, LazyContent, Unreadable};
 
 /// The magic, the head's length, the head's and the body's checksums.
@@ -50,17 +50,18 @@ impl<'a> Parts<'a> {
 impl CacheRecord {
   /// Encodes the record with `cacheBytes` equal to the encoded length (a
   /// fixed point: the length's own varint can grow the length).
+  /// A cold body is compressed with the dictionary `dictionaries` give.
   /// `Err` when a cold digest's content can no longer be read.
-  pub fn encode(&mut self) -> Result<Vec<u8>, Unreadable> {
-    let body = self.encode_body()?;
+  pub fn encode(&mut self, dictionaries: &dyn Dictionaries) -> Result<Vec<u8>, Unreadable> {
+    let body = self.encode_body(dictionaries)?;
     Ok(self.frame(&body))
   }
 
   /// Encodes a record that is shared (still answering queries): as
   /// [`CacheRecord::encode`], but only the head is copied to carry
   /// `cacheBytes`; the body is serialized where it is.
-  pub fn encode_shared(&self) -> Result<Vec<u8>, Unreadable> {
-    let body = self.encode_body()?;
+  pub fn encode_shared(&self, dictionaries: &dyn Dictionaries) -> Result<Vec<u8>, Unreadable> {
+    let body = self.encode_body(dictionaries)?;
     let summary = match &self.body {
       Body::Hot(_) => Body::Hot(Box::default()),
       Body::Cold(digest) => Body::Cold(digest.clone()),
@@ -86,12 +87,28 @@ impl CacheRecord {
     Ok(head.frame(&body))
   }
 
-  fn encode_body(&self) -> Result<Vec<u8>, Unreadable> {
+  fn encode_body(&self, dictionaries: &dyn Dictionaries) -> Result<Vec<u8>, Unreadable> {
     let plain = self.plain_body()?;
     Ok(match &self.body {
       Body::Hot(_) => plain,
-      Body::Cold(_) => compress(&plain),
+      Body::Cold(_) => {
+        let dictionary = dictionaries.for_encoding(&plain, self.file.as_path(), &self.session_id);
+        compression::compress(&plain, dictionary.as_deref())
+      }
     })
+  }
+
+  /// A cold record file's bytes with its body compressed again: the same
+  /// record, its body now compressed with what `dictionaries` give (none,
+  /// when a dictionary its body named is retired). `None` for anything but
+  /// an intact current cold record whose body `dictionaries` can read.
+  pub fn recompress(bytes: &[u8], dictionaries: &dyn Dictionaries) -> Option<Vec<u8>> {
+    let parts = Parts::split(bytes).ok()??;
+    let mut record =
+      CacheRecord::decode_head(parts.head, bytes.len() as u64).filter(|r| r.tier() == super::Tier::Cold)?;
+    let plain = compression::decompress(parts.intact_body()?, dictionaries).ok()?;
+    let dictionary = dictionaries.for_encoding(&plain, record.file.as_path(), &record.session_id);
+    Some(record.frame(&compression::compress(&plain, dictionary.as_deref())))
   }
 
   fn plain_body(&self) -> Result<Vec<u8>, Unreadable> {
@@ -145,13 +162,14 @@ impl CacheRecord {
   /// `None` for anything but an intact current record: wrong magic, a
   /// checksum mismatch (torn or edited), an undecodable head or body,
   /// another version, or a length other than its own `cacheBytes`.
-  pub fn decode(bytes: &[u8]) -> Option<CacheRecord> {
+  /// A cold body's dictionary comes from `dictionaries`.
+  pub fn decode(bytes: &[u8], dictionaries: &dyn Dictionaries) -> Option<CacheRecord> {
     let parts = Parts::split(bytes).ok()??;
     let mut record = CacheRecord::decode_head(parts.head, bytes.len() as u64)?;
     let body = parts.intact_body()?;
     match &mut record.body {
       Body::Hot(shard) => **shard = postcard::from_bytes(body).ok().filter(super::HotShard::is_consistent)?,
-      Body::Cold(digest) => digest.content = LazyContent::loaded(decode_cold_body(body).ok()?),
+      Body::Cold(digest) => digest.content = LazyContent::loaded(decode_cold_body(body, dictionaries).ok()?),
     }
     Some(record)
   }
@@ -162,40 +180,28 @@ impl CacheRecord {
   }
 }
 
-/// zstd's fastest regular level: a cold build compresses every cold body
-/// once, and level 3 gained 5% in size for 35% less speed.
-const LEVEL: i32 = 1;
-
-fn compress(plain: &[u8]) -> Vec<u8> {
-  zstd::bulk::compress(plain, LEVEL).expect("in-memory compression of a bounded body")
+/// The dictionary a record file's body was compressed with, if any (read
+/// from its frame's header: `bytes` may be the file's start).
+pub fn body_dictionary(bytes: &[u8]) -> Option<u32> {
+  let parts = Parts::split(bytes).ok()??;
+  compression::dictionary_of(parts.body)
 }
 
-/// A cold body's content: its zstd frame decompressed, when the frame
-/// declares a size within [`MAX_COLD_CACHE_BYTES`] (checked before a byte
-/// is allocated for it), and decoded.
-pub(super) fn decode_cold_body(packed: &[u8]) -> Result<ColdContent, Unreadable> {
-  let size = zstd::zstd_safe::get_frame_content_size(packed).ok().flatten().ok_or(Unreadable)?;
-  if size > MAX_COLD_CACHE_BYTES {
-    return Err(Unreadable);
-  }
-  let plain = zstd::bulk::decompress(packed, size as usize).map_err(|_| Unreadable)?;
-  if plain.len() as u64 != size {
-    return Err(Unreadable);
-  }
-  postcard::from_bytes(&plain).map_err(|_| Unreadable)
+/// A cold body's content: its frame decompressed (see
+/// [`compression::decompress`]) and decoded.
+pub(super) fn decode_cold_body(frame: &[u8], dictionaries: &dyn Dictionaries) -> Result<ColdContent, Unreadable> {
+  postcard::from_bytes(&compression::decompress(frame, dictionaries)?).map_err(|_| Unreadable)
 }
 
 /// A record file's bytes as text can be searched in them: a cold record's
 /// head and its body decompressed (tests that look for a forgotten word in
 /// the index dir must see what a compressed body holds); any other file as it is.
 #[cfg(test)]
-pub fn readable_bytes(bytes: &[u8]) -> Vec<u8> {
+pub fn readable_bytes(bytes: &[u8], dictionaries: &dyn Dictionaries) -> Vec<u8> {
   let Ok(Some(parts)) = Parts::split(bytes) else { return bytes.to_vec() };
   let plain = || {
     let record = CacheRecord::decode_head(parts.head, bytes.len() as u64).filter(|r| r.tier() == super::Tier::Cold)?;
-    let body = parts.intact_body()?;
-    let size = zstd::zstd_safe::get_frame_content_size(body).ok().flatten()?;
-    let plain = zstd::bulk::decompress(body, size as usize).ok()?;
+    let plain = compression::decompress(parts.intact_body()?, dictionaries).ok()?;
     Some([record.head_bytes(), plain].concat())
   };
   plain().unwrap_or_else(|| bytes.to_vec())

@@ -10,7 +10,8 @@
 //! the head and of the body, then the head and the body, both postcard
 //! (compact, allocation-light to decode, no text escaping); a cold body is
 //! compressed (one zstd frame: it is read once per query's first need, and
-//! it is most of the index dir's bytes). The head is the
+//! it is most of the index dir's bytes; with the index dir's shared
+//! dictionary once it has one, see [`compression`]). The head is the
 //! [`CacheRecord`] without its bulk: for a cold digest every field a query
 //! plans with; the body is the hot shard or the digest's [`ColdContent`]. A
 //! fresh process reads only the heads of cold records, and a cold body when
@@ -23,6 +24,7 @@
 //! file is recognized and rebuilt from source, never migrated.
 
 pub(crate) mod cold;
+pub mod compression;
 mod first_use;
 mod frame;
 pub(crate) mod hot;
@@ -36,7 +38,7 @@ pub(crate) mod vocabulary;
 pub(super) use frame::checksum;
 #[cfg(test)]
 pub use frame::readable_bytes;
-pub use frame::MAGIC_PREFIX;
+pub use frame::{body_dictionary, MAGIC_PREFIX};
 pub use name::{base_hash, base_name, base_of, file_name, hash_of_base, stem};
 pub use read::{defer_content, file_of_head, from_head, open, read, read_limit, source_exists};
 
@@ -48,9 +50,10 @@ use cold::ColdDigest;
 use hot::HotShard;
 use serde::{Deserialize, Serialize};
 
-pub const CACHE_VERSION: u32 = 21;
-/// `HR`: cacheVersion 21, a hot shard's term list with a whole term every
-/// 16 and their offsets, searched where it was read (20: a hot shard's
+pub const CACHE_VERSION: u32 = 22;
+/// `IZ`: cacheVersion 22, a cold body compressed with the index dir's
+/// shared zstd dictionary once it has one (21: a hot shard's term list with a whole term every
+/// 16 and their offsets, searched where it was read; 20: a hot shard's
 /// entries packed, decoded on first use, beside one fact byte per entry; 19: the source hash and the lineage
 /// fingerprints as 32 bytes, not hex; 18: a record's policy without its lineage fingerprint,
 /// one interned string per configuration; 17: a hot shard's posting lists
@@ -62,8 +65,8 @@ pub const CACHE_VERSION: u32 = 21;
 /// moved from its head to its body); records of earlier versions
 /// (`PFMIDX06`, `PFMIDX6C`, `PFMIDX07`, `PFMIDX7C`, `PFMIDX8C`, `PFMIDX9C`,
 /// `PFMIDXAS`, `PFMIDXBS`, `PFMIDXBT`, `PFMIDXBU`, `PFMIDXCZ`, `PFMIDXEP`,
-/// `PFMIDXFI`, `PFMIDXGH`, `PFMIDXHE`) are rebuilt.
-pub(super) const MAGIC: &[u8; 8] = b"PFMIDXHR";
+/// `PFMIDXFI`, `PFMIDXGH`, `PFMIDXHE`, `PFMIDXHR`) are rebuilt.
+pub(super) const MAGIC: &[u8; 8] = b"PFMIDXIZ";
 /// Serialized by variant index in records (postcard), by name in results.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, strum::IntoStaticStr)]
 #[serde(rename_all = "lowercase")]

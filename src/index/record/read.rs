@@ -2,6 +2,7 @@
 //! loader that reads its body on first use (only from the same record), a
 //! cold record from a packed copy of its head, and the bounds of each read.
 
+use super::compression::Dictionaries;
 use super::frame::{checksum, Parts, PREFIX_BYTES};
 use super::name::base_name;
 use super::{Body, CacheRecord, Tier, CACHE_VERSION, MAGIC};
@@ -9,6 +10,7 @@ use crate::index::record::cold::{ColdContent, LazyContent, Unreadable};
 use serde::Deserialize;
 use std::fs;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 /// How much of a cold record [`open`] reads first: one page, which holds
 /// nearly every head (measured: 1.2–2.1 KB median, 3.8 KB largest;
@@ -18,12 +20,17 @@ pub(super) const COLD_HEAD_READ: u64 = 4 * 1024;
 
 /// Reads the record at `path`: a hot record whole, a cold one up to its
 /// head, with a loader that reads the body on first use and accepts it only
-/// from the same record (same length and head checksum, intact body).
-/// `Ok(None)`: not an intact current record of `tier` (torn, foreign,
+/// from the same record (same length and head checksum, intact body), its
+/// dictionary from `dictionaries`. `Ok(None)`: not an intact current record of `tier` (torn, foreign,
 /// another version); `Err`: it could not be read at all.
-pub fn open(path: &Path, tier: Tier, limit: u64) -> Result<Option<CacheRecord>, crate::fsread::ReadError> {
+pub fn open(
+  path: &Path,
+  tier: Tier,
+  limit: u64,
+  dictionaries: &Arc<dyn Dictionaries>,
+) -> Result<Option<CacheRecord>, crate::fsread::ReadError> {
   if tier == Tier::Hot {
-    return Ok(CacheRecord::decode(&read(path, limit)?).filter(|r| r.tier() == tier));
+    return Ok(CacheRecord::decode(&read(path, limit)?, &**dictionaries).filter(|r| r.tier() == tier));
   }
   let read_head = |len| {
     let (prefix, metadata) = crate::fsread::read_prefix(path, len, crate::fsread::Links::Refuse)?;
@@ -44,7 +51,7 @@ pub fn open(path: &Path, tier: Tier, limit: u64) -> Result<Option<CacheRecord>, 
   let Some(mut record) = CacheRecord::decode_head(parts.head, file_len).filter(|r| r.tier() == tier) else {
     return Ok(None);
   };
-  defer(&mut record, path.to_path_buf(), parts.head_sum, limit);
+  defer(&mut record, path.to_path_buf(), parts.head_sum, limit, dictionaries);
   Ok(Some(record))
 }
 
@@ -53,12 +60,12 @@ pub fn open(path: &Path, tier: Tier, limit: u64) -> Result<Option<CacheRecord>, 
 /// [`open`] would give it: its body is read on first use from `path`, and
 /// only if that file is still the record this head came from. `None` for
 /// anything but a current cold head within `limit`.
-pub fn from_head(head: &[u8], path: PathBuf, limit: u64) -> Option<CacheRecord> {
+pub fn from_head(head: &[u8], path: PathBuf, limit: u64, dictionaries: &Arc<dyn Dictionaries>) -> Option<CacheRecord> {
   let mut record: CacheRecord = postcard::from_bytes(head).ok()?;
   if record.cache_version != CACHE_VERSION || record.tier() != Tier::Cold || record.cache_bytes > limit {
     return None;
   }
-  defer(&mut record, path, checksum(head), limit);
+  defer(&mut record, path, checksum(head), limit, dictionaries);
   Some(record)
 }
 
@@ -70,31 +77,38 @@ pub fn file_of_head(head: &[u8]) -> Option<&str> {
 }
 
 /// Gives a cold record read from its head a loader for its body.
-fn defer(record: &mut CacheRecord, path: PathBuf, head_sum: [u8; 8], limit: u64) {
-  let cache_bytes = record.cache_bytes;
+fn defer(record: &mut CacheRecord, path: PathBuf, head_sum: [u8; 8], limit: u64, dictionaries: &Arc<dyn Dictionaries>) {
+  let (cache_bytes, dictionaries) = (record.cache_bytes, dictionaries.clone());
   if let Body::Cold(digest) = &mut record.body {
-    digest.content = LazyContent::deferred(move || read_content(&path, head_sum, cache_bytes, limit));
+    digest.content = LazyContent::deferred(move || read_content(&path, head_sum, cache_bytes, limit, &*dictionaries));
   }
 }
 
 /// After `bytes` (this cold record, encoded) were written to `path`: the
 /// digest's content is dropped from memory and read back from there when a
 /// query needs it, so building many cold records keeps few of them resident.
-pub fn defer_content(record: &mut CacheRecord, path: &Path, bytes: &[u8]) {
-  let Body::Cold(digest) = &mut record.body else { return };
+pub fn defer_content(record: &mut CacheRecord, path: &Path, bytes: &[u8], dictionaries: &Arc<dyn Dictionaries>) {
+  if record.tier() != Tier::Cold {
+    return;
+  }
   let Ok(Some(parts)) = Parts::split(bytes) else { return };
-  let (path, head_sum, cache_bytes) = (path.to_path_buf(), parts.head_sum, bytes.len() as u64);
-  digest.content = LazyContent::deferred(move || read_content(&path, head_sum, cache_bytes, cache_bytes));
+  defer(record, path.to_path_buf(), parts.head_sum, bytes.len() as u64, dictionaries);
 }
 
 /// The content of the cold record at `path`, if it is still the record
 /// whose head had `head_sum` and `cache_bytes`.
-fn read_content(path: &Path, head_sum: [u8; 8], cache_bytes: u64, limit: u64) -> Result<ColdContent, Unreadable> {
+fn read_content(
+  path: &Path,
+  head_sum: [u8; 8],
+  cache_bytes: u64,
+  limit: u64,
+  dictionaries: &dyn Dictionaries,
+) -> Result<ColdContent, Unreadable> {
   let bytes = read(path, limit).map_err(|_| Unreadable)?;
   let parts =
     Parts::split(&bytes).ok().flatten().filter(|p| p.head_sum == head_sum && bytes.len() as u64 == cache_bytes);
   let body = parts.and_then(|p| p.intact_body()).ok_or(Unreadable)?;
-  super::frame::decode_cold_body(body)
+  super::frame::decode_cold_body(body, dictionaries)
 }
 
 /// Does the record at `path` (named with `hash`) belong to a session that

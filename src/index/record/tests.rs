@@ -3,6 +3,7 @@ use super::*;
 use crate::index::dir::IndexFile;
 use crate::index::IndexCoverage;
 use crate::session::entry::Normalized;
+use compression::{Alone, Dictionaries};
 use std::fs;
 use std::path::{Path, PathBuf};
 
@@ -42,16 +43,16 @@ fn a_hot_record_whose_entries_do_not_decode_is_unreadable() {
 #[test]
 fn encoding_round_trips_and_knows_its_size() {
   let mut original = record();
-  let bytes = original.encode().unwrap();
+  let bytes = original.encode(&Alone).unwrap();
   assert_eq!(original.cache_bytes, bytes.len() as u64);
   assert_eq!(original.cache_source_ratio, (bytes.len() as f64 / 1000.0 * 1e6).round() / 1e6);
-  assert_eq!(CacheRecord::decode(&bytes), Some(original.clone()));
+  assert_eq!(CacheRecord::decode(&bytes, &Alone), Some(original.clone()));
   assert_eq!(
-    CacheRecord { cache_bytes: 0, cache_source_ratio: 0.0, ..original.clone() }.encode_shared().unwrap(),
+    CacheRecord { cache_bytes: 0, cache_source_ratio: 0.0, ..original.clone() }.encode_shared(&Alone).unwrap(),
     bytes
   );
-  assert_eq!(CacheRecord::decode(&bytes[..bytes.len() - 1]), None, "torn");
-  assert_eq!(CacheRecord::decode(b"{\"cacheVersion\":5}"), None, "foreign");
+  assert_eq!(CacheRecord::decode(&bytes[..bytes.len() - 1], &Alone), None, "torn");
+  assert_eq!(CacheRecord::decode(b"{\"cacheVersion\":5}", &Alone), None, "foreign");
   let _ = IndexCoverage::default();
 }
 
@@ -79,37 +80,37 @@ fn a_cold_head_longer_than_the_first_read_is_read_whole() {
     |i: usize| crate::session::entry::Typed { tool: Some(format!("{}{i}", "deep".repeat(40))), ..Default::default() };
   digest.kinds = (0..50).map(|i| (crate::index::record::kind::Kind::intern(long(i)), 1)).collect();
   let mut original = CacheRecord { body: Body::Cold(digest), ..record() };
-  let bytes = original.encode().unwrap();
+  let bytes = original.encode(&Alone).unwrap();
   let head_len = u32::from_le_bytes(bytes[8..12].try_into().unwrap()) as u64;
   assert!(head_len > COLD_HEAD_READ, "the head ({head_len} bytes) needs the second read");
   let dir = tempfile::tempdir().unwrap();
   let path = dir.path().join("r.cold");
   fs::write(&path, &bytes).unwrap();
-  let opened = open(&path, Tier::Cold, 1 << 20).unwrap().expect("an intact record");
+  let opened = open(&path, Tier::Cold, 1 << 20, &alone()).unwrap().expect("an intact record");
   let (Body::Cold(read), Body::Cold(written)) = (&opened.body, &original.body) else { panic!("cold") };
   assert_eq!(read.kinds, written.kinds);
   assert_eq!(read.content().unwrap().vocabulary.to_vec(), ["alpha", "beta", "gamma"]);
   // Cut inside the head: neither read gives an intact head.
   fs::write(&path, &bytes[..head_len as usize]).unwrap();
-  assert!(open(&path, Tier::Cold, 1 << 20).unwrap().is_none());
+  assert!(open(&path, Tier::Cold, 1 << 20, &alone()).unwrap().is_none());
 }
 
 #[test]
 fn every_single_bit_flip_is_detected() {
   let mut original = record();
-  let bytes = original.encode().unwrap();
+  let bytes = original.encode(&Alone).unwrap();
   for position in 0..bytes.len() {
     for bit in 0..8 {
       let mut flipped = bytes.clone();
       flipped[position] ^= 1 << bit;
-      assert_eq!(CacheRecord::decode(&flipped), None, "bit {bit} of byte {position}");
+      assert_eq!(CacheRecord::decode(&flipped, &Alone), None, "bit {bit} of byte {position}");
     }
   }
   // A same-length edit of a string field (what postcard alone accepts).
   let mut same_length = bytes.clone();
   let at = bytes.windows(10).position(|w| w == b"/a/b.jsonl").unwrap();
   same_length[at..at + 10].copy_from_slice(b"/a/c.jsonl");
-  assert_eq!(CacheRecord::decode(&same_length), None);
+  assert_eq!(CacheRecord::decode(&same_length, &Alone), None);
 }
 
 #[test]
@@ -157,19 +158,19 @@ fn cold_record(words: usize, times: usize) -> CacheRecord {
 fn a_cold_body_is_compressed_and_reads_back_the_same() {
   let mut original = cold_record(2_000, 40);
   let plain = original.plain_len().unwrap();
-  let bytes = original.encode().unwrap();
+  let bytes = original.encode(&Alone).unwrap();
   assert!((bytes.len() as u64) * 2 < plain, "{} bytes compressed, {plain} plain", bytes.len());
-  let decoded = CacheRecord::decode(&bytes).expect("an intact record");
+  let decoded = CacheRecord::decode(&bytes, &Alone).expect("an intact record");
   let (Body::Cold(read), Body::Cold(written)) = (&decoded.body, &original.body) else { panic!("cold") };
   assert_eq!(read.content().unwrap(), written.content().unwrap());
   let dir = tempfile::tempdir().unwrap();
   let path = dir.path().join("r.cold");
   fs::write(&path, &bytes).unwrap();
-  let opened = open(&path, Tier::Cold, bytes.len() as u64).unwrap().expect("an intact record");
+  let opened = open(&path, Tier::Cold, bytes.len() as u64, &alone()).unwrap().expect("an intact record");
   let Body::Cold(lazy) = &opened.body else { panic!("cold") };
   assert_eq!(lazy.content().unwrap(), written.content().unwrap());
   let plain_body = postcard::to_allocvec(written.content().unwrap()).unwrap();
-  assert!(readable_bytes(&bytes).ends_with(&plain_body), "tests can look into it");
+  assert!(readable_bytes(&bytes, &Alone).ends_with(&plain_body), "tests can look into it");
 }
 
 /// A frame that declares more than the largest `maxColdCacheBytes` is
@@ -180,13 +181,18 @@ fn a_cold_body_never_decompresses_past_the_largest_setting() {
   let huge = vec![0u8; (crate::config::MAX_COLD_CACHE_BYTES + 1) as usize];
   let frame = zstd::bulk::compress(&huge, 1).unwrap();
   drop(huge);
-  assert_eq!(frame::decode_cold_body(&frame), Err(crate::index::record::cold::Unreadable));
+  assert_eq!(frame::decode_cold_body(&frame, &Alone), Err(crate::index::record::cold::Unreadable));
   let content = cold_record(10, 1);
   let Body::Cold(digest) = &content.body else { panic!("cold") };
   let plain = postcard::to_allocvec(digest.content().unwrap()).unwrap();
   let good = zstd::bulk::compress(&plain, 1).unwrap();
-  assert_eq!(&frame::decode_cold_body(&good).unwrap(), digest.content().unwrap());
+  assert_eq!(&frame::decode_cold_body(&good, &Alone).unwrap(), digest.content().unwrap());
   for cut in [0, 4, good.len() / 2, good.len() - 1] {
-    assert!(frame::decode_cold_body(&good[..cut]).is_err(), "cut at {cut}");
+    assert!(frame::decode_cold_body(&good[..cut], &Alone).is_err(), "cut at {cut}");
   }
+}
+
+/// No dictionary, as records read it.
+fn alone() -> std::sync::Arc<dyn Dictionaries> {
+  std::sync::Arc::new(Alone)
 }

@@ -158,6 +158,7 @@ pub fn sync(cx: &Context<'_>, scope: &Scope, branches: Branches) -> Result<Snaps
   // the index dir are each ~100 ms of one core (mostly the kernel's readdir).
   let ((all, listed_ns), names) = rayon::join(|| (index.listing().remembered(cx), now_ns()), || index.names(cx));
   let all = all?;
+  index.bodies().adopt(&names, &cx.discovery.agent_dir);
   let key = sync_key(cx, scope, branches);
   // Taken, not cloned: a patch then updates the only copy of the session
   // list in place (no 1,000-entry clone and drop per append). Only a

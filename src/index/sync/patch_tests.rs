@@ -4,6 +4,7 @@
 
 use super::*;
 use crate::engine::Engine;
+use crate::index::record::compression::Alone;
 use crate::index::trace::Pass;
 use crate::index::watch_tests::{session, write};
 use crate::index::*;
@@ -214,7 +215,7 @@ fn a_patched_append_is_written_behind_the_call() {
   drop(paused);
   t.index.writes().flush();
   let resident = t.index.resident().get(&t.a, Branches::Active).unwrap().record.clone();
-  assert_eq!(hot_record(&t.engine, &t.a), Some(resident.encode_shared().unwrap()), "written behind it");
+  assert_eq!(hot_record(&t.engine, &t.a), Some(resident.encode_shared(&Alone).unwrap()), "written behind it");
   assert!(patched.iter().any(|p| p.contains("appended zulu")));
   // Queued again, and this process gone before the writer ran: the next
   // one resumes from the old record on disk.
@@ -243,7 +244,7 @@ fn a_late_write_after_the_source_was_cut_is_not_trusted() {
   fs::write(&t.a, &original).unwrap();
   drop(paused);
   t.index.writes().flush();
-  let on_disk = record::CacheRecord::decode(&hot_record(&t.engine, &t.a).unwrap()).unwrap();
+  let on_disk = record::CacheRecord::decode(&hot_record(&t.engine, &t.a).unwrap(), &Alone).unwrap();
   assert!(on_disk.size > original.len() as u64, "the disk claims the cut bytes");
   let expected = from_scratch(&t.fx, t.config.clone(), 0);
   assert!(!expected.iter().any(|p| p.contains("appended zulu")));

@@ -3,7 +3,7 @@ use crate::error::ErrorCode;
 use crate::ops::expand::{expand, ExpandRequest};
 use crate::ops::recall::{recall, RecallRequest};
 use crate::ops::sessions::{sessions, SessionsRequest};
-use crate::testing::{AgentDir, CWD};
+use crate::testing::{owned_word, shared_words, AgentDir, CWD};
 use serde_json::json;
 use std::fs;
 use std::path::PathBuf;
@@ -41,8 +41,7 @@ fn records_of(engine: &Engine, path: &std::path::Path) -> usize {
 fn index_holds(engine: &Engine, word: &[u8]) -> bool {
   fs::read_dir(engine.index_dir())
     .unwrap()
-    .filter_map(|e| fs::read(e.unwrap().path()).ok())
-    .map(|bytes| crate::index::record::readable_bytes(&bytes))
+    .map(|e| crate::index::readable_file(&e.unwrap().path()))
     .any(|bytes| bytes.windows(word.len()).any(|w| w == word))
 }
 
@@ -271,4 +270,54 @@ fn an_entry_forgotten_by_another_process_is_not_served_or_written_back_from_a_re
     crate::forgotten::unforget(&engine.agent_dir, ID, Some("e1")).unwrap();
     assert_eq!(found(&engine, "7781", "global"), 1, "{config}");
   }
+}
+
+/// The cold bodies' dictionary holds pieces of the bodies it was trained
+/// on: forgetting one of its sessions retires it. The records compressed
+/// with it are compressed again without it, its file goes, no index file
+/// holds the forgotten words, and every other session still answers.
+#[test]
+fn forgetting_a_session_the_cold_body_dictionary_was_trained_on_retires_it() {
+  let dir = AgentDir::new();
+  let id = |i: usize| format!("0190{i:04x}-0000-7000-8000-{i:012x}");
+  // The first 64 cold bodies an index encodes train its dictionary: all of these.
+  let secret = write(&dir, &id(0), 1, &format!("{} the zanzibar password is hunter2", shared_words(0)));
+  for i in 1..64 {
+    write(&dir, &id(i), 1, &shared_words(i));
+  }
+  let engine = dir.engine(json!({"hotSessions": 0}));
+  assert_eq!(found(&engine, "hunter2", "global"), 1);
+  for i in 64..80 {
+    write(&dir, &id(i), 2, &shared_words(i));
+  }
+  assert_eq!(found(&engine, &owned_word(64), "global"), 1, "a session written after the training");
+  let dictionary_files = || {
+    fs::read_dir(engine.index_dir())
+      .unwrap()
+      .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+      .filter(|n| n.starts_with("cold-bodies."))
+      .count()
+  };
+  let compressed_with_one = || {
+    fs::read_dir(engine.index_dir())
+      .unwrap()
+      .filter(|e| crate::index::record::body_dictionary(&fs::read(e.as_ref().unwrap().path()).unwrap()).is_some())
+      .count()
+  };
+  assert_eq!(dictionary_files(), 1);
+  assert!(compressed_with_one() >= 16, "the later sessions' bodies use it");
+
+  let result = forget(&engine, &forget_request(&id(0)[..8]));
+  assert!(result.error.is_none(), "{:?}", result.error);
+  assert_eq!((dictionary_files(), compressed_with_one()), (0, 0));
+  assert!(!index_holds(&engine, b"hunter2"));
+  for engine in [&engine, &dir.engine(json!({"hotSessions": 0}))] {
+    assert_eq!(found(engine, "hunter2", "global"), 0);
+    for word in [owned_word(1), owned_word(64), "common7".into()] {
+      let request = RecallRequest::from_json(Some(&json!({"query": word, "scope": "global"}))).unwrap();
+      let page = recall(engine, &request);
+      assert!(page.total >= 1 && page.coverage.reasons.is_empty(), "{word}: {} {:?}", page.total, page.coverage);
+    }
+  }
+  assert!(records_of(&engine, &secret) == 0);
 }
