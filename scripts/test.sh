@@ -59,9 +59,11 @@ if want readme; then
 fi
 
 if want lint; then
-  echo "== gates: cargo fmt, clippy, tsc, actionlint, generated bindings"
+  echo "== gates: cargo fmt, clippy, fuzz targets, tsc, actionlint, generated bindings"
   cargo fmt --check
   cargo clippy --all-targets --quiet -- -D warnings
+  # The fuzz targets compile against the crate's current API (running them, `npm run fuzz`, needs cargo-fuzz).
+  cargo +nightly check --quiet --locked --manifest-path fuzz/Cargo.toml --bins
   npx tsc -p tsconfig.check.json
   npx tsc -p tsconfig.bench.json
   "$(bash scripts/ensure-actionlint.sh)" .github/workflows/*.yml

@@ -14,7 +14,7 @@ fuzz_target!(|data: &[u8]| {
   for branches in [Branches::Active, Branches::All] {
     let lineage = select(&parsed.records, branches, None);
     let policy = Policy { index_thinking: true, index_tool_output: true, max_entry_chars: Some(200), index_own_results: true };
-    let normalized = normalize(&parsed, &lineage, &policy);
+    let normalized = normalize(&parsed, &lineage, &policy, None);
     for (i, entry) in normalized.entries.iter().enumerate() {
       assert_eq!(entry.index, i, "entry indices are dense");
       assert!(entry.text.chars().count() <= 200 || !entry.truncated);
