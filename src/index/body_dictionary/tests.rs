@@ -29,11 +29,16 @@ fn source(n: usize) -> PathBuf {
 /// Feeds bodies 0, 1, … until one is compressed with a dictionary; that
 /// dictionary's id and how many bodies it took.
 fn train(dictionaries: &BodyDictionaries) -> (u32, usize) {
-  for n in 0..SAMPLES * 2 {
+  train_from(dictionaries, 0)
+}
+
+/// As [`train`], from body `start` on.
+fn train_from(dictionaries: &BodyDictionaries, start: usize) -> (u32, usize) {
+  for n in start..start + SAMPLES * 2 {
     let plain = body(n);
     if let Some(dictionary) = dictionaries.for_encoding(&plain, &source(n), &format!("id{n}")) {
       let frame = compression::compress(&plain, Some(&dictionary));
-      return (compression::dictionary_of(&frame).expect("the frame names its dictionary"), n + 1);
+      return (compression::dictionary_of(&frame).expect("the frame names its dictionary"), n + 1 - start);
     }
   }
   panic!("never trained");
@@ -196,4 +201,21 @@ fn a_dictionary_file_reads_back_only_when_intact() {
     samples
   });
   assert!(train_fast_cover(&tiny).is_none(), "too little to train on");
+}
+
+/// A dictionary compresses [`USES`] bodies in a process; the bodies after
+/// them train the next one, so a retire rewrites a bounded number of records.
+#[test]
+fn each_dictionary_compresses_a_bounded_generation_of_bodies() {
+  let (dir, agent) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+  let dictionaries = adopted(dir.path(), agent.path());
+  let (first, _) = train(&dictionaries);
+  let uses = (1..USES).filter(|&n| dictionaries.for_encoding(&body(n), &source(n), "id").is_some()).count();
+  assert_eq!(uses + 1, USES, "the body that trained it was the first use");
+  let (second, fed) = train_from(&dictionaries, USES);
+  assert_eq!(fed, SAMPLES);
+  assert_ne!(first, second);
+  assert_eq!(files_in(dir.path()).len(), 2);
+  let later = BodyDictionaries::new(dir.path().to_path_buf());
+  assert!(later.for_decoding(first).is_some() && later.for_decoding(second).is_some());
 }
