@@ -98,3 +98,39 @@ describe('the on-disk index', () => {
     assert.deepEqual(third, a)
   })
 })
+
+/** Session `i`'s own word (letters only: one term). */
+const owned = (i: number) => `owned${String.fromCharCode(97 + Math.floor(i / 26), 97 + (i % 26))}word`
+
+describe('cold bodies share a zstd dictionary', () => {
+  let agent: TempAgent
+  before(() => {
+    agent = tempAgent()
+    // 80 cold sessions sharing most of their words: the first 64 bodies train the dictionary, later ones use it.
+    for (let i = 0; i < 80; i++) {
+      const shared = Array.from({ length: 150 }, (_, w) => `common${(w * 7 + i) % 400}`).join(' ')
+      agent.write(`c${String(i).padStart(2, '0')}.jsonl`, session(`c${i}`, [`${shared} ${owned(i)}`, 'noted']))
+    }
+  })
+  after(() => agent.cleanup())
+
+  test('its file sits beside the records, and every record reads back through inspectCacheRecord', async () => {
+    const memory = createMemory({ agentDir: agent.agentDir, cwd: agent.cwd, config: { hotSessions: 0 } })
+    assert.equal((await memory.sessions({ scope: 'global' })).sessions.length, 80)
+    const dir = join(agent.agentDir, 'fabric', 'memory-index')
+    const names = readdirSync(dir)
+    assert.equal(names.filter((n) => /^cold-bodies\.22\.[0-9a-f]{8}\.zdict$/.test(n)).length, 1, names.join(' '))
+    const cold = names.filter((n) => n.endsWith('.cold'))
+    assert.equal(cold.length, 80)
+    for (const name of cold) {
+      const record = inspectCacheRecord(join(dir, name)) as any
+      assert.ok(record?.body.Cold.vocabulary.some((t: string) => /^owned[a-z]{2}word$/.test(t)), name)
+    }
+    // A fresh process finds a session written after the training.
+    const script = `import { createMemory } from ${JSON.stringify(join(ROOT, 'dist/extension/index.mjs'))}
+      const m = createMemory({ agentDir: ${JSON.stringify(agent.agentDir)}, cwd: ${JSON.stringify(agent.cwd)}, config: { hotSessions: 0 } })
+      const page = await m.recall({ query: ${JSON.stringify(owned(79))}, scope: 'global' })
+      console.log(JSON.stringify({ total: page.total, reasons: page.coverage.reasons }))`
+    assert.deepEqual(JSON.parse((await run(process.execPath, ['--input-type=module', '-e', script])).stdout), { total: 1, reasons: [] })
+  })
+})
