@@ -82,6 +82,9 @@ enum Encoder {
   /// Not yet told what the dir holds ([`BodyDictionaries::adopt`]): alone.
   #[default]
   Unknown,
+  /// The dir has this dictionary: read when a body is first compressed (a
+  /// process that compresses none, most of them, never reads it).
+  Found(u32),
   /// No dictionary yet: bodies are compressed alone and kept to train one.
   Sampling(Samples),
   /// One thread trains: bodies meanwhile are compressed alone.
@@ -179,8 +182,9 @@ impl BodyDictionaries {
 
   /// Told at each synchronization what the index dir holds (`names`,
   /// sorted) and whose forgotten list applies: the first time, an index
-  /// with a dictionary of this version uses it and one without starts
-  /// sampling; later, one whose dictionary file is gone trains another.
+  /// with a dictionary of this version will use it (read when first needed)
+  /// and one without starts sampling; later, one whose dictionary file is
+  /// gone trains another.
   pub fn adopt(&self, names: &[String], agent_dir: &Path) {
     let mut state = self.state.lock();
     if state.agent_dir.as_deref() != Some(agent_dir) {
@@ -188,13 +192,24 @@ impl BodyDictionaries {
     }
     let gone = |id: u32| names.binary_search(&file_name(id)).is_err();
     state.encoder = match std::mem::take(&mut state.encoder) {
-      Encoder::Unknown => match ids_in(names).find_map(|id| Some((id, self.read(id)?))) {
-        Some((id, stored)) => self.ready(id, &stored.dictionary),
+      Encoder::Unknown => match ids_in(names).next() {
+        Some(id) => Encoder::Found(id),
         None => Encoder::Sampling(Samples::default()),
       },
-      Encoder::Ready { id, .. } if gone(id) => Encoder::Sampling(Samples::default()),
+      Encoder::Found(id) | Encoder::Ready { id, .. } if gone(id) => Encoder::Sampling(Samples::default()),
       kept => kept,
     };
+  }
+
+  /// A found dictionary read, ready to compress with (or, when it no longer
+  /// reads, sampling to train another).
+  fn resolve(&self, encoder: &mut Encoder) {
+    if let Encoder::Found(id) = *encoder {
+      *encoder = match self.read(id) {
+        Some(stored) => self.ready(id, &stored.dictionary),
+        None => Encoder::Sampling(Samples::default()),
+      };
+    }
   }
 
   /// The dictionary file `id`, if intact; a damaged one is removed (it is
@@ -270,7 +285,7 @@ impl BodyDictionaries {
     let mut state = self.state.lock();
     state.encoder = match std::mem::take(&mut state.encoder) {
       Encoder::Sampling(samples) => Encoder::Sampling(samples.without(|s, _| s == source)),
-      Encoder::Ready { id, .. } if retired.contains(&id) => Encoder::Sampling(Samples::default()),
+      Encoder::Found(id) | Encoder::Ready { id, .. } if retired.contains(&id) => Encoder::Sampling(Samples::default()),
       // A training under way finds its state changed and keeps nothing.
       Encoder::Training => Encoder::Sampling(Samples::default()),
       kept => kept,
@@ -310,8 +325,12 @@ impl BodyDictionaries {
 
 impl Dictionaries for BodyDictionaries {
   fn for_encoding(&self, plain: &[u8], source: &Path, session_id: &str) -> Option<Arc<EncoderDictionary<'static>>> {
-    if let Some(dictionary) = take_use(&mut self.state.lock().encoder) {
-      return Some(dictionary);
+    {
+      let mut state = self.state.lock();
+      self.resolve(&mut state.encoder);
+      if let Some(dictionary) = take_use(&mut state.encoder) {
+        return Some(dictionary);
+      }
     }
     let (samples, agent_dir) = self.sample(plain, source, session_id)?;
     let trained = self.train(samples, agent_dir.as_deref());

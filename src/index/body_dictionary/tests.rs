@@ -90,6 +90,7 @@ fn a_process_uses_the_dictionary_it_finds() {
   let (dir, agent) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
   let (id, _) = train(&adopted(dir.path(), agent.path()));
   let later = adopted(dir.path(), agent.path());
+  assert!(later.decoders.read().is_empty(), "nothing read until a body is compressed");
   let dictionary = later.for_encoding(&body(0), &source(0), "id0").expect("the dir's dictionary");
   let frame = compression::compress(&body(0), Some(&dictionary));
   assert_eq!(compression::dictionary_of(&frame), Some(id));
