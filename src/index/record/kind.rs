@@ -103,18 +103,19 @@ impl Fields<'_> {
       self.timestamp,
     )
   }
+}
 
-  fn into_typed(self) -> Typed {
-    let own = |field: Option<Text<'_>>| field.map(|t| t.0.into_owned());
-    Typed {
-      role: own(self.role),
-      tool: own(self.tool),
-      reference: own(self.reference),
-      provider: own(self.provider),
-      action: own(self.action),
-      outcome: self.outcome,
-      timestamp: self.timestamp,
-    }
+/// The kind `key` names, owned (when it is first interned).
+fn typed_of(key: Key<'_>) -> Typed {
+  let own = |field: Option<&str>| field.map(str::to_string);
+  Typed {
+    role: own(key.0),
+    tool: own(key.1),
+    reference: own(key.2),
+    provider: own(key.3),
+    action: own(key.4),
+    outcome: key.5,
+    timestamp: key.6,
   }
 }
 
@@ -158,8 +159,7 @@ impl Kind {
 
   /// Looks the borrowed fields up first, in this thread's recent kinds and
   /// then in the table: a known kind allocates nothing.
-  fn intern_fields(fields: Fields<'_>) -> Kind {
-    let key = fields.key();
+  fn intern_key(key: Key<'_>) -> Kind {
     let hashed = hash(&key);
     let recent = RECENT.with(|recent| recent.borrow().get(&hashed).copied());
     if let Some(found) = recent.filter(|t| key_of_typed(t) == key) {
@@ -169,7 +169,7 @@ impl Kind {
       let mut table = TABLE.lock();
       match find(&table, hashed, &key) {
         Some(found) => Kind(found),
-        None => Kind(insert(&mut table, hashed, fields.into_typed())),
+        None => Kind(insert(&mut table, hashed, typed_of(key))),
       }
     };
     RECENT.with(|recent| recent.borrow_mut().insert(hashed, kind.0));
@@ -212,7 +212,86 @@ impl Serialize for Kind {
 
 impl<'de> Deserialize<'de> for Kind {
   fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Kind, D::Error> {
-    Fields::deserialize(deserializer).map(Kind::intern_fields)
+    Fields::deserialize(deserializer).map(|fields| Kind::intern_key(fields.key()))
+  }
+}
+
+/// A cold digest's kinds in its head (`#[serde(with)]`): postcard holds
+/// each distinct string once and each kind as indices into them (a head's
+/// ~12 kinds spell `assistant`, `toolResult` and each tool's names again
+/// and again: a third of a head at `huge`); JSON shows the kinds themselves.
+pub mod table {
+  use super::{Key, Kind, Text};
+  use crate::session::entry::Outcome;
+  use serde::de::Error;
+  use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+  /// One kind: its five string fields as 1 + their index in the strings
+  /// (0: none), its outcome and timestamp, its address count.
+  #[derive(Serialize, Deserialize)]
+  struct Row {
+    fields: [u32; 5],
+    outcome: Option<Outcome>,
+    timestamp: Option<i64>,
+    count: u64,
+  }
+
+  #[derive(Serialize)]
+  struct Written<'a> {
+    strings: Vec<&'a str>,
+    rows: Vec<Row>,
+  }
+
+  #[derive(Deserialize)]
+  struct Read<'a> {
+    #[serde(borrow)]
+    strings: Vec<Text<'a>>,
+    rows: Vec<Row>,
+  }
+
+  pub fn serialize<S: Serializer>(kinds: &[(Kind, u64)], serializer: S) -> Result<S::Ok, S::Error> {
+    if serializer.is_human_readable() {
+      return kinds.serialize(serializer);
+    }
+    let mut strings: Vec<&'static str> = Vec::new();
+    let mut index = |field: &'static Option<String>| match field.as_deref() {
+      None => 0,
+      Some(text) => {
+        1 + strings.iter().position(|s| *s == text).unwrap_or_else(|| {
+          strings.push(text);
+          strings.len() - 1
+        }) as u32
+      }
+    };
+    let rows = kinds
+      .iter()
+      .map(|(kind, count)| {
+        let typed = kind.0;
+        let fields = [&typed.role, &typed.tool, &typed.reference, &typed.provider, &typed.action].map(&mut index);
+        Row { fields, outcome: typed.outcome, timestamp: typed.timestamp, count: *count }
+      })
+      .collect();
+    Written { strings, rows }.serialize(serializer)
+  }
+
+  pub fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Vec<(Kind, u64)>, D::Error> {
+    if deserializer.is_human_readable() {
+      return Vec::<(Kind, u64)>::deserialize(deserializer);
+    }
+    let Read { strings, rows } = Read::deserialize(deserializer)?;
+    let field = |at: u32| match at {
+      0 => Ok(None),
+      at => strings.get(at as usize - 1).map(|text| Some(&*text.0)).ok_or_else(|| D::Error::custom("a kind's string")),
+    };
+    rows
+      .into_iter()
+      .map(|row| {
+        let [role, tool, reference, provider, action] = row.fields;
+        let key: Key<'_> =
+          (field(role)?, field(tool)?, field(reference)?, field(provider)?, field(action)?, row.outcome, row.timestamp);
+        Ok((Kind::intern_key(key), row.count))
+      })
+      .collect()
   }
 }
 
@@ -251,5 +330,35 @@ mod tests {
     assert_eq!((second.id(), elsewhere), (first.id(), first.id()));
     assert_eq!(Kind::intern(tool("kind-test-recent")).id(), first.id());
     assert_eq!(*first, tool("kind-test-recent"));
+  }
+
+  /// A head holds its kinds' strings once; they decode to the same
+  /// interned kinds, and JSON still shows the kinds themselves.
+  #[test]
+  fn a_head_s_kinds_keep_each_string_once() {
+    #[derive(serde::Serialize, serde::Deserialize)]
+    struct Head {
+      #[serde(with = "table")]
+      kinds: Vec<(Kind, u64)>,
+    }
+    let reading = Typed { role: Some("assistant".into()), tool: Some("kind-test-table".into()), ..Typed::default() };
+    let kinds =
+      vec![(Kind::intern(tool("kind-test-table")), 3), (Kind::intern(reading), 5), (Kind::intern(Typed::default()), 1)];
+    let bytes = postcard::to_allocvec(&Head { kinds: kinds.clone() }).unwrap();
+    let count = |word: &[u8]| bytes.windows(word.len()).filter(|w| *w == word).count();
+    assert_eq!((count(b"kind-test-table"), count(b"toolResult"), count(b"assistant")), (1, 1, 1));
+    let decoded: Head = postcard::from_bytes(&bytes).unwrap();
+    assert_eq!(
+      decoded.kinds.iter().map(|(k, n)| (k.id(), *n)).collect::<Vec<_>>(),
+      kinds.iter().map(|(k, n)| (k.id(), *n)).collect::<Vec<_>>()
+    );
+    let json = serde_json::to_value(Head { kinds: kinds.clone() }).unwrap();
+    assert_eq!(json["kinds"][0][0]["tool"], "kind-test-table");
+    let back: Head = serde_json::from_value(json).unwrap();
+    assert_eq!(back.kinds[1].0.id(), kinds[1].0.id());
+    // No strings, one row naming string 5: an error, never a panic.
+    let out_of_range = [0u8, 1, 5, 0, 0, 0, 0, 0, 0, 1];
+    assert!(postcard::from_bytes::<Head>(&out_of_range).is_err());
+    assert!(postcard::from_bytes::<Head>(&[0u8, 1, 0, 0, 0, 0, 0, 0, 0, 1]).is_ok(), "the same row naming none reads");
   }
 }

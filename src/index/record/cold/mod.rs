@@ -70,6 +70,7 @@ pub struct ColdDigest {
   /// Distinct typed-field combinations of the addresses (timestamps
   /// cleared) with their counts: structural filters without a time bound
   /// test these instead of every address.
+  #[serde(with = "crate::index::record::kind::table")]
   pub kinds: Vec<(Kind, u64)>,
   pub index_coverage: IndexCoverage,
   /// The session's length for ranking: its evidence entries' token counts
