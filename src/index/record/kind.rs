@@ -283,15 +283,15 @@ pub mod table {
       0 => Ok(None),
       at => strings.get(at as usize - 1).map(|text| Some(&*text.0)).ok_or_else(|| D::Error::custom("a kind's string")),
     };
-    rows
-      .into_iter()
-      .map(|row| {
-        let [role, tool, reference, provider, action] = row.fields;
-        let key: Key<'_> =
-          (field(role)?, field(tool)?, field(reference)?, field(provider)?, field(action)?, row.outcome, row.timestamp);
-        Ok((Kind::intern_key(key), row.count))
-      })
-      .collect()
+    // Exactly as long as the rows: a resident head keeps this vector.
+    let mut kinds = Vec::with_capacity(rows.len());
+    for row in rows {
+      let [role, tool, reference, provider, action] = row.fields;
+      let key: Key<'_> =
+        (field(role)?, field(tool)?, field(reference)?, field(provider)?, field(action)?, row.outcome, row.timestamp);
+      kinds.push((Kind::intern_key(key), row.count));
+    }
+    Ok(kinds)
   }
 }
 
