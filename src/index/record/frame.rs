@@ -91,11 +91,15 @@ impl CacheRecord {
     let plain = self.plain_body()?;
     Ok(match &self.body {
       Body::Hot(_) => plain,
-      Body::Cold(_) => {
-        let dictionary = dictionaries.for_encoding(&plain, self.file.as_path(), &self.session_id);
-        compression::compress(&plain, dictionary.as_deref())
-      }
+      Body::Cold(_) => self.compress_cold_body(&plain, dictionaries),
     })
+  }
+
+  /// This cold record's body `plain`, compressed with the dictionary
+  /// `dictionaries` give for its source.
+  fn compress_cold_body(&self, plain: &[u8], dictionaries: &dyn Dictionaries) -> Vec<u8> {
+    let dictionary = dictionaries.for_encoding(plain, self.file.as_path(), &self.session_id);
+    compression::compress(plain, dictionary.as_deref())
   }
 
   /// A cold record file's bytes with its body compressed again: the same
@@ -107,8 +111,8 @@ impl CacheRecord {
     let mut record =
       CacheRecord::decode_head(parts.head, bytes.len() as u64).filter(|r| r.tier() == super::Tier::Cold)?;
     let plain = compression::decompress(parts.intact_body()?, dictionaries).ok()?;
-    let dictionary = dictionaries.for_encoding(&plain, record.file.as_path(), &record.session_id);
-    Some(record.frame(&compression::compress(&plain, dictionary.as_deref())))
+    let body = record.compress_cold_body(&plain, dictionaries);
+    Some(record.frame(&body))
   }
 
   fn plain_body(&self) -> Result<Vec<u8>, Unreadable> {
