@@ -51,7 +51,7 @@ fn retire_dictionaries(cx: &Context<'_>, index: &Index, path: &Path) {
   if retired.is_empty() {
     return;
   }
-  let dictionaries = index.body_dictionaries();
+  let dictionaries = &**index.bodies();
   let limit = cx.config.max_cold_cache_bytes;
   let cold = |name: &&String| matches!(IndexFile::parse(name), Some(IndexFile::Record { tier: Tier::Cold, .. }));
   names.par_iter().filter(cold).for_each(|name| {
@@ -59,7 +59,7 @@ fn retire_dictionaries(cx: &Context<'_>, index: &Index, path: &Path) {
     if !record::body_dictionary(&bytes).is_some_and(|id| retired.contains(&id)) {
       return;
     }
-    let recompressed = CacheRecord::recompress(&bytes, &*dictionaries);
+    let recompressed = CacheRecord::recompress(&bytes, dictionaries);
     if recompressed.is_none_or(|bytes| index.dir().write(name, &bytes).is_err()) {
       index.dir().remove_ours(name);
     }

@@ -302,7 +302,7 @@ struct Packed {
 /// never fresh for a listed source, and a shard holding one is written again.
 fn packed(index: &Index, branches: Branches, (name, head): (&str, &[u8]), limit: u64) -> Option<Packed> {
   let base_hash = record::hash_of_base(IndexFile::record_base(name, branches, Tier::Cold)?)?;
-  let record = record::from_head(head, index.dir().join(name), limit, &index.body_dictionaries())?;
+  let record = record::from_head(head, index.dir().join(name), limit, index.bodies())?;
   if record.branches != branches {
     return None;
   }

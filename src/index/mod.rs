@@ -208,14 +208,10 @@ mod shared {
       &self.dictionaries
     }
 
-    /// The zstd dictionaries of cold bodies: told what the dir holds, retired.
-    pub(super) fn bodies(&self) -> &body_dictionary::BodyDictionaries {
+    /// The zstd dictionaries of cold bodies: what records encode and read
+    /// with, told what the dir holds, retired.
+    pub(super) fn bodies(&self) -> &Arc<body_dictionary::BodyDictionaries> {
       &self.bodies
-    }
-
-    /// The zstd dictionaries of cold bodies, as records encode and read with them.
-    pub(super) fn body_dictionaries(&self) -> Arc<dyn record::compression::Dictionaries> {
-      self.bodies.clone()
     }
 
     pub(super) fn trace(&self) -> &trace::Trace {

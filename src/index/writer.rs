@@ -46,10 +46,9 @@ pub enum Write {
 /// Writes `record` of `source` now; on success its content is served from
 /// the file just written (see [`record::defer_content`]).
 pub(crate) fn write(index: &Index, source: &Path, branches: Branches, record: &mut CacheRecord) -> io::Result<()> {
-  let dictionaries = index.body_dictionaries();
-  let bytes = record.encode(&*dictionaries).map_err(|_| io::Error::from(io::ErrorKind::InvalidData))?;
+  let bytes = record.encode(&**index.bodies()).map_err(|_| io::Error::from(io::ErrorKind::InvalidData))?;
   let path = write_bytes(index, source, branches, record.tier(), &bytes)?;
-  record::defer_content(record, &path, &bytes, &dictionaries);
+  record::defer_content(record, &path, &bytes, index.bodies());
   Ok(())
 }
 
@@ -160,7 +159,7 @@ fn write_behind(index: &Index, (source, branches): (PathBuf, Branches), record: 
     return;
   }
   let written = record
-    .encode_shared(&*index.body_dictionaries())
+    .encode_shared(&**index.bodies())
     .ok()
     .is_some_and(|bytes| write_bytes(index, &source, branches, Tier::Hot, &bytes).is_ok());
   if !written {

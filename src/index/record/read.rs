@@ -23,11 +23,11 @@ pub(super) const COLD_HEAD_READ: u64 = 4 * 1024;
 /// from the same record (same length and head checksum, intact body), its
 /// dictionary from `dictionaries`. `Ok(None)`: not an intact current record of `tier` (torn, foreign,
 /// another version); `Err`: it could not be read at all.
-pub fn open(
+pub fn open<D: Dictionaries + 'static>(
   path: &Path,
   tier: Tier,
   limit: u64,
-  dictionaries: &Arc<dyn Dictionaries>,
+  dictionaries: &Arc<D>,
 ) -> Result<Option<CacheRecord>, crate::fsread::ReadError> {
   if tier == Tier::Hot {
     return Ok(CacheRecord::decode(&read(path, limit)?, &**dictionaries).filter(|r| r.tier() == tier));
@@ -60,7 +60,12 @@ pub fn open(
 /// [`open`] would give it: its body is read on first use from `path`, and
 /// only if that file is still the record this head came from. `None` for
 /// anything but a current cold head within `limit`.
-pub fn from_head(head: &[u8], path: PathBuf, limit: u64, dictionaries: &Arc<dyn Dictionaries>) -> Option<CacheRecord> {
+pub fn from_head<D: Dictionaries + 'static>(
+  head: &[u8],
+  path: PathBuf,
+  limit: u64,
+  dictionaries: &Arc<D>,
+) -> Option<CacheRecord> {
   let mut record: CacheRecord = postcard::from_bytes(head).ok()?;
   if record.cache_version != CACHE_VERSION || record.tier() != Tier::Cold || record.cache_bytes > limit {
     return None;
@@ -76,9 +81,16 @@ pub fn file_of_head(head: &[u8]) -> Option<&str> {
   (version == CACHE_VERSION).then_some(file)
 }
 
-/// Gives a cold record read from its head a loader for its body.
-fn defer(record: &mut CacheRecord, path: PathBuf, head_sum: [u8; 8], limit: u64, dictionaries: &Arc<dyn Dictionaries>) {
-  let (cache_bytes, dictionaries) = (record.cache_bytes, dictionaries.clone());
+/// Gives a cold record read from its head a loader for its body (which
+/// holds the one clone of `dictionaries` a record takes).
+fn defer<D: Dictionaries + 'static>(
+  record: &mut CacheRecord,
+  path: PathBuf,
+  head_sum: [u8; 8],
+  limit: u64,
+  dictionaries: &Arc<D>,
+) {
+  let (cache_bytes, dictionaries): (u64, Arc<dyn Dictionaries>) = (record.cache_bytes, dictionaries.clone());
   if let Body::Cold(digest) = &mut record.body {
     digest.content = LazyContent::deferred(move || read_content(&path, head_sum, cache_bytes, limit, &*dictionaries));
   }
@@ -87,7 +99,12 @@ fn defer(record: &mut CacheRecord, path: PathBuf, head_sum: [u8; 8], limit: u64,
 /// After `bytes` (this cold record, encoded) were written to `path`: the
 /// digest's content is dropped from memory and read back from there when a
 /// query needs it, so building many cold records keeps few of them resident.
-pub fn defer_content(record: &mut CacheRecord, path: &Path, bytes: &[u8], dictionaries: &Arc<dyn Dictionaries>) {
+pub fn defer_content<D: Dictionaries + 'static>(
+  record: &mut CacheRecord,
+  path: &Path,
+  bytes: &[u8],
+  dictionaries: &Arc<D>,
+) {
   if record.tier() != Tier::Cold {
     return;
   }

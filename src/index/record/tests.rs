@@ -3,7 +3,7 @@ use super::*;
 use crate::index::dir::IndexFile;
 use crate::index::IndexCoverage;
 use crate::session::entry::Normalized;
-use compression::{Alone, Dictionaries};
+use compression::Alone;
 use std::fs;
 use std::path::{Path, PathBuf};
 
@@ -193,6 +193,6 @@ fn a_cold_body_never_decompresses_past_the_largest_setting() {
 }
 
 /// No dictionary, as records read it.
-fn alone() -> std::sync::Arc<dyn Dictionaries> {
+fn alone() -> std::sync::Arc<Alone> {
   std::sync::Arc::new(Alone)
 }

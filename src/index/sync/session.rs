@@ -37,7 +37,7 @@ pub(super) fn load_fresh(
       let limit = record::read_limit(cx.config, tier, source.stamp.size);
       let path = index.dir().join(&name);
       index.trace().note(|| Event::Opened(path.clone()));
-      let Some(record) = record::open(&path, tier, limit, &index.body_dictionaries()).ok()? else {
+      let Some(record) = record::open(&path, tier, limit, index.bodies()).ok()? else {
         // Torn or an older version: rebuilt from source, never migrated.
         index.dir().remove_ours(&name);
         return None;
