@@ -23,6 +23,7 @@
 
 mod blocks;
 mod bytes;
+mod posting;
 mod terms;
 
 use super::dir::{self as files, IndexFile};

@@ -1,11 +1,13 @@
 //! One shard of the cold term dictionary: a term index ([`TermBlocks`])
-//! mapping each term to the offset of its posting list (member ordinals,
-//! delta varints), and the members (record file, vocabulary fingerprint) the
-//! ordinals name. A shard file is [`MAGIC`], xxh3-64 of the rest, the
-//! members, the postings, the term index.
+//! mapping each term to the offset of its posting list (member ordinals as
+//! delta varints, each with its frequency class: [`posting`]), and the
+//! members (record file, vocabulary fingerprint) the ordinals name. A shard
+//! file is [`MAGIC`], xxh3-64 of the rest, the members, the postings, the
+//! term index.
 
 use super::blocks::{TermBlocks, Writer};
 use super::bytes::ShardBytes;
+use super::posting;
 use crate::index::record::cold::{ColdContent, ColdDigest};
 use crate::index::record::vocabulary::{order_key, Vocabulary};
 use crate::index::varint;
@@ -14,9 +16,10 @@ use rustc_hash::FxHashMap;
 use std::borrow::Cow;
 use std::collections::binary_heap::{BinaryHeap, PeekMut};
 
-/// `D3`: terms in front-coded blocks (`D2` had an FST; `D1` no frequency
-/// classes in its postings).
-const MAGIC: &[u8; 8] = b"PFMIDXD3";
+/// `D4`: a posting's commonest frequency classes coded in its member delta
+/// (`D3` had a byte for each class; `D2` an FST for a term index; `D1` no
+/// frequency classes in its postings).
+const MAGIC: &[u8; 8] = b"PFMIDXD4";
 pub(super) const HEADER_BYTES: usize = MAGIC.len() + 8;
 
 /// One digest the dictionary was built from.
@@ -133,8 +136,7 @@ impl PartialOrd for Head<'_> {
 type Merged<'a> = (Vec<(&'a str, u64)>, Vec<u8>);
 
 /// The k-way merge of `cursors` (each ascending): each term once, with the
-/// members holding it (a count, then per member a delta varint and its
-/// frequency class).
+/// members holding it (a count, then per member a [`posting`]).
 fn merge<'a>(mut cursors: Vec<impl Iterator<Item = (&'a str, u8)>>) -> Merged<'a> {
   let mut heap = BinaryHeap::with_capacity(cursors.len());
   for (member, cursor) in cursors.iter_mut().enumerate() {
@@ -161,8 +163,7 @@ fn merge<'a>(mut cursors: Vec<impl Iterator<Item = (&'a str, u8)>>) -> Merged<'a
     varint::put(&mut postings, list.len() as u64);
     let mut previous = 0;
     for &(member, frequency) in &list {
-      varint::put(&mut postings, u64::from(member - previous));
-      postings.push(frequency);
+      posting::put(&mut postings, member - previous, frequency);
       previous = member;
     }
   }
@@ -269,9 +270,8 @@ impl Dictionary {
     let count = varint::take(postings, &mut at).unwrap_or(0);
     let mut member = 0u32;
     (0..count).map_while(move |_| {
-      member += varint::take(postings, &mut at)? as u32;
-      let frequency = *postings.get(at)?;
-      at += 1;
+      let (delta, frequency) = posting::take(postings, &mut at)?;
+      member += delta;
       Some((member, frequency))
     })
   }
