@@ -23,6 +23,7 @@
 
 mod blocks;
 mod bytes;
+mod checked;
 mod posting;
 mod terms;
 
@@ -36,7 +37,7 @@ use rayon::prelude::*;
 use std::collections::HashMap;
 use std::path::Path;
 use std::sync::Arc;
-pub use terms::Dictionary;
+pub use terms::{Damaged, Dictionary};
 
 /// Below this many cold candidates no shard is built for them: every digest
 /// is probed directly (its Bloom filter costs less than building a
@@ -152,6 +153,11 @@ impl Part {
     let vouched = candidates.len() - stragglers.len();
     (Part { dictionary, slot_of, vouched }, stragglers)
   }
+
+  /// The candidate slots it vouches for.
+  fn vouched_slots(&self) -> impl Iterator<Item = usize> + '_ {
+    self.slot_of.iter().filter(|&&slot| slot != NONE).map(|&slot| slot as usize)
+  }
 }
 
 /// A shard matched to its candidates, and the candidate slots it does not vouch for.
@@ -180,15 +186,26 @@ impl Served {
     frequencies.into_iter().map(|(slot, _)| slot).collect()
   }
 
+  /// Whether a lookup found a shard it serves from damaged: served again,
+  /// that shard is rebuilt.
+  pub fn damaged(&self) -> bool {
+    self.parts.iter().any(|part| part.dictionary.damaged())
+  }
+
   /// [`Served::holding`] with each session's frequency class of `term`
-  /// (`scan` gives a straggler's).
+  /// (`scan` gives a straggler's, and every session of a shard found
+  /// damaged).
   pub fn frequencies(&self, term: &str, scan: impl Fn(usize) -> Option<u8>) -> Vec<(usize, u8)> {
-    let vouched = self.parts.iter().flat_map(|part| {
-      let slots = part.dictionary.frequencies(term).map(|(m, frequency)| (part.slot_of[m as usize], frequency));
-      slots.filter(|&(s, _)| s != NONE)
-    });
-    let mut slots: Vec<(usize, u8)> = vouched.map(|(s, frequency)| (s as usize, frequency)).collect();
-    slots.extend(self.stragglers.iter().filter_map(|&s| scan(s).map(|frequency| (s, frequency))));
+    let mut slots = Vec::new();
+    let scanned = |slot: usize| scan(slot).map(|frequency| (slot, frequency));
+    for part in &self.parts {
+      let slot = |member: u32| part.slot_of.get(member as usize).copied().filter(|&s| s != NONE);
+      match part.dictionary.frequencies(term) {
+        Ok(postings) => slots.extend(postings.filter_map(|(m, f)| Some((slot(m)? as usize, f)))),
+        Err(Damaged) => slots.extend(part.vouched_slots().filter_map(scanned)),
+      }
+    }
+    slots.extend(self.stragglers.iter().copied().filter_map(scanned));
     slots
   }
 }
@@ -212,8 +229,7 @@ fn load(dir: &Path, branches: Branches, shard: usize, limit: u64) -> Option<Dict
 fn build(dir: &Path, branches: Branches, shard: usize, candidates: &[Candidate<'_>]) -> Arc<Dictionary> {
   let digests: Vec<(&str, &ColdDigest)> = candidates.iter().map(|&(_, file, digest)| (file, digest)).collect();
   let dictionary = Dictionary::build(&digests);
-  if dir.join(files::MARKER).exists() {
-    let bytes = dictionary.encode();
+  if let Some(bytes) = dir.join(files::MARKER).exists().then(|| dictionary.encode()).flatten() {
     if files::write_atomic(&dir.join(file_name(branches, shard)), &bytes).is_ok() {
       if let Some(written) = load(dir, branches, shard, bytes.len() as u64) {
         // A shard's build frees tens of MB that the next one's larger
@@ -293,7 +309,11 @@ fn refresh_within(
       if group.is_empty() {
         return None;
       }
-      let known = shards[shard].clone().or_else(|| load(dir, branches, shard, limit).map(Arc::new));
+      // A shard a lookup found damaged is rebuilt, not read again.
+      let known = match &shards[shard] {
+        Some(resident) => Some(resident.clone()).filter(|d| !d.damaged()),
+        None => load(dir, branches, shard, limit).map(Arc::new),
+      };
       known
         .map(|d| Part::matched(d, group))
         .filter(|(_, stragglers)| !too_many_stragglers(stragglers.len(), group.len()))

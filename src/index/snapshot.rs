@@ -225,7 +225,7 @@ impl Snapshot {
     let new = &patched.derived;
     let _ = new.partition.set(partition.clone());
     if !changed.iter().any(|&slot| tier(slot) == Some(Tier::Cold)) {
-      if let Some(served) = old.served.get() {
+      if let Some(served) = old.served.get().filter(|served| !served.as_ref().is_some_and(|s| s.damaged())) {
         let _ = new.served.set(served.clone());
       }
       if let Some(kinds) = old.kinds.get() {
@@ -345,11 +345,15 @@ impl Snapshot {
   }
 
   /// The cold term dictionary serving every cold slot (see
-  /// [`dictionary::serve`]), worked out once per snapshot.
+  /// [`dictionary::serve`]), worked out once per snapshot; again while a
+  /// lookup has found a shard of it damaged (serving again rebuilds that).
   pub fn serve_every_cold(&self, max_record_bytes: u64) -> Option<Arc<Served>> {
     let cold = &self.partition().cold;
     let served = || self.serve(cold, Candidates::Every, max_record_bytes).map(Arc::new);
-    self.derived.served.get_or_init(served).clone()
+    match self.derived.served.get_or_init(served) {
+      Some(once) if once.damaged() => served(),
+      once => once.clone(),
+    }
   }
 
   /// The cold term dictionary serving the cold slots `slots` (a filter's).

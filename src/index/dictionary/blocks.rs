@@ -9,16 +9,18 @@
 //! CPU, for 8 % fewer bytes (26.0 against 28.1 MB of shards on `medium`);
 //! lookups cost the same.
 //!
-//! Layout, integers little-endian: the term count (u32), the block count
-//! (u32), each block's start in the block data and the data's end (u32
-//! each), each block's first term's first 8 bytes as [`order_key`] (u64
-//! each: most steps of a lookup's binary search compare these alone), then
-//! the block data. A block: its first term (varint length,
-//! bytes) and its offset (varint); each further term: the length of the
-//! prefix it shares with the term before (varint), the length of the rest
-//! (varint), the rest, and its offset less the term before's (varint).
+//! Layout, integers little-endian: a table (in the shard file's head, read
+//! when the shard is): the term count (u32), the block count (u32), each
+//! block's start in the block data and the data's end (u32 each), each
+//! block's first term's first 8 bytes as [`order_key`] (u64 each: most
+//! steps of a lookup's binary search compare these alone); and the block
+//! data (checked a chunk at a time as lookups read it). A block: its first
+//! term (varint length, bytes) and its offset (varint); each further term:
+//! the length of the prefix it shares with the term before (varint), the
+//! length of the rest (varint), the rest, and its offset less the term
+//! before's (varint).
 
-use super::terms::Shared;
+use super::checked::Shared;
 use crate::index::record::vocabulary::order_key;
 use crate::index::varint;
 
@@ -58,21 +60,29 @@ impl<'a> Writer<'a> {
     self.count += 1;
   }
 
-  pub(super) fn finish(mut self) -> Vec<u8> {
+  /// The table and the block data.
+  pub(super) fn finish(mut self) -> (Vec<u8>, Vec<u8>) {
     self.starts.push(self.data.len() as u32);
-    let mut out = Vec::with_capacity(8 + 4 * self.starts.len() + 8 * self.keys.len() + self.data.len());
-    out.extend_from_slice(&self.count.to_le_bytes());
-    out.extend_from_slice(&(self.keys.len() as u32).to_le_bytes());
-    self.starts.iter().for_each(|start| out.extend_from_slice(&start.to_le_bytes()));
-    self.keys.iter().for_each(|key| out.extend_from_slice(&key.to_le_bytes()));
-    out.extend_from_slice(&self.data);
-    out
+    let mut table = Vec::with_capacity(8 + 4 * self.starts.len() + 8 * self.keys.len());
+    table.extend_from_slice(&self.count.to_le_bytes());
+    table.extend_from_slice(&(self.keys.len() as u32).to_le_bytes());
+    self.starts.iter().for_each(|start| table.extend_from_slice(&start.to_le_bytes()));
+    self.keys.iter().for_each(|key| table.extend_from_slice(&key.to_le_bytes()));
+    (table, self.data)
+  }
+
+  /// The term index written.
+  pub(super) fn blocks(self) -> Option<TermBlocks> {
+    let (table, data) = self.finish();
+    TermBlocks::new(Shared::whole(table), Shared::whole(data))
   }
 }
 
 /// A written term index, read in place.
 pub(super) struct TermBlocks {
-  bytes: Shared,
+  /// Checked with the shard's head: read without a check.
+  table: Shared,
+  data: Shared,
   blocks: usize,
 }
 
@@ -85,46 +95,43 @@ fn u32_at(bytes: &[u8], at: usize) -> Option<u32> {
 }
 
 impl TermBlocks {
-  /// `None` unless `bytes` hold a header, a start table that ascends
-  /// through the data, and no more terms than the blocks can hold.
-  pub(super) fn new(bytes: Shared) -> Option<TermBlocks> {
-    let raw = bytes.as_ref();
+  /// `None` unless `table` holds a header, a start table that ascends
+  /// through `data`, and no more terms than the blocks can hold.
+  pub(super) fn new(table: Shared, data: Shared) -> Option<TermBlocks> {
+    let raw = table.get(0..table.len())?;
     let (count, blocks) = (u32_at(raw, 0)?, u32_at(raw, 4)? as usize);
-    let data_at = blocks.checked_mul(12)?.checked_add(12)?;
-    let data_len = raw.len().checked_sub(data_at)?;
+    if blocks.checked_mul(12)?.checked_add(12)? != raw.len() {
+      return None;
+    }
     let starts: Vec<u32> = (0..=blocks).map(|b| u32_at(raw, 8 + 4 * b)).collect::<Option<_>>()?;
     let ascending = starts.windows(2).all(|pair| pair[0] < pair[1]);
-    let spans_data = starts[0] == 0 && starts[blocks] as usize == data_len;
+    let spans_data = starts[0] == 0 && starts[blocks] as usize == data.len();
     let fits = (count as usize).div_ceil(BLOCK) == blocks;
-    (ascending && spans_data && fits).then_some(TermBlocks { bytes, blocks })
+    (ascending && spans_data && fits).then_some(TermBlocks { table, data, blocks })
   }
 
   #[cfg(test)]
   pub(super) fn len(&self) -> usize {
-    u32_at(self.bytes.as_ref(), 0).expect("checked in new") as usize
+    u32_at(self.table.get(0..4).expect("checked in new"), 0).expect("checked in new") as usize
   }
 
-  pub(super) fn as_bytes(&self) -> &[u8] {
-    self.bytes.as_ref()
+  /// The table and the block data, as written (`None`: a damaged shard).
+  pub(super) fn parts(&self) -> Option<(&[u8], &[u8])> {
+    Some((self.table.get(0..self.table.len())?, self.data.get(0..self.data.len())?))
   }
 
-  /// Block `block`'s bytes.
+  /// Block `block`'s bytes (`None`: damaged).
   #[inline]
-  fn block(&self, block: usize) -> &[u8] {
-    let raw = self.bytes.as_ref();
-    let (starts, data) = raw[8..].split_at(4 * (self.blocks + 1));
-    let start = |b: usize| u32_at(starts, 4 * b).expect("checked in new") as usize;
-    &data[8 * self.blocks..][start(block)..start(block + 1)]
+  fn block(&self, block: usize) -> Option<&[u8]> {
+    let start = |b: usize| Some(u32_at(self.table.get(8 + 4 * b..12 + 4 * b)?, 0)? as usize);
+    self.data.get(start(block)?..start(block + 1)?)
   }
 
   /// The [`order_key`] of block `block`'s first term.
   #[inline]
-  fn key(&self, block: usize) -> u64 {
+  fn key(&self, block: usize) -> Option<u64> {
     let at = 8 + 4 * (self.blocks + 1) + 8 * block;
-    match self.bytes.as_ref()[at..at + 8] {
-      [a, b, c, d, e, f, g, h] => u64::from_le_bytes([a, b, c, d, e, f, g, h]),
-      _ => unreachable!("eight bytes"),
-    }
+    Some(u64::from_le_bytes(self.table.get(at..at + 8)?.try_into().ok()?))
   }
 
   /// A block's first term and where the rest of the block starts.
@@ -145,14 +152,14 @@ impl TermBlocks {
     let (mut low, mut high) = (0, self.blocks);
     while low < high {
       let middle = (low + high) / 2;
-      let first = self.key(middle);
-      let at_most = first < key || (first == key && Self::first_term(self.block(middle))?.0 <= term);
+      let first = self.key(middle)?;
+      let at_most = first < key || (first == key && Self::first_term(self.block(middle)?)?.0 <= term);
       match at_most {
         true => low = middle + 1,
         false => high = middle,
       }
     }
-    Self::find_in(self.block(low.checked_sub(1)?), term)
+    Self::find_in(self.block(low.checked_sub(1)?)?, term)
   }
 
   /// Reads a block's terms in order, keeping only how long a prefix the
@@ -204,7 +211,7 @@ mod tests {
   fn written(terms: &[String]) -> TermBlocks {
     let mut writer = Writer::default();
     terms.iter().enumerate().for_each(|(at, term)| writer.push(term, at as u64 * 3));
-    TermBlocks::new(Shared::whole(writer.finish())).expect("a written index reads back")
+    writer.blocks().expect("a written index reads back")
   }
 
   proptest! {
@@ -238,12 +245,15 @@ mod tests {
       probe in "[ab]{0,6}",
     ) {
       let terms: Vec<String> = terms.into_iter().collect();
-      let mut bytes = written(&terms).as_bytes().to_vec();
+      let index = written(&terms);
+      let (table, data) = index.parts().unwrap();
+      let mut bytes = [table, data].concat();
       for (at, value) in flips {
         let at = at.index(bytes.len());
         bytes[at] = value;
       }
-      if let Some(index) = TermBlocks::new(Shared::whole(bytes)) {
+      let data = bytes.split_off(table.len());
+      if let Some(index) = TermBlocks::new(Shared::whole(bytes), Shared::whole(data)) {
         let _ = index.get(&probe);
       }
     }
@@ -254,7 +264,7 @@ mod tests {
     let index = written(&[]);
     assert_eq!((index.len(), index.get(""), index.get("a")), (0, None, None));
     assert!(
-      TermBlocks::new(Shared::whole(vec![1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0])).is_none(),
+      TermBlocks::new(Shared::whole(vec![1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]), Shared::whole(Vec::new())).is_none(),
       "a count without blocks"
     );
   }

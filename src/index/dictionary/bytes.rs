@@ -1,9 +1,8 @@
 //! The bytes of one dictionary shard: built in this process, or read from
 //! its file. On Linux, on a local filesystem, a shard file is mapped, not
-//! read: a term lookup touches a few pages of its term index and postings, and after
-//! the whole file has been checked once ([`ShardBytes::release`]) its pages
-//! leave the process's resident memory, so only the pages lookups touch come
-//! back. Shard files are only ever replaced by a rename, never rewritten in
+//! read: a term lookup touches a few pages of its term blocks and postings, and
+//! once its head has been read ([`ShardBytes::release`]) its pages leave the
+//! process's resident memory, so only the pages lookups touch come back. Shard files are only ever replaced by a rename, never rewritten in
 //! place, so on a local filesystem a mapping keeps the bytes it was checked
 //! with. Network filesystems and FUSE may not (another machine replaces the
 //! file, and the mapping's next fault raises SIGBUS), and on Windows a mapped
@@ -37,8 +36,8 @@ impl ShardBytes {
   }
 
   /// Drops the mapped pages from the process's resident memory (they stay in
-  /// the page cache); a later read maps them in again. Called after the
-  /// checksum read every page.
+  /// the page cache); a later read maps them in again. Called once the
+  /// shard's head is read.
   pub fn release(&self) {
     #[cfg(target_os = "linux")]
     if let ShardBytes::Mapped(map) = self {

@@ -1,12 +1,15 @@
 //! One shard of the cold term dictionary: a term index ([`TermBlocks`])
-//! mapping each term to the offset of its posting list (member ordinals as
-//! delta varints, each with its frequency class: [`posting`]), and the
-//! members (record file, vocabulary fingerprint) the ordinals name. A shard
-//! file is [`MAGIC`], xxh3-64 of the rest, the members, the postings, the
-//! term index.
+//! mapping each term to the offset of its posting list (its length in
+//! bytes, then member ordinals as delta varints, each with its frequency
+//! class: [`posting`]), and the members (record file, vocabulary
+//! fingerprint) the ordinals name. A shard file is [`MAGIC`], the xxh3-64
+//! of its head and the head's length, the head (chunk checksums, members,
+//! the term index's table), then the postings and the term blocks, checked
+//! a chunk at a time as lookups read them ([`checked`]).
 
 use super::blocks::{TermBlocks, Writer};
 use super::bytes::ShardBytes;
+use super::checked::{self, Checked, Shared};
 use super::posting;
 use crate::index::record::cold::{ColdContent, ColdDigest};
 use crate::index::record::vocabulary::{order_key, Vocabulary};
@@ -16,11 +19,17 @@ use rustc_hash::FxHashMap;
 use std::borrow::Cow;
 use std::collections::binary_heap::{BinaryHeap, PeekMut};
 
-/// `D4`: a posting's commonest frequency classes coded in its member delta
-/// (`D3` had a byte for each class; `D2` an FST for a term index; `D1` no
-/// frequency classes in its postings).
-const MAGIC: &[u8; 8] = b"PFMIDXD4";
-pub(super) const HEADER_BYTES: usize = MAGIC.len() + 8;
+/// `D5`: checked by chunk, lists led by their length (`D4` was checked
+/// whole, its lists led by their count; `D3` had a byte for each frequency
+/// class; `D2` an FST for a term index; `D1` no frequency classes).
+const MAGIC: &[u8; 8] = b"PFMIDXD5";
+/// The magic, the head's checksum and its length.
+pub(super) const HEADER_BYTES: usize = MAGIC.len() + 8 + 4;
+
+/// A lookup read into a chunk of a shard file that does not match its
+/// checksum: the shard answers nothing until rebuilt.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Damaged;
 
 /// One digest the dictionary was built from.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -45,27 +54,6 @@ pub struct Dictionary {
   by_file: FxHashMap<u64, u32>,
   terms: TermBlocks,
   postings: Shared,
-}
-
-/// A range of one buffer: a shard read from disk keeps its term index and its
-/// postings in the file's bytes instead of copying them out.
-#[derive(Clone)]
-pub(super) struct Shared {
-  bytes: std::sync::Arc<ShardBytes>,
-  range: std::ops::Range<usize>,
-}
-
-impl Shared {
-  pub(super) fn whole(bytes: Vec<u8>) -> Shared {
-    let range = 0..bytes.len();
-    Shared { bytes: std::sync::Arc::new(ShardBytes::Owned(bytes)), range }
-  }
-}
-
-impl AsRef<[u8]> for Shared {
-  fn as_ref(&self) -> &[u8] {
-    &self.bytes[self.range.clone()]
-  }
 }
 
 fn strictly_sorted(vocabulary: &Vocabulary) -> bool {
@@ -136,7 +124,8 @@ impl PartialOrd for Head<'_> {
 type Merged<'a> = (Vec<(&'a str, u64)>, Vec<u8>);
 
 /// The k-way merge of `cursors` (each ascending): each term once, with the
-/// members holding it (a count, then per member a [`posting`]).
+/// members holding it (the list's length in bytes, then per member a
+/// [`posting`]).
 fn merge<'a>(mut cursors: Vec<impl Iterator<Item = (&'a str, u8)>>) -> Merged<'a> {
   let mut heap = BinaryHeap::with_capacity(cursors.len());
   for (member, cursor) in cursors.iter_mut().enumerate() {
@@ -144,7 +133,7 @@ fn merge<'a>(mut cursors: Vec<impl Iterator<Item = (&'a str, u8)>>) -> Merged<'a
       heap.push(Head::new(term, member as u32));
     }
   }
-  let (mut terms, mut postings, mut list) = (Vec::new(), Vec::new(), Vec::new());
+  let (mut terms, mut postings, mut list, mut encoded) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
   while let Some(&head) = heap.peek() {
     list.clear();
     // Each head of this term is replaced in place by its cursor's next term
@@ -160,12 +149,14 @@ fn merge<'a>(mut cursors: Vec<impl Iterator<Item = (&'a str, u8)>>) -> Merged<'a
       }
     }
     terms.push((head.term, postings.len() as u64));
-    varint::put(&mut postings, list.len() as u64);
+    encoded.clear();
     let mut previous = 0;
     for &(member, frequency) in &list {
-      posting::put(&mut postings, member - previous, frequency);
+      posting::put(&mut encoded, member - previous, frequency);
       previous = member;
     }
+    varint::put(&mut postings, encoded.len() as u64);
+    postings.extend_from_slice(&encoded);
   }
   (terms, postings)
 }
@@ -190,7 +181,7 @@ pub(super) fn merge_split<'a>(
   }
   let mut postings = low.1;
   postings.extend_from_slice(&high.1);
-  (TermBlocks::new(Shared::whole(writer.finish())).expect("a written term index"), postings)
+  (writer.blocks().expect("a written term index"), postings)
 }
 
 /// The median of the vocabularies' middle terms: where the merge splits.
@@ -251,10 +242,15 @@ impl Dictionary {
   }
 
   /// Decoded from a file rather than built here (tests): a built shard's
-  /// postings start its buffer, a decoded one's follow the header.
+  /// postings start its buffer, a decoded one's follow the head.
   #[cfg(test)]
   pub fn is_decoded(&self) -> bool {
-    self.postings.range.start > 0
+    self.postings.start() > 0
+  }
+
+  /// Whether a lookup found a chunk of its file damaged.
+  pub fn damaged(&self) -> bool {
+    self.postings.damaged()
   }
 
   #[cfg(test)]
@@ -262,84 +258,120 @@ impl Dictionary {
     self.terms.len()
   }
 
-  /// The members holding the term whose posting list starts at `offset`,
-  /// with their frequency classes.
-  fn list(&self, offset: u64) -> impl Iterator<Item = (u32, u8)> + '_ {
-    let mut at = offset as usize;
-    let postings = self.postings.as_ref();
-    let count = varint::take(postings, &mut at).unwrap_or(0);
-    let mut member = 0u32;
-    (0..count).map_while(move |_| {
-      let (delta, frequency) = posting::take(postings, &mut at)?;
-      member += delta;
-      Some((member, frequency))
-    })
+  /// The posting list that starts at `offset` (`None`: damaged).
+  fn list(&self, offset: u64) -> Option<&[u8]> {
+    let at = usize::try_from(offset).ok()?;
+    let lead = self.postings.get_up_to(at, 10)?;
+    let mut read = 0;
+    let len = usize::try_from(varint::take(lead, &mut read)?).ok()?;
+    let start = at + read;
+    self.postings.get(start..start.checked_add(len)?)
   }
 
   /// Members (in build order) whose vocabulary holds `term`.
   #[cfg(test)]
   pub fn holding(&self, term: &str) -> impl Iterator<Item = u32> + '_ {
-    self.frequencies(term).map(|(member, _)| member)
+    self.frequencies(term).expect("intact").map(|(member, _)| member)
   }
 
   /// Members (in build order) whose vocabulary holds `term`, with the
-  /// session's frequency class of it.
-  pub fn frequencies(&self, term: &str) -> impl Iterator<Item = (u32, u8)> + '_ {
-    let offset = self.terms.get(term);
-    offset.into_iter().flat_map(|offset| self.list(offset))
-  }
-
-  /// `MAGIC`, xxh3-64 of the rest, then: member count, each member's file
-  /// (length, bytes) and fingerprint (16 bytes LE), the postings
-  /// (length, bytes), the term index.
-  pub fn encode(&self) -> Vec<u8> {
-    let mut body = Vec::new();
-    varint::put(&mut body, self.members.len() as u64);
-    for member in &self.members {
-      varint::put(&mut body, member.file.len() as u64);
-      body.extend_from_slice(member.file.as_bytes());
-      body.extend_from_slice(&member.fingerprint.to_le_bytes());
+  /// session's frequency class of it; [`Damaged`] when a chunk it read
+  /// (or any before it) was.
+  pub fn frequencies(&self, term: &str) -> Result<impl Iterator<Item = (u32, u8)> + '_, Damaged> {
+    let list = self.terms.get(term).and_then(|offset| self.list(offset));
+    if self.damaged() {
+      return Err(Damaged);
     }
-    varint::put(&mut body, self.postings.as_ref().len() as u64);
-    body.extend_from_slice(self.postings.as_ref());
-    body.extend_from_slice(self.terms.as_bytes());
-    let mut bytes = Vec::with_capacity(HEADER_BYTES + body.len());
-    bytes.extend_from_slice(MAGIC);
-    bytes.extend_from_slice(&xxhash_rust::xxh3::xxh3_64(&body).to_le_bytes());
-    bytes.extend_from_slice(&body);
-    bytes
+    let (list, mut at, mut member) = (list.unwrap_or_default(), 0, 0u32);
+    Ok(std::iter::from_fn(move || {
+      let (delta, frequency) = posting::take(list, &mut at)?;
+      member = member.checked_add(delta)?;
+      Some((member, frequency))
+    }))
   }
 
-  /// `None` for anything but an intact dictionary file. The term index and the
-  /// postings stay in `bytes`.
+  /// `MAGIC`, xxh3-64 of the head, the head's length (u32 LE), the head:
+  /// the chunk count and each chunk's xxh3-64 (u64 LE), the member count,
+  /// each member's file (length, bytes) and fingerprint (16 bytes LE), the
+  /// postings' length, the term index's table; then the postings and the
+  /// term blocks, in chunks of [`checked::CHUNK`]. `None` for a shard read
+  /// from a file found damaged.
+  pub fn encode(&self) -> Option<Vec<u8>> {
+    let (table, blocks) = self.terms.parts()?;
+    let postings = self.postings.get(0..self.postings.len())?;
+    let lazy = [postings, blocks].concat();
+    let sums: Vec<u64> = checked::chunk_sums(&lazy).collect();
+    let mut head = Vec::with_capacity(8 * sums.len() + table.len() + 64 * self.members.len());
+    varint::put(&mut head, sums.len() as u64);
+    sums.iter().for_each(|sum| head.extend_from_slice(&sum.to_le_bytes()));
+    varint::put(&mut head, self.members.len() as u64);
+    for member in &self.members {
+      varint::put(&mut head, member.file.len() as u64);
+      head.extend_from_slice(member.file.as_bytes());
+      head.extend_from_slice(&member.fingerprint.to_le_bytes());
+    }
+    varint::put(&mut head, postings.len() as u64);
+    head.extend_from_slice(table);
+    let mut bytes = Vec::with_capacity(HEADER_BYTES + head.len() + lazy.len());
+    bytes.extend_from_slice(MAGIC);
+    bytes.extend_from_slice(&xxhash_rust::xxh3::xxh3_64(&head).to_le_bytes());
+    bytes.extend_from_slice(&u32::try_from(head.len()).ok()?.to_le_bytes());
+    bytes.extend_from_slice(&head);
+    bytes.extend_from_slice(&lazy);
+    Some(bytes)
+  }
+
+  /// `None` for anything but a shard file with an intact head. The term
+  /// index and the postings stay in `bytes`, checked as lookups read them.
   pub fn decode(bytes: impl Into<ShardBytes>) -> Option<Dictionary> {
     let bytes = bytes.into();
-    let (sum, body) = bytes.strip_prefix(MAGIC)?.split_at_checked(8)?;
-    if sum != xxhash_rust::xxh3::xxh3_64(body).to_le_bytes() {
+    let header = bytes.strip_prefix(MAGIC)?.get(..12)?;
+    let (sum, head_len) = header.split_at(8);
+    let lazy_at = HEADER_BYTES.checked_add(u32::from_le_bytes(head_len.try_into().ok()?) as usize)?;
+    let head = bytes.get(HEADER_BYTES..lazy_at)?;
+    if sum != xxhash_rust::xxh3::xxh3_64(head).to_le_bytes() {
       return None;
     }
-    let mut at = HEADER_BYTES;
-    let count = varint::take(&bytes, &mut at)? as usize;
-    let mut members = Vec::with_capacity(count.min(bytes.len()));
-    for _ in 0..count {
-      let len = varint::take(&bytes, &mut at)? as usize;
-      let file = std::str::from_utf8(bytes.get(at..at.checked_add(len)?)?).ok()?.to_string();
-      at += len;
-      let fingerprint = u128::from_le_bytes(bytes.get(at..at.checked_add(16)?)?.try_into().ok()?);
-      at += 16;
-      members.push(Member { file, fingerprint });
-    }
-    let len = varint::take(&bytes, &mut at)? as usize;
-    let postings_end = at.checked_add(len).filter(|&end| end <= bytes.len())?;
-    let bytes = std::sync::Arc::new(bytes);
-    let postings = Shared { bytes: bytes.clone(), range: at..postings_end };
-    let terms = TermBlocks::new(Shared { range: postings_end..bytes.len(), bytes: bytes.clone() })?;
-    // Every page was read for the checksum, the members and the term
-    // index's start table: lookups need few. Released last, since a page
-    // cache of large folios maps a whole folio (up to 2 MB) back at the next
-    // touch: reading the FST's footer after the release (before `D3`) kept ~2 MB of each shard resident (64 MB
+    let mut at = 0;
+    let chunks = usize::try_from(varint::take(head, &mut at)?).ok().filter(|&n| n <= head.len() / 8)?;
+    let sums: Vec<u64> = head
+      .get(at..at + 8 * chunks)?
+      .chunks_exact(8)
+      .map(|sum| u64::from_le_bytes(sum.try_into().unwrap_or_default()))
+      .collect();
+    at += 8 * chunks;
+    let members = Self::read_members(head, &mut at)?;
+    let postings_len = usize::try_from(varint::take(head, &mut at)?).ok()?;
+    // Copied out: every lookup reads the table, and a mapped page touched
+    // after the release below maps its whole folio back (~2 MB a shard:
+    // +64 MB resident after a first recall at `huge`).
+    let table = Shared::whole(head[at..].to_vec());
+    let postings_end = lazy_at.checked_add(postings_len)?;
+    let bytes = std::sync::Arc::new(Checked::read(bytes, lazy_at, sums)?);
+    let postings = Shared::new(bytes.clone(), lazy_at..postings_end)?;
+    let blocks = Shared::new(bytes.clone(), postings_end..bytes.len())?;
+    let terms = TermBlocks::new(table, blocks)?;
+    // Every page of the head was read: lookups need few of the rest.
+    // Released last, since a page cache of large folios maps a whole folio
+    // (up to 2 MB) back at the next touch: reading the FST's footer after
+    // the release (before `D3`) kept ~2 MB of each shard resident (64 MB
     // over the 32 shards of a build at 100,000 sessions).
     bytes.release();
     Some(Dictionary::assemble(members, terms, postings))
+  }
+
+  /// The members as the head lists them, from `*at`.
+  fn read_members(head: &[u8], at: &mut usize) -> Option<Vec<Member>> {
+    let count = varint::take(head, at)? as usize;
+    let mut members = Vec::with_capacity(count.min(head.len()));
+    for _ in 0..count {
+      let len = varint::take(head, at)? as usize;
+      let file = std::str::from_utf8(head.get(*at..at.checked_add(len)?)?).ok()?.to_string();
+      *at += len;
+      let fingerprint = u128::from_le_bytes(head.get(*at..at.checked_add(16)?)?.try_into().ok()?);
+      *at += 16;
+      members.push(Member { file, fingerprint });
+    }
+    Some(members)
   }
 }

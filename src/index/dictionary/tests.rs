@@ -60,7 +60,7 @@ proptest! {
     let vocabularies: Vec<(&Vocabulary, &[u8])> = contents.iter().map(|c| (&c.vocabulary, &c.frequencies[..])).collect();
     let (whole, whole_postings) = terms::merge_split(&vocabularies, None);
     let (split, split_postings) = terms::merge_split(&vocabularies, Some(&pivot));
-    prop_assert_eq!(whole.as_bytes(), split.as_bytes());
+    prop_assert_eq!(whole.parts(), split.parts());
     prop_assert_eq!(whole_postings, split_postings);
   }
 
@@ -77,7 +77,7 @@ proptest! {
     let old: Vec<ColdDigest> = built.iter().map(|words| digest(&words.join(" "))).collect();
     let names = files(old.len());
     let pairs: Vec<(&str, &ColdDigest)> = names.iter().map(String::as_str).zip(&old).collect();
-    let dictionary = Dictionary::decode(Dictionary::build(&pairs).encode()).expect("round trip");
+    let dictionary = Dictionary::decode(Dictionary::build(&pairs).encode().unwrap()).expect("round trip");
     for term in old.iter().flat_map(|d| d.content().unwrap().vocabulary.to_vec()).chain(probes.iter().cloned()) {
       prop_assert_eq!(dictionary.holding(&term).map(|m| m as usize).collect::<Vec<_>>(), scan(&old, &term));
     }
@@ -144,17 +144,65 @@ fn a_digest_s_cached_membership_holds_for_one_dictionary_only() {
 }
 
 #[test]
-fn a_torn_or_edited_dictionary_file_is_not_read() {
+fn a_torn_dictionary_file_or_one_with_an_edited_head_is_not_read() {
   let (a, b) = (digest("alpha beta"), digest("beta gamma"));
-  let bytes = Dictionary::build(&[("/a", &a), ("/b", &b)]).encode();
+  let bytes = Dictionary::build(&[("/a", &a), ("/b", &b)]).encode().unwrap();
   let back = Dictionary::decode(bytes.clone()).expect("intact");
   assert_eq!(back.holding("beta").collect::<Vec<_>>(), [0, 1]);
   assert_eq!(back.len(), 3);
   assert!(Dictionary::decode(bytes[..bytes.len() - 1].to_vec()).is_none(), "torn");
-  for at in [0, 9, HEADER_BYTES + 3, bytes.len() - 1] {
+  let head_len = u32::from_le_bytes(bytes[16..20].try_into().unwrap()) as usize;
+  for at in [0, 9, 17, HEADER_BYTES + 3, HEADER_BYTES + head_len - 1] {
     let mut flipped = bytes.clone();
     flipped[at] ^= 0x10;
     assert!(Dictionary::decode(flipped).is_none(), "byte {at}");
+  }
+}
+
+/// `count` digests with distinct words each, and the shard built from them
+/// as its file's bytes: its postings and blocks span several chunks.
+fn many_chunk_shard(count: usize) -> (Vec<ColdDigest>, Vec<String>, Vec<u8>) {
+  let digests: Vec<ColdDigest> =
+    (0..count).map(|i| digest(&format!("alpha w{i}x{} v{}y{} z{i}", i * 7, i * 13, i % 5))).collect();
+  let names = files(count);
+  let pairs: Vec<(&str, &ColdDigest)> = names.iter().map(String::as_str).zip(&digests).collect();
+  let bytes = Dictionary::build(&pairs).encode().unwrap();
+  (digests, names, bytes)
+}
+
+/// A shard file's postings and term blocks are checked a chunk at a time as
+/// lookups read them: an edit there leaves the shard readable, and the
+/// lookup that reads the edited chunk (and every one after it) is refused,
+/// while the served answer stays exact (from the digests) and the next
+/// refresh rebuilds the shard.
+#[test]
+fn an_edited_chunk_is_refused_when_read_and_its_shard_answers_from_the_digests() {
+  let (digests, names, bytes) = many_chunk_shard(3000);
+  let head_len = u32::from_le_bytes(bytes[16..20].try_into().unwrap()) as usize;
+  let lazy = bytes.len() - HEADER_BYTES - head_len;
+  assert!(lazy > 4 * checked::CHUNK, "{lazy} bytes past the head");
+  let intact = Dictionary::decode(bytes.clone()).unwrap();
+  let mut edited = bytes.clone();
+  let last = bytes.len() - 2;
+  edited[last] ^= 0x01;
+  let dictionary = Arc::new(Dictionary::decode(edited).expect("the head is intact"));
+  // `alpha`'s list (every member) starts the postings: the first chunk.
+  assert_eq!(dictionary.holding("alpha").count(), 3000);
+  assert!(!dictionary.damaged());
+  // The last term sorts last: its block ends the file.
+  let last_term = (0..3000).map(|i| format!("z{i}")).max().unwrap();
+  assert_eq!(intact.holding(&last_term).count(), 1);
+  assert!(dictionary.frequencies(&last_term).is_err());
+  assert!(dictionary.damaged());
+  assert!(dictionary.frequencies("alpha").is_err(), "nothing of a damaged shard answers");
+  let candidates: Vec<Candidate<'_>> =
+    (0..digests.len()).map(|slot| (slot, names[slot].as_str(), &digests[slot])).collect();
+  let served = Served::new(dictionary, &candidates);
+  assert!(served.stragglers.is_empty());
+  for term in ["alpha", &last_term, "v3y39", "absent"] {
+    let mut found = served.holding(term, |slot| digests[slot].contains(term));
+    found.sort_unstable();
+    assert_eq!(found, scan(&digests, term), "{term}");
   }
 }
 
@@ -189,7 +237,7 @@ fn a_decoded_shard_keeps_none_of_its_mapped_pages_resident() {
   let names = files(digests.len());
   let pairs: Vec<(&str, &ColdDigest)> = names.iter().map(String::as_str).zip(&digests).collect();
   let path = dir.path().join("shard.dict");
-  fs::write(&path, Dictionary::build(&pairs).encode()).unwrap();
+  fs::write(&path, Dictionary::build(&pairs).encode().unwrap()).unwrap();
   let shard = bytes::ShardBytes::open(&path, 1 << 30).unwrap();
   if !matches!(shard, bytes::ShardBytes::Mapped(_)) {
     return; // a filesystem that is read, not mapped
@@ -387,6 +435,45 @@ fn changed_cold_sessions_rebuild_only_their_shard() {
   assert_eq!(again.total, count.div_ceil(3) - lost);
 }
 
+/// Shard files edited past their heads (as a disk might) are read, answer
+/// nothing from the edited chunk, and the query answers from the digests:
+/// every session found, coverage complete; the next query rebuilds them.
+#[test]
+fn shard_files_damaged_past_their_heads_answer_from_the_digests_and_are_rebuilt() {
+  let fx = AgentDir::new();
+  let count = MIN_COLD + 200;
+  sessions(&fx, count, |i| format!("routine {i} vrenqalith{}", i % 3));
+  let engine = all_cold(&fx);
+  let index = index_of(&fx);
+  let query = json!({"query": "vrenqalith0", "scope": "global"});
+  let built = run(&engine, query.clone());
+  let shards = index.trace().shards_built();
+  let dir = fx.agent.join("fabric/memory-index");
+  for shard in 0..SHARDS {
+    let path = dir.join(file_name(Branches::Active, shard));
+    if let Ok(mut bytes) = fs::read(&path) {
+      *bytes.last_mut().unwrap() ^= 0x01; // a small shard's only chunk
+      fs::write(&path, bytes).unwrap();
+    }
+  }
+  let fresh_process = || {
+    index.dictionaries().forget();
+    index.sync_state().forget_last();
+  };
+  fresh_process();
+  let damaged = run(&engine, query.clone());
+  assert_eq!((session_ids(&damaged), damaged.coverage.complete), (session_ids(&built), true));
+  assert_eq!(index.trace().shards_built(), 0, "the heads are intact: read, not rebuilt");
+  let resident = index.dictionaries().of(Branches::Active).unwrap();
+  assert!(resident.iter().flatten().all(|shard| shard.damaged()), "every lookup read its shard's edited chunk");
+  let rebuilt = run(&engine, query.clone());
+  assert_eq!(session_ids(&rebuilt), session_ids(&built));
+  assert_eq!(index.trace().shards_built(), shards, "every damaged shard rebuilt");
+  fresh_process();
+  let again = run(&engine, query);
+  assert_eq!((session_ids(&again), index.trace().shards_built()), (session_ids(&built), 0));
+}
+
 #[test]
 fn a_global_sync_that_builds_cold_records_builds_the_shards_a_query_then_uses() {
   let fx = AgentDir::new();
@@ -491,7 +578,7 @@ fn the_unsharded_dictionary_file_of_older_versions_is_removed() {
   let engine = all_cold(&fx);
   run(&engine, json!({"query": "routine", "scope": "global"}));
   let old = fx.agent.join("fabric/memory-index").join(unsharded_file_name(Branches::Active));
-  fs::write(&old, Dictionary::build(&[("/a", &digest("alpha"))]).encode()).unwrap();
+  fs::write(&old, Dictionary::build(&[("/a", &digest("alpha"))]).encode().unwrap()).unwrap();
   // Every shard is rebuilt when a fresh process finds none of them.
   for shard in 0..SHARDS {
     let _ = fs::remove_file(fx.agent.join("fabric/memory-index").join(file_name(Branches::Active, shard)));
@@ -579,7 +666,7 @@ fn build_time_at_scale() {
     for shard in 0..SHARDS {
       let group: Vec<(&str, &ColdDigest)> = pairs.iter().copied().filter(|(file, _)| shard_of(file) == shard).collect();
       let dictionary = Dictionary::build(&group);
-      (terms, bytes) = (terms + dictionary.len(), bytes + dictionary.encode().len());
+      (terms, bytes) = (terms + dictionary.len(), bytes + dictionary.encode().unwrap().len());
     }
     let seconds = started.elapsed().as_secs_f64();
     let peak = status_kb("VmHWM:").saturating_sub(before);
