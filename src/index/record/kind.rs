@@ -216,7 +216,75 @@ impl<'de> Deserialize<'de> for Kind {
   }
 }
 
-/// A cold digest's kinds in its head (`#[serde(with)]`): postcard holds
+/// A cold head's kinds as its record holds them (the [`table`]'s postcard
+/// bytes), decoded when a structural filter first asks. A fresh process
+/// decodes every cold head of its index and most queries filter nothing:
+/// the kinds were a quarter of a head's bytes at `huge` (20 of 83 MB of
+/// packed heads) and their interning much of what decoding a head cost.
+#[derive(Clone, Default, PartialEq, Eq)]
+pub struct HeadKinds(Box<[u8]>);
+
+impl HeadKinds {
+  pub fn of(kinds: &[(Kind, u64)]) -> HeadKinds {
+    struct Table<'a>(&'a [(Kind, u64)]);
+    impl Serialize for Table<'_> {
+      fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        table::serialize(self.0, serializer)
+      }
+    }
+    HeadKinds(postcard::to_allocvec(&Table(kinds)).unwrap_or_default().into())
+  }
+
+  /// The kinds with their address counts; `None` for bytes that are not a
+  /// table (a record's checksum vouches for them: a bug).
+  pub fn decode(&self) -> Option<Vec<(Kind, u64)>> {
+    struct Decoded(Vec<(Kind, u64)>);
+    impl<'de> Deserialize<'de> for Decoded {
+      fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Decoded, D::Error> {
+        table::deserialize(deserializer).map(Decoded)
+      }
+    }
+    postcard::from_bytes::<Decoded>(&self.0).ok().map(|decoded| decoded.0)
+  }
+}
+
+impl std::fmt::Debug for HeadKinds {
+  fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+    f.debug_tuple("HeadKinds").field(&self.decode()).finish()
+  }
+}
+
+/// Postcard: the table's bytes. JSON (`inspectCacheRecord`): the kinds
+/// themselves, as before.
+impl Serialize for HeadKinds {
+  fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+    match serializer.is_human_readable() {
+      true => self.decode().unwrap_or_default().serialize(serializer),
+      false => serializer.serialize_bytes(&self.0),
+    }
+  }
+}
+
+impl<'de> Deserialize<'de> for HeadKinds {
+  fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<HeadKinds, D::Error> {
+    if deserializer.is_human_readable() {
+      return Vec::<(Kind, u64)>::deserialize(deserializer).map(|kinds| HeadKinds::of(&kinds));
+    }
+    struct Visit;
+    impl serde::de::Visitor<'_> for Visit {
+      type Value = HeadKinds;
+      fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a kinds table's bytes")
+      }
+      fn visit_bytes<E: serde::de::Error>(self, bytes: &[u8]) -> Result<HeadKinds, E> {
+        Ok(HeadKinds(bytes.into()))
+      }
+    }
+    deserializer.deserialize_bytes(Visit)
+  }
+}
+
+/// A cold digest's kinds in its head ([`HeadKinds`]): postcard holds
 /// each distinct string once and each kind as indices into them (a head's
 /// ~12 kinds spell `assistant`, `toolResult` and each tool's names again
 /// and again: a third of a head at `huge`); JSON shows the kinds themselves.
@@ -332,33 +400,33 @@ mod tests {
     assert_eq!(*first, tool("kind-test-recent"));
   }
 
-  /// A head holds its kinds' strings once; they decode to the same
-  /// interned kinds, and JSON still shows the kinds themselves.
+  /// A head holds its kinds' strings once, as bytes it decodes when asked;
+  /// they decode to the same interned kinds, and JSON still shows the kinds
+  /// themselves.
   #[test]
   fn a_head_s_kinds_keep_each_string_once() {
     #[derive(serde::Serialize, serde::Deserialize)]
     struct Head {
-      #[serde(with = "table")]
-      kinds: Vec<(Kind, u64)>,
+      kinds: HeadKinds,
+      after: u8,
     }
     let reading = Typed { role: Some("assistant".into()), tool: Some("kind-test-table".into()), ..Typed::default() };
     let kinds =
       vec![(Kind::intern(tool("kind-test-table")), 3), (Kind::intern(reading), 5), (Kind::intern(Typed::default()), 1)];
-    let bytes = postcard::to_allocvec(&Head { kinds: kinds.clone() }).unwrap();
+    let ids = |kinds: &[(Kind, u64)]| kinds.iter().map(|(k, n)| (k.id(), *n)).collect::<Vec<_>>();
+    let bytes = postcard::to_allocvec(&Head { kinds: HeadKinds::of(&kinds), after: 7 }).unwrap();
     let count = |word: &[u8]| bytes.windows(word.len()).filter(|w| *w == word).count();
     assert_eq!((count(b"kind-test-table"), count(b"toolResult"), count(b"assistant")), (1, 1, 1));
     let decoded: Head = postcard::from_bytes(&bytes).unwrap();
-    assert_eq!(
-      decoded.kinds.iter().map(|(k, n)| (k.id(), *n)).collect::<Vec<_>>(),
-      kinds.iter().map(|(k, n)| (k.id(), *n)).collect::<Vec<_>>()
-    );
-    let json = serde_json::to_value(Head { kinds: kinds.clone() }).unwrap();
+    assert_eq!((ids(&decoded.kinds.decode().unwrap()), decoded.after), (ids(&kinds), 7));
+    let json = serde_json::to_value(Head { kinds: HeadKinds::of(&kinds), after: 7 }).unwrap();
     assert_eq!(json["kinds"][0][0]["tool"], "kind-test-table");
     let back: Head = serde_json::from_value(json).unwrap();
-    assert_eq!(back.kinds[1].0.id(), kinds[1].0.id());
+    assert_eq!(ids(&back.kinds.decode().unwrap()), ids(&kinds));
     // No strings, one row naming string 5: an error, never a panic.
-    let out_of_range = [0u8, 1, 5, 0, 0, 0, 0, 0, 0, 1];
-    assert!(postcard::from_bytes::<Head>(&out_of_range).is_err());
-    assert!(postcard::from_bytes::<Head>(&[0u8, 1, 0, 0, 0, 0, 0, 0, 0, 1]).is_ok(), "the same row naming none reads");
+    assert_eq!(HeadKinds(Box::new([0u8, 1, 5, 0, 0, 0, 0, 0, 0, 1])).decode(), None);
+    let none = HeadKinds(Box::new([0u8, 1, 0, 0, 0, 0, 0, 0, 0, 1])).decode().unwrap();
+    assert_eq!(ids(&none), [(Kind::intern(Typed::default()).id(), 1)], "the same row naming none reads");
+    assert_eq!(HeadKinds::default().decode(), None, "no bytes: no table");
   }
 }

@@ -50,9 +50,10 @@ use cold::ColdDigest;
 use hot::HotShard;
 use serde::{Deserialize, Serialize};
 
-pub const CACHE_VERSION: u32 = 23;
-/// `JK`: cacheVersion 23, a cold head's kinds as a table of their strings
-/// and rows of indices (22: a cold body compressed with the index dir's
+pub const CACHE_VERSION: u32 = 24;
+/// `KB`: cacheVersion 24, a cold head's kinds table kept as its bytes,
+/// decoded when a filter asks (23: a cold head's kinds as a table of their
+/// strings and rows of indices; 22: a cold body compressed with the index dir's
 /// shared zstd dictionary once it has one; 21: a hot shard's term list with a whole term every
 /// 16 and their offsets, searched where it was read; 20: a hot shard's
 /// entries packed, decoded on first use, beside one fact byte per entry; 19: the source hash and the lineage
@@ -66,8 +67,9 @@ pub const CACHE_VERSION: u32 = 23;
 /// moved from its head to its body); records of earlier versions
 /// (`PFMIDX06`, `PFMIDX6C`, `PFMIDX07`, `PFMIDX7C`, `PFMIDX8C`, `PFMIDX9C`,
 /// `PFMIDXAS`, `PFMIDXBS`, `PFMIDXBT`, `PFMIDXBU`, `PFMIDXCZ`, `PFMIDXEP`,
-/// `PFMIDXFI`, `PFMIDXGH`, `PFMIDXHE`, `PFMIDXHR`, `PFMIDXIZ`) are rebuilt.
-pub(super) const MAGIC: &[u8; 8] = b"PFMIDXJK";
+/// `PFMIDXFI`, `PFMIDXGH`, `PFMIDXHE`, `PFMIDXHR`, `PFMIDXIZ`, `PFMIDXJK`) are
+/// rebuilt.
+pub(super) const MAGIC: &[u8; 8] = b"PFMIDXKB";
 /// Serialized by variant index in records (postcard), by name in results.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, strum::IntoStaticStr)]
 #[serde(rename_all = "lowercase")]

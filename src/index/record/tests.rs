@@ -78,7 +78,8 @@ fn a_cold_head_longer_than_the_first_read_is_read_whole() {
     ColdDigest::build(&Normalized { entries, ..Default::default() }, 1 << 20, crate::index::record::cold::Echoes::Kept);
   let long =
     |i: usize| crate::session::entry::Typed { tool: Some(format!("{}{i}", "deep".repeat(40))), ..Default::default() };
-  digest.kinds = (0..50).map(|i| (crate::index::record::kind::Kind::intern(long(i)), 1)).collect();
+  let kinds: Vec<_> = (0..50).map(|i| (crate::index::record::kind::Kind::intern(long(i)), 1)).collect();
+  digest.kinds = crate::index::record::kind::HeadKinds::of(&kinds);
   let mut original = CacheRecord { body: Body::Cold(digest), ..record() };
   let bytes = original.encode(&Alone).unwrap();
   let head_len = u32::from_le_bytes(bytes[8..12].try_into().unwrap()) as u64;

@@ -23,12 +23,13 @@ impl ColdKinds {
     let mut ids: HashMap<usize, u32> = HashMap::new();
     let (mut distinct, mut starts, mut counts) = (Vec::new(), vec![0], Vec::new());
     for digest in digests {
-      for (kind, count) in &digest.kinds {
+      // Decoded here, once per snapshot that filters: heads keep their bytes.
+      for (kind, count) in digest.kinds.decode().unwrap_or_default() {
         let id = *ids.entry(kind.id()).or_insert_with(|| {
-          distinct.push(*kind);
+          distinct.push(kind);
           distinct.len() as u32 - 1
         });
-        counts.push((id, *count));
+        counts.push((id, count));
       }
       starts.push(counts.len() as u32);
     }

@@ -6,7 +6,7 @@
 //! `maxColdVocabularyBytes` while it is built, the whole persisted record by
 //! `maxColdCacheBytes` (then only exact prefixes persist, never "complete").
 
-use super::kind::Kind;
+use super::kind::{HeadKinds, Kind};
 use super::vocabulary::Vocabulary;
 use crate::coverage::IndexCoverage;
 use crate::coverage::Reason;
@@ -70,8 +70,7 @@ pub struct ColdDigest {
   /// Distinct typed-field combinations of the addresses (timestamps
   /// cleared) with their counts: structural filters without a time bound
   /// test these instead of every address.
-  #[serde(with = "crate::index::record::kind::table")]
-  pub kinds: Vec<(Kind, u64)>,
+  pub kinds: HeadKinds,
   pub index_coverage: IndexCoverage,
   /// The session's length for ranking: its evidence entries' token counts
   /// times their field units (`score::Provenance::field_units`), in tenths.
@@ -137,7 +136,7 @@ impl ColdDigest {
   pub(crate) fn with_content(mut self, content: ColdContent) -> ColdDigest {
     let fingerprint = content.fingerprint();
     self.fingerprint = [fingerprint as u64, (fingerprint >> 64) as u64];
-    self.kinds = kinds(&content.addresses);
+    self.kinds = HeadKinds::of(&kinds(&content.addresses));
     self.content = LazyContent::loaded(content);
     self
   }
@@ -179,7 +178,7 @@ impl ColdDigest {
       entry_count: entries.len() as u64,
       error_count: entries.iter().filter(|e| e.is_error).count() as u64,
       fingerprint: [0, 0],
-      kinds: Vec::new(),
+      kinds: HeadKinds::default(),
       index_coverage: IndexCoverage::from_reasons(&reasons.into_iter().collect(), Some(vocabulary_bytes as u64)),
       length,
       tip: None,
