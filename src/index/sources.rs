@@ -223,6 +223,12 @@ impl Listing {
     sources
   }
 
+  /// Whether a watch vouches for every file of the last listing: the next
+  /// one then stats only what it reports.
+  pub(super) fn watched(&self) -> bool {
+    self.listed.lock().as_ref().is_some_and(|listed| !listed.unwatched)
+  }
+
   /// The positions at which `to` differs from `from`, when `to` is the
   /// current listing and was restated from `from` with the order held
   /// (an append): a caller comparing the two need not compare 100,000
