@@ -226,25 +226,13 @@ pub struct HeadKinds(Box<[u8]>);
 
 impl HeadKinds {
   pub fn of(kinds: &[(Kind, u64)]) -> HeadKinds {
-    struct Table<'a>(&'a [(Kind, u64)]);
-    impl Serialize for Table<'_> {
-      fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        table::serialize(self.0, serializer)
-      }
-    }
-    HeadKinds(postcard::to_allocvec(&Table(kinds)).unwrap_or_default().into())
+    HeadKinds(table::encode(kinds).into())
   }
 
   /// The kinds with their address counts; `None` for bytes that are not a
   /// table (a record's checksum vouches for them: a bug).
   pub fn decode(&self) -> Option<Vec<(Kind, u64)>> {
-    struct Decoded(Vec<(Kind, u64)>);
-    impl<'de> Deserialize<'de> for Decoded {
-      fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Decoded, D::Error> {
-        table::deserialize(deserializer).map(Decoded)
-      }
-    }
-    postcard::from_bytes::<Decoded>(&self.0).ok().map(|decoded| decoded.0)
+    table::decode(&self.0)
   }
 }
 
@@ -284,15 +272,14 @@ impl<'de> Deserialize<'de> for HeadKinds {
   }
 }
 
-/// A cold digest's kinds in its head ([`HeadKinds`]): postcard holds
-/// each distinct string once and each kind as indices into them (a head's
-/// ~12 kinds spell `assistant`, `toolResult` and each tool's names again
-/// and again: a third of a head at `huge`); JSON shows the kinds themselves.
-pub mod table {
+/// The bytes of a [`HeadKinds`] (postcard): each distinct string once and
+/// each kind as indices into them (a head's ~12 kinds spell `assistant`,
+/// `toolResult` and each tool's names again and again: a third of a head at
+/// `huge`).
+mod table {
   use super::{Key, Kind, Text};
   use crate::session::entry::Outcome;
-  use serde::de::Error;
-  use serde::{Deserialize, Deserializer, Serialize, Serializer};
+  use serde::{Deserialize, Serialize};
 
   /// One kind: its five string fields as 1 + their index in the strings
   /// (0: none), its outcome and timestamp, its address count.
@@ -317,10 +304,7 @@ pub mod table {
     rows: Vec<Row>,
   }
 
-  pub fn serialize<S: Serializer>(kinds: &[(Kind, u64)], serializer: S) -> Result<S::Ok, S::Error> {
-    if serializer.is_human_readable() {
-      return kinds.serialize(serializer);
-    }
+  pub(super) fn encode(kinds: &[(Kind, u64)]) -> Vec<u8> {
     let mut strings: Vec<&'static str> = Vec::new();
     let mut index = |field: &'static Option<String>| match field.as_deref() {
       None => 0,
@@ -339,19 +323,17 @@ pub mod table {
         Row { fields, outcome: typed.outcome, timestamp: typed.timestamp, count: *count }
       })
       .collect();
-    Written { strings, rows }.serialize(serializer)
+    postcard::to_allocvec(&Written { strings, rows }).unwrap_or_default()
   }
 
-  pub fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Vec<(Kind, u64)>, D::Error> {
-    if deserializer.is_human_readable() {
-      return Vec::<(Kind, u64)>::deserialize(deserializer);
-    }
-    let Read { strings, rows } = Read::deserialize(deserializer)?;
+  /// `None` for bytes that are not a table, or a row naming a string it lacks.
+  pub(super) fn decode(bytes: &[u8]) -> Option<Vec<(Kind, u64)>> {
+    let Read { strings, rows } = postcard::from_bytes(bytes).ok()?;
     let field = |at: u32| match at {
-      0 => Ok(None),
-      at => strings.get(at as usize - 1).map(|text| Some(&*text.0)).ok_or_else(|| D::Error::custom("a kind's string")),
+      0 => Some(None),
+      at => strings.get(at as usize - 1).map(|text| Some(&*text.0)),
     };
-    // Exactly as long as the rows: a resident head keeps this vector.
+    // Exactly as long as the rows: a caller may keep this vector.
     let mut kinds = Vec::with_capacity(rows.len());
     for row in rows {
       let [role, tool, reference, provider, action] = row.fields;
@@ -359,7 +341,7 @@ pub mod table {
         (field(role)?, field(tool)?, field(reference)?, field(provider)?, field(action)?, row.outcome, row.timestamp);
       kinds.push((Kind::intern_key(key), row.count));
     }
-    Ok(kinds)
+    Some(kinds)
   }
 }
 
