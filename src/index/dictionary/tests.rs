@@ -64,6 +64,40 @@ proptest! {
     prop_assert_eq!(whole_postings, split_postings);
   }
 
+  /// The merge gives what a map of each term to its members gives, encoded
+  /// the same way: terms in byte order (long terms sharing their first 8
+  /// bytes, which the merge's keys cannot tell apart, included), each
+  /// member once, ascending, with its frequency class.
+  #[test]
+  fn the_merge_equals_a_map_of_terms_to_members(
+    built in vec(vec("(abcdefgh|abcdefghij)?[a-c]{0,3}", 0..30), 1..25),
+  ) {
+    let digests: Vec<ColdDigest> = built.iter().map(|words| digest(&words.join(" "))).collect();
+    let contents: Vec<&ColdContent> = digests.iter().map(|d| d.content().unwrap()).collect();
+    let vocabularies: Vec<(&Vocabulary, &[u8])> = contents.iter().map(|c| (&c.vocabulary, &c.frequencies[..])).collect();
+    let mut map: std::collections::BTreeMap<&str, Vec<(u32, u8)>> = Default::default();
+    for (member, content) in contents.iter().enumerate() {
+      for (term, &class) in content.vocabulary.iter().zip(&content.frequencies) {
+        map.entry(term).or_default().push((member as u32, class));
+      }
+    }
+    let (mut writer, mut postings) = (super::blocks::Writer::default(), Vec::new());
+    for (term, list) in &map {
+      writer.push(term, postings.len() as u64);
+      let (mut encoded, mut previous) = (Vec::new(), 0);
+      for &(member, class) in list {
+        super::posting::put(&mut encoded, member - previous, class);
+        previous = member;
+      }
+      crate::index::varint::put(&mut postings, encoded.len() as u64);
+      postings.extend_from_slice(&encoded);
+    }
+    let (merged, merged_postings) = terms::merge_split(&vocabularies, None);
+    let expected = writer.blocks().unwrap();
+    prop_assert_eq!(merged.parts(), expected.parts());
+    prop_assert_eq!(merged_postings, postings);
+  }
+
   /// Built from some digests, persisted and read back, then matched to
   /// candidates of which some changed since: every term answers exactly what
   /// probing the current digests answers.
