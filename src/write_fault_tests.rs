@@ -4,6 +4,7 @@
 //! reported, leaves source and memory files byte-identical and nothing but
 //! cleaned temp files behind, and the next call after it clears recovers.
 
+use crate::config::MAX_COLD_CACHE_BYTES;
 use crate::fault::FailWrites;
 use crate::index::record::compression::Alone;
 use crate::index::record::CacheRecord;
@@ -65,7 +66,7 @@ fn an_eio_on_index_writes_is_reported_and_the_next_call_recovers() {
   let records: Vec<(PathBuf, Vec<u8>)> =
     snapshot(&index_dir).into_iter().filter(|(p, _)| !p.ends_with(crate::index::dir::MARKER)).collect();
   assert_eq!(records.len(), 4, "{records:?}");
-  assert!(records.iter().all(|(_, bytes)| CacheRecord::decode(bytes, &Alone).is_some()));
+  assert!(records.iter().all(|(_, bytes)| CacheRecord::decode(bytes, &Alone, MAX_COLD_CACHE_BYTES).is_some()));
 }
 
 fn failure_code(result: &StoreResult) -> Option<FailureCode> {

@@ -55,10 +55,11 @@ pub(crate) use sync::{rebuild_cold, resync};
 pub use sync::{sync, Synced};
 
 /// The record file `bytes` read from `path` (diagnostics), its cold body
-/// read with the dictionaries of the index dir it is in.
-pub fn decode_record(path: &std::path::Path, bytes: &[u8]) -> Option<record::CacheRecord> {
+/// read with the dictionaries of the index dir it is in, a hot body
+/// decompressed to at most `limit` bytes.
+pub fn decode_record(path: &std::path::Path, bytes: &[u8], limit: u64) -> Option<record::CacheRecord> {
   let dictionaries = body_dictionary::BodyDictionaries::new(path.parent()?.to_path_buf());
-  record::CacheRecord::decode(bytes, &dictionaries)
+  record::CacheRecord::decode(bytes, &dictionaries, limit)
 }
 
 /// Tests: the record file at `path` with its cold body decompressed (with

@@ -1,4 +1,5 @@
 use super::*;
+use crate::config::MAX_COLD_CACHE_BYTES;
 use crate::engine::Engine;
 use crate::session::discover::Scope;
 use crate::session::lineage::Branches;
@@ -197,7 +198,10 @@ fn stale_foreign_and_orphaned_records_are_removed() {
   let mut expected = [dir::MARKER, "0123456789abcdef-v5.jsonl.digest.json", &kept, "junk.txt"];
   expected.sort_unstable(); // `kept`'s hash prefix (of the temp path) sorts anywhere
   assert_eq!(names, expected);
-  assert!(record::CacheRecord::decode(&fs::read(dir.join(&kept)).unwrap(), &Alone).is_some(), "torn record rebuilt");
+  assert!(
+    record::CacheRecord::decode(&fs::read(dir.join(&kept)).unwrap(), &Alone, MAX_COLD_CACHE_BYTES).is_some(),
+    "torn record rebuilt"
+  );
 }
 
 #[test]
@@ -523,7 +527,8 @@ fn a_record_edited_in_place_is_detected_and_rebuilt_with_identical_answers() {
   let page = recall_hits(&engine, "hello");
   assert_eq!(page.total, 1, "found through the rebuilt record");
   assert!(page.coverage.complete, "{:?}", page.coverage);
-  let on_disk = record::CacheRecord::decode(&fs::read(&path).unwrap(), &Alone).expect("rewritten on disk");
+  let on_disk =
+    record::CacheRecord::decode(&fs::read(&path).unwrap(), &Alone, MAX_COLD_CACHE_BYTES).expect("rewritten on disk");
   assert_eq!(on_disk.body, clean);
   let result = global(&engine);
   assert_eq!(
@@ -539,7 +544,7 @@ fn a_record_edited_in_place_is_detected_and_rebuilt_with_identical_answers() {
 fn damage_hot_entries(fx: &Fixture) -> PathBuf {
   let name = fx.index_files().into_iter().find(|n| n.ends_with(".hot")).unwrap();
   let path = fx.index_dir().join(&name);
-  let mut record = record::CacheRecord::decode(&fs::read(&path).unwrap(), &Alone).unwrap();
+  let mut record = record::CacheRecord::decode(&fs::read(&path).unwrap(), &Alone, MAX_COLD_CACHE_BYTES).unwrap();
   let Body::Hot(shard) = &record.body else { panic!("hot") };
   record.body = Body::Hot(Box::new(shard.with_undecodable_entries()));
   fs::write(&path, record.encode(&Alone).unwrap()).unwrap();
@@ -560,7 +565,8 @@ fn a_hot_record_whose_entries_do_not_decode_answers_in_range_and_is_rebuilt() {
   let page = recall_hits(&engine, "hello");
   assert_eq!((page.total, page.coverage.reasons.clone()), (1, Vec::new()), "rebuilt by the next call's sync");
   assert!(serde_json::to_string(&page.hits[0]).unwrap().contains("hello world"));
-  let on_disk = record::CacheRecord::decode(&fs::read(&path).unwrap(), &Alone).expect("rewritten on disk");
+  let on_disk =
+    record::CacheRecord::decode(&fs::read(&path).unwrap(), &Alone, MAX_COLD_CACHE_BYTES).expect("rewritten on disk");
   assert_eq!(loaded(&on_disk.body), clean);
 }
 
@@ -613,7 +619,9 @@ fn a_content_proof_is_written_back_once_the_stamp_can_vouch() {
     fx.index_files().into_iter().filter(|n| n.ends_with(".hot") || n.ends_with(".cold")).collect();
   assert_eq!(names.len(), 2);
   let on_disk = || {
-    let read = |n: &String| record::CacheRecord::decode(&fs::read(fx.index_dir().join(n)).unwrap(), &Alone).unwrap();
+    let read = |n: &String| {
+      record::CacheRecord::decode(&fs::read(fx.index_dir().join(n)).unwrap(), &Alone, MAX_COLD_CACHE_BYTES).unwrap()
+    };
     names.iter().map(read).collect::<Vec<_>>()
   };
   // Verified the moment the sources changed, as a build right after Pi's
@@ -710,7 +718,10 @@ fn records_that_are_fifos_devices_or_huge_are_rebuilt_without_hanging() {
   assert_eq!(rebuilt, clean);
   for path in [&fifo, &zero, &huge] {
     let bytes = fs::read(path).unwrap();
-    assert!(record::CacheRecord::decode(&bytes, &Alone).is_some(), "{path:?} rewritten as a record");
+    assert!(
+      record::CacheRecord::decode(&bytes, &Alone, MAX_COLD_CACHE_BYTES).is_some(),
+      "{path:?} rewritten as a record"
+    );
   }
 }
 
@@ -820,7 +831,10 @@ fn random_record_corruptions_are_detected_and_rebuilt_with_identical_answers() {
     assert!(result.coverage.complete, "seed {seed} run {run} kind {kind}: {:?}", result.coverage);
     assert_eq!(bodies(&result), clean, "seed {seed} run {run} kind {kind}: answers differ");
     let on_disk = fs::read(dir.join(&names[victim])).unwrap();
-    assert!(record::CacheRecord::decode(&on_disk, &Alone).is_some(), "seed {seed} run {run}: record rewritten");
+    assert!(
+      record::CacheRecord::decode(&on_disk, &Alone, MAX_COLD_CACHE_BYTES).is_some(),
+      "seed {seed} run {run}: record rewritten"
+    );
   }
 }
 
@@ -924,7 +938,7 @@ fn a_pack_older_than_its_records_never_changes_an_answer() {
   fx.write("s3", &["changed words", "reply"], 103);
   global(&engine);
   let name = fx.index_files().into_iter().find(|n| n.contains("-s4.jsonl") && n.ends_with(".cold")).unwrap();
-  let mut record = CacheRecord::decode(&fs::read(dir.join(&name)).unwrap(), &Alone).unwrap();
+  let mut record = CacheRecord::decode(&fs::read(dir.join(&name)).unwrap(), &Alone, MAX_COLD_CACHE_BYTES).unwrap();
   record.verified_ns += 1;
   dir::write_atomic(&dir.join(&name), &record.encode(&Alone).unwrap()).unwrap();
   for (name, bytes) in &saved {

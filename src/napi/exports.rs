@@ -60,7 +60,7 @@ pub fn inspect_cache_record(path: String) -> Result<Option<Json>> {
     let limit =
       crate::index::record::read_limit(&config, crate::index::record::Tier::Hot, config.max_sync_source_bytes);
     let bytes = crate::index::record::read(std::path::Path::new(&path), limit).ok()?;
-    let record = crate::index::decode_record(std::path::Path::new(&path), &bytes)?;
+    let record = crate::index::decode_record(std::path::Path::new(&path), &bytes, limit)?;
     serde_json::to_value(record).ok().map(Json)
   })
 }

@@ -78,9 +78,9 @@ fn the_first_bodies_train_a_dictionary_another_process_reads_by_its_id() {
   let alone = compression::compress(&plain, None);
   assert!(frame.len() * 2 < alone.len(), "{} bytes with the dictionary, {} alone", frame.len(), alone.len());
   let other = BodyDictionaries::new(dir.path().to_path_buf());
-  assert_eq!(compression::decompress(&frame, &other).unwrap(), plain);
-  assert!(compression::decompress(&frame, &Alone).is_err(), "a frame that names a dictionary needs it");
-  assert_eq!(compression::decompress(&alone, &other).unwrap(), plain);
+  assert_eq!(compression::decompress(&frame, &other, MAX).unwrap(), plain);
+  assert!(compression::decompress(&frame, &Alone, MAX).is_err(), "a frame that names a dictionary needs it");
+  assert_eq!(compression::decompress(&alone, &other, MAX).unwrap(), plain);
 }
 
 /// A process that finds a dictionary uses it at once and trains none; one
@@ -220,3 +220,5 @@ fn each_dictionary_compresses_a_bounded_generation_of_bodies() {
   let later = BodyDictionaries::new(dir.path().to_path_buf());
   assert!(later.for_decoding(first).is_some() && later.for_decoding(second).is_some());
 }
+
+const MAX: u64 = crate::config::MAX_COLD_CACHE_BYTES;

@@ -1,17 +1,17 @@
-//! A cold body's compression: one zstd frame, compressed alone or with a
-//! dictionary the index dir shares. A frame compressed with one names the
+//! A cold body's compression (and a hot body's entries'): one zstd frame,
+//! compressed alone or (a cold body) with a dictionary the index dir shares. A frame compressed with one names the
 //! dictionary's id in its header, so a reader needs nothing else to find
 //! it; which dictionary an index uses, and where it keeps it, is
 //! `index::body_dictionary`'s ([`Dictionaries`] is what the record needs of it).
 
 use super::cold::Unreadable;
-use crate::config::MAX_COLD_CACHE_BYTES;
 use std::path::Path;
 use std::sync::Arc;
 use zstd::dict::{DecoderDictionary, EncoderDictionary};
 
 /// zstd's fastest regular level: a cold build compresses every cold body
-/// once, and level 3 gained 5% in size for 35% less speed.
+/// once, and level 3 gained 5% in size for 35% less speed. Hot entries too:
+/// they are written again after each append (behind the call).
 pub const LEVEL: i32 = 1;
 
 /// Where cold bodies find their dictionaries.
@@ -54,12 +54,12 @@ pub fn dictionary_of(frame: &[u8]) -> Option<u32> {
   zstd::zstd_safe::get_dict_id_from_frame(frame).map(|id| id.get())
 }
 
-/// A frame's content, when the frame declares a size within
-/// [`MAX_COLD_CACHE_BYTES`] (checked before a byte is allocated for it),
-/// names no dictionary or one `dictionaries` has, and decompresses to that size.
-pub fn decompress(frame: &[u8], dictionaries: &dyn Dictionaries) -> Result<Vec<u8>, Unreadable> {
+/// A frame's content, when the frame declares a size within `limit`
+/// (checked before a byte is allocated for it), names no dictionary or one
+/// `dictionaries` has, and decompresses to that size.
+pub fn decompress(frame: &[u8], dictionaries: &dyn Dictionaries, limit: u64) -> Result<Vec<u8>, Unreadable> {
   let size = zstd::zstd_safe::get_frame_content_size(frame).ok().flatten().ok_or(Unreadable)?;
-  if size > MAX_COLD_CACHE_BYTES {
+  if size > limit {
     return Err(Unreadable);
   }
   let plain = match dictionary_of(frame) {

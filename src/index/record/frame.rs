@@ -6,6 +6,7 @@
 
 use super::compression::{self, Dictionaries};
 use super::{Body, CacheRecord, CACHE_VERSION, MAGIC};
+use crate::config::MAX_COLD_CACHE_BYTES;
 use crate::index::record::cold::{ColdContent, LazyContent, Unreadable};
 
 /// The magic, the head's length, the head's and the body's checksums.
@@ -50,7 +51,8 @@ impl<'a> Parts<'a> {
 impl CacheRecord {
   /// Encodes the record with `cacheBytes` equal to the encoded length (a
   /// fixed point: the length's own varint can grow the length).
-  /// A cold body is compressed with the dictionary `dictionaries` give.
+  /// A cold body is compressed with the dictionary `dictionaries` give (a
+  /// hot body's entries are compressed alone, see `hot`).
   /// `Err` when a cold digest's content can no longer be read.
   pub fn encode(&mut self, dictionaries: &dyn Dictionaries) -> Result<Vec<u8>, Unreadable> {
     let body = self.encode_body(dictionaries)?;
@@ -110,7 +112,7 @@ impl CacheRecord {
     let parts = Parts::split(bytes).ok()??;
     let mut record =
       CacheRecord::decode_head(parts.head, bytes.len() as u64).filter(|r| r.tier() == super::Tier::Cold)?;
-    let plain = compression::decompress(parts.intact_body()?, dictionaries).ok()?;
+    let plain = compression::decompress(parts.intact_body()?, dictionaries, MAX_COLD_CACHE_BYTES).ok()?;
     let body = record.compress_cold_body(&plain, dictionaries);
     Some(record.frame(&body))
   }
@@ -125,7 +127,7 @@ impl CacheRecord {
     )
   }
 
-  /// The record's length with its body uncompressed: what
+  /// The record's length with its body uncompressed: for a cold digest, what
   /// `maxColdCacheBytes` caps (so compression changes no digest's fit,
   /// and no body decompresses to more than the largest setting).
   pub fn plain_len(&mut self) -> Result<u64, Unreadable> {
@@ -165,14 +167,16 @@ impl CacheRecord {
 
   /// `None` for anything but an intact current record: wrong magic, a
   /// checksum mismatch (torn or edited), an undecodable head or body,
-  /// another version, or a length other than its own `cacheBytes`.
+  /// another version, a length other than its own `cacheBytes`, or hot
+  /// entries that would decompress to more than `limit` bytes (what their
+  /// file may take, [`read_limit`](super::read_limit)).
   /// A cold body's dictionary comes from `dictionaries`.
-  pub fn decode(bytes: &[u8], dictionaries: &dyn Dictionaries) -> Option<CacheRecord> {
+  pub fn decode(bytes: &[u8], dictionaries: &dyn Dictionaries, limit: u64) -> Option<CacheRecord> {
     let parts = Parts::split(bytes).ok()??;
     let mut record = CacheRecord::decode_head(parts.head, bytes.len() as u64)?;
     let body = parts.intact_body()?;
     match &mut record.body {
-      Body::Hot(shard) => **shard = postcard::from_bytes(body).ok().filter(super::HotShard::is_consistent)?,
+      Body::Hot(shard) => **shard = postcard::from_bytes(body).ok().filter(|s: &super::HotShard| s.fits(limit))?,
       Body::Cold(digest) => digest.content = LazyContent::loaded(decode_cold_body(body, dictionaries).ok()?),
     }
     Some(record)
@@ -194,18 +198,22 @@ pub fn body_dictionary(bytes: &[u8]) -> Option<u32> {
 /// A cold body's content: its frame decompressed (see
 /// [`compression::decompress`]) and decoded.
 pub(super) fn decode_cold_body(frame: &[u8], dictionaries: &dyn Dictionaries) -> Result<ColdContent, Unreadable> {
-  postcard::from_bytes(&compression::decompress(frame, dictionaries)?).map_err(|_| Unreadable)
+  postcard::from_bytes(&compression::decompress(frame, dictionaries, MAX_COLD_CACHE_BYTES)?).map_err(|_| Unreadable)
 }
 
-/// A record file's bytes as text can be searched in them: a cold record's
-/// head and its body decompressed (tests that look for a forgotten word in
-/// the index dir must see what a compressed body holds); any other file as it is.
+/// A record file's bytes as text can be searched in them: a record's head
+/// and its body decompressed (tests that look for a forgotten word in the
+/// index dir must see what a compressed body holds: a cold body, a hot
+/// body's entries); any other file as it is.
 #[cfg(test)]
 pub fn readable_bytes(bytes: &[u8], dictionaries: &dyn Dictionaries) -> Vec<u8> {
   let Ok(Some(parts)) = Parts::split(bytes) else { return bytes.to_vec() };
   let plain = || {
-    let record = CacheRecord::decode_head(parts.head, bytes.len() as u64).filter(|r| r.tier() == super::Tier::Cold)?;
-    let plain = compression::decompress(parts.intact_body()?, dictionaries).ok()?;
+    let record = CacheRecord::decode_head(parts.head, bytes.len() as u64)?;
+    if let Some(Body::Hot(shard)) = CacheRecord::decode(bytes, dictionaries, u64::MAX).map(|r| r.body) {
+      return Some([record.head_bytes(), parts.intact_body()?.to_vec(), shard.readable_entries()].concat());
+    }
+    let plain = compression::decompress(parts.intact_body()?, dictionaries, MAX_COLD_CACHE_BYTES).ok()?;
     Some([record.head_bytes(), plain].concat())
   };
   plain().unwrap_or_else(|| bytes.to_vec())

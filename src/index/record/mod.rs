@@ -11,7 +11,8 @@
 //! (compact, allocation-light to decode, no text escaping); a cold body is
 //! compressed (one zstd frame: it is read once per query's first need, and
 //! it is most of the index dir's bytes; with the index dir's shared
-//! dictionary once it has one, see [`compression`]). The head is the
+//! dictionary once it has one, see [`compression`]), and so are a hot
+//! body's entries (alone), decompressed where a query reads them. The head is the
 //! [`CacheRecord`] without its bulk: for a cold digest every field a query
 //! plans with; the body is the hot shard or the digest's [`ColdContent`]. A
 //! fresh process reads only the heads of cold records, and a cold body when
@@ -50,9 +51,9 @@ use cold::ColdDigest;
 use hot::HotShard;
 use serde::{Deserialize, Serialize};
 
-pub const CACHE_VERSION: u32 = 24;
-/// `KB`: cacheVersion 24, a cold head's kinds table kept as its bytes,
-/// decoded when a filter asks (23: a cold head's kinds as a table of their
+pub const CACHE_VERSION: u32 = 25;
+/// `LH`: cacheVersion 25, a hot shard's entries one zstd frame (24: a
+/// cold head's kinds table kept as its bytes, decoded when a filter asks; 23: a cold head's kinds as a table of their
 /// strings and rows of indices; 22: a cold body compressed with the index dir's
 /// shared zstd dictionary once it has one; 21: a hot shard's term list with a whole term every
 /// 16 and their offsets, searched where it was read; 20: a hot shard's
@@ -67,9 +68,9 @@ pub const CACHE_VERSION: u32 = 24;
 /// moved from its head to its body); records of earlier versions
 /// (`PFMIDX06`, `PFMIDX6C`, `PFMIDX07`, `PFMIDX7C`, `PFMIDX8C`, `PFMIDX9C`,
 /// `PFMIDXAS`, `PFMIDXBS`, `PFMIDXBT`, `PFMIDXBU`, `PFMIDXCZ`, `PFMIDXEP`,
-/// `PFMIDXFI`, `PFMIDXGH`, `PFMIDXHE`, `PFMIDXHR`, `PFMIDXIZ`, `PFMIDXJK`) are
-/// rebuilt.
-pub(super) const MAGIC: &[u8; 8] = b"PFMIDXKB";
+/// `PFMIDXFI`, `PFMIDXGH`, `PFMIDXHE`, `PFMIDXHR`, `PFMIDXIZ`, `PFMIDXJK`,
+/// `PFMIDXKB`) are rebuilt.
+pub(super) const MAGIC: &[u8; 8] = b"PFMIDXLH";
 /// Serialized by variant index in records (postcard), by name in results.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, strum::IntoStaticStr)]
 #[serde(rename_all = "lowercase")]

@@ -30,7 +30,7 @@ pub fn open<D: Dictionaries + 'static>(
   dictionaries: &Arc<D>,
 ) -> Result<Option<CacheRecord>, crate::fsread::ReadError> {
   if tier == Tier::Hot {
-    return Ok(CacheRecord::decode(&read(path, limit)?, &**dictionaries).filter(|r| r.tier() == tier));
+    return Ok(CacheRecord::decode(&read(path, limit)?, &**dictionaries, limit).filter(|r| r.tier() == tier));
   }
   let read_head = |len| {
     let (prefix, metadata) = crate::fsread::read_prefix(path, len, crate::fsread::Links::Refuse)?;

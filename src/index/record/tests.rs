@@ -1,5 +1,6 @@
 use super::read::COLD_HEAD_READ;
 use super::*;
+use crate::config::MAX_COLD_CACHE_BYTES;
 use crate::index::dir::IndexFile;
 use crate::index::IndexCoverage;
 use crate::session::entry::Normalized;
@@ -46,13 +47,13 @@ fn encoding_round_trips_and_knows_its_size() {
   let bytes = original.encode(&Alone).unwrap();
   assert_eq!(original.cache_bytes, bytes.len() as u64);
   assert_eq!(original.cache_source_ratio, (bytes.len() as f64 / 1000.0 * 1e6).round() / 1e6);
-  assert_eq!(CacheRecord::decode(&bytes, &Alone), Some(original.clone()));
+  assert_eq!(CacheRecord::decode(&bytes, &Alone, MAX_COLD_CACHE_BYTES), Some(original.clone()));
   assert_eq!(
     CacheRecord { cache_bytes: 0, cache_source_ratio: 0.0, ..original.clone() }.encode_shared(&Alone).unwrap(),
     bytes
   );
-  assert_eq!(CacheRecord::decode(&bytes[..bytes.len() - 1], &Alone), None, "torn");
-  assert_eq!(CacheRecord::decode(b"{\"cacheVersion\":5}", &Alone), None, "foreign");
+  assert_eq!(CacheRecord::decode(&bytes[..bytes.len() - 1], &Alone, MAX_COLD_CACHE_BYTES), None, "torn");
+  assert_eq!(CacheRecord::decode(b"{\"cacheVersion\":5}", &Alone, MAX_COLD_CACHE_BYTES), None, "foreign");
   let _ = IndexCoverage::default();
 }
 
@@ -104,14 +105,14 @@ fn every_single_bit_flip_is_detected() {
     for bit in 0..8 {
       let mut flipped = bytes.clone();
       flipped[position] ^= 1 << bit;
-      assert_eq!(CacheRecord::decode(&flipped, &Alone), None, "bit {bit} of byte {position}");
+      assert_eq!(CacheRecord::decode(&flipped, &Alone, MAX_COLD_CACHE_BYTES), None, "bit {bit} of byte {position}");
     }
   }
   // A same-length edit of a string field (what postcard alone accepts).
   let mut same_length = bytes.clone();
   let at = bytes.windows(10).position(|w| w == b"/a/b.jsonl").unwrap();
   same_length[at..at + 10].copy_from_slice(b"/a/c.jsonl");
-  assert_eq!(CacheRecord::decode(&same_length, &Alone), None);
+  assert_eq!(CacheRecord::decode(&same_length, &Alone, MAX_COLD_CACHE_BYTES), None);
 }
 
 #[test]
@@ -161,7 +162,7 @@ fn a_cold_body_is_compressed_and_reads_back_the_same() {
   let plain = original.plain_len().unwrap();
   let bytes = original.encode(&Alone).unwrap();
   assert!((bytes.len() as u64) * 2 < plain, "{} bytes compressed, {plain} plain", bytes.len());
-  let decoded = CacheRecord::decode(&bytes, &Alone).expect("an intact record");
+  let decoded = CacheRecord::decode(&bytes, &Alone, MAX_COLD_CACHE_BYTES).expect("an intact record");
   let (Body::Cold(read), Body::Cold(written)) = (&decoded.body, &original.body) else { panic!("cold") };
   assert_eq!(read.content().unwrap(), written.content().unwrap());
   let dir = tempfile::tempdir().unwrap();
@@ -196,4 +197,32 @@ fn a_cold_body_never_decompresses_past_the_largest_setting() {
 /// No dictionary, as records read it.
 fn alone() -> std::sync::Arc<Alone> {
   std::sync::Arc::new(Alone)
+}
+
+/// A hot record's entries are one zstd frame: the record is smaller than
+/// its plain body, reads back to the same shard, and is refused (rebuilt)
+/// when its entries would decompress to more than its file may take.
+#[test]
+fn hot_entries_are_compressed_and_bounded_by_the_read_limit() {
+  let text = "the deploy failed on the staging cluster because the migration lock was held ".repeat(20);
+  let entries: Vec<crate::session::entry::Entry> = (0..200)
+    .map(|i| crate::session::entry::Entry { index: i, text: format!("{text} {i}"), ..Default::default() })
+    .collect();
+  let shard = HotShard::build(Normalized { entries, ..Normalized::default() }, None);
+  let entries_len = postcard::to_allocvec(shard.entries()).unwrap().len() as u64;
+  let mut original = CacheRecord { body: Body::Hot(Box::new(shard)), ..record() };
+  let bytes = original.encode(&Alone).unwrap();
+  assert!((bytes.len() as u64) * 4 < entries_len, "{} bytes, {entries_len} of entries", bytes.len());
+  let decoded = CacheRecord::decode(&bytes, &Alone, entries_len).expect("within its limit");
+  assert_eq!(decoded, original);
+  assert_eq!(CacheRecord::decode(&bytes, &Alone, entries_len - 1), None, "past its limit");
+  let dir = tempfile::tempdir().unwrap();
+  let path = dir.path().join("r.hot");
+  fs::write(&path, &bytes).unwrap();
+  let opened = open(&path, Tier::Hot, entries_len, &alone()).unwrap().expect("an intact record");
+  assert_eq!(opened, original);
+  assert_eq!(open(&path, Tier::Hot, bytes.len() as u64, &alone()).unwrap(), None, "its entries are larger than that");
+  let Body::Hot(written) = &original.body else { unreachable!() };
+  let readable = readable_bytes(&bytes, &Alone);
+  assert!(readable.ends_with(&postcard::to_allocvec(written.entries()).unwrap()), "tests can look into it");
 }

@@ -244,7 +244,9 @@ fn a_late_write_after_the_source_was_cut_is_not_trusted() {
   fs::write(&t.a, &original).unwrap();
   drop(paused);
   t.index.writes().flush();
-  let on_disk = record::CacheRecord::decode(&hot_record(&t.engine, &t.a).unwrap(), &Alone).unwrap();
+  let on_disk =
+    record::CacheRecord::decode(&hot_record(&t.engine, &t.a).unwrap(), &Alone, crate::config::MAX_COLD_CACHE_BYTES)
+      .unwrap();
   assert!(on_disk.size > original.len() as u64, "the disk claims the cut bytes");
   let expected = from_scratch(&t.fx, t.config.clone(), 0);
   assert!(!expected.iter().any(|p| p.contains("appended zulu")));
