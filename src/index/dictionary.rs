@@ -116,6 +116,19 @@ pub struct Resident {
   shards: Mutex<HashMap<Branches, Shards>>,
 }
 
+impl Resident {
+  /// Drops shard `shard` of `branches` mode and removes its file: it may
+  /// name a forgotten session (a shard is rebuilt only when it vouches for
+  /// too few of its candidates, and a session gone from them leaves it
+  /// vouching for the rest). The next query that needs it builds it again.
+  pub fn remove(&self, dir: &crate::index::dir::IndexDir, branches: Branches, shard: usize) {
+    if let Some(shards) = self.shards.lock().get_mut(&branches) {
+      shards[shard] = None;
+    }
+    dir.remove_ours(&file_name(branches, shard));
+  }
+}
+
 #[cfg(test)]
 impl Resident {
   /// Forgets the resident shards (tests: a fresh process).

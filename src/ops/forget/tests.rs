@@ -321,3 +321,34 @@ fn forgetting_a_session_the_cold_body_dictionary_was_trained_on_retires_it() {
   }
   assert!(records_of(&engine, &secret) == 0);
 }
+
+/// With enough cold sessions for the term dictionary, a forgotten session's
+/// words leave its shard too (and its packed head), not only its records.
+#[test]
+fn a_forgotten_cold_session_leaves_the_term_dictionary() {
+  let dir = AgentDir::new();
+  let count = crate::index::dictionary::MIN_COLD + 20;
+  let secret = write(&dir, "0190aaaa-0000-7000-8000-00000000000a", 1, "The zanzibar password is qpxhuntertwo.");
+  for i in 0..count {
+    write(&dir, &format!("0190{i:04}-0000-7000-8000-00000000000b"), 2, &format!("routine work {i}"));
+  }
+  let engine = dir.engine(json!({"hotSessions": 0, "maxSyncSessions": 1_000_000}));
+  assert_eq!(found(&engine, "qpxhuntertwo", "global"), 1);
+  let shards = || {
+    fs::read_dir(engine.index_dir())
+      .unwrap()
+      .filter(|e| e.as_ref().unwrap().file_name().to_string_lossy().starts_with("cold-terms.active."))
+      .map(|e| crate::index::readable_file(&e.unwrap().path()))
+      .collect::<Vec<_>>()
+  };
+  let named = |bytes: &Vec<u8>| bytes.windows(b"0190aaaa".len()).any(|w| w == b"0190aaaa");
+  assert!(shards().iter().any(named), "the check below can fail: a shard names the session");
+  let result = forget(&engine, &forget_request("0190aaaa"));
+  assert!(result.error.is_none(), "{:?}", result.error);
+  assert_eq!(records_of(&engine, &secret), 0);
+  assert!(!shards().iter().any(named), "no shard names the forgotten session");
+  assert!(!index_holds(&engine, b"0190aaaa"), "no index file does");
+  assert_eq!(found(&engine, "qpxhuntertwo", "global"), 0);
+  assert!(shards().len() > 1 && !shards().iter().any(named), "the shard is built again, without it");
+  assert_eq!(found(&engine, "routine", "global"), count.min(crate::ops::recall::MAX_DIGEST_CANDIDATES));
+}
