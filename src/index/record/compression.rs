@@ -1,4 +1,5 @@
-//! A cold body's compression (and a hot body's entries'): one zstd frame,
+//! A cold body's compression (and a hot body's entries' and posting
+//! lists'): one zstd frame,
 //! compressed alone or (a cold body) with a dictionary the index dir shares. A frame compressed with one names the
 //! dictionary's id in its header, so a reader needs nothing else to find
 //! it; which dictionary an index uses, and where it keeps it, is

@@ -218,11 +218,13 @@ impl HotShard {
       && self.facts.iter().all(|f| usize::from(f & !ECHO) < Provenance::ALL.len())
   }
 
-  /// Is a shard read from disk consistent, its packed entries declaring at
-  /// most `limit` bytes decompressed (checked before any is allocated)?
+  /// Is a shard read from disk consistent, its packed entries and posting
+  /// lists each declaring at most `limit` bytes decompressed (checked
+  /// before any is allocated)?
   pub fn fits(&self, limit: u64) -> bool {
-    let declared = zstd::zstd_safe::get_frame_content_size(&self.entries.packed).ok().flatten();
-    self.is_consistent() && declared.is_some_and(|size| size <= limit)
+    let entries = zstd::zstd_safe::get_frame_content_size(&self.entries.packed).ok().flatten();
+    let within = |declared: Option<u64>| declared.is_some_and(|size| size <= limit);
+    self.is_consistent() && within(entries) && within(self.postings.declared_lists_len())
   }
 
   /// The provenance of entry `doc`.

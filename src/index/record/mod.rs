@@ -12,7 +12,8 @@
 //! compressed (one zstd frame: it is read once per query's first need, and
 //! it is most of the index dir's bytes; with the index dir's shared
 //! dictionary once it has one, see [`compression`]), and so are a hot
-//! body's entries (alone), decompressed where a query reads them. The head is the
+//! body's entries and posting lists (alone), decompressed where a query
+//! reads them. The head is the
 //! [`CacheRecord`] without its bulk: for a cold digest every field a query
 //! plans with; the body is the hot shard or the digest's [`ColdContent`]. A
 //! fresh process reads only the heads of cold records, and a cold body when
@@ -52,7 +53,8 @@ use hot::HotShard;
 use serde::{Deserialize, Serialize};
 
 pub const CACHE_VERSION: u32 = 25;
-/// `LH`: cacheVersion 25, a hot shard's entries one zstd frame (24: a
+/// `LH`: cacheVersion 25, a hot shard's entries and its posting lists
+/// each one zstd frame (24: a
 /// cold head's kinds table kept as its bytes, decoded when a filter asks; 23: a cold head's kinds as a table of their
 /// strings and rows of indices; 22: a cold body compressed with the index dir's
 /// shared zstd dictionary once it has one; 21: a hot shard's term list with a whole term every

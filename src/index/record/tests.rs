@@ -199,9 +199,10 @@ fn alone() -> std::sync::Arc<Alone> {
   std::sync::Arc::new(Alone)
 }
 
-/// A hot record's entries are one zstd frame: the record is smaller than
-/// its plain body, reads back to the same shard, and is refused (rebuilt)
-/// when its entries would decompress to more than its file may take.
+/// A hot record's entries (and its posting lists) are one zstd frame each:
+/// the record is smaller than its plain entries, reads back to the same
+/// shard, and is refused (rebuilt) when its entries would decompress to
+/// more than its file may take.
 #[test]
 fn hot_entries_are_compressed_and_bounded_by_the_read_limit() {
   let text = "the deploy failed on the staging cluster because the migration lock was held ".repeat(20);
