@@ -18,7 +18,8 @@
 //! term (varint length, bytes) and its offset (varint); each further term:
 //! the length of the prefix it shares with the term before (varint), the
 //! length of the rest (varint), the rest, and its offset less the term
-//! before's (varint).
+//! before's (varint). A list ends where the next term's starts (the last
+//! one at the postings' end), so lists carry no length of their own.
 
 use super::checked::Shared;
 use crate::index::record::vocabulary::order_key;
@@ -143,8 +144,10 @@ impl TermBlocks {
     Some((term, at + len))
   }
 
-  /// The posting list offset of `term`, if the index holds it.
-  pub(super) fn get(&self, term: &str) -> Option<u64> {
+  /// Where the posting list of `term` starts and, unless it is the last
+  /// term's (which runs to the postings' end), where the next term's starts;
+  /// `None` if the index does not hold `term`.
+  pub(super) fn get(&self, term: &str) -> Option<(u64, Option<u64>)> {
     let key = order_key(term);
     let term = term.as_bytes();
     // The last block whose first term is at most `term`: keys decide but
@@ -159,30 +162,54 @@ impl TermBlocks {
         false => high = middle,
       }
     }
-    Self::find_in(self.block(low.checked_sub(1)?)?, term)
+    let block = low.checked_sub(1)?;
+    let (offset, next) = Self::find_in(self.block(block)?, term)?;
+    let next = match next {
+      Some(next) => Some(next),
+      None if block + 1 < self.blocks => Some(Self::first_offset(self.block(block + 1)?)?),
+      None => None,
+    };
+    Some((offset, next))
+  }
+
+  /// A block's first term's list offset.
+  fn first_offset(block: &[u8]) -> Option<u64> {
+    let (_, mut at) = Self::first_term(block)?;
+    varint::take(block, &mut at)
   }
 
   /// Reads a block's terms in order, keeping only how long a prefix the
   /// term at hand shares with `term` (sorted terms need no more): a term
   /// that shares less with its predecessor than that predecessor shared
-  /// with `term` sorts past it.
-  fn find_in(block: &[u8], term: &[u8]) -> Option<u64> {
+  /// with `term` sorts past it. `term`'s list offset, and the next term's
+  /// when the block holds one.
+  fn find_in(block: &[u8], term: &[u8]) -> Option<(u64, Option<u64>)> {
     let (first, mut at) = Self::first_term(block)?;
     let mut offset = varint::take(block, &mut at)?;
     let mut matched = common_prefix(first, term);
     let mut length = first.len();
+    // One term: its prefix and rest lengths, its rest and its offset's delta.
+    let next = |at: &mut usize| -> Option<(usize, &[u8], u64)> {
+      let shared = varint::take(block, at)? as usize;
+      let rest_len = varint::take(block, at)? as usize;
+      let rest = block.get(*at..at.checked_add(rest_len)?)?;
+      *at += rest_len;
+      Some((shared, rest, varint::take(block, at)?))
+    };
     loop {
       if matched == length && length == term.len() {
-        return Some(offset);
+        let following = match at == block.len() {
+          true => None,
+          false => Some(offset.checked_add(next(&mut at)?.2)?),
+        };
+        return Some((offset, following));
       }
       if at == block.len() {
         return None;
       }
-      let shared = varint::take(block, &mut at)? as usize;
-      let rest_len = varint::take(block, &mut at)? as usize;
-      let rest = block.get(at..at.checked_add(rest_len)?)?;
-      at += rest_len;
-      offset = offset.checked_add(varint::take(block, &mut at)?)?;
+      let (shared, rest, delta) = next(&mut at)?;
+      let rest_len = rest.len();
+      offset = offset.checked_add(delta)?;
       if shared < matched {
         return None; // this term differs from `term` where its predecessor matched: past it
       }
@@ -228,10 +255,11 @@ mod tests {
       let index = written(&terms);
       prop_assert_eq!(index.len(), terms.len());
       for (at, term) in terms.iter().enumerate() {
-        prop_assert_eq!(index.get(term), Some(at as u64 * 3), "{:?}", term);
+        let next = (at + 1 < terms.len()).then_some((at as u64 + 1) * 3);
+        prop_assert_eq!(index.get(term), Some((at as u64 * 3, next)), "{:?}", term);
       }
       for probe in &probes {
-        let expected = terms.binary_search(probe).ok().map(|at| at as u64 * 3);
+        let expected = terms.binary_search(probe).ok().map(|at| (at as u64 * 3, (at + 1 < terms.len()).then_some((at as u64 + 1) * 3)));
         prop_assert_eq!(index.get(probe), expected, "{:?}", probe);
       }
     }

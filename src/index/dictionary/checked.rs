@@ -126,11 +126,6 @@ impl Shared {
     self.bytes.get(start..end)
   }
 
-  /// The bytes from `at` to at most `len` further, checked.
-  pub(super) fn get_up_to(&self, at: usize, len: usize) -> Option<&[u8]> {
-    self.get(at..at.checked_add(len)?.min(self.len()))
-  }
-
   pub(super) fn damaged(&self) -> bool {
     self.bytes.damaged()
   }
