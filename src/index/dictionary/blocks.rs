@@ -254,12 +254,13 @@ mod tests {
       let terms: Vec<String> = terms.into_iter().collect();
       let index = written(&terms);
       prop_assert_eq!(index.len(), terms.len());
+      // The term at `at`'s list: from its offset to the next term's (none after the last).
+      let range = |at: usize| (at as u64 * 3, (at + 1 < terms.len()).then_some((at as u64 + 1) * 3));
       for (at, term) in terms.iter().enumerate() {
-        let next = (at + 1 < terms.len()).then_some((at as u64 + 1) * 3);
-        prop_assert_eq!(index.get(term), Some((at as u64 * 3, next)), "{:?}", term);
+        prop_assert_eq!(index.get(term), Some(range(at)), "{:?}", term);
       }
       for probe in &probes {
-        let expected = terms.binary_search(probe).ok().map(|at| (at as u64 * 3, (at + 1 < terms.len()).then_some((at as u64 + 1) * 3)));
+        let expected = terms.binary_search(probe).ok().map(range);
         prop_assert_eq!(index.get(probe), expected, "{:?}", probe);
       }
     }

@@ -1,6 +1,6 @@
 //! A cold body's compression (and a hot body's entries' and posting
-//! lists'): one zstd frame,
-//! compressed alone or (a cold body) with a dictionary the index dir shares. A frame compressed with one names the
+//! lists'): one zstd frame, compressed alone or (a cold body) with a
+//! dictionary the index dir shares. A frame compressed with one names the
 //! dictionary's id in its header, so a reader needs nothing else to find
 //! it; which dictionary an index uses, and where it keeps it, is
 //! `index::body_dictionary`'s ([`Dictionaries`] is what the record needs of it).
@@ -55,11 +55,17 @@ pub fn dictionary_of(frame: &[u8]) -> Option<u32> {
   zstd::zstd_safe::get_dict_id_from_frame(frame).map(|id| id.get())
 }
 
+/// The size `frame` declares its content to be (`None`: not a frame that
+/// declares one), read from its header.
+pub fn declared_size(frame: &[u8]) -> Option<u64> {
+  zstd::zstd_safe::get_frame_content_size(frame).ok().flatten()
+}
+
 /// A frame's content, when the frame declares a size within `limit`
 /// (checked before a byte is allocated for it), names no dictionary or one
 /// `dictionaries` has, and decompresses to that size.
 pub fn decompress(frame: &[u8], dictionaries: &dyn Dictionaries, limit: u64) -> Result<Vec<u8>, Unreadable> {
-  let size = zstd::zstd_safe::get_frame_content_size(frame).ok().flatten().ok_or(Unreadable)?;
+  let size = declared_size(frame).ok_or(Unreadable)?;
   if size > limit {
     return Err(Unreadable);
   }

@@ -52,7 +52,7 @@ impl CacheRecord {
   /// Encodes the record with `cacheBytes` equal to the encoded length (a
   /// fixed point: the length's own varint can grow the length).
   /// A cold body is compressed with the dictionary `dictionaries` give (a
-  /// hot body's entries are compressed alone, see `hot`).
+  /// hot body's entries and posting lists are compressed alone, see `hot`).
   /// `Err` when a cold digest's content can no longer be read.
   pub fn encode(&mut self, dictionaries: &dyn Dictionaries) -> Result<Vec<u8>, Unreadable> {
     let body = self.encode_body(dictionaries)?;
@@ -168,8 +168,8 @@ impl CacheRecord {
   /// `None` for anything but an intact current record: wrong magic, a
   /// checksum mismatch (torn or edited), an undecodable head or body,
   /// another version, a length other than its own `cacheBytes`, or hot
-  /// entries that would decompress to more than `limit` bytes (what their
-  /// file may take, [`read_limit`](super::read_limit)).
+  /// entries or posting lists that would decompress to more than `limit`
+  /// bytes (what their file may take, [`read_limit`](super::read_limit)).
   /// A cold body's dictionary comes from `dictionaries`.
   pub fn decode(bytes: &[u8], dictionaries: &dyn Dictionaries, limit: u64) -> Option<CacheRecord> {
     let parts = Parts::split(bytes).ok()??;

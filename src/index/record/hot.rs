@@ -222,8 +222,8 @@ impl HotShard {
   /// lists each declaring at most `limit` bytes decompressed (checked
   /// before any is allocated)?
   pub fn fits(&self, limit: u64) -> bool {
-    let entries = zstd::zstd_safe::get_frame_content_size(&self.entries.packed).ok().flatten();
     let within = |declared: Option<u64>| declared.is_some_and(|size| size <= limit);
+    let entries = compression::declared_size(&self.entries.packed);
     self.is_consistent() && within(entries) && within(self.postings.declared_lists_len())
   }
 

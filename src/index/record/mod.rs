@@ -54,8 +54,8 @@ use serde::{Deserialize, Serialize};
 
 pub const CACHE_VERSION: u32 = 25;
 /// `LH`: cacheVersion 25, a hot shard's entries and its posting lists
-/// each one zstd frame (24: a
-/// cold head's kinds table kept as its bytes, decoded when a filter asks; 23: a cold head's kinds as a table of their
+/// each one zstd frame (24: a cold head's kinds table kept as its bytes,
+/// decoded when a filter asks; 23: a cold head's kinds as a table of their
 /// strings and rows of indices; 22: a cold body compressed with the index dir's
 /// shared zstd dictionary once it has one; 21: a hot shard's term list with a whole term every
 /// 16 and their offsets, searched where it was read; 20: a hot shard's

@@ -11,7 +11,8 @@
 //! or none, and decoding every shard's lists (`medium`: 714,000 pairs, 5.7
 //! MB) was a tenth of its first recall. Packed, they are one zstd frame
 //! (`medium`'s hot shards: 1.71 → 0.77 MB), decompressed when first decoded
-//! (the term list stays plain: a first recall searches every shard's). They are checked as they are decoded
+//! (the term list stays plain: a first recall searches every shard's).
+//! They are checked as they are decoded
 //! (walking them to check them when read was another 3 %): lists that fail
 //! the check leave every term without a list and the shard damaged
 //! (`HotShard::damaged`), so it is rebuilt.
@@ -107,7 +108,7 @@ impl Postings {
   /// The size the packed lists read from disk declare decompressed (`None`:
   /// not a frame that declares one, or lists built in this process).
   pub fn declared_lists_len(&self) -> Option<u64> {
-    zstd::zstd_safe::get_frame_content_size(&self.lists.packed).ok().flatten()
+    compression::declared_size(&self.lists.packed)
   }
 
   /// From sorted unique terms and their lists.
