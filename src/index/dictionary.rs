@@ -6,10 +6,12 @@
 //! digests, leaving the older ones out). It is session-level only, as cold
 //! digests are: a hit names the session.
 //!
-//! It is split into [`SHARDS`] shards by a hash of each session's record
-//! file, so a new or changed cold session invalidates only its shard: a
-//! query rebuilds just the shards that vouch for too few of their
-//! candidates. Each shard ([`Dictionary`]) is a term index (front-coded
+//! It is split into [`SHARDS`] shards, each project's sessions in a run of
+//! consecutive shards ([`placement`]: a project's sessions share most of
+//! their terms), so a new or changed cold session invalidates only its
+//! shard: a query rebuilds just the shards that vouch for too few of their
+//! candidates, and a global synchronization also those holding too many
+//! sessions that moved or are gone. Each shard ([`Dictionary`]) is a term index (front-coded
 //! blocks) mapping each term to the offset of its posting list, persisted
 //! beside the records as `cold-terms.<mode>.<shard>.dict`. A term is looked up in every shard.
 //!
@@ -24,6 +26,7 @@
 mod blocks;
 mod bytes;
 mod checked;
+pub mod placement;
 mod posting;
 mod terms;
 
@@ -87,11 +90,6 @@ const SHARDS_AT_ONCE_BYTES: u64 = 16 << 20;
 /// What a shard's build holds for its merge: its candidates' vocabularies.
 fn vocabulary_bytes(group: &[Candidate<'_>]) -> u64 {
   group.iter().map(|candidate| candidate.2.index_coverage.vocabulary_bytes.unwrap_or(0)).sum()
-}
-
-/// The shard a cold session belongs to: stable across processes.
-pub fn shard_of(file: &str) -> usize {
-  (xxhash_rust::xxh3::xxh3_64(file.as_bytes()) % SHARDS as u64) as usize
 }
 
 /// The file of one shard of one branch mode.
@@ -268,8 +266,11 @@ pub fn serve(
 ) -> Option<Served> {
   let few = which == Candidates::Every && (MIN_AT_HAND..MIN_COLD).contains(&candidates.len());
   let parts = match few {
-    true => refresh_within(index, branches, candidates, max_record_bytes, true)?,
-    false => refresh(index, branches, candidates, max_record_bytes)?,
+    true => refresh_within(index, branches, candidates, max_record_bytes, Refresh::AtHand)?,
+    false if (MIN_COLD..=MAX_COLD).contains(&candidates.len()) => {
+      refresh_within(index, branches, candidates, max_record_bytes, Refresh::Query)?
+    }
+    false => return None,
   };
   index.trace().note(|| Event::DictionaryServed);
   let mut served = Served { parts: Vec::new(), stragglers: Vec::new() };
@@ -282,10 +283,26 @@ pub fn serve(
   Some(served)
 }
 
-/// Brings the shards holding `candidates` up to date: each from memory,
-/// from disk, or built now (and persisted) when the one at hand vouches for
-/// too few of its candidates; shards to build are built in parallel. Returns
-/// each shard matched to its candidates (`None`: no candidate in it).
+/// How a refresh may bring a shard up to date.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Refresh {
+  /// Not at all: `None` unless every shard is at hand, in memory or on disk.
+  AtHand,
+  /// By building the shards that vouch for too few of a query's candidates.
+  Query,
+  /// As for a query, with every cold session as the candidates: a shard
+  /// also rebuilt when too many of its members are none of them (sessions
+  /// since moved to another shard, or deleted), and removed when it has
+  /// no candidate left.
+  Global,
+}
+
+/// Brings the shards holding `candidates`, every cold session of a global
+/// synchronization, up to date: each from memory, from disk, or built now
+/// (and persisted) when the one at hand vouches for too few of its
+/// candidates, or holds too many members that are none; shards to build are
+/// built in parallel. Shards without candidates are removed. Returns each
+/// shard matched to its candidates (`None`: no candidate in it).
 /// `max_record_bytes` bounds each candidate's share of a shard file's read.
 pub fn refresh(
   index: &Index,
@@ -296,22 +313,23 @@ pub fn refresh(
   if !(MIN_COLD..=MAX_COLD).contains(&candidates.len()) {
     return None;
   }
-  refresh_within(index, branches, candidates, max_record_bytes, false)
+  refresh_within(index, branches, candidates, max_record_bytes, Refresh::Global)
 }
 
-/// [`refresh`]; with `at_hand_only`, `None` instead of building a shard.
+/// Brings the shards holding `candidates` up to date as `how` allows.
 fn refresh_within(
   index: &Index,
   branches: Branches,
   candidates: &[Candidate<'_>],
   max_record_bytes: u64,
-  at_hand_only: bool,
+  how: Refresh,
 ) -> Option<Vec<Option<Matched>>> {
   let (dir, resident) = (index.dir().path(), index.dictionaries());
   let mut shards = resident.shards.lock().get(&branches).cloned().unwrap_or_else(|| vec![None; SHARDS]);
   let mut groups = vec![Vec::new(); SHARDS];
+  let placement = index.listing().placement();
   for &candidate in candidates {
-    groups[candidate.2.matched.shard(|| shard_of(candidate.1))].push(candidate);
+    groups[placement.shard_of(candidate.1, &candidate.2.matched)].push(candidate);
   }
   let limit = max_record_bytes.saturating_mul(candidates.len() as u64);
   // Shards are read (and matched) in parallel: a fresh process reads them all.
@@ -327,14 +345,22 @@ fn refresh_within(
         Some(resident) => Some(resident.clone()).filter(|d| !d.damaged()),
         None => load(dir, branches, shard, limit).map(Arc::new),
       };
+      let strays = |part: &Part| part.dictionary.members() - part.vouched;
       known
         .map(|d| Part::matched(d, group))
         .filter(|(_, stragglers)| !too_many_stragglers(stragglers.len(), group.len()))
+        .filter(|(part, _)| how != Refresh::Global || !too_many_stragglers(strays(part), part.dictionary.members()))
     })
     .collect();
   let stale: Vec<usize> = (0..SHARDS).filter(|&s| parts[s].is_none() && !groups[s].is_empty()).collect();
-  if at_hand_only && !stale.is_empty() {
+  if how == Refresh::AtHand && !stale.is_empty() {
     return None;
+  }
+  if how == Refresh::Global {
+    for shard in (0..SHARDS).filter(|&s| groups[s].is_empty()) {
+      shards[shard] = None;
+      files::remove_ours(dir, &file_name(branches, shard));
+    }
   }
   stale.iter().for_each(|&shard| index.trace().note(|| Event::DictionaryBuilt(branches, shard)));
   let build_one = |shard: usize| (shard, build(dir, branches, shard, &groups[shard]));

@@ -2,10 +2,11 @@
 //! from the index dir (its vocabulary and text are then nowhere on disk),
 //! it leaves the resident state, and a global synchronization, which no
 //! longer lists it (`sources::without_forgotten`), rewrites the packed heads
-//! of active mode without it; the shard of active mode's cold dictionary
-//! that may name it is removed (the next query builds it without it; left
-//! as it was, the shard still vouched for its other sessions and kept
-//! the forgotten one's terms and file name on disk). All mode's heads and
+//! of active mode without it; the shards of active mode's cold dictionary
+//! that may name it (every one its placement ever gave it) are removed (the
+//! next query builds them without it; left as they were, a shard still
+//! vouched for its other sessions and kept the forgotten one's terms and
+//! file name on disk). All mode's heads and
 //! dictionary, which may still name it, are removed: that mode's next call
 //! rebuilds them from its records. A cold-body dictionary trained on a body
 //! of the session is retired: the records compressed with it are
@@ -30,9 +31,10 @@ pub fn drop_session(cx: &Context<'_>, path: &Path) -> usize {
     // A queued write-behind of its record is skipped once it is not resident.
     index.resident().retain(|resident| resident != path);
     let removed = remove_records(&index, path);
-    // Active mode's shard that may name it: the one its file hashes to.
-    let shard = dictionary::shard_of(&path.to_string_lossy());
-    index.dictionaries().remove(index.dir(), Branches::Active, shard);
+    // Active mode's shards that may name it: every one it could have been placed in.
+    for shard in dictionary::placement::every_shard(&path.to_string_lossy()) {
+      index.dictionaries().remove(index.dir(), Branches::Active, shard);
+    }
     retire_dictionaries(cx, &index, path);
     removed
   };

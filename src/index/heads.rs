@@ -32,7 +32,7 @@
 //! u32 LE, record file name, head length u32 LE, head)*. A torn or edited
 //! file fails its checksum and is not used, then written again.
 
-use super::dictionary::{shard_of, SHARDS};
+use super::dictionary::SHARDS;
 use super::dir::IndexFile;
 use super::record::checksum;
 use super::record::{self, Body, CacheRecord, Tier};
@@ -317,6 +317,7 @@ fn packed(index: &Index, branches: Branches, (name, head): (&str, &[u8]), limit:
 /// them below [`MIN_RECORDS`]). Best effort: a shard that cannot be
 /// written is tried again by the next synchronization.
 pub(super) fn refresh(index: &Index, branches: Branches, synced: &[Synced]) {
+  let placement = index.listing().placement();
   let cold: Vec<(&Synced, &Arc<CacheRecord>, usize)> = synced
     .iter()
     .filter(|s| s.tier == Tier::Cold)
@@ -324,7 +325,7 @@ pub(super) fn refresh(index: &Index, branches: Branches, synced: &[Synced]) {
       let record = s.record.as_ref().filter(|r| !r.content_unreadable())?;
       let Body::Cold(digest) = &record.body else { return None };
       // The dictionary's shard, which the digest remembers.
-      Some((s, record, digest.matched.shard(|| shard_of(&record.file))))
+      Some((s, record, placement.shard_of(&record.file, &digest.matched)))
     })
     .collect();
   let mut groups: Vec<Vec<(&Synced, &Arc<CacheRecord>)>> = vec![Vec::new(); SHARDS];

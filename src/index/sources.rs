@@ -2,6 +2,7 @@
 //! custom dir's `*.jsonl`, each with its stat stamp and how long the dir
 //! watch has vouched for it, newest first.
 
+use super::dictionary::placement::Placement;
 use super::dir::listing::DirCache;
 use super::record::CacheRecord;
 use super::{watch, PathMap};
@@ -150,6 +151,9 @@ pub(crate) struct Listing {
   headers: Mutex<PathMap<ProbedHeader>>,
   /// The last listing without the forgotten files.
   unforgotten: Mutex<Option<Unforgotten>>,
+  /// Which shard each cold session lies in, from the last full listing's
+  /// count of each dir's files (a restat changes no file's dir).
+  placement: Mutex<Arc<Placement>>,
 }
 
 /// The last full listing of `roots`, updated from the watcher's changes.
@@ -216,11 +220,18 @@ impl Listing {
       }
     }
     let sources = Arc::new(sources);
+    let previous = self.placement();
+    *self.placement.lock() = Placement::of(sources.iter().map(|s| s.path), &previous);
     *self.listed.lock() = armed_ns.map(|_| Listed::new(roots, sources.clone()));
     if !watching {
       self.watcher.disarm();
     }
     sources
+  }
+
+  /// Which shard each cold session lies in, as the last full listing says.
+  pub(super) fn placement(&self) -> Arc<Placement> {
+    self.placement.lock().clone()
   }
 
   /// Whether a watch vouches for every file of the last listing: the next

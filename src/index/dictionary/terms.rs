@@ -240,6 +240,12 @@ impl Dictionary {
     self.members.len()
   }
 
+  /// The record file of each member (tests).
+  #[cfg(test)]
+  pub fn member_files(&self) -> impl Iterator<Item = &str> {
+    self.members.iter().map(|member| member.file.as_str())
+  }
+
   /// Decoded from a file rather than built here (tests): a built shard's
   /// postings start its buffer, a decoded one's follow the head.
   #[cfg(test)]

@@ -23,6 +23,16 @@ fn digest(text: &str) -> ColdDigest {
   )
 }
 
+/// The shard of `file` when no listing counted its dir (spread by file).
+fn shard_of(file: &str) -> usize {
+  placement::Placement::default().shard(file)
+}
+
+/// The shard the index of `fx` places the session at `path` in.
+fn placed(fx: &AgentDir, path: &std::path::Path) -> usize {
+  index_of(fx).listing().placement().shard(&path.to_string_lossy())
+}
+
 fn files(count: usize) -> Vec<String> {
   (0..count).map(|i| format!("/s/{i}.jsonl")).collect()
 }
@@ -348,7 +358,7 @@ fn a_rare_term_in_the_oldest_of_more_cold_sessions_than_the_digest_budget_is_fou
   assert_eq!(common.total, MAX_DIGEST_CANDIDATES);
   // A fresh process answers from the persisted dictionary the same way.
   index_of(&fx).dictionaries().forget();
-  let oldest = shard_of(&paths[count - 1].to_string_lossy());
+  let oldest = placed(&fx, &paths[count - 1]);
   assert!(fx.agent.join("fabric/memory-index").join(file_name(Branches::Active, oldest)).is_file());
   let again = run(&engine, json!({"query": "qzarvinthe", "scope": "global"}));
   assert_eq!((session_ids(&again), again.coverage.complete), (session_ids(&page), true));
@@ -414,9 +424,9 @@ fn shard_file_names_are_the_index_s_and_nothing_else_is() {
   }
 }
 
-/// Sessions of `fx` whose record file falls in shard `shard`.
-fn in_shard(paths: &[std::path::PathBuf], shard: usize) -> Vec<usize> {
-  (0..paths.len()).filter(|&i| shard_of(&paths[i].to_string_lossy()) == shard).collect()
+/// Sessions of `fx` placed in shard `shard`.
+fn in_shard(fx: &AgentDir, paths: &[std::path::PathBuf], shard: usize) -> Vec<usize> {
+  (0..paths.len()).filter(|&i| placed(fx, &paths[i]) == shard).collect()
 }
 
 /// The index of `fx`'s default index dir.
@@ -433,15 +443,15 @@ fn changed_cold_sessions_rebuild_only_their_shard() {
   let index = index_of(&fx);
   let built = run(&engine, json!({"query": "vrenqalith0", "scope": "global"}));
   assert_eq!(built.total, count.div_ceil(3));
-  let shards: BTreeSet<usize> = paths.iter().map(|p| shard_of(&p.to_string_lossy())).collect();
+  let shards: BTreeSet<usize> = paths.iter().map(|p| placed(&fx, p)).collect();
   assert_eq!(index.trace().shards_built(), shards.len(), "a first query builds every shard with candidates");
   let dir = fx.agent.join("fabric/memory-index");
   let read_all = || (0..SHARDS).map(|s| fs::read(dir.join(file_name(Branches::Active, s))).ok()).collect::<Vec<_>>();
   let on_disk = read_all();
   // More sessions of one shard change than its straggler allowance.
-  let target = *shards.iter().max_by_key(|&&s| in_shard(&paths, s).len()).unwrap();
-  let members = in_shard(&paths, target);
-  let changed = &members[..members.len().min(4)];
+  let target = *shards.iter().max_by_key(|&&s| in_shard(&fx, &paths, s).len()).unwrap();
+  let members = in_shard(&fx, &paths, target);
+  let changed = &members[..(members.len() / 16 + 1).max(3)];
   assert!(too_many_stragglers(changed.len(), members.len()), "{} of {}", changed.len(), members.len());
   for &i in changed {
     let mtime = fs::metadata(&paths[i]).unwrap().modified().unwrap();
@@ -528,7 +538,7 @@ fn a_global_sync_that_builds_cold_records_builds_the_shards_a_query_then_uses() 
   index.sync_state().forget_last();
   index.trace().shards_built();
   crate::index::sync(&engine.index_context(), &crate::session::discover::Scope::Global, Branches::Active).unwrap();
-  let shards: BTreeSet<usize> = paths.iter().map(|p| shard_of(&p.to_string_lossy())).collect();
+  let shards: BTreeSet<usize> = paths.iter().map(|p| placed(&fx, p)).collect();
   assert_eq!((index.trace().shards_built(), on_disk()), (shards.len(), shards.len()), "built while indexing");
   // Served from the files just written, as a later process serves them (mapped
   // on Linux): not from the built copies, which held every shard in the heap.
@@ -599,8 +609,67 @@ fn a_global_sync_cut_by_its_budget_leaves_the_shards_to_the_sync_that_completes(
   assert_eq!((index.trace().shards_built(), on_disk()), (0, 0), "the next call changes every shard again");
   let last = global();
   assert!(last.coverage.complete, "{:?}", last.coverage);
-  let shards: BTreeSet<usize> = paths.iter().map(|p| shard_of(&p.to_string_lossy())).collect();
+  let shards: BTreeSet<usize> = paths.iter().map(|p| placed(&fx, p)).collect();
   assert_eq!((index.trace().shards_built(), on_disk()), (shards.len(), shards.len()), "built once, when complete");
+}
+
+/// `count` sessions in the project dir of `cwd`, numbered from `first`.
+fn sessions_of(fx: &AgentDir, cwd: &str, first: usize, count: usize) -> Vec<std::path::PathBuf> {
+  let dir = fx.agent.join("sessions").join(crate::session::discover::encode_cwd(cwd));
+  fs::create_dir_all(&dir).unwrap();
+  let paths: Vec<std::path::PathBuf> = (first..first + count).map(|i| dir.join(format!("s{i:05}.jsonl"))).collect();
+  for (i, path) in (first..).zip(&paths) {
+    write_session(path, i, &format!("routine {i} {cwd} zelquarin{}", i % 5));
+    fs::write(path, fs::read_to_string(path).unwrap().replace(CWD, cwd)).unwrap();
+  }
+  paths
+}
+
+/// The record file of every member of every shard file of active mode.
+fn members_on_disk(fx: &AgentDir) -> Vec<String> {
+  let dir = fx.agent.join("fabric/memory-index");
+  let shards = (0..SHARDS).filter_map(|shard| load(&dir, Branches::Active, shard, u64::MAX));
+  let mut files: Vec<String> = shards.flat_map(|d| d.member_files().map(String::from).collect::<Vec<_>>()).collect();
+  files.sort();
+  files
+}
+
+/// A project whose session count crosses a power of two of
+/// [`placement::SESSIONS_PER_SHARD`] is spread over more shards: the
+/// global sync that indexes the new sessions rebuilds the shards they
+/// moved from and to, and removes the shards of a project whose sessions
+/// are all gone. Every cold session is then a member of exactly one shard
+/// file, and no shard file names a session no longer listed.
+#[test]
+fn sessions_moved_or_deleted_leave_no_shard_naming_them() {
+  let fx = AgentDir::new();
+  let engine = all_cold(&fx);
+  let global = || run(&engine, json!({"query": "zelquarin1", "scope": "global"}));
+  let below = placement::SESSIONS_PER_SHARD as usize - 4;
+  let mut project = sessions_of(&fx, "/home/u/mine", 0, below);
+  let other = sessions_of(&fx, "/home/u/other", 1_000, MIN_COLD);
+  let listed = |paths: &[&[std::path::PathBuf]]| {
+    let mut files: Vec<String> = paths.concat().iter().map(|p| p.to_string_lossy().into_owned()).collect();
+    files.sort();
+    files
+  };
+  // Session `i` holds zelquarin1 when `i % 5 == 1`.
+  let ones = |range: std::ops::Range<usize>| range.filter(|i| i % 5 == 1).count();
+  let matching = |count: usize| ones(0..count) + ones(1_000..1_000 + MIN_COLD);
+  assert_eq!(global().total, matching(below));
+  assert_eq!(members_on_disk(&fx), listed(&[&project, &other]));
+  let shards_of = |paths: &[std::path::PathBuf]| paths.iter().map(|p| placed(&fx, p)).collect::<BTreeSet<usize>>();
+  assert_eq!(shards_of(&project).len(), 1, "{below} sessions: one shard");
+  project.extend(sessions_of(&fx, "/home/u/mine", below, 10));
+  assert_eq!(global().total, matching(below + 10));
+  assert_eq!(shards_of(&project).len(), 2, "{} sessions: two shards", below + 10);
+  assert_eq!(members_on_disk(&fx), listed(&[&project, &other]), "the moved sessions are in their new shards only");
+  for path in &project {
+    fs::remove_file(path).unwrap();
+  }
+  let more = sessions_of(&fx, "/home/u/other", 2_000, 5);
+  assert_eq!(global().total, ones(1_000..1_000 + MIN_COLD) + ones(2_000..2_005));
+  assert_eq!(members_on_disk(&fx), listed(&[&other, &more]), "the deleted project's sessions are in no shard");
 }
 
 #[test]

@@ -4,17 +4,19 @@
 /// A digest's shard and its member in one dictionary shard, kept between
 /// queries so a warm query does not hash every cold candidate's file again.
 /// A digest belongs to one record file and its vocabulary never changes, so
-/// both are functions of the shard's identity alone. Clones start empty.
+/// its shard is a function of the placement's generation, and its member of
+/// the shard's identity. Clones start empty.
 #[derive(Debug)]
 pub struct DictionaryMatch {
-  shard: std::sync::atomic::AtomicU32,
+  /// `generation << 32 | shard` of the placement it was placed by (`u64::MAX`: none).
+  shard: std::sync::atomic::AtomicU64,
   /// `generation << 32 | member` of the last shard it was matched in (0: none).
   member: std::sync::atomic::AtomicU64,
 }
 
 impl Default for DictionaryMatch {
   fn default() -> Self {
-    DictionaryMatch { shard: std::sync::atomic::AtomicU32::new(u32::MAX), member: Default::default() }
+    DictionaryMatch { shard: std::sync::atomic::AtomicU64::new(u64::MAX), member: Default::default() }
   }
 }
 
@@ -31,16 +33,16 @@ impl PartialEq for DictionaryMatch {
 }
 
 impl DictionaryMatch {
-  pub fn shard(&self, compute: impl FnOnce() -> usize) -> usize {
+  /// The shard the placement of `generation` puts it in.
+  pub fn shard(&self, generation: u32, compute: impl FnOnce() -> usize) -> usize {
     use std::sync::atomic::Ordering::Relaxed;
-    match self.shard.load(Relaxed) {
-      u32::MAX => {
-        let shard = compute();
-        self.shard.store(shard as u32, Relaxed);
-        shard
-      }
-      known => known as usize,
+    let cached = self.shard.load(Relaxed);
+    if cached != u64::MAX && cached >> 32 == u64::from(generation) {
+      return cached as u32 as usize;
     }
+    let shard = compute();
+    self.shard.store(u64::from(generation) << 32 | shard as u64, Relaxed);
+    shard
   }
 
   /// The member in the shard of `generation` (never 0), `None` when it is not one.
