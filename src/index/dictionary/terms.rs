@@ -1,7 +1,7 @@
 //! One shard of the cold term dictionary: a term index ([`TermBlocks`])
 //! mapping each term to the offset of its posting list (member ordinals as
-//! delta varints, each with its frequency class: [`posting`]; it ends where
-//! the next term's starts), and the members (record file, vocabulary
+//! gap varints or a bitmap, each with its frequency class: [`posting`]; it
+//! ends where the next term's starts), and the members (record file, vocabulary
 //! fingerprint) the ordinals name. A shard file is [`MAGIC`], the xxh3-64
 //! of its head and the head's length, the head (chunk checksums, members,
 //! the term index's table), then the postings and the term blocks, checked
@@ -19,12 +19,14 @@ use rustc_hash::FxHashMap;
 use std::borrow::Cow;
 use std::collections::binary_heap::{BinaryHeap, PeekMut};
 
-/// `D6`: a list ends where the next term's starts (`D5` led each list by
+/// `D7`: a list most members hold is a bitmap ([`posting`]), and a sparse
+/// list's first gap counts from -1. `D6`: a list ends where the next
+/// term's starts (`D5` led each list by
 /// its byte length, which the term index's offsets already gave: ~1 byte a
 /// term, 1.6 MB of `medium`'s shards); `D5` was checked by chunk (`D4`
 /// checked whole, its lists led by their count; `D3` had a byte for each
 /// frequency class; `D2` an FST for a term index; `D1` no frequency classes).
-const MAGIC: &[u8; 8] = b"PFMIDXD6";
+const MAGIC: &[u8; 8] = b"PFMIDXD7";
 /// The magic, the head's checksum and its length.
 pub(super) const HEADER_BYTES: usize = MAGIC.len() + 8 + 4;
 
@@ -129,6 +131,7 @@ type Merged<'a> = (Vec<(&'a str, u64)>, Vec<u8>);
 /// members holding it (the list's length in bytes, then per member a
 /// [`posting`]).
 fn merge<'a>(mut cursors: Vec<impl Iterator<Item = (&'a str, u8)>>) -> Merged<'a> {
+  let members = cursors.len() as u32;
   let mut heap = BinaryHeap::with_capacity(cursors.len());
   for (member, cursor) in cursors.iter_mut().enumerate() {
     if let Some(term) = cursor.next() {
@@ -151,11 +154,7 @@ fn merge<'a>(mut cursors: Vec<impl Iterator<Item = (&'a str, u8)>>) -> Merged<'a
       }
     }
     terms.push((head.term, postings.len() as u64));
-    let mut previous = 0;
-    for &(member, frequency) in &list {
-      posting::put(&mut postings, member - previous, frequency);
-      previous = member;
-    }
+    posting::put_list(&mut postings, &list, members);
   }
   (terms, postings)
 }
@@ -288,12 +287,7 @@ impl Dictionary {
     if self.damaged() {
       return Err(Damaged);
     }
-    let (list, mut at, mut member) = (list.unwrap_or_default(), 0, 0u32);
-    Ok(std::iter::from_fn(move || {
-      let (delta, frequency) = posting::take(list, &mut at)?;
-      member = member.checked_add(delta)?;
-      Some((member, frequency))
-    }))
+    Ok(posting::read(list.unwrap_or_default(), self.members.len() as u32))
   }
 
   /// `MAGIC`, xxh3-64 of the head, the head's length (u32 LE), the head:

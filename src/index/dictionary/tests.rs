@@ -94,11 +94,7 @@ proptest! {
     let (mut writer, mut postings) = (super::blocks::Writer::default(), Vec::new());
     for (term, list) in &map {
       writer.push(term, postings.len() as u64);
-      let mut previous = 0;
-      for &(member, class) in list {
-        super::posting::put(&mut postings, member - previous, class);
-        previous = member;
-      }
+      super::posting::put_list(&mut postings, list, contents.len() as u32);
     }
     let (merged, merged_postings) = terms::merge_split(&vocabularies, None);
     let expected = writer.blocks().unwrap();
