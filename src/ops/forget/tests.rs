@@ -352,3 +352,42 @@ fn a_forgotten_cold_session_leaves_the_term_dictionary() {
   assert!(shards().len() > 1 && !shards().iter().any(named), "the shard is built again, without it");
   assert_eq!(found(&engine, "routine", "global"), count.min(crate::ops::recall::MAX_DIGEST_CANDIDATES));
 }
+
+/// A forgotten cold session whose project has since grown past a power of
+/// two of sessions a shard lies, by the new count, in another shard than the
+/// one still naming it (no global refresh rebuilt that one: the new file is
+/// no session, so nothing was indexed): the forget removes that shard too.
+#[test]
+fn a_forgotten_session_leaves_the_shard_it_lay_in_before_its_project_grew() {
+  use crate::index::dictionary::placement::{Placement, SESSIONS_PER_SHARD};
+  let dir = AgentDir::new();
+  let count = 2 * SESSIONS_PER_SHARD as usize;
+  let id = |i: usize| format!("0190{i:04}-0000-7000-8000-00000000000c");
+  let paths: Vec<PathBuf> = (0..count).map(|i| write(&dir, &id(i), 1, &format!("routine qpxword{i}"))).collect();
+  let engine = dir.engine(json!({"hotSessions": 0, "maxSyncSessions": 1_000_000}));
+  assert_eq!(found(&engine, "routine", "global"), count.min(crate::ops::recall::MAX_DIGEST_CANDIDATES));
+  // One more file in the project dir: its spread doubles.
+  let grown: Vec<PathBuf> = paths.iter().cloned().chain([dir.project.join("notes.jsonl")]).collect();
+  let placed = |files: &[PathBuf], file: &PathBuf| {
+    Placement::of(files.iter().map(|f| f.as_path()), &Default::default()).shard(&file.to_string_lossy())
+  };
+  let moved = (0..count).find(|&i| placed(&paths, &paths[i]) != placed(&grown, &paths[i])).expect("a session moves");
+  fs::write(dir.project.join("notes.jsonl"), "not a session\n").unwrap();
+  // A query places the sessions anew and builds the shards they moved to; the ones they left keep them.
+  assert_eq!(found(&engine, &format!("qpxword{moved}"), "global"), 1);
+  let shards = || {
+    fs::read_dir(engine.index_dir())
+      .unwrap()
+      .filter(|e| e.as_ref().unwrap().file_name().to_string_lossy().starts_with("cold-terms.active."))
+      .map(|e| crate::index::readable_file(&e.unwrap().path()))
+      .collect::<Vec<_>>()
+  };
+  let prefix = id(moved);
+  let named = |bytes: &Vec<u8>| bytes.windows(prefix.len()).any(|w| w == prefix.as_bytes());
+  assert!(shards().iter().any(named), "the check below can fail: a shard names the session");
+  let result = forget(&engine, &forget_request(&prefix));
+  assert!(result.error.is_none(), "{:?}", result.error);
+  assert!(!shards().iter().any(named), "no shard names the forgotten session");
+  assert!(!index_holds(&engine, prefix.as_bytes()), "no index file does");
+  assert_eq!(found(&engine, &format!("qpxword{moved}"), "global"), 0);
+}
