@@ -68,6 +68,44 @@ fn call(engine: &crate::engine::Engine, args: &Value) -> super::RecallPage {
   recall(engine, &RecallRequest::from_json(Some(args)).unwrap())
 }
 
+/// Following `next` at page sizes 1, 2, 3 and 7 yields the ranking that
+/// pages of 50 give, each hit once, in order.
+fn follows_the_ranking_once(
+  engine: &crate::engine::Engine,
+  with: &dyn Fn(Value) -> Value,
+) -> Result<(), TestCaseError> {
+  // The ranking as pages of 50 give it: most corpora fit one, but a page
+  // also ends at the envelope's 30,000 characters (4 sessions of 11 long
+  // entries hold 44 hits of ~780 characters), and then `next` goes on.
+  let unpaged = call(engine, &with(json!({"pageSize": 50})));
+  prop_assert!(unpaged.error.is_none(), "{:?}", unpaged.error);
+  let mut expected: Vec<Value> = unpaged.hits.iter().map(hit_json).collect();
+  let mut next = unpaged.next.clone();
+  while let Some(call_next) = next {
+    let page = call(engine, &call_next.args);
+    prop_assert!(page.error.is_none() && page.total == unpaged.total, "{:?}", page.error);
+    prop_assert!(!page.hits.is_empty() && expected.len() + page.hits.len() <= unpaged.total, "runaway paging");
+    expected.extend(page.hits.iter().map(hit_json));
+    next = page.next;
+  }
+  prop_assert_eq!(expected.len(), unpaged.total, "every hit once");
+  for size in [1, 2, 3, 7] {
+    let mut page = call(engine, &with(json!({"pageSize": size})));
+    let mut seen = Vec::new();
+    loop {
+      prop_assert!(page.error.is_none(), "{:?}", page.error);
+      prop_assert_eq!(page.total, unpaged.total);
+      prop_assert!(page.hits.len() <= size as usize);
+      seen.extend(page.hits.iter().map(hit_json));
+      let Some(next) = page.next.take() else { break };
+      prop_assert!(seen.len() <= expected.len(), "runaway paging");
+      page = call(engine, &next.args);
+    }
+    prop_assert_eq!(&seen, &expected, "page size {}", size);
+  }
+  Ok(())
+}
+
 proptest! {
   #![proptest_config(proptest_config(48))]
 
@@ -88,24 +126,7 @@ proptest! {
       args.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
       args
     };
-    let unpaged = call(&engine, &with(json!({"pageSize": 50})));
-    prop_assert!(unpaged.error.is_none(), "{:?}", unpaged.error);
-    prop_assert!(unpaged.next.is_none() && unpaged.total == unpaged.hits.len(), "the corpus fits one page");
-    let expected: Vec<Value> = unpaged.hits.iter().map(hit_json).collect();
-    for size in [1, 2, 3, 7] {
-      let mut page = call(&engine, &with(json!({"pageSize": size})));
-      let mut seen = Vec::new();
-      loop {
-        prop_assert!(page.error.is_none(), "{:?}", page.error);
-        prop_assert_eq!(page.total, unpaged.total);
-        prop_assert!(page.hits.len() <= size as usize);
-        seen.extend(page.hits.iter().map(hit_json));
-        let Some(next) = page.next.take() else { break };
-        prop_assert!(seen.len() <= expected.len(), "runaway paging");
-        page = call(&engine, &next.args);
-      }
-      prop_assert_eq!(&seen, &expected, "page size {}", size);
-    }
+    follows_the_ranking_once(&engine, &with)?;
   }
 }
 
@@ -195,4 +216,24 @@ proptest! {
     prop_assert_eq!(&order(mixed), &cold, "{} hot", mixed);
     prop_assert_eq!(&order(10), &cold, "every session hot");
   }
+}
+
+/// 4 sessions of 11 long entries: 44 hits of ~780 characters each do not fit
+/// one 30,000-character page, and `next` goes on from where the page ended.
+#[test]
+fn a_ranking_longer_than_a_page_s_characters_is_followed_once() {
+  let fx = AgentDir::new();
+  let long = Session { entries: (0..11).map(|_| (vec![0, 1, 2, 3, 4, 5, 0], true)).collect(), age: 0 };
+  for i in 0..4 {
+    write(&fx, i, &long);
+  }
+  let engine = fx.engine(json!({"hotSessions": 4}));
+  let with = |extra: Value| {
+    let mut args = json!({"query": "alpha", "scope": "project"});
+    args.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
+    args
+  };
+  let first = call(&engine, &with(json!({"pageSize": 50})));
+  assert!(first.next.is_some() && first.hits.len() < first.total, "{} of {}", first.hits.len(), first.total);
+  follows_the_ranking_once(&engine, &with).unwrap();
 }
