@@ -45,6 +45,15 @@ fn index_holds(engine: &Engine, word: &[u8]) -> bool {
     .any(|bytes| bytes.windows(word.len()).any(|w| w == word))
 }
 
+/// The readable bytes of each term dictionary shard file of active mode.
+fn active_shards(engine: &Engine) -> Vec<Vec<u8>> {
+  fs::read_dir(engine.index_dir())
+    .unwrap()
+    .filter(|e| e.as_ref().unwrap().file_name().to_string_lossy().starts_with("cold-terms.active."))
+    .map(|e| crate::index::readable_file(&e.unwrap().path()))
+    .collect()
+}
+
 fn forget_request(session: &str) -> ForgetRequest {
   ForgetRequest::from_json("memory.forget", Some(&json!({ "session": session }))).unwrap()
 }
@@ -334,13 +343,7 @@ fn a_forgotten_cold_session_leaves_the_term_dictionary() {
   }
   let engine = dir.engine(json!({"hotSessions": 0, "maxSyncSessions": 1_000_000}));
   assert_eq!(found(&engine, "qpxhuntertwo", "global"), 1);
-  let shards = || {
-    fs::read_dir(engine.index_dir())
-      .unwrap()
-      .filter(|e| e.as_ref().unwrap().file_name().to_string_lossy().starts_with("cold-terms.active."))
-      .map(|e| crate::index::readable_file(&e.unwrap().path()))
-      .collect::<Vec<_>>()
-  };
+  let shards = || active_shards(&engine);
   let named = |bytes: &Vec<u8>| bytes.windows(b"0190aaaa".len()).any(|w| w == b"0190aaaa");
   assert!(shards().iter().any(named), "the check below can fail: a shard names the session");
   let result = forget(&engine, &forget_request("0190aaaa"));
@@ -375,13 +378,7 @@ fn a_forgotten_session_leaves_the_shard_it_lay_in_before_its_project_grew() {
   fs::write(dir.project.join("notes.jsonl"), "not a session\n").unwrap();
   // A query places the sessions anew and builds the shards they moved to; the ones they left keep them.
   assert_eq!(found(&engine, &format!("qpxword{moved}"), "global"), 1);
-  let shards = || {
-    fs::read_dir(engine.index_dir())
-      .unwrap()
-      .filter(|e| e.as_ref().unwrap().file_name().to_string_lossy().starts_with("cold-terms.active."))
-      .map(|e| crate::index::readable_file(&e.unwrap().path()))
-      .collect::<Vec<_>>()
-  };
+  let shards = || active_shards(&engine);
   let prefix = id(moved);
   let named = |bytes: &Vec<u8>| bytes.windows(prefix.len()).any(|w| w == prefix.as_bytes());
   assert!(shards().iter().any(named), "the check below can fail: a shard names the session");
