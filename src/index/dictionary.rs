@@ -265,13 +265,8 @@ pub fn serve(
   max_record_bytes: u64,
 ) -> Option<Served> {
   let few = which == Candidates::Every && (MIN_AT_HAND..MIN_COLD).contains(&candidates.len());
-  let parts = match few {
-    true => refresh_within(index, branches, candidates, max_record_bytes, Refresh::AtHand)?,
-    false if (MIN_COLD..=MAX_COLD).contains(&candidates.len()) => {
-      refresh_within(index, branches, candidates, max_record_bytes, Refresh::Query)?
-    }
-    false => return None,
-  };
+  let how = if few { Refresh::AtHand } else { Refresh::Query };
+  let parts = refresh_within(index, branches, candidates, max_record_bytes, how)?;
   index.trace().note(|| Event::DictionaryServed);
   let mut served = Served { parts: Vec::new(), stragglers: Vec::new() };
   for (part, stragglers) in parts.into_iter().flatten() {
@@ -310,13 +305,12 @@ pub fn refresh(
   candidates: &[Candidate<'_>],
   max_record_bytes: u64,
 ) -> Option<Vec<Option<Matched>>> {
-  if !(MIN_COLD..=MAX_COLD).contains(&candidates.len()) {
-    return None;
-  }
   refresh_within(index, branches, candidates, max_record_bytes, Refresh::Global)
 }
 
-/// Brings the shards holding `candidates` up to date as `how` allows.
+/// Brings the shards holding `candidates` up to date as `how` allows; `None`
+/// outside [`MIN_COLD`]..=[`MAX_COLD`] candidates, unless only the shards
+/// at hand serve them.
 fn refresh_within(
   index: &Index,
   branches: Branches,
@@ -324,6 +318,9 @@ fn refresh_within(
   max_record_bytes: u64,
   how: Refresh,
 ) -> Option<Vec<Option<Matched>>> {
+  if how != Refresh::AtHand && !(MIN_COLD..=MAX_COLD).contains(&candidates.len()) {
+    return None;
+  }
   let (dir, resident) = (index.dir().path(), index.dictionaries());
   let mut shards = resident.shards.lock().get(&branches).cloned().unwrap_or_else(|| vec![None; SHARDS]);
   let mut groups = vec![Vec::new(); SHARDS];

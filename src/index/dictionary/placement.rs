@@ -9,8 +9,9 @@
 //! (its identifiers, paths, tools), so a shard holding one project's
 //! sessions holds each of its terms once. Spread by file alone, every shard
 //! repeated every project's terms: over `medium`'s cold sessions 1.55M term
-//! entries in 32 shards against 0.58M in 18 when grouped (and a project's
-//! queries then look up fewer shards).
+//! entries in 32 shards against 0.58M in 18 at 64 sessions a shard (what
+//! [`SESSIONS_PER_SHARD`] measured), and a project's queries then look up
+//! fewer shards.
 //!
 //! A project's spread comes from the listing (every listed file of its
 //! dir), not from a query's candidates: a filtered query would otherwise

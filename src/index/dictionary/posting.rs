@@ -34,19 +34,21 @@ fn varint_len(value: u64) -> usize {
   (64 - (value | 1).leading_zeros() as usize).div_ceil(7)
 }
 
+/// Each posting's sparse varint (its gap from the member before, the first
+/// from -1, with the class code in the low bits) and its class.
+fn sparse_values(postings: &[(u32, u8)]) -> impl Iterator<Item = (u64, u8)> + '_ {
+  let mut previous = -1i64;
+  postings.iter().map(move |&(member, class)| {
+    let gap = (i64::from(member) - std::mem::replace(&mut previous, i64::from(member))) as u64;
+    (gap << CODE_BITS | code_of(class), class)
+  })
+}
+
 /// Writes the list of `postings` (members ascending, unique, each below
 /// `members`) in whichever form is smaller.
 pub(super) fn put_list(out: &mut Vec<u8>, postings: &[(u32, u8)], members: u32) {
   let escapes = postings.iter().filter(|&&(_, class)| code_of(class) == ESCAPE).count();
-  let mut previous = -1i64;
-  let sparse: usize = postings
-    .iter()
-    .map(|&(member, class)| {
-      let gap = (i64::from(member) - std::mem::replace(&mut previous, i64::from(member))) as u64;
-      varint_len(gap << CODE_BITS | code_of(class))
-    })
-    .sum::<usize>()
-    + escapes;
+  let sparse = sparse_values(postings).map(|(value, _)| varint_len(value)).sum::<usize>() + escapes;
   let dense = 1 + (members as usize).div_ceil(8) + postings.len().div_ceil(4) + escapes;
   if dense < sparse {
     put_dense(out, postings, members);
@@ -56,12 +58,9 @@ pub(super) fn put_list(out: &mut Vec<u8>, postings: &[(u32, u8)], members: u32) 
 }
 
 fn put_sparse(out: &mut Vec<u8>, postings: &[(u32, u8)]) {
-  let mut previous = -1i64;
-  for &(member, class) in postings {
-    let gap = (i64::from(member) - std::mem::replace(&mut previous, i64::from(member))) as u64;
-    let code = code_of(class);
-    varint::put(out, gap << CODE_BITS | code);
-    if code == ESCAPE {
+  for (value, class) in sparse_values(postings) {
+    varint::put(out, value);
+    if value & ESCAPE == ESCAPE {
       out.push(class);
     }
   }
