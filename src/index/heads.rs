@@ -240,8 +240,10 @@ pub(super) fn preload(
           None => Vec::new(),
         };
         let considered = wanted.len();
+        // One per shard: its heads' loaders share it, each thread its own count.
+        let dir: Arc<std::path::Path> = Arc::from(index.dir().path());
         let packed: Vec<Packed> =
-          wanted.into_iter().filter_map(|entry| packed(index, branches, entry, limit)).collect();
+          wanted.into_iter().filter_map(|entry| packed(index, branches, entry, &dir, limit)).collect();
         (resident(index, branches, packed, considered), names)
       });
       (shard, entries)
@@ -300,9 +302,15 @@ struct Packed {
 /// its record still in the index dir is not asked per head (two lookups of
 /// long keys were a fifth of this): a head that stands for neither is
 /// never fresh for a listed source, and a shard holding one is written again.
-fn packed(index: &Index, branches: Branches, (name, head): (&str, &[u8]), limit: u64) -> Option<Packed> {
+fn packed(
+  index: &Index,
+  branches: Branches,
+  (name, head): (&str, &[u8]),
+  dir: &Arc<std::path::Path>,
+  limit: u64,
+) -> Option<Packed> {
   let base_hash = record::hash_of_base(IndexFile::record_base(name, branches, Tier::Cold)?)?;
-  let record = record::from_head(head, index.dir().join(name), limit, index.bodies())?;
+  let record = record::from_head(head, dir, limit, index.bodies())?;
   if record.branches != branches {
     return None;
   }

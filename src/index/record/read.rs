@@ -51,18 +51,20 @@ pub fn open<D: Dictionaries + 'static>(
   let Some(mut record) = CacheRecord::decode_head(parts.head, file_len).filter(|r| r.tier() == tier) else {
     return Ok(None);
   };
-  defer(&mut record, path.to_path_buf(), parts.head_sum, limit, dictionaries);
+  defer(&mut record, at(path.to_path_buf()), parts.head_sum, limit, dictionaries);
   Ok(Some(record))
 }
 
 /// A cold record from a copy of its head (`head`: the bytes the record
 /// file's head checksum covers, see [`CacheRecord::head_bytes`]), as
-/// [`open`] would give it: its body is read on first use from `path`, and
-/// only if that file is still the record this head came from. `None` for
-/// anything but a current cold head within `limit`.
+/// [`open`] would give it: its body is read on first use from its record
+/// file in `dir` (named from the head's source when first needed: a path
+/// made for each of 100,000 packed heads was 3.5 % of a fresh process's
+/// first call), and only if that file is still the record this head came
+/// from. `None` for anything but a current cold head within `limit`.
 pub fn from_head<D: Dictionaries + 'static>(
   head: &[u8],
-  path: PathBuf,
+  dir: &Arc<Path>,
   limit: u64,
   dictionaries: &Arc<D>,
 ) -> Option<CacheRecord> {
@@ -70,7 +72,9 @@ pub fn from_head<D: Dictionaries + 'static>(
   if record.cache_version != CACHE_VERSION || record.tier() != Tier::Cold || record.cache_bytes > limit {
     return None;
   }
-  defer(&mut record, path, checksum(head), limit, dictionaries);
+  let (dir, file, branches) = (dir.clone(), record.file.as_path(), record.branches);
+  let locate = move || dir.join(super::file_name(file, branches, Tier::Cold));
+  defer(&mut record, locate, checksum(head), limit, dictionaries);
   Some(record)
 }
 
@@ -81,19 +85,26 @@ pub fn file_of_head(head: &[u8]) -> Option<&str> {
   (version == CACHE_VERSION).then_some(file)
 }
 
-/// Gives a cold record read from its head a loader for its body (which
-/// holds the one clone of `dictionaries` a record takes).
+/// Gives a cold record read from its head a loader for its body, read from
+/// the file `locate` names (the loader holds the one clone of
+/// `dictionaries` a record takes).
 fn defer<D: Dictionaries + 'static>(
   record: &mut CacheRecord,
-  path: PathBuf,
+  locate: impl Fn() -> PathBuf + Send + Sync + 'static,
   head_sum: [u8; 8],
   limit: u64,
   dictionaries: &Arc<D>,
 ) {
   let (cache_bytes, dictionaries): (u64, Arc<dyn Dictionaries>) = (record.cache_bytes, dictionaries.clone());
   if let Body::Cold(digest) = &mut record.body {
-    digest.content = LazyContent::deferred(move || read_content(&path, head_sum, cache_bytes, limit, &*dictionaries));
+    digest.content =
+      LazyContent::deferred(move || read_content(&locate(), head_sum, cache_bytes, limit, &*dictionaries));
   }
+}
+
+/// A locator for a record whose path is known.
+fn at(path: PathBuf) -> impl Fn() -> PathBuf + Send + Sync + 'static {
+  move || path.clone()
 }
 
 /// After `bytes` (this cold record, encoded) were written to `path`: the
@@ -109,7 +120,7 @@ pub fn defer_content<D: Dictionaries + 'static>(
     return;
   }
   let Ok(Some(parts)) = Parts::split(bytes) else { return };
-  defer(record, path.to_path_buf(), parts.head_sum, bytes.len() as u64, dictionaries);
+  defer(record, at(path.to_path_buf()), parts.head_sum, bytes.len() as u64, dictionaries);
 }
 
 /// The content of the cold record at `path`, if it is still the record
