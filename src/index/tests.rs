@@ -1166,3 +1166,19 @@ fn the_cleanup_removes_body_dictionaries_of_other_versions() {
   let files = fx.index_files();
   assert!(!files.contains(&other) && files.contains(&foreign), "{files:?}");
 }
+
+/// A base name is remembered under its interned path's bytes: a path that
+/// is a view of the start of those bytes (its parent) or a copy of them
+/// elsewhere is told its own hash, never another's.
+#[test]
+fn base_names_are_told_by_the_whole_path() {
+  let dir = tempfile::tempdir().unwrap();
+  let index = Index::shared(dir.path().to_path_buf());
+  let file = sources::interned(Path::new("/sessions/--p--/2026-01-01T00-00-00_a.jsonl"));
+  assert_eq!(index.base_hash(file), record::base_hash(file));
+  let parent = file.parent().unwrap();
+  assert_eq!(index.base_hash(parent), record::base_hash(parent));
+  let copy = file.to_path_buf();
+  assert_eq!(index.base_hash(&copy), record::base_hash(file));
+  assert_ne!(record::base_hash(parent), record::base_hash(file));
+}
