@@ -20,22 +20,67 @@ use std::path::Path;
 /// reference (~100 bytes each: what one listing held before); a process
 /// global, since listings of every index of the process share it.
 pub fn path(path: &Path) -> &'static Path {
+  paths().lock().intern(path)
+}
+
+/// `dir`'s files `names`, each interned as [`path`] does, under one hold of
+/// the table (a listing interns 100,000 at scale: a lock per path had the
+/// listing's threads take turns on it).
+pub fn paths_in<'a>(dir: &Path, names: impl ExactSizeIterator<Item = &'a str>) -> Vec<&'static Path> {
+  let mut buffer = dir.to_path_buf();
   let mut table = paths().lock();
-  if let Some(&known) = table.get(path.as_os_str()) {
-    return Path::new(known);
-  }
-  let leaked: &'static Path = Box::leak(path.to_path_buf().into_boxed_path());
-  table.insert(leaked.as_os_str());
-  leaked
+  table.reserve(names.len());
+  names
+    .map(|name| {
+      buffer.push(name);
+      let file = table.intern(&buffer);
+      buffer.pop();
+      file
+    })
+    .collect()
 }
 
 /// `path` interned, if it ever was.
 pub fn known_path(path: &Path) -> Option<&'static Path> {
-  paths().lock().get(path.as_os_str()).map(|&known| Path::new(known))
+  let bytes = path.as_os_str().as_encoded_bytes();
+  paths().lock().find(bytes, hash_of(bytes)).map(|(_, known)| Path::new(*known))
 }
 
-fn paths() -> &'static Mutex<FxHashSet<&'static std::ffi::OsStr>> {
-  static TABLE: std::sync::OnceLock<Mutex<FxHashSet<&'static std::ffi::OsStr>>> = std::sync::OnceLock::new();
+/// The path table: each path with its hash, so the table grows without
+/// reading its paths again (a rehash of 100,000 paths, each a cache miss,
+/// was most of interning a listing) and a lookup compares bytes only where
+/// the whole hash matches.
+#[derive(Default)]
+struct Paths(hashbrown::HashTable<(u64, &'static std::ffi::OsStr)>);
+
+fn hash_of(bytes: &[u8]) -> u64 {
+  use std::hash::BuildHasher;
+  rustc_hash::FxBuildHasher.hash_one(bytes)
+}
+
+impl Paths {
+  fn find(&self, bytes: &[u8], hash: u64) -> Option<&(u64, &'static std::ffi::OsStr)> {
+    self.0.find(hash, |(known_hash, known)| *known_hash == hash && known.as_encoded_bytes() == bytes)
+  }
+
+  fn intern(&mut self, path: &Path) -> &'static Path {
+    let bytes = path.as_os_str().as_encoded_bytes();
+    let hash = hash_of(bytes);
+    if let Some((_, known)) = self.find(bytes, hash) {
+      return Path::new(*known);
+    }
+    let leaked: &'static Path = Box::leak(path.to_path_buf().into_boxed_path());
+    self.0.insert_unique(hash, (hash, leaked.as_os_str()), |(hash, _)| *hash);
+    leaked
+  }
+
+  fn reserve(&mut self, additional: usize) {
+    self.0.reserve(additional, |(hash, _)| *hash);
+  }
+}
+
+fn paths() -> &'static Mutex<Paths> {
+  static TABLE: std::sync::OnceLock<Mutex<Paths>> = std::sync::OnceLock::new();
   TABLE.get_or_init(Default::default)
 }
 
