@@ -155,9 +155,12 @@ pub(crate) struct Listing {
   headers: Mutex<PathMap<ProbedHeader>>,
   /// The last listing without the forgotten files.
   unforgotten: Mutex<Option<Unforgotten>>,
-  /// Which shard each cold session lies in, from the last full listing's
-  /// count of each dir's files (a restat changes no file's dir).
+  /// Which shard each cold session lies in, from the count of each dir's
+  /// files in the last listing that added or removed some.
   placement: Mutex<Arc<Placement>>,
+  /// Tests: how many full listings were made.
+  #[cfg(test)]
+  full_listings: std::sync::atomic::AtomicUsize,
 }
 
 /// The last full listing of `roots`, updated from the watcher's changes.
@@ -166,15 +169,18 @@ struct Listed {
   sources: Arc<Vec<Source>>,
   /// Some source has no watch covering it: each drain stats it again.
   unwatched: bool,
+  /// The full listing gave each file its own inode watch (see `watch`):
+  /// a file that appears later gets one too.
+  file_watches: bool,
   /// The listing this one was restated from, and the positions restated
   /// (the order held): every other entry is that listing's, as it was.
   restated_from: Option<(std::sync::Weak<Vec<Source>>, Vec<usize>)>,
 }
 
 impl Listed {
-  fn new(roots: watch::Roots, sources: Arc<Vec<Source>>) -> Listed {
+  fn new(roots: watch::Roots, sources: Arc<Vec<Source>>, file_watches: bool) -> Listed {
     let unwatched = sources.iter().any(|s| s.quiet_since == watch::NEVER_QUIET);
-    Listed { roots, sources, unwatched, restated_from: None }
+    Listed { roots, sources, unwatched, file_watches, restated_from: None }
   }
 
   /// `sources`, restated from `parent` at `positions` with the order held:
@@ -184,9 +190,10 @@ impl Listed {
     sources: Arc<Vec<Source>>,
     parent: &Arc<Vec<Source>>,
     positions: Vec<usize>,
+    file_watches: bool,
   ) -> Listed {
     let unwatched = positions.iter().any(|&at| sources[at].quiet_since == watch::NEVER_QUIET);
-    Listed { roots, sources, unwatched, restated_from: Some((Arc::downgrade(parent), positions)) }
+    Listed { roots, sources, unwatched, file_watches, restated_from: Some((Arc::downgrade(parent), positions)) }
   }
 }
 
@@ -199,24 +206,38 @@ impl Listing {
       watch::Roots { sessions_dir: cx.discovery.sessions_dir(), session_dir: cx.discovery.session_dir.clone() };
     let watching = cx.config.watch_sessions;
     if watching {
-      let listed = self.listed.lock().as_ref().filter(|l| l.roots == roots).map(|l| (l.sources.clone(), l.unwatched));
-      if let Some((listed, unwatched)) = listed {
+      let listed = self.listed.lock().as_ref().filter(|l| l.roots == roots).map(|l| {
+        let Listed { sources, unwatched, file_watches, .. } = l;
+        (sources.clone(), *unwatched, *file_watches)
+      });
+      if let Some((listed, unwatched, file_watches)) = listed {
         if let watch::Drained::Files { changed, at_ns } = self.watcher.drain(&roots) {
           if !unwatched && changed.is_empty() {
             return listed;
           }
-          if let Some((sources, in_place)) = restat(&listed, &changed, at_ns) {
+          let watch_file = |file: &Path| {
+            if file_watches {
+              self.watcher.watch_new_file(file);
+            }
+          };
+          if let Some((sources, in_place)) = restat(&listed, &changed, at_ns, &watch_file) {
+            if sources.len() != listed.len() {
+              self.place(&sources);
+            }
             *self.listed.lock() = Some(match in_place {
-              Some(positions) => Listed::restated(roots, sources.clone(), &listed, positions),
-              None => Listed::new(roots, sources.clone()),
+              Some(positions) => Listed::restated(roots, sources.clone(), &listed, positions, file_watches),
+              None => Listed::new(roots, sources.clone(), file_watches),
             });
             return sources;
           }
         }
       }
     }
+    #[cfg(test)]
+    self.full_listings.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let mut arming = watching.then(|| self.watcher.arm(&roots));
     let mut sources = list_sources(&self.dirs, &roots, arming.as_mut());
+    let file_watches = arming.as_ref().is_some_and(watch::Arming::watched_files);
     let armed_ns = arming.and_then(watch::Arming::finish);
     for source in &mut sources {
       if source.quiet_since == i128::MIN {
@@ -224,18 +245,24 @@ impl Listing {
       }
     }
     let sources = Arc::new(sources);
-    let previous = self.placement();
-    *self.placement.lock() = Placement::of(sources.iter().map(|s| s.path), &previous);
-    *self.listed.lock() = armed_ns.map(|_| Listed::new(roots, sources.clone()));
+    self.place(&sources);
+    *self.listed.lock() = armed_ns.map(|_| Listed::new(roots, sources.clone(), file_watches));
     if !watching {
       self.watcher.disarm();
     }
     sources
   }
 
-  /// Which shard each cold session lies in, as the last full listing says.
+  /// Which shard each cold session lies in, as the last listing that
+  /// added or removed files says.
   pub(super) fn placement(&self) -> Arc<Placement> {
     self.placement.lock().clone()
+  }
+
+  /// Places the cold sessions by `sources`' count of each dir's files.
+  fn place(&self, sources: &[Source]) {
+    let previous = self.placement();
+    *self.placement.lock() = Placement::of(sources.iter().map(|s| s.path), &previous);
   }
 
   /// Whether a watch vouches for every file of the last listing: the next
@@ -267,24 +294,41 @@ impl Listing {
 type Restated = (Arc<Vec<Source>>, Option<Vec<usize>>);
 
 /// `listed` with the `changed` files (reported at `at_ns`) and the files no
-/// watch covers stat'ed again; the same listing when nothing changed. `None`
-/// when a file is gone or no longer a file: only a full listing can say.
+/// watch covers stat'ed again, and the changed files it did not list (new
+/// session files) added; the same listing when nothing changed. `None` when
+/// a listed file is gone or no longer a file: only a full listing can say.
 /// With it, the positions restated when the order held (else `None`).
-fn restat(listed: &Arc<Vec<Source>>, changed: &[PathBuf], at_ns: i128) -> Option<Restated> {
+/// `watch_file` watches a changed file's inode before its stat (a new file
+/// has no watch yet; one renamed over a listed name is a new inode).
+fn restat(listed: &Arc<Vec<Source>>, changed: &[PathBuf], at_ns: i128, watch_file: &dyn Fn(&Path)) -> Option<Restated> {
   let unwatched = |s: &Source| s.quiet_since == watch::NEVER_QUIET;
   // By address: every listed path is interned, and this is asked of every
   // listed file (100,000 per append at scale); a path never listed is in no
   // listing.
   let address = |path: &Path| (path as *const Path).cast::<u8>() as usize;
-  let changed: rustc_hash::FxHashSet<usize> = changed.iter().filter_map(|path| known(path)).map(address).collect();
-  let is_changed = |path: &Path| changed.contains(&address(path));
+  let changed_known: rustc_hash::FxHashSet<usize> =
+    changed.iter().filter_map(|path| known(path)).map(address).collect();
+  let is_changed = |path: &Path| changed_known.contains(&address(path));
   let mut sources = (**listed).clone();
   let mut restated = Vec::new();
   for (at, source) in sources.iter_mut().enumerate().filter(|(_, s)| unwatched(s) || is_changed(s.path)) {
+    if is_changed(source.path) {
+      watch_file(source.path);
+    }
     let (metadata, watchable) = stat_listed(source.path)?;
     let quiet_since = if !watchable || unwatched(source) { watch::NEVER_QUIET } else { at_ns };
     *source = Source { quiet_since, ..Source::of(source.path, &metadata) };
     restated.push(at);
+  }
+  let listed_paths: rustc_hash::FxHashSet<usize> = restated.iter().map(|&at| address(sources[at].path)).collect();
+  let mut added = false;
+  for path in changed.iter().filter(|path| known(path).is_none_or(|known| !listed_paths.contains(&address(known)))) {
+    watch_file(path);
+    // Gone again, or not a file: not listed, as a listing now would not.
+    let Some((metadata, watchable)) = stat_listed(path) else { continue };
+    let quiet_since = if watchable { at_ns } else { watch::NEVER_QUIET };
+    sources.push(Source { quiet_since, ..Source::of(path, &metadata) });
+    added = true;
   }
   // Only the restated files moved: the order holds unless one of them left
   // its place (an append to the newest session keeps it first).
@@ -292,7 +336,7 @@ fn restat(listed: &Arc<Vec<Source>>, changed: &[PathBuf], at_ns: i128) -> Option
     let after = |a: usize, b: usize| newer(&sources[a], &sources[b]) != std::cmp::Ordering::Greater;
     (at == 0 || after(at - 1, at)) && (at + 1 == sources.len() || after(at, at + 1))
   };
-  if !restated.iter().all(|&at| in_place(at)) {
+  if added || !restated.iter().all(|&at| in_place(at)) {
     newest_first(&mut sources);
     return Some((Arc::new(sources), None));
   }
@@ -356,6 +400,12 @@ impl Listing {
   #[cfg(test)]
   pub(super) fn watcher(&self) -> &watch::Watcher {
     &self.watcher
+  }
+
+  /// Tests: how many full listings were made.
+  #[cfg(test)]
+  pub(super) fn full_listings(&self) -> usize {
+    self.full_listings.load(std::sync::atomic::Ordering::Relaxed)
   }
 }
 

@@ -7,11 +7,15 @@
 //! has returned, a non-blocking read of the queue at the start of a call
 //! sees it: a call that drains an empty queue knows no watched file changed
 //! since the previous drain. [`Watcher::drain`] reads the queue without
-//! blocking and says which files changed ([`Drained::Files`]) or that
+//! blocking and says which files changed ([`Drained::Files`]: written,
+//! or new: a session file created or renamed into a session dir) or that
 //! nothing can be vouched for ([`Drained::Unknown`]): not armed, a queue
-//! overflow, a watched dir removed, moved or unmounted, a file created,
-//! removed or renamed. Then the caller lists and stats everything again and
-//! re-arms ([`Watcher::arm`]) before it lists.
+//! overflow, a watched dir removed, moved or unmounted, a session file
+//! removed or renamed away, a project dir come or gone. Then the caller
+//! lists and stats everything again and re-arms ([`Watcher::arm`]) before
+//! it lists. A new file is stat'ed and added to the listing (after its own
+//! inode watch, when the listing's files have theirs): a new session costs
+//! what an append does, not a listing of every session.
 //!
 //! Where no such guarantee exists the watcher never vouches and every call
 //! stats every file as before: other systems, `watchSessions: false`, a
@@ -162,6 +166,19 @@ impl Watcher {
     }
   }
 
+  /// Watches the inode of `file`, a session file that appeared in a
+  /// watched dir since the listing (as [`Arming::watch_file`] does for each
+  /// listed one; call before its stat): false when it cannot be watched.
+  pub fn watch_new_file(&self, file: &Path) -> bool {
+    #[cfg(target_os = "linux")]
+    return self.hub.as_ref().is_some_and(|hub| hub.lock().watch_file(self.id, file).is_some());
+    #[cfg(not(target_os = "linux"))]
+    {
+      let _ = file;
+      false
+    }
+  }
+
   pub fn disarm(&self) {
     #[cfg(target_os = "linux")]
     {
@@ -259,6 +276,14 @@ impl Arming<'_> {
       let _ = file;
       false
     }
+  }
+
+  /// Whether some listed file got its own inode watch.
+  pub fn watched_files(&self) -> bool {
+    #[cfg(target_os = "linux")]
+    return !self.files.lock().is_empty();
+    #[cfg(not(target_os = "linux"))]
+    false
   }
 
   /// Every dir is watched: from the returned time on (taken after the last

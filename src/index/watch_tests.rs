@@ -170,8 +170,10 @@ fn a_hard_link_made_after_arming_is_seen_and_writes_through_it_are_too() {
     index.listing().sources(&engine.index_context()).iter().all(|s| s.quiet_since == watch::NEVER_QUIET),
     "stat'ed on every call"
   );
-  // The link removed: the next full listing vouches for the file again.
+  // The link removed: the next full listing (a new project dir makes one)
+  // vouches for the file again.
   fs::remove_file(&link).unwrap();
+  fs::create_dir(fx.project.with_file_name("--elsewhere--")).unwrap();
   write(&fx, "b", "bravo words", 200);
   assert_eq!(total(&answer(&fx, &engine, "bravo")), 1);
   assert!(
@@ -179,6 +181,34 @@ fn a_hard_link_made_after_arming_is_seen_and_writes_through_it_are_too() {
     "{:?}",
     index.listing().sources(&engine.index_context())
   );
+}
+
+/// A session file created after the listing is found by the next call
+/// without listing every session again: stat'ed, vouched for by its dir's
+/// watch, and given its own inode watch as the listed files have theirs,
+/// so a hard link made to it later is seen too.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_new_session_file_is_listed_without_a_full_listing() {
+  let (fx, outside) = with_outside_dir();
+  write(&fx, "a", "alpha words", 300);
+  let engine = fx.engine(json!({}));
+  let index = Index::shared(engine.index_dir());
+  let lost = watch::LOST_EVENTS.load(std::sync::atomic::Ordering::Relaxed);
+  assert_eq!(total(&answer(&fx, &engine, "alpha")), 1);
+  let listings = index.listing().full_listings();
+  let b = write(&fx, "b", "bravo words", 200);
+  assert_eq!(total(&answer(&fx, &engine, "bravo")), 1, "the new session is found");
+  let link = outside.join("b.jsonl");
+  fs::hard_link(&b, &link).unwrap();
+  append(&link, "b-1", "b-0", "appended zulu");
+  assert_eq!(total(&answer(&fx, &engine, "zulu")), 1, "appended through a link made to the new file");
+  let listed = index.listing().sources(&engine.index_context());
+  assert_eq!(listed.len(), 2);
+  // An overflow of the queue the tests share lists again, rightly.
+  if watch::LOST_EVENTS.load(std::sync::atomic::Ordering::Relaxed) == lost {
+    assert_eq!(index.listing().full_listings(), listings, "no session dir listed again");
+  }
 }
 
 /// Above the file watch budget no session file gets an inode watch (one per
@@ -206,8 +236,8 @@ fn above_the_file_watch_budget_the_dir_watches_vouch_alone() {
   if watch::LOST_EVENTS.load(std::sync::atomic::Ordering::Relaxed) == lost {
     assert_eq!(late, 0, "no inode watch: the late link is not reported");
   }
-  // A new file makes the next call list again: the second link is found.
-  write(&fx, "b", "bravo words", 200);
+  // A new project dir makes the next call list again: the second link is found.
+  fs::create_dir(fx.project.with_file_name("--elsewhere--")).unwrap();
   assert_eq!(total(&answer(&fx, &engine, "zulu")), 1, "seen at the next full listing");
   let relisted = index.listing().sources(&engine.index_context());
   let linked = relisted.iter().find(|s| *s.path == *a).unwrap();

@@ -207,9 +207,12 @@ fn classify(dir: &Path, kind: Watched, mask: EventMask, name: Option<&OsStr>) ->
   };
   if mask.contains(EventMask::ISDIR) {
     Change::None
-  } else if mask.intersects(entries) {
+  } else if mask.intersects(EventMask::DELETE | EventMask::MOVED_FROM) {
+    // A name gone: only a listing says what remains.
     Change::Unknown
   } else {
+    // Written, or a new name (created, or renamed into the dir, perhaps
+    // over a listed one): stat'ed again, and listed when it is a file.
     Change::File(dir.join(name))
   }
 }

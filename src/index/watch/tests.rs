@@ -43,11 +43,26 @@ fn an_append_is_seen_by_the_next_drain_and_only_once() {
   assert_eq!(changed(watcher.drain(&roots)), vec![file]);
 }
 
+/// A new session file, created or renamed into a project dir (perhaps over
+/// a listed one), is reported as a changed file: its stat says the rest.
 #[test]
-fn new_removed_and_renamed_files_and_project_dirs_need_a_full_pass() {
+fn a_new_session_file_is_a_changed_file() {
   let (dir, file) = project();
-  let cases: [&dyn Fn(); 4] = [
-    &|| fs::write(dir.path().join("p").join("b.jsonl"), "{}\n").unwrap(),
+  let (watcher, roots) = armed(dir.path());
+  let new = dir.path().join("p").join("b.jsonl");
+  fs::write(&new, "{}\n").unwrap();
+  assert_eq!(changed(watcher.drain(&roots)), vec![new.clone()]);
+  let written = dir.path().join("p").join("c.tmp");
+  fs::write(&written, "{}\n").unwrap();
+  fs::rename(&written, &file).unwrap();
+  assert_eq!(changed(watcher.drain(&roots)), vec![file], "renamed over a listed name: a new inode");
+  assert_eq!(changed(watcher.drain(&roots)), Vec::<PathBuf>::new());
+}
+
+#[test]
+fn removed_and_renamed_files_and_project_dirs_need_a_full_pass() {
+  let (dir, file) = project();
+  let cases: [&dyn Fn(); 3] = [
     &|| fs::rename(&file, dir.path().join("p").join("c.jsonl")).unwrap(),
     &|| fs::remove_file(dir.path().join("p").join("c.jsonl")).unwrap(),
     &|| fs::create_dir(dir.path().join("q")).unwrap(),
