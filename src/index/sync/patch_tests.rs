@@ -94,6 +94,33 @@ fn an_append_is_patched_in_and_answers_as_a_full_sync() {
   assert_eq!(passes(&engine), [Pass::Full]);
 }
 
+/// A new session is patched in: it joins the result in its place, and the
+/// session it pushes past the newest `hotSessions` goes cold (its hot record
+/// file replaced by a cold one), as a full sync would have it.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_new_session_is_patched_in_and_pushes_the_oldest_hot_one_cold() {
+  let fx = AgentDir::new();
+  let config = json!({"hotSessions": 1});
+  let hot = write(&fx, "a", "alpha words", 100);
+  write(&fx, "b", "bravo words", 200);
+  let engine = fx.engine(config.clone());
+  observe(&fx, &engine);
+  assert_eq!(passes(&engine), [Pass::Full]);
+  let index = Index::shared(engine.index_dir());
+  let record = |path: &Path, tier| engine.index_dir().join(index.record_name(path, Branches::Active, tier));
+  assert!(record(&hot, Tier::Hot).is_file());
+  write(&fx, "c", "charlie words zulu", 0);
+  let patched = observe(&fx, &engine);
+  assert_eq!(passes(&engine), [Pass::Patched], "no full pass for a new session");
+  assert_eq!(patched, from_scratch(&fx, config.clone(), 0));
+  assert!(patched.iter().any(|p| p.contains("a.jsonl Cold")), "{patched:?}");
+  assert!(record(&hot, Tier::Cold).is_file() && !record(&hot, Tier::Hot).exists());
+  // A file that is not a session joins nothing, as in a full pass.
+  fs::write(fx.project.join("notes.jsonl"), "not json\n").unwrap();
+  assert_eq!(observe(&fx, &engine), from_scratch(&fx, config, 1));
+}
+
 /// Every change the watch cannot vouch for, or that is not an append to a
 /// session of the last result, takes the full pass, and answers as one.
 #[cfg(target_os = "linux")]
