@@ -385,6 +385,28 @@ for (let i = 0; i < 10; i++) {
 truncateSync(newest.file, newest.bytes)
 report.figures.appendToFound = percentiles(appendSamples)
 
+// A new session (Pi creates its file on a session's first entries): each sample writes a new session file beside
+// the newest one and times until the next recall finds it; the files are removed afterwards (the next call then
+// lists every session again).
+const header = JSON.parse(readFileSync(newest.file, 'utf8').split('\n', 1)[0])
+const created = []
+const newSessionSamples = []
+for (let i = 0; i < 5; i++) {
+  const token = `newsessionqz${Date.now().toString(36)}x${i}`
+  const id = `019f0000-0000-7000-8000-bench${String(i).padStart(7, '0')}`
+  const now = new Date()
+  const file = join(dirname(newest.file), `${now.toISOString().replace(/[:.]/g, '-')}_${id}.jsonl`)
+  const entry = { type: 'message', id: `new${i}`, parentId: null, timestamp: now.toISOString(), message: { role: 'user', content: `first note ${token}`, timestamp: now.getTime() } }
+  const start = performance.now()
+  writeFileSync(file, `${JSON.stringify({ ...header, id, timestamp: now.toISOString() })}\n${JSON.stringify(entry)}\n`)
+  const found = await memory.recall({ query: token, scope: 'global' })
+  newSessionSamples.push(performance.now() - start)
+  created.push(file)
+  gate(`new session ${i} is found by the next recall`, found.total === 1)
+}
+for (const file of created) rmSync(file)
+report.figures.newSessionToFound = percentiles(newSessionSamples)
+
 // --- 6. cache sizes -----------------------------------------------------------------------------------
 const hotSource = corpus.sessions.filter((s) => s.hot).reduce((sum, s) => sum + s.bytes, 0)
 const coldSource = corpus.totalBytes - hotSource
@@ -478,6 +500,7 @@ for (const kind of warmKinds) {
 }
 row('warm regex p50', `${f.warm.regex.p50.toFixed(2)} ms`, ['regexP50Ms', f.warm.regex.p50])
 row('append → found p50 (max, 10 appends)', `${f.appendToFound.p50.toFixed(2)} ms (${Math.max(...appendSamples).toFixed(2)})`, ['appendToFoundMs', f.appendToFound.p50])
+row('new session → found p50 (max, 5 sessions)', `${f.newSessionToFound.p50.toFixed(2)} ms (${Math.max(...newSessionSamples).toFixed(2)})`, ['newSessionToFoundMs', f.newSessionToFound.p50])
 row('cold build, over the bytes indexed', `${b.MBps.toFixed(0)} MB/s, ${b.MBpsPerCore.toFixed(0)} MB/s per core (${b.MBindexed.toFixed(0)} MB in ${(b.ms / 1000).toFixed(1)} s, ${b.calls} call${b.calls === 1 ? '' : 's'}; first call ${b.firstCall.MB.toFixed(0)} MB in ${(b.firstCall.ms / 1000).toFixed(1)} s)`, ['coldBuildMBps', b.MBps])
 if (b.allHot) row('  default config / every session hot', `${b.defaultOverAllHot.toFixed(2)} (${(b.ms / 1000).toFixed(1)} s / ${(b.allHot.ms / 1000).toFixed(1)} s)`, ['coldBuildDefaultOverAllHot', b.defaultOverAllHot])
 row('cold build peak RSS', `${b.peakRssMB.toFixed(0)} MB`, ['coldBuildPeakRssMB', b.peakRssMB])
