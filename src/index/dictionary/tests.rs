@@ -430,6 +430,33 @@ fn index_of(fx: &AgentDir) -> Arc<Index> {
   Index::shared(fx.agent.join("fabric/memory-index"))
 }
 
+/// A new cold session patched into a warm process is no shard's member
+/// until a rebuild (the patch refreshes no shard): a query searches it
+/// directly and finds it, building no shard for one straggler, and answers
+/// as an index built from scratch.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_new_cold_session_patched_in_is_searched_directly() {
+  let fx = AgentDir::new();
+  let count = MIN_COLD + 20;
+  sessions(&fx, count, |i| format!("routine {i}"));
+  let engine = all_cold(&fx);
+  let index = index_of(&fx);
+  assert_eq!(run(&engine, json!({"query": "routine", "scope": "global"})).total, count);
+  let _ = (index.trace().shards_built(), index.trace().passes());
+  write_session(&fx.project.join("s99999.jsonl"), 99_999, "routine plus uqvaldrin");
+  let found = run(&engine, json!({"query": "uqvaldrin", "scope": "global"}));
+  assert_eq!(session_ids(&found), ["id99999"]);
+  let passes = index.trace().passes();
+  // An overflow of the queue the tests share lists again, rightly.
+  if passes.first() == Some(&crate::index::trace::Pass::Patched) {
+    assert_eq!(index.trace().shards_built(), 0, "no shard built for one straggler");
+  }
+  let scratch = fx.engine(json!({"hotSessions": 0, "indexDir": fx.agent.join("scratch").to_str().unwrap()}));
+  assert_eq!(run(&engine, json!({"query": "routine", "scope": "global"})).total, count + 1);
+  assert_eq!(run(&scratch, json!({"query": "routine", "scope": "global"})).total, count + 1);
+}
+
 #[test]
 fn changed_cold_sessions_rebuild_only_their_shard() {
   let fx = AgentDir::new();

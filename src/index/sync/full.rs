@@ -126,7 +126,15 @@ pub(super) fn sync_changed(
     }
     synced.push(Synced { path: source.path, tier, record: fresh });
   }
-  let unavailable = build_planned(cx, index, scope, branches, (to_build, Write::Now), &mut synced, &mut reasons);
+  let built = build_planned(cx, index, branches, (to_build, Write::Now), &mut synced, &mut reasons);
+  // Only a sync that leaves nothing to the next call: a build cut by its
+  // budget is continued by the next call, which would find every shard
+  // changed again (at 100,000 sessions ten calls rebuilt all shards ten times).
+  let complete = !reasons.iter().any(|r| r.is_sync_budget());
+  if built.cold && complete && *scope == Scope::Global {
+    prepare_dictionary(cx, index, branches, &synced);
+  }
+  let unavailable = built.unavailable;
   // Only from every cold record, each on disk: a budgeted call leaves some
   // unbuilt, and a record that could not be written is not one to copy.
   let settled = !reasons.iter().any(|r| r.is_sync_budget() || *r == Reason::IndexWriteFailed);
@@ -172,19 +180,24 @@ impl RecordHashes {
   }
 }
 
+/// What [`build_planned`] built.
+pub(super) struct Built {
+  /// How many sources were unavailable.
+  pub unavailable: usize,
+  /// Some cold record was built.
+  pub cold: bool,
+}
+
 /// Builds the `planned` sessions in parallel into their slots of `synced`
-/// (reporting progress), writing their records as `write` says, and brings
-/// the cold term dictionary up to date when a global synchronization built
-/// a cold record; returns how many sources were unavailable.
+/// (reporting progress), writing their records as `write` says.
 pub(super) fn build_planned(
   cx: &Context<'_>,
   index: &Index,
-  scope: &Scope,
   branches: Branches,
   (planned, write): (Vec<Planned>, Write),
   synced: &mut [Synced],
   reasons: &mut BTreeSet<Reason>,
-) -> usize {
+) -> Built {
   let plan = progress::SyncProgress {
     eligible_sessions: synced.len() as u64,
     fresh_sessions: synced.iter().filter(|s| s.record.is_some()).count() as u64,
@@ -220,14 +233,7 @@ pub(super) fn build_planned(
       }
     }
   }
-  // Only a sync that leaves nothing to the next call: a build cut by its
-  // budget is continued by the next call, which would find every shard
-  // changed again (at 100,000 sessions ten calls rebuilt all shards ten times).
-  let complete = !reasons.iter().any(|r| r.is_sync_budget());
-  if cold_built && complete && *scope == Scope::Global {
-    prepare_dictionary(cx, index, branches, synced);
-  }
-  unavailable
+  Built { unavailable, cold: cold_built }
 }
 
 /// Brings the cold term dictionary up to date with every cold record of a

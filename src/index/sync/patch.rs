@@ -105,7 +105,13 @@ pub(super) fn patch(
   // (and run the full pass) unless it is there before this call keeps its
   // listing; a new session is small.
   let write = if joining.is_empty() && changes.demoted.is_empty() { Write::Behind } else { Write::Now };
-  let unavailable = build_planned(cx, index, scope, branches, (planned, write), synced, &mut reasons);
+  // No dictionary refresh for a cold record built here (a session that went
+  // cold, or an append with every session cold): its shard does not vouch
+  // for it, so queries search it directly until enough such stragglers make
+  // a query rebuild that shard, or the next full pass refreshes them all.
+  // Matching every cold session against the shards for one straggler was
+  // most of a new session's cost at 100,000 sessions.
+  let unavailable = build_planned(cx, index, branches, (planned, write), synced, &mut reasons).unavailable;
   for &(slot, _) in &slots {
     if let Some(record) = &synced[slot].record {
       tally.add(record);
