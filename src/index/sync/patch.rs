@@ -14,7 +14,9 @@
 //! joins the result in its place when in scope; one listed among the newest
 //! `hotSessions` that new files pushed past them goes cold. The changed,
 //! new and demoted sessions then go through the full pass's own steps (load
-//! and verify, budget, build, dictionary). Not done here: orphan cleanup
+//! and verify, budget, build). Not done here: the cold term dictionary's
+//! refresh (a cold record built here is a straggler its shard does not
+//! vouch for, searched directly), the packed heads, orphan cleanup
 //! (no source is gone when no path went; temp files of crashed writers wait
 //! for the next full pass, as with the unchanged shortcut).
 
