@@ -220,9 +220,10 @@ impl Listing {
               self.watcher.watch_new_file(file);
             }
           };
-          if let Some((sources, in_place)) = restat(&listed, &changed, at_ns, &watch_file) {
-            if sources.len() != listed.len() {
-              self.place(&sources);
+          if let Some(Restated { sources, in_place, added }) = restat(&listed, &changed, at_ns, &watch_file) {
+            if !added.is_empty() {
+              let placement = self.placement().with_added(added.into_iter());
+              *self.placement.lock() = placement;
             }
             *self.listed.lock() = Some(match in_place {
               Some(positions) => Listed::restated(roots, sources.clone(), &listed, positions, file_watches),
@@ -290,14 +291,20 @@ impl Listing {
   }
 }
 
-/// A restated listing, and the positions restated when the order held.
-type Restated = (Arc<Vec<Source>>, Option<Vec<usize>>);
+/// A restated listing.
+struct Restated {
+  sources: Arc<Vec<Source>>,
+  /// The positions restated, when the order held.
+  in_place: Option<Vec<usize>>,
+  /// The files it lists that the listing before did not.
+  added: Vec<&'static Path>,
+}
 
 /// `listed` with the `changed` files (reported at `at_ns`) and the files no
 /// watch covers stat'ed again, and the changed files it did not list (new
 /// session files) added; the same listing when nothing changed. `None` when
 /// a listed file is gone or no longer a file: only a full listing can say.
-/// With it, the positions restated when the order held (else `None`).
+/// With it, the positions restated when the order held, and the files added.
 /// `watch_file` watches a changed file's inode before its stat (a new file
 /// has no watch yet; one renamed over a listed name is a new inode).
 fn restat(listed: &Arc<Vec<Source>>, changed: &[PathBuf], at_ns: i128, watch_file: &dyn Fn(&Path)) -> Option<Restated> {
@@ -321,14 +328,15 @@ fn restat(listed: &Arc<Vec<Source>>, changed: &[PathBuf], at_ns: i128, watch_fil
     restated.push(at);
   }
   let listed_paths: rustc_hash::FxHashSet<usize> = restated.iter().map(|&at| address(sources[at].path)).collect();
-  let mut added = false;
+  let mut added = Vec::new();
   for path in changed.iter().filter(|path| known(path).is_none_or(|known| !listed_paths.contains(&address(known)))) {
     watch_file(path);
     // Gone again, or not a file: not listed, as a listing now would not.
     let Some((metadata, watchable)) = stat_listed(path) else { continue };
     let quiet_since = if watchable { at_ns } else { watch::NEVER_QUIET };
-    sources.push(Source { quiet_since, ..Source::of(path, &metadata) });
-    added = true;
+    let source = Source { quiet_since, ..Source::of(path, &metadata) };
+    added.push(source.path);
+    sources.push(source);
   }
   // Only the restated files moved: the order holds unless one of them left
   // its place (an append to the newest session keeps it first).
@@ -336,11 +344,11 @@ fn restat(listed: &Arc<Vec<Source>>, changed: &[PathBuf], at_ns: i128, watch_fil
     let after = |a: usize, b: usize| newer(&sources[a], &sources[b]) != std::cmp::Ordering::Greater;
     (at == 0 || after(at - 1, at)) && (at + 1 == sources.len() || after(at, at + 1))
   };
-  if added || !restated.iter().all(|&at| in_place(at)) {
+  let in_place = (added.is_empty() && restated.iter().all(|&at| in_place(at))).then_some(restated);
+  if in_place.is_none() {
     newest_first(&mut sources);
-    return Some((Arc::new(sources), None));
   }
-  Some((Arc::new(sources), Some(restated)))
+  Some(Restated { sources: Arc::new(sources), in_place, added })
 }
 
 /// The header cache: which listed files are sessions, and their cwd.

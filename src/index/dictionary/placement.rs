@@ -41,6 +41,10 @@ pub struct Placement {
   generation: u32,
   /// log2 of each project dir's spread, by the dir's path bytes.
   spreads: FxHashMap<Box<[u8]>, u8>,
+  /// Each project dir's count of listed files, which its spread is of: a
+  /// listing that only adds files recounts their dirs alone (counting
+  /// 100,000 files was a quarter of a new session's cost at that scale).
+  counts: FxHashMap<Box<[u8]>, u32>,
 }
 
 /// The bytes of the dir of `file` (a session file's project dir).
@@ -66,8 +70,8 @@ fn place(dir: &[u8], file: &str, log2: u8) -> usize {
 const WIDEST: u8 = SHARDS.trailing_zeros() as u8;
 
 impl Placement {
-  /// The placement of the listed `files`; `previous` itself when every
-  /// dir's spread is the same (remembered shards stay valid).
+  /// The placement of the listed `files`; of `previous`'s generation when
+  /// every dir's spread is the same (remembered shards stay valid).
   pub fn of<'a>(
     files: impl Iterator<Item = &'a Path>,
     previous: &std::sync::Arc<Placement>,
@@ -76,12 +80,32 @@ impl Placement {
     for file in files {
       *counts.entry(dir_of(file)).or_default() += 1;
     }
+    Placement::counted(counts.into_iter().map(|(dir, count)| (Box::from(dir), count)).collect(), previous)
+  }
+
+  /// This placement with the `added` files (new to the listing) counted too.
+  pub fn with_added<'a>(
+    self: &std::sync::Arc<Placement>,
+    added: impl Iterator<Item = &'a Path>,
+  ) -> std::sync::Arc<Placement> {
+    let mut counts = self.counts.clone();
+    for file in added {
+      *counts.entry(Box::from(dir_of(file))).or_default() += 1;
+    }
+    Placement::counted(counts, self)
+  }
+
+  fn counted(counts: FxHashMap<Box<[u8]>, u32>, previous: &std::sync::Arc<Placement>) -> std::sync::Arc<Placement> {
     let spreads: FxHashMap<Box<[u8]>, u8> =
-      counts.into_iter().map(|(dir, count)| (Box::from(dir), spread_of(count))).collect();
-    if spreads == previous.spreads {
+      counts.iter().map(|(dir, &count)| (dir.clone(), spread_of(count))).collect();
+    if spreads == previous.spreads && counts == previous.counts {
       return previous.clone();
     }
-    std::sync::Arc::new(Placement { generation: previous.generation.wrapping_add(1), spreads })
+    let generation = match spreads == previous.spreads {
+      true => previous.generation,
+      false => previous.generation.wrapping_add(1),
+    };
+    std::sync::Arc::new(Placement { generation, spreads, counts })
   }
 
   /// The shard of the session at `file`.
@@ -156,12 +180,35 @@ mod tests {
     const S: usize = SESSIONS_PER_SHARD as usize;
     let first = placed(&listing(&[("/s/p", 10), ("/s/q", S + 1)]));
     let same = Placement::of(listing(&[("/s/p", S), ("/s/q", 2 * S)]).iter().map(|f| f.as_path()), &first);
-    assert!(Arc::ptr_eq(&first, &same));
+    assert_eq!((same.generation, &same.spreads), (first.generation, &first.spreads));
     let crossed = Placement::of(listing(&[("/s/p", S + 1), ("/s/q", 2 * S)]).iter().map(|f| f.as_path()), &first);
     assert_eq!(crossed.generation, first.generation + 1);
     let matched = DictionaryMatch::default();
     let file = "/s/p/00001.jsonl";
     assert_eq!(first.shard_of(file, &matched), first.shard(file));
     assert_eq!(crossed.shard_of(file, &matched), crossed.shard(file), "remembered for the old generation only");
+  }
+
+  /// Files added to a listing, counted alone, place as a count of the whole
+  /// listing does.
+  #[test]
+  fn added_files_place_as_a_recount_does() {
+    const S: usize = SESSIONS_PER_SHARD as usize;
+    let before = placed(&listing(&[("/s/p", S - 2), ("/s/q", 5)]));
+    let after = listing(&[("/s/p", S + 3), ("/s/q", 5), ("/s/r", 2)]);
+    let added: Vec<&Path> = after
+      .iter()
+      .map(|f| f.as_path())
+      .filter(|f| {
+        let (dir, n) = (f.parent().unwrap(), f.file_stem().unwrap().to_string_lossy().parse::<usize>().unwrap());
+        (dir == Path::new("/s/p") && n >= S - 2) || dir == Path::new("/s/r")
+      })
+      .collect();
+    let counted = before.with_added(added.into_iter());
+    let recounted = Placement::of(after.iter().map(|f| f.as_path()), &before);
+    assert_eq!((&counted.spreads, &counted.counts), (&recounted.spreads, &recounted.counts));
+    assert_eq!((counted.generation, recounted.generation), (before.generation + 1, before.generation + 1));
+    let one_more = counted.with_added(std::iter::once(Path::new("/s/q/00099.jsonl")));
+    assert_eq!(one_more.generation, counted.generation, "no spread changed");
   }
 }
