@@ -8,13 +8,14 @@
 //! same inputs (scope, settings, live branch: the sync key) and the same
 //! index dir listing; here every other session must be vouched for by the
 //! watch (an old stamp is not enough: after an overflow, or without a watch,
-//! every file is in doubt), the paths listed before must keep their order
-//! (which decides tiers) with new files anywhere among them, and each
-//! changed file must be in the last result and still in scope. A new file
-//! joins the result in its place when in scope; one listed among the newest
-//! `hotSessions` that new files pushed past them goes cold. The changed,
-//! new and demoted sessions then go through the full pass's own steps (load
-//! and verify, budget, build). Not done here: the cold term dictionary's
+//! every file is in doubt), no listed file may be gone, the unchanged ones
+//! must keep their order (new files may come anywhere, and a changed one
+//! may move: an append makes its session the newest), and each changed file
+//! must be in the last result and still in scope. A new file joins the
+//! result in its place when in scope; a session those moves carry across
+//! the newest `hotSessions` changes tier. The changed, new and retiered
+//! sessions then go through the full pass's own steps (load and verify,
+//! budget, build). Not done here: the cold term dictionary's
 //! refresh (a cold record built here is a straggler its shard does not
 //! vouch for, searched directly), the packed heads, orphan cleanup
 //! (no source is gone when no path went; temp files of crashed writers wait
@@ -37,7 +38,7 @@ use crate::session::lineage::Branches;
 use std::sync::Arc;
 
 /// More changed files than this: a full pass (it checks them in parallel).
-const MAX_PATCHED: usize = 8;
+pub(super) const MAX_PATCHED: usize = 8;
 
 /// The patched result, `None` when a full pass is needed.
 pub(super) fn patch(
@@ -56,7 +57,7 @@ pub(super) fn patch(
   let project = (*scope == Scope::Project).then(|| discovery.project_dir());
   let in_scope = |source: &Source| in_scope(index.listing(), discovery, project.as_deref(), source);
   // A changed session must be in the last result and still in scope; a
-  // demoted one out of it is none of this scope's; a new one joins it when
+  // retiered one out of it is none of this scope's; a new one joins it when
   // in scope.
   for &at in &changes.changed {
     last.result.sessions.iter().position(|s| s.path.as_os_str() == all[at].path.as_os_str())?;
@@ -75,9 +76,9 @@ pub(super) fn patch(
   let (mut sessions, worked) = result.into_parts();
   let synced = Arc::make_mut(&mut sessions);
   let touched: Vec<usize> = changes.touched(&joining);
-  let slots = match joining.is_empty() {
+  let slots = match joining.is_empty() && !changes.reordered {
     true => existing_slots(synced, all, &touched)?,
-    false => join(synced, all, &joining, &touched)?,
+    false => join(synced, all, &changes.changed, &joining, &touched)?,
   };
   let mut budget = Budget { sessions: 0, bytes: 0 };
   let mut planned = Vec::new();
@@ -102,11 +103,12 @@ pub(super) fn patch(
     }
   }
   // On the path of every append: the hot records are written behind the
-  // call. A new session's record (or a demoted one's) is a new name in the
-  // index dir, which the next call would take for someone else's change
-  // (and run the full pass) unless it is there before this call keeps its
-  // listing; a new session is small.
-  let write = if joining.is_empty() && changes.demoted.is_empty() { Write::Behind } else { Write::Now };
+  // call. A new session's record, or one whose session changed tier, is a
+  // new name in the index dir, which the next call would take for someone
+  // else's change (and run the full pass) unless it is there before this
+  // call keeps its listing.
+  let renamed = !joining.is_empty() || !changes.retiered.is_empty() || changes.reordered;
+  let write = if renamed { Write::Now } else { Write::Behind };
   // No dictionary refresh for a cold record built here (a session that went
   // cold, or an append with every session cold): its shard does not vouch
   // for it, so queries search it directly until enough such stragglers make
@@ -121,7 +123,10 @@ pub(super) fn patch(
   }
   let coverage = tally.coverage(synced.len(), &reasons, unavailable);
   let changed = slots.iter().map(|&(slot, _)| slot).collect();
-  Some(Ok(Outcome { sessions, coverage, reasons, tally, patched: Some((worked, changed)) }))
+  // What the last snapshot worked out is by slot: after a move, every slot
+  // between the old and new places holds another session.
+  let patched = (!changes.reordered).then_some((worked, changed));
+  Some(Ok(Outcome { sessions, coverage, reasons, tally, patched }))
 }
 
 /// How the listing differs from the last synchronization's, as positions in
@@ -132,20 +137,24 @@ struct Changes {
   changed: Vec<usize>,
   /// Not listed before: new session files.
   added: Vec<usize>,
-  /// Listed before among the newest `hotSessions`, now past them (new
-  /// files came before them): their records change tier.
-  demoted: Vec<usize>,
+  /// Listed before and not changed, now on the other side of the newest
+  /// `hotSessions` (new or changed files came before them, or a changed
+  /// one left from before them): their records change tier.
+  retiered: Vec<usize>,
+  /// Some changed file moved in the order (an append to a session other
+  /// than the newest).
+  reordered: bool,
 }
 
 impl Changes {
   fn len(&self) -> usize {
-    self.changed.len() + self.added.len() + self.demoted.len()
+    self.changed.len() + self.added.len() + self.retiered.len()
   }
 
   /// The positions whose records this patch checks or builds: the changed,
-  /// the demoted and the `joining` new ones, ascending, each once.
+  /// the retiered and the `joining` new ones, ascending, each once.
   fn touched(&self, joining: &[usize]) -> Vec<usize> {
-    let mut touched: Vec<usize> = [&self.changed, &self.demoted, joining].concat();
+    let mut touched: Vec<usize> = [&self.changed, &self.retiered, joining].concat();
     touched.sort_unstable();
     touched.dedup();
     touched
@@ -153,16 +162,17 @@ impl Changes {
 }
 
 /// How `all` differs from the last synchronization's listing; `None` when
-/// only a full pass can say (a file went or moved in the order, or too many
-/// changed). New files may come anywhere in the order; every file listed
-/// before must keep its place relative to the others, so only new files
-/// before them move them past the newest `hot` (never forward).
+/// only a full pass can say (a file went, an unchanged one moved in the
+/// order, or too many changed). New files may come anywhere, and a changed
+/// file may move (an append makes its session the newest); the others keep
+/// their order, so a session changes tier only when those moves carry it
+/// across the newest `hot`.
 /// `delta`: the only positions where `all` can differ (see `Listing::delta`).
 fn compare(last: &LastSync, all: &[Source], delta: Option<&[usize]>, hot: usize) -> Option<Changes> {
   let was = &last.sources;
   let differs = |was: &Source, now: &Source| was.stamp != now.stamp || !now.quiet_since(last.listed_ns);
-  let mut changes = Changes::default();
   if was.len() == all.len() {
+    let mut changes = Changes::default();
     let mut check = |at: usize| -> Option<()> {
       if !Source::same_path(&was[at], &all[at]) {
         return None;
@@ -172,33 +182,45 @@ fn compare(last: &LastSync, all: &[Source], delta: Option<&[usize]>, hot: usize)
       }
       (changes.len() <= MAX_PATCHED).then_some(())
     };
-    match delta {
-      Some(delta) => delta.iter().try_for_each(|&at| check(at))?,
-      None => (0..all.len()).try_for_each(check)?,
+    let same_order = match delta {
+      Some(delta) => delta.iter().try_for_each(|&at| check(at)),
+      None => (0..all.len()).try_for_each(check),
+    };
+    if same_order.is_some() {
+      return Some(changes);
     }
-    return Some(changes);
   }
   if all.len() < was.len() || all.len() - was.len() > MAX_PATCHED {
     return None;
   }
-  let mut before = was.iter().enumerate().peekable();
+  // Where each file was: by the interned path's address (every listed path is one).
+  let address = |source: &Source| source.path.as_os_str().as_encoded_bytes().as_ptr() as usize;
+  let old: rustc_hash::FxHashMap<usize, usize> = was.iter().enumerate().map(|(at, s)| (address(s), at)).collect();
+  let mut changes = Changes { reordered: true, ..Changes::default() };
+  let (mut matched, mut last_unchanged) = (0, None);
   for (at, now) in all.iter().enumerate() {
-    match before.next_if(|(_, before)| Source::same_path(before, now)) {
-      Some((old, before)) => {
-        if differs(before, now) {
-          changes.changed.push(at);
-        }
-        if old < hot && at >= hot {
-          changes.demoted.push(at);
-        }
+    let Some(&before) = old.get(&address(now)) else {
+      changes.added.push(at);
+      continue;
+    };
+    matched += 1;
+    if differs(&was[before], now) {
+      changes.changed.push(at);
+    } else {
+      // The unchanged keep their order.
+      if last_unchanged.is_some_and(|last| last > before) {
+        return None;
       }
-      None => changes.added.push(at),
+      last_unchanged = Some(before);
+      if (before < hot) != (at < hot) {
+        changes.retiered.push(at);
+      }
     }
     if changes.len() > MAX_PATCHED {
       return None;
     }
   }
-  before.peek().is_none().then_some(changes)
+  (matched == was.len()).then_some(changes)
 }
 
 /// The slots of the `touched` positions of `all` in the last result (the
@@ -209,23 +231,44 @@ fn existing_slots(synced: &[Synced], all: &[Source], touched: &[usize]) -> Optio
   Some(touched.iter().filter_map(|&at| Some((slot_of(at)?, at))).collect())
 }
 
-/// `synced` with the `joining` new sources of `all` in their places (their
-/// records to come), and the slots of the `touched` positions. The last
-/// result's sessions are a subsequence of `all` in its order.
-fn join(synced: &mut Vec<Synced>, all: &[Source], joining: &[usize], touched: &[usize]) -> Option<Vec<(usize, usize)>> {
-  let mut before = std::mem::take(synced).into_iter().peekable();
+/// `synced` in the order of `all`: the `changed` sources' entries where
+/// they are now, the `joining` new sources in their places (their records
+/// to come); and the slots of the `touched` positions. The last result's
+/// other sessions are a subsequence of `all` in its order.
+fn join(
+  synced: &mut Vec<Synced>,
+  all: &[Source],
+  changed: &[usize],
+  joining: &[usize],
+  touched: &[usize],
+) -> Option<Vec<(usize, usize)>> {
+  let same = |entry: &Synced, source: &Source| {
+    std::ptr::eq(entry.path, source.path) || entry.path.as_os_str() == source.path.as_os_str()
+  };
+  let mut moving: Vec<(usize, Synced)> = Vec::with_capacity(changed.len());
+  let mut rest = Vec::with_capacity(synced.len());
+  for entry in std::mem::take(synced) {
+    match changed.iter().find(|&&at| same(&entry, &all[at])) {
+      Some(&at) => moving.push((at, entry)),
+      None => rest.push(entry),
+    }
+  }
+  let mut before = rest.into_iter().peekable();
   let mut slots = Vec::with_capacity(touched.len());
   for (at, source) in all.iter().enumerate() {
-    let kept = before.next_if(|s| std::ptr::eq(s.path, source.path) || s.path.as_os_str() == source.path.as_os_str());
-    let entry = match kept {
-      Some(entry) => entry,
-      None if joining.binary_search(&at).is_ok() => Synced { path: source.path, tier: Tier::Hot, record: None },
-      None => continue,
+    let entry = if let Some(found) = moving.iter().position(|(moved, _)| *moved == at) {
+      moving.swap_remove(found).1
+    } else if let Some(entry) = before.next_if(|entry| same(entry, source)) {
+      entry
+    } else if joining.binary_search(&at).is_ok() {
+      Synced { path: source.path, tier: Tier::Hot, record: None }
+    } else {
+      continue;
     };
     if touched.binary_search(&at).is_ok() {
       slots.push((synced.len(), at));
     }
     synced.push(entry);
   }
-  before.peek().is_none().then_some(slots)
+  (before.peek().is_none() && moving.is_empty()).then_some(slots)
 }
