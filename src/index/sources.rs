@@ -5,7 +5,7 @@
 use super::dictionary::placement::Placement;
 use super::dir::listing::DirCache;
 use super::record::CacheRecord;
-use super::{watch, PathMap};
+use super::{watch, Address, PathMap};
 use crate::error::ContractError;
 use crate::forgotten;
 use crate::index::Context;
@@ -42,7 +42,7 @@ impl Source {
   /// mostly by address; else by bytes (`Path`'s own equality walks
   /// components, and this is asked of every file, 100,000 per append).
   pub(super) fn same_path(a: &Source, b: &Source) -> bool {
-    std::ptr::eq(a.path, b.path) || a.path.as_os_str() == b.path.as_os_str()
+    same_file(a.path, b.path)
   }
 
   /// Does the watch vouch that the file is as it was at `verified_ns`?
@@ -54,6 +54,12 @@ impl Source {
 use super::interned::known_path as known;
 /// A path stored once for the process's life ([`super::interned::path`]).
 pub use super::interned::path as interned;
+
+/// Do `a` and `b` name the same file? Mostly by address (listed paths are
+/// interned, see [`Source::same_path`]), else by bytes.
+pub(super) fn same_file(a: &Path, b: &Path) -> bool {
+  std::ptr::eq(a, b) || a.as_os_str() == b.as_os_str()
+}
 
 /// The stat of a listed file, and whether a watch on its dir sees every change
 /// to it: not through a symlink, and not through another hard link elsewhere.
@@ -312,10 +318,10 @@ fn restat(listed: &Arc<Vec<Source>>, changed: &[PathBuf], at_ns: i128, watch_fil
   // By address: every listed path is interned, and this is asked of every
   // listed file (100,000 per append at scale); a path never listed is in no
   // listing.
-  let address = |path: &Path| (path as *const Path).cast::<u8>() as usize;
-  let changed_known: rustc_hash::FxHashSet<usize> =
-    changed.iter().filter_map(|path| known(path)).map(address).collect();
-  let is_changed = |path: &Path| changed_known.contains(&address(path));
+  let changed: Vec<(&PathBuf, Option<&'static Path>)> = changed.iter().map(|path| (path, known(path))).collect();
+  let changed_known: rustc_hash::FxHashSet<Address> =
+    changed.iter().filter_map(|(_, k)| Some(Address::of((*k)?))).collect();
+  let is_changed = |path: &Path| changed_known.contains(&Address::of(path));
   let mut sources = (**listed).clone();
   let mut restated = Vec::new();
   for (at, source) in sources.iter_mut().enumerate().filter(|(_, s)| unwatched(s) || is_changed(s.path)) {
@@ -327,9 +333,11 @@ fn restat(listed: &Arc<Vec<Source>>, changed: &[PathBuf], at_ns: i128, watch_fil
     *source = Source { quiet_since, ..Source::of(source.path, &metadata) };
     restated.push(at);
   }
-  let listed_paths: rustc_hash::FxHashSet<usize> = restated.iter().map(|&at| address(sources[at].path)).collect();
+  let listed_paths: rustc_hash::FxHashSet<Address> = restated.iter().map(|&at| Address::of(sources[at].path)).collect();
   let mut added = Vec::new();
-  for path in changed.iter().filter(|path| known(path).is_none_or(|known| !listed_paths.contains(&address(known)))) {
+  for (path, _) in
+    changed.iter().filter(|(_, known)| known.is_none_or(|known| !listed_paths.contains(&Address::of(known))))
+  {
     watch_file(path);
     // Gone again, or not a file: not listed, as a listing now would not.
     let Some((metadata, watchable)) = stat_listed(path) else { continue };

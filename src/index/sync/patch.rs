@@ -28,11 +28,11 @@ use super::{LastSync, Outcome, Synced};
 use crate::error::ContractError;
 use crate::index::freshness::PolicyCheck;
 use crate::index::record::Tier;
-use crate::index::sources::in_scope;
+use crate::index::sources::{in_scope, same_file};
 use crate::index::trace::{Event, Pass};
 use crate::index::writer::Write;
 use crate::index::Context;
-use crate::index::{ownership, Index, Source};
+use crate::index::{ownership, Address, Index, Source};
 use crate::session::discover::Scope;
 use crate::session::lineage::Branches;
 use std::sync::Arc;
@@ -60,7 +60,7 @@ pub(super) fn patch(
   // retiered one out of it is none of this scope's; a new one joins it when
   // in scope.
   for &at in &changes.changed {
-    last.result.sessions.iter().position(|s| s.path.as_os_str() == all[at].path.as_os_str())?;
+    last.result.sessions.iter().position(|s| same_file(s.path, all[at].path))?;
     if !in_scope(&all[at]) {
       return None;
     }
@@ -77,7 +77,7 @@ pub(super) fn patch(
   let synced = Arc::make_mut(&mut sessions);
   let touched: Vec<usize> = changes.touched(&joining);
   let slots = match joining.is_empty() && !changes.reordered {
-    true => existing_slots(synced, all, &touched)?,
+    true => existing_slots(synced, all, &touched),
     false => join(synced, all, &changes.changed, &joining, &touched)?,
   };
   let mut budget = Budget { sessions: 0, bytes: 0 };
@@ -194,12 +194,12 @@ fn compare(last: &LastSync, all: &[Source], delta: Option<&[usize]>, hot: usize)
     return None;
   }
   // Where each file was: by the interned path's address (every listed path is one).
-  let address = |source: &Source| source.path.as_os_str().as_encoded_bytes().as_ptr() as usize;
-  let old: rustc_hash::FxHashMap<usize, usize> = was.iter().enumerate().map(|(at, s)| (address(s), at)).collect();
+  let old: rustc_hash::FxHashMap<Address, usize> =
+    was.iter().enumerate().map(|(at, s)| (Address::of(s.path), at)).collect();
   let mut changes = Changes { reordered: true, ..Changes::default() };
   let (mut matched, mut last_unchanged) = (0, None);
   for (at, now) in all.iter().enumerate() {
-    let Some(&before) = old.get(&address(now)) else {
+    let Some(&before) = old.get(&Address::of(now.path)) else {
       changes.added.push(at);
       continue;
     };
@@ -226,9 +226,9 @@ fn compare(last: &LastSync, all: &[Source], delta: Option<&[usize]>, hot: usize)
 /// The slots of the `touched` positions of `all` in the last result (the
 /// same sessions in the same order); a touched source not in it (out of
 /// scope) has none.
-fn existing_slots(synced: &[Synced], all: &[Source], touched: &[usize]) -> Option<Vec<(usize, usize)>> {
-  let slot_of = |at: usize| synced.iter().position(|s| s.path.as_os_str() == all[at].path.as_os_str());
-  Some(touched.iter().filter_map(|&at| Some((slot_of(at)?, at))).collect())
+fn existing_slots(synced: &[Synced], all: &[Source], touched: &[usize]) -> Vec<(usize, usize)> {
+  let slot_of = |at: usize| synced.iter().position(|s| same_file(s.path, all[at].path));
+  touched.iter().filter_map(|&at| Some((slot_of(at)?, at))).collect()
 }
 
 /// `synced` in the order of `all`: the `changed` sources' entries where
@@ -242,9 +242,7 @@ fn join(
   joining: &[usize],
   touched: &[usize],
 ) -> Option<Vec<(usize, usize)>> {
-  let same = |entry: &Synced, source: &Source| {
-    std::ptr::eq(entry.path, source.path) || entry.path.as_os_str() == source.path.as_os_str()
-  };
+  let same = |entry: &Synced, source: &Source| same_file(entry.path, source.path);
   let mut moving: Vec<(usize, Synced)> = Vec::with_capacity(changed.len());
   let mut rest = Vec::with_capacity(synced.len());
   for entry in std::mem::take(synced) {
