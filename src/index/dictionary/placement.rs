@@ -98,13 +98,11 @@ impl Placement {
   fn counted(counts: FxHashMap<Box<[u8]>, u32>, previous: &std::sync::Arc<Placement>) -> std::sync::Arc<Placement> {
     let spreads: FxHashMap<Box<[u8]>, u8> =
       counts.iter().map(|(dir, &count)| (dir.clone(), spread_of(count))).collect();
-    if spreads == previous.spreads && counts == previous.counts {
+    let same_spreads = spreads == previous.spreads;
+    if same_spreads && counts == previous.counts {
       return previous.clone();
     }
-    let generation = match spreads == previous.spreads {
-      true => previous.generation,
-      false => previous.generation.wrapping_add(1),
-    };
+    let generation = if same_spreads { previous.generation } else { previous.generation.wrapping_add(1) };
     std::sync::Arc::new(Placement { generation, spreads, counts })
   }
 
