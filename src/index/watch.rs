@@ -14,8 +14,8 @@
 //! removed or renamed away, a project dir come or gone. Then the caller
 //! lists and stats everything again and re-arms ([`Watcher::arm`]) before
 //! it lists. A new file is stat'ed and added to the listing (after its own
-//! inode watch, when the listing's files have theirs): a new session costs
-//! what an append does, not a listing of every session.
+//! inode watch, when the listing's files have theirs), not a listing of
+//! every session.
 //!
 //! Where no such guarantee exists the watcher never vouches and every call
 //! stats every file as before: other systems, `watchSessions: false`, a
@@ -168,15 +168,15 @@ impl Watcher {
 
   /// Watches the inode of `file`, a session file that appeared in a
   /// watched dir since the listing (as [`Arming::watch_file`] does for each
-  /// listed one; call before its stat): false when it cannot be watched.
-  pub fn watch_new_file(&self, file: &Path) -> bool {
+  /// listed one; call before its stat). One that cannot be watched is
+  /// vouched for by its dir's watch alone, as above the file watch budget.
+  pub fn watch_new_file(&self, file: &Path) {
     #[cfg(target_os = "linux")]
-    return self.hub.as_ref().is_some_and(|hub| hub.lock().watch_file(self.id, file).is_some());
-    #[cfg(not(target_os = "linux"))]
-    {
-      let _ = file;
-      false
+    if let Some(hub) = &self.hub {
+      hub.lock().watch_file(self.id, file);
     }
+    #[cfg(not(target_os = "linux"))]
+    let _ = file;
   }
 
   pub fn disarm(&self) {
