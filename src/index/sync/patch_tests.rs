@@ -102,14 +102,7 @@ fn an_append_is_patched_in_and_answers_as_a_full_sync() {
 #[cfg(target_os = "linux")]
 #[test]
 fn a_new_session_is_patched_in_and_pushes_the_oldest_hot_one_cold() {
-  let fx = AgentDir::new();
-  let config = json!({"hotSessions": 1});
-  let hot = write(&fx, "a", "alpha words", 100);
-  write(&fx, "b", "bravo words", 200);
-  let engine = fx.engine(config.clone());
-  observe(&fx, &engine);
-  assert_eq!(passes(&engine), [Pass::Full]);
-  let index = Index::shared(engine.index_dir());
+  let TwoSessions { fx, config, a: hot, engine, index, .. } = two_sessions();
   let record = |path: &Path, tier| engine.index_dir().join(index.record_name(path, Branches::Active, tier));
   assert!(record(&hot, Tier::Hot).is_file());
   write(&fx, "c", "charlie words zulu", 0);
