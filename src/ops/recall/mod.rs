@@ -38,13 +38,13 @@ pub fn ranked_hits(engine: &Engine, request: &RecallRequest) -> Result<(Vec<Hit>
   let (search, items, mut coverage) = ranked(engine, request)?;
   let hits = search.hits(&items);
   search.note_damage(&mut coverage);
-  Ok((hits, items.len(), coverage))
+  Ok((hits, items.total, coverage))
 }
 
 fn ranked<'r>(
   engine: &'r Engine,
   request: &'r RecallRequest,
-) -> Result<(Search<'r>, Vec<search::Item>, Coverage), ContractError> {
+) -> Result<(Search<'r>, rank::Ranked, Coverage), ContractError> {
   // Hits are scanned for threats (`threat::flags`) once they are ranked.
   crate::threat::prepare();
   let (sessions, mut coverage) = searched(engine, request)?;

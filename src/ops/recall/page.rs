@@ -1,6 +1,7 @@
 //! The page: hits built only for the page's items, each with its follow
 //! call, dropped from the end until the JSON fits the envelope.
 
+use super::rank::Ranked;
 use super::search::{Item, Matched, Search};
 use super::searched::Searched;
 use crate::error::ContractError;
@@ -185,25 +186,24 @@ impl Search<'_> {
   }
 
   /// The hits of the request's page, before any envelope fit.
-  pub(super) fn hits(&self, items: &[Item]) -> Vec<Hit> {
-    let start = self.request.offset.min(items.len());
-    let end = (start + self.request.page_size).min(items.len());
+  pub(super) fn hits(&self, items: &Ranked) -> Vec<Hit> {
     // Each hit names its project: the identities its sessions' cwds had (seen ones recorded).
     let known = Known::open(&self.engine.agent_dir);
-    let hits = items[start..end].iter().map(|item| self.hit(&known, item)).collect();
+    let page = items.page(self.request.offset, self.request.page_size);
+    let hits = page.iter().map(|item| self.hit(&known, item)).collect();
     known.save();
     hits
   }
 
   /// The page at the request's offset, shrunk until its JSON fits.
-  pub(super) fn page(&self, items: &[Item], coverage: Coverage) -> RecallPage {
-    let start = self.request.offset.min(items.len());
+  pub(super) fn page(&self, items: &Ranked, coverage: Coverage) -> RecallPage {
+    let start = self.request.offset.min(items.total);
     let hits = self.hits(items);
     let end = start + hits.len();
     let mut page = RecallPage {
-      total: items.len(),
+      total: items.total,
       hits,
-      next: (end < items.len()).then(|| self.next_call(end)),
+      next: (end < items.total).then(|| self.next_call(end)),
       coverage,
       error: None,
     };

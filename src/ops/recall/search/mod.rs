@@ -10,6 +10,7 @@ mod lexical;
 mod text;
 
 use super::docs::{self, Docs};
+use super::rank::Ranked;
 use super::searched::{Searched, Sessions};
 pub use super::RecallRequest;
 use crate::coverage::{Coverage, Reason};
@@ -175,7 +176,7 @@ impl<'r> Search<'r> {
     }
   }
 
-  pub(super) fn run(&mut self) -> Result<Vec<Item>, ContractError> {
+  pub(super) fn run(&mut self) -> Result<Ranked, ContractError> {
     let request = self.request;
     self.serve_cold_terms();
     let items = match &request.query {
@@ -209,7 +210,6 @@ impl<'r> Search<'r> {
       self.reasons.insert(Reason::CandidateItemBudget);
     }
     let need = (request.offset + request.page_size).min(MAX_ITEM_CANDIDATES);
-    let items = self.rank(items, MAX_ITEM_CANDIDATES, need);
-    Ok(items)
+    Ok(self.rank(items, MAX_ITEM_CANDIDATES, need))
   }
 }
