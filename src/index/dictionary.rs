@@ -205,18 +205,30 @@ impl Served {
 
   /// [`Served::holding`] with each session's frequency class of `term`
   /// (`scan` gives a straggler's, and every session of a shard found
-  /// damaged).
-  pub fn frequencies(&self, term: &str, scan: impl Fn(usize) -> Option<u8>) -> Vec<(usize, u8)> {
-    let mut slots = Vec::new();
+  /// damaged), each given to `each` as it is read.
+  pub fn each_frequency(&self, term: &str, scan: impl Fn(usize) -> Option<u8>, mut each: impl FnMut(usize, u8)) {
     let scanned = |slot: usize| scan(slot).map(|frequency| (slot, frequency));
     for part in &self.parts {
-      let slot = |member: u32| part.slot_of.get(member as usize).copied().filter(|&s| s != NONE);
       match part.dictionary.frequencies(term) {
-        Ok(postings) => slots.extend(postings.filter_map(|(m, f)| Some((slot(m)? as usize, f)))),
-        Err(Damaged) => slots.extend(part.vouched_slots().filter_map(scanned)),
+        Ok(postings) => {
+          for (member, frequency) in postings {
+            match part.slot_of.get(member as usize) {
+              Some(&slot) if slot != NONE => each(slot as usize, frequency),
+              _ => {}
+            }
+          }
+        }
+        Err(Damaged) => part.vouched_slots().filter_map(scanned).for_each(|(slot, f)| each(slot, f)),
       }
     }
-    slots.extend(self.stragglers.iter().copied().filter_map(scanned));
+    self.stragglers.iter().filter_map(|&slot| scanned(slot)).for_each(|(slot, f)| each(slot, f));
+  }
+
+  /// [`Served::each_frequency`] collected (tests).
+  #[cfg(test)]
+  pub fn frequencies(&self, term: &str, scan: impl Fn(usize) -> Option<u8>) -> Vec<(usize, u8)> {
+    let mut slots = Vec::new();
+    self.each_frequency(term, scan, |slot, frequency| slots.push((slot, frequency)));
     slots
   }
 }

@@ -7,7 +7,6 @@ use crate::coverage::Reason;
 use crate::index::snapshot::Echoes;
 use crate::query::score::{bm25, idf, session_frequency, PART_WEIGHT};
 use crate::tokenize::part_term;
-use rustc_hash::FxHashMap;
 
 /// A hot entry's (slot, doc), its score so far and how many terms it matched.
 type Scored = ((usize, usize), (f64, usize));
@@ -134,7 +133,7 @@ impl Search<'_> {
     }
     let scan = |slot: usize| self.cold_content(slot).and_then(|content| content.frequency(term));
     match &self.cold_terms {
-      Some(served) => served.frequencies(term, scan).into_iter().for_each(|(slot, f)| hold(slot, f)),
+      Some(served) => served.each_frequency(term, scan, hold),
       None => {
         self.cold.admitted().filter_map(|(slot, _)| Some((slot, scan(slot)?))).for_each(|(slot, f)| hold(slot, f))
       }
@@ -188,15 +187,15 @@ impl Search<'_> {
       .filter(|(_, (_, matched))| !all || *matched == terms.len())
       .map(|((slot, doc), (score, _))| ((slot, doc), score * self.weight(slot, doc)))
       .collect();
-    let mut best: FxHashMap<usize, f64> = FxHashMap::default();
+    // Each hot session's best entry score, by slot.
+    let mut best = vec![0.0f64; slots];
     for &((slot, _), score) in &entries {
-      let top = best.entry(slot).or_insert(0.0);
-      *top = top.max(score);
+      best[slot] = best[slot].max(score);
     }
     let mut items: Vec<Item> = entries
       .into_iter()
       .map(|((slot, doc), score)| {
-        let share = if best[&slot] > 0.0 { score / best[&slot] } else { 1.0 };
+        let share = if best[slot] > 0.0 { score / best[slot] } else { 1.0 };
         Item::Entry { session: slot, doc, score: session_score(slot) * (0.5 + 0.5 * share) }
       })
       .collect();
