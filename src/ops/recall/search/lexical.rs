@@ -79,17 +79,19 @@ impl Search<'_> {
   /// Hot postings of query word `term` restricted to the candidates:
   /// (slot, doc, tf), where an occurrence as an identifier's part (`part`,
   /// the term's stored part form) counts [`PART_WEIGHT`] of one.
-  fn hot_postings(&self, term: &HotPositions, part: &HotPositions) -> Vec<(usize, usize, f64)> {
-    let mut out = Vec::new();
-    for (at, &(slot, ref docs)) in self.hot.iter().enumerate() {
+  fn hot_postings<'s>(
+    &'s self,
+    term: &'s HotPositions,
+    part: &'s HotPositions,
+  ) -> impl Iterator<Item = (usize, usize, f64)> + 's {
+    self.hot.iter().enumerate().flat_map(move |(at, &(slot, ref docs))| {
       let shard = self.sessions.hot(slot);
       let postings = &shard.postings;
       let whole = docs.restrict(postings.list_at(term[at])).map(|(doc, tf)| (doc, f64::from(tf)));
       let parts = docs.restrict(postings.list_at(part[at])).map(|(doc, tf)| (doc, f64::from(tf) * PART_WEIGHT));
-      let evidence = merge_by_doc(whole, parts).filter(|&(doc, _)| self.is_evidence(shard, doc));
-      out.extend(evidence.map(|(doc, tf)| (slot, doc, tf)));
-    }
-    out
+      let evidence = merge_by_doc(whole, parts).filter(move |&(doc, _)| self.is_evidence(shard, doc));
+      evidence.map(move |(doc, tf)| (slot, doc, tf))
+    })
   }
 
   /// The mean token length of the hot candidates (1 without any): BM25's
@@ -174,7 +176,7 @@ impl Search<'_> {
         (wholes[slot], parts[slot], holding.held[slot]) = (0, 0, false);
         session_scores[slot] += bm25(weight, frequency, lengths.of(slot), average_session);
       }
-      let scored = self.hot_postings(&term_at, &part_at).into_iter().map(|(slot, doc, tf)| {
+      let scored = self.hot_postings(&term_at, &part_at).map(|(slot, doc, tf)| {
         let length = self.sessions.hot(slot).postings.doc_lengths[doc];
         ((slot, doc), bm25(weight, tf, length, average_entry))
       });
