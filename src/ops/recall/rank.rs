@@ -1,7 +1,8 @@
 //! The deterministic ranking of the item stream.
 
 use super::search::{Item, Search};
-use std::cmp::Ordering;
+use std::cmp::{Ordering, Reverse};
+use std::collections::BinaryHeap;
 
 /// (score, session mtime, entry 0 / session 1, index, session slot).
 type RankKey = (f64, f64, u8, usize, usize);
@@ -29,6 +30,34 @@ impl Item {
   }
 }
 
+/// `score` as an integer that orders as [`f64::total_cmp`] orders scores.
+fn total_key(score: f64) -> u64 {
+  let bits = score.to_bits();
+  if bits >> 63 == 1 {
+    !bits
+  } else {
+    bits | 1 << 63
+  }
+}
+
+/// The [`total_key`] of the `exact`-th best of `scores` (`None` for none):
+/// the least of the best `exact`, kept in a heap. Selecting it in a copy of
+/// every score was slow when they tie, as a browse's all do.
+fn floor(scores: impl Iterator<Item = f64>, exact: usize) -> Option<u64> {
+  let mut best: BinaryHeap<Reverse<u64>> = BinaryHeap::with_capacity(exact + 1);
+  for key in scores.map(total_key) {
+    match best.peek() {
+      _ if best.len() < exact => best.push(Reverse(key)),
+      Some(&Reverse(least)) if key > least => {
+        best.pop();
+        best.push(Reverse(key));
+      }
+      _ => {}
+    }
+  }
+  best.peek().map(|&Reverse(least)| least)
+}
+
 /// Descending, as items rank.
 fn by_score(a: &f64, b: &f64) -> Ordering {
   b.total_cmp(a)
@@ -46,17 +75,14 @@ impl Search<'_> {
     // first `exact`, so only those at or above it get the full key (a
     // session's mtime is a lookup per item: over 8,000 items of a common
     // word that and the comparisons were most of the ranking).
-    let mut scores: Vec<f64> = items.iter().map(Item::score).collect();
-    let floor = match exact.checked_sub(1) {
-      Some(last) => *scores.select_nth_unstable_by(last, by_score).1,
-      None => f64::INFINITY,
-    };
-    let mut keyed: Vec<(RankKey, u32)> = items
-      .iter()
-      .enumerate()
-      .filter(|(_, item)| by_score(&item.score(), &floor).is_le())
-      .map(|(at, item)| (self.key(item), at as u32))
-      .collect();
+    let floor = floor(items.iter().map(Item::score), exact);
+    let reaches = |item: &Item| floor.is_some_and(|floor| total_key(item.score()) >= floor);
+    // Counted first: grown by doubling, a browse's keys (every item ties at
+    // 0) were copied and page-faulted again at each step.
+    let mut keyed: Vec<(RankKey, u32)> = Vec::with_capacity(items.iter().filter(|item| reaches(item)).count());
+    for (at, item) in items.iter().enumerate().filter(|(_, item)| reaches(item)) {
+      keyed.push((self.key(item), at as u32));
+    }
     let order = |a: &(RankKey, u32), b: &(RankKey, u32)| {
       let ((sa, ma, ka, ia, fa), (sb, mb, kb, ib, fb)) = (&a.0, &b.0);
       by_score(sa, sb)
@@ -81,5 +107,22 @@ impl Search<'_> {
       Item::Entry { session, doc, score } => (*score, self.sessions.at(*session).mtime(), 0, *doc, *session),
       Item::Session { session, score, .. } => (*score, self.sessions.at(*session).mtime(), 1, 0, *session),
     }
+  }
+}
+
+#[cfg(test)]
+mod tests {
+  use super::{floor, total_key};
+
+  #[test]
+  fn the_floor_is_the_exact_th_best_score() {
+    let scores = [3.0, 1.0, 2.0, 2.0, 0.5];
+    assert_eq!(floor(scores.into_iter(), 1), Some(total_key(3.0)));
+    assert_eq!(floor(scores.into_iter(), 3), Some(total_key(2.0)), "ties count once each");
+    assert_eq!(floor(scores.into_iter(), 4), Some(total_key(1.0)));
+    assert_eq!(floor(scores.into_iter(), 0), None, "nothing reaches an empty page");
+    assert_eq!(floor([0.0; 9].into_iter(), 4), Some(total_key(0.0)));
+    let ordered = [f64::NEG_INFINITY, -2.5, -0.0, 0.0, 1e-300, 7.0, f64::INFINITY];
+    assert!(ordered.windows(2).all(|pair| total_key(pair[0]) < total_key(pair[1])), "keys order as total_cmp");
   }
 }
