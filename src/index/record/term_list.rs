@@ -177,15 +177,26 @@ impl Read {
     let terms = self.terms();
     let end = self.restarts.get(block + 1).map_or(terms.len(), |&next| next as usize);
     let (mut at, mut index) = (self.restarts[block] as usize, block * RESTART);
-    let mut current: Vec<u8> = Vec::with_capacity(64);
+    // The terms before are below `term`, and the last one shares `matched`
+    // bytes with it: a term sharing more with that one is below `term`
+    // too. No term is rebuilt (as the cold dictionary's blocks are read);
+    // a restart shares nothing.
+    let mut matched = 0;
     while at < end && index < self.count {
       let stop = memchr::memchr(b'\n', &terms[at + 1..end]).map_or(end, |stop| at + 1 + stop);
-      current.truncate(usize::from(terms[at]));
-      current.extend_from_slice(&terms[at + 1..stop]);
-      match current.as_slice().cmp(term) {
-        Ordering::Less => {}
-        Ordering::Equal => return Ok(index),
-        Ordering::Greater => return Err(index),
+      let (shared, rest) = (usize::from(terms[at]), &terms[at + 1..stop]);
+      if shared <= matched {
+        // Equal to `term` for `shared` bytes; the rest decides. (A shared
+        // length is capped at 255 bytes, so one below `matched` may still
+        // be equal past it.)
+        let more = rest.iter().zip(&term[shared..]).take_while(|(a, b)| a == b).count();
+        let (whole, ends) = (more == rest.len(), shared + more == term.len());
+        match (whole, ends) {
+          (true, true) => return Ok(index),
+          (false, true) => return Err(index),
+          (false, false) if rest[more] > term[shared + more] => return Err(index),
+          _ => matched = shared + more,
+        }
       }
       (at, index) = (stop + 1, index + 1);
     }
