@@ -96,6 +96,7 @@ fn follows_the_ranking_once(
       prop_assert!(page.error.is_none(), "{:?}", page.error);
       prop_assert_eq!(page.total, unpaged.total);
       prop_assert!(page.hits.len() <= size as usize);
+      prop_assert!(!page.hits.is_empty() || page.next.is_none(), "an empty page goes on");
       seen.extend(page.hits.iter().map(hit_json));
       let Some(next) = page.next.take() else { break };
       prop_assert!(seen.len() <= expected.len(), "runaway paging");

@@ -28,6 +28,12 @@ impl Item {
       Item::Entry { score, .. } | Item::Session { score, .. } => *score,
     }
   }
+
+  fn session(&self) -> usize {
+    match self {
+      Item::Entry { session, .. } | Item::Session { session, .. } => *session,
+    }
+  }
 }
 
 /// `score` as an integer that orders as [`f64::total_cmp`] orders scores.
@@ -40,12 +46,12 @@ fn total_key(score: f64) -> u64 {
   }
 }
 
-/// The [`total_key`] of the `exact`-th best of `scores` (`None` for none):
-/// the least of the best `exact`, kept in a heap. Selecting it in a copy of
-/// every score was slow when they tie, as a browse's all do.
-fn floor(scores: impl Iterator<Item = f64>, exact: usize) -> Option<u64> {
-  let mut best: BinaryHeap<Reverse<u64>> = BinaryHeap::with_capacity(exact + 1);
-  for key in scores.map(total_key) {
+/// The `exact`-th best of `keys` (`None` for none): the least of the best
+/// `exact`, kept in a heap. Selecting it in a copy of every score was slow
+/// when they tie, as a browse's all do.
+fn floor<K: Ord + Copy>(keys: impl Iterator<Item = K>, exact: usize) -> Option<K> {
+  let mut best: BinaryHeap<Reverse<K>> = BinaryHeap::with_capacity(exact + 1);
+  for key in keys {
     match best.peek() {
       _ if best.len() < exact => best.push(Reverse(key)),
       Some(&Reverse(least)) if key > least => {
@@ -57,6 +63,10 @@ fn floor(scores: impl Iterator<Item = f64>, exact: usize) -> Option<u64> {
   }
   best.peek().map(|&Reverse(least)| least)
 }
+
+/// Items tied at the page's last score past this many times the page take
+/// their sessions' mtimes (the tie chain's next link) into the floor.
+const TIED: usize = 4;
 
 /// Descending, as items rank.
 fn by_score(a: &f64, b: &f64) -> Ordering {
@@ -71,18 +81,8 @@ impl Search<'_> {
   pub(super) fn rank(&self, mut items: Vec<Item>, keep: usize, exact: usize) -> Ranked {
     let total = keep.min(items.len());
     let exact = exact.min(total);
-    // Nothing scoring below the `exact`-th best score can rank among the
-    // first `exact`, so only those at or above it get the full key (a
-    // session's mtime is a lookup per item: over 8,000 items of a common
-    // word that and the comparisons were most of the ranking).
-    let floor = floor(items.iter().map(Item::score), exact);
-    let reaches = |item: &Item| floor.is_some_and(|floor| total_key(item.score()) >= floor);
-    // Counted first: grown by doubling, a browse's keys (every item ties at
-    // 0) were copied and page-faulted again at each step.
-    let mut keyed: Vec<(RankKey, u32)> = Vec::with_capacity(items.iter().filter(|item| reaches(item)).count());
-    for (at, item) in items.iter().enumerate().filter(|(_, item)| reaches(item)) {
-      keyed.push((self.key(item), at as u32));
-    }
+    let keyed = self.reaching(&items, exact).into_iter();
+    let mut keyed: Vec<(RankKey, u32)> = keyed.map(|at| (self.key(&items[at as usize]), at)).collect();
     let order = |a: &(RankKey, u32), b: &(RankKey, u32)| {
       let ((sa, ma, ka, ia, fa), (sb, mb, kb, ib, fb)) = (&a.0, &b.0);
       by_score(sa, sb)
@@ -101,6 +101,29 @@ impl Search<'_> {
     Ranked { best, total }
   }
 
+  /// The positions of the items that may rank among the first `exact`:
+  /// nothing scoring below the `exact`-th best score can, so only those at
+  /// or above it get the full key (a session's mtime is a lookup per item:
+  /// over 8,000 items of a common word that and the comparisons were most
+  /// of the ranking). Many ties at that score (a browse's items all score
+  /// 0) are cut by their sessions' mtimes too, each looked up once.
+  fn reaching(&self, items: &[Item], exact: usize) -> Vec<u32> {
+    let score_key = |item: &Item| total_key(item.score());
+    let Some(least) = floor(items.iter().map(score_key), exact) else { return Vec::new() };
+    let scored = |item: &&Item| score_key(item) >= least;
+    let positions = (0..items.len() as u32).map(|at| (at, &items[at as usize]));
+    if items.iter().filter(scored).count() <= TIED * exact {
+      return positions.filter(|(_, item)| scored(item)).map(|(at, _)| at).collect();
+    }
+    let mut mtimes: Vec<Option<u64>> = vec![None; self.sessions.len()];
+    let mut pair = |item: &Item| {
+      let slot = item.session();
+      (score_key(item), *mtimes[slot].get_or_insert_with(|| total_key(self.sessions.at(slot).mtime())))
+    };
+    let Some(least) = floor(items.iter().filter(scored).map(&mut pair), exact) else { return Vec::new() };
+    positions.filter(|(_, item)| scored(item) && pair(item) >= least).map(|(at, _)| at).collect()
+  }
+
   fn key(&self, item: &Item) -> RankKey {
     match item {
       // An entry's index is its position in the shard.
@@ -117,11 +140,11 @@ mod tests {
   #[test]
   fn the_floor_is_the_exact_th_best_score() {
     let scores = [3.0, 1.0, 2.0, 2.0, 0.5];
-    assert_eq!(floor(scores.into_iter(), 1), Some(total_key(3.0)));
-    assert_eq!(floor(scores.into_iter(), 3), Some(total_key(2.0)), "ties count once each");
-    assert_eq!(floor(scores.into_iter(), 4), Some(total_key(1.0)));
-    assert_eq!(floor(scores.into_iter(), 0), None, "nothing reaches an empty page");
-    assert_eq!(floor([0.0; 9].into_iter(), 4), Some(total_key(0.0)));
+    assert_eq!(floor(scores.into_iter().map(total_key), 1), Some(total_key(3.0)));
+    assert_eq!(floor(scores.into_iter().map(total_key), 3), Some(total_key(2.0)), "ties count once each");
+    assert_eq!(floor(scores.into_iter().map(total_key), 4), Some(total_key(1.0)));
+    assert_eq!(floor(scores.into_iter().map(total_key), 0), None, "nothing reaches an empty page");
+    assert_eq!(floor([0.0; 9].into_iter().map(total_key), 4), Some(total_key(0.0)));
     let ordered = [f64::NEG_INFINITY, -2.5, -0.0, 0.0, 1e-300, 7.0, f64::INFINITY];
     assert!(ordered.windows(2).all(|pair| total_key(pair[0]) < total_key(pair[1])), "keys order as total_cmp");
   }
