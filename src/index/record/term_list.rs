@@ -10,9 +10,7 @@
 //! the terms as its distance from the one before (varints), then the
 //! front-coded terms (a restart shares nothing with the term before it).
 
-#[cfg(doc)]
-use super::vocabulary::order_key;
-use super::vocabulary::{front_decode, shared_prefix, Vocabulary};
+use super::vocabulary::{front_decode, order_key, shared_prefix, Vocabulary};
 use crate::index::varint;
 use serde::{Serialize, Serializer};
 use std::cmp::Ordering;
@@ -100,7 +98,7 @@ impl TermList {
     if restarts.first().is_some_and(|&first| first != 0) || !restarts.iter().all(whole) {
       return None;
     }
-    let keys = restarts.iter().map(|&offset| line_key(&front[offset as usize + 1..])).collect();
+    let keys = restarts.iter().map(|&offset| order_key(restart_term(front, offset))).collect();
     let (bytes, front, decoded) = (Box::from(bytes), at, OnceLock::new());
     Some(TermList::Read(Read { count, restarts, keys, bytes, front, decoded }))
   }
@@ -148,23 +146,15 @@ impl Read {
     (vocabulary.len() == self.count).then_some(vocabulary)
   }
 
-  /// The whole term a restart starts with.
-  fn restart_term(&self, block: usize) -> &[u8] {
-    let terms = self.terms();
-    let start = self.restarts[block] as usize + 1;
-    let end = memchr::memchr(b'\n', &terms[start..]).map_or(terms.len(), |end| start + end);
-    &terms[start..end]
-  }
-
   /// The last restart whose term is not above `term`, then its block's terms
   /// rebuilt one after another until one is not less than `term`.
   fn find(&self, term: &[u8]) -> Result<usize, usize> {
-    let key = line_key(term);
+    let key = order_key(term);
     let (mut low, mut high) = (0, self.restarts.len());
     while low < high {
       let middle = (low + high) / 2;
       let at_most = match self.keys[middle].cmp(&key) {
-        Ordering::Equal => self.restart_term(middle) <= term,
+        Ordering::Equal => restart_term(self.terms(), self.restarts[middle]) <= term,
         order => order.is_lt(),
       };
       if at_most {
@@ -204,13 +194,12 @@ impl Read {
   }
 }
 
-/// The [`order_key`] of the term `line` starts with (up to its `\n`).
-fn line_key(line: &[u8]) -> u64 {
-  let mut padded = [0u8; 8];
-  for (to, &byte) in padded.iter_mut().zip(line.iter().take_while(|&&byte| byte != b'\n')) {
-    *to = byte;
-  }
-  u64::from_be_bytes(padded)
+/// The whole term a restart at `offset` of the front-coded `terms` starts
+/// with (after its shared length, which is 0).
+fn restart_term(terms: &[u8], offset: u32) -> &[u8] {
+  let start = offset as usize + 1;
+  let end = memchr::memchr(b'\n', &terms[start..]).map_or(terms.len(), |end| start + end);
+  &terms[start..end]
 }
 
 /// `vocabulary` as a term list's bytes.

@@ -103,8 +103,9 @@ impl Vocabulary {
 /// lesser term, and two terms of one length up to 8 bytes with equal keys
 /// are equal. Merges and term sets compare these before reading a term's
 /// bytes, which are often a cache miss away.
-pub(crate) fn order_key(term: &str) -> u64 {
-  let bytes = &term.as_bytes()[..term.len().min(8)];
+pub(crate) fn order_key(term: impl AsRef<[u8]>) -> u64 {
+  let term = term.as_ref();
+  let bytes = &term[..term.len().min(8)];
   let mut padded = [0u8; 8];
   padded[..bytes.len()].copy_from_slice(bytes);
   u64::from_be_bytes(padded)
