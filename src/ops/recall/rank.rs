@@ -110,18 +110,20 @@ impl Search<'_> {
   fn reaching(&self, items: &[Item], exact: usize) -> Vec<u32> {
     let score_key = |item: &Item| total_key(item.score());
     let Some(least) = floor(items.iter().map(score_key), exact) else { return Vec::new() };
-    let scored = |item: &&Item| score_key(item) >= least;
-    let positions = (0..items.len() as u32).map(|at| (at, &items[at as usize]));
-    if items.iter().filter(scored).count() <= TIED * exact {
-      return positions.filter(|(_, item)| scored(item)).map(|(at, _)| at).collect();
+    let mut reaching: Vec<u32> =
+      (0..items.len() as u32).filter(|&at| score_key(&items[at as usize]) >= least).collect();
+    if reaching.len() <= TIED * exact {
+      return reaching;
     }
     let mut mtimes: Vec<Option<u64>> = vec![None; self.sessions.len()];
-    let mut pair = |item: &Item| {
+    let mut pair = |at: &u32| {
+      let item = &items[*at as usize];
       let slot = item.session();
       (score_key(item), *mtimes[slot].get_or_insert_with(|| total_key(self.sessions.at(slot).mtime())))
     };
-    let Some(least) = floor(items.iter().filter(scored).map(&mut pair), exact) else { return Vec::new() };
-    positions.filter(|(_, item)| scored(item) && pair(item) >= least).map(|(at, _)| at).collect()
+    let Some(least) = floor(reaching.iter().map(&mut pair), exact) else { return Vec::new() };
+    reaching.retain(|at| pair(at) >= least);
+    reaching
   }
 
   fn key(&self, item: &Item) -> RankKey {
