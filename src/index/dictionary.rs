@@ -209,16 +209,10 @@ impl Served {
   pub fn each_frequency(&self, term: &str, scan: impl Fn(usize) -> Option<u8>, mut each: impl FnMut(usize, u8)) {
     let scanned = |slot: usize| scan(slot).map(|frequency| (slot, frequency));
     for part in &self.parts {
+      let slot = |member: u32| part.slot_of.get(member as usize).copied().filter(|&s| s != NONE);
       match part.dictionary.frequencies(term) {
-        Ok(postings) => {
-          for (member, frequency) in postings {
-            match part.slot_of.get(member as usize) {
-              Some(&slot) if slot != NONE => each(slot as usize, frequency),
-              _ => {}
-            }
-          }
-        }
-        Err(Damaged) => part.vouched_slots().filter_map(scanned).for_each(|(slot, f)| each(slot, f)),
+        Ok(postings) => postings.filter_map(|(m, f)| Some((slot(m)? as usize, f))).for_each(|(s, f)| each(s, f)),
+        Err(Damaged) => part.vouched_slots().filter_map(scanned).for_each(|(s, f)| each(s, f)),
       }
     }
     self.stragglers.iter().filter_map(|&slot| scanned(slot)).for_each(|(slot, f)| each(slot, f));
