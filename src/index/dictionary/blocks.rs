@@ -22,7 +22,7 @@
 //! one at the postings' end), so lists carry no length of their own.
 
 use super::checked::Shared;
-use crate::index::record::vocabulary::order_key;
+use crate::index::record::vocabulary::{against, order_key, Against};
 use crate::index::varint;
 
 /// Terms per block: a lookup reads at most this many past its binary
@@ -178,16 +178,11 @@ impl TermBlocks {
     varint::take(block, &mut at)
   }
 
-  /// Reads a block's terms in order, keeping only how long a prefix the
-  /// term at hand shares with `term` (sorted terms need no more): a term
-  /// that shares less with its predecessor than that predecessor shared
-  /// with `term` sorts past it. `term`'s list offset, and the next term's
-  /// when the block holds one.
+  /// Reads a block's terms in order, none rebuilt ([`against`]): `term`'s
+  /// list offset, and the next term's when the block holds one.
   fn find_in(block: &[u8], term: &[u8]) -> Option<(u64, Option<u64>)> {
     let (first, mut at) = Self::first_term(block)?;
     let mut offset = varint::take(block, &mut at)?;
-    let mut matched = common_prefix(first, term);
-    let mut length = first.len();
     // One term: its prefix and rest lengths, its rest and its offset's delta.
     let next = |at: &mut usize| -> Option<(usize, &[u8], u64)> {
       let shared = varint::take(block, at)? as usize;
@@ -196,31 +191,25 @@ impl TermBlocks {
       *at += rest_len;
       Some((shared, rest, varint::take(block, at)?))
     };
+    let (mut shared, mut rest, mut matched) = (0, first, 0);
     loop {
-      if matched == length && length == term.len() {
-        let following = match at == block.len() {
-          true => None,
-          false => Some(offset.checked_add(next(&mut at)?.2)?),
-        };
-        return Some((offset, following));
+      match against(shared, rest, matched, term) {
+        Against::Past => return None,
+        Against::Equal => {
+          let following = match at == block.len() {
+            true => None,
+            false => Some(offset.checked_add(next(&mut at)?.2)?),
+          };
+          return Some((offset, following));
+        }
+        Against::Below(now) => matched = now,
       }
       if at == block.len() {
         return None;
       }
-      let (shared, rest, delta) = next(&mut at)?;
-      let rest_len = rest.len();
+      let delta;
+      (shared, rest, delta) = next(&mut at)?;
       offset = offset.checked_add(delta)?;
-      if shared < matched {
-        return None; // this term differs from `term` where its predecessor matched: past it
-      }
-      if shared == matched {
-        let more = common_prefix(rest, &term[matched..]);
-        if more < rest.len() && (matched + more == term.len() || rest[more] > term[matched + more]) {
-          return None; // past `term`
-        }
-        matched += more;
-      }
-      length = shared.saturating_add(rest_len);
     }
   }
 }

@@ -10,7 +10,7 @@
 //! the terms as its distance from the one before (varints), then the
 //! front-coded terms (a restart shares nothing with the term before it).
 
-use super::vocabulary::{front_decode, order_key, shared_prefix, Vocabulary};
+use super::vocabulary::{against, front_decode, order_key, shared_prefix, Against, Vocabulary};
 use crate::index::varint;
 use serde::{Serialize, Serializer};
 use std::cmp::Ordering;
@@ -147,7 +147,7 @@ impl Read {
   }
 
   /// The last restart whose term is not above `term`, then its block's terms
-  /// rebuilt one after another until one is not less than `term`.
+  /// in order until one is not less than `term`, none rebuilt ([`against`]).
   fn find(&self, term: &[u8]) -> Result<usize, usize> {
     let key = order_key(term);
     let (mut low, mut high) = (0, self.restarts.len());
@@ -167,26 +167,14 @@ impl Read {
     let terms = self.terms();
     let end = self.restarts.get(block + 1).map_or(terms.len(), |&next| next as usize);
     let (mut at, mut index) = (self.restarts[block] as usize, block * RESTART);
-    // The terms before are below `term`, and the last one shares `matched`
-    // bytes with it: a term sharing more with that one is below `term`
-    // too. No term is rebuilt (as the cold dictionary's blocks are read);
-    // a restart shares nothing.
+    // No term is rebuilt: see `against`. A restart shares nothing.
     let mut matched = 0;
     while at < end && index < self.count {
       let stop = memchr::memchr(b'\n', &terms[at + 1..end]).map_or(end, |stop| at + 1 + stop);
-      let (shared, rest) = (usize::from(terms[at]), &terms[at + 1..stop]);
-      if shared <= matched {
-        // Equal to `term` for `shared` bytes; the rest decides. (A shared
-        // length is capped at 255 bytes, so one below `matched` may still
-        // be equal past it.)
-        let more = rest.iter().zip(&term[shared..]).take_while(|(a, b)| a == b).count();
-        let (whole, ends) = (more == rest.len(), shared + more == term.len());
-        match (whole, ends) {
-          (true, true) => return Ok(index),
-          (false, true) => return Err(index),
-          (false, false) if rest[more] > term[shared + more] => return Err(index),
-          _ => matched = shared + more,
-        }
+      match against(usize::from(terms[at]), &terms[at + 1..stop], matched, term) {
+        Against::Equal => return Ok(index),
+        Against::Past => return Err(index),
+        Against::Below(now) => matched = now,
       }
       (at, index) = (stop + 1, index + 1);
     }

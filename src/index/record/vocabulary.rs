@@ -153,6 +153,33 @@ pub(super) fn shared_prefix(previous: &[u8], term: &[u8]) -> usize {
   previous.iter().zip(term).take(MAX_SHARED).take_while(|(a, b)| a == b).count()
 }
 
+/// Where one front-coded term (`shared` bytes from the term before it, then
+/// `rest`) stands against `term`, when every term before it is below `term`
+/// and the last one shares `matched` bytes with it.
+pub(crate) enum Against {
+  Equal,
+  Past,
+  /// Below `term`, sharing this many bytes with it.
+  Below(usize),
+}
+
+/// Searching front-coded terms in order without rebuilding any: a term
+/// sharing more with the one before than that one matched of `term` is
+/// below `term` too; otherwise its rest decides from `shared` on (not
+/// `matched`: a shared length may be capped, see [`MAX_SHARED`]).
+pub(crate) fn against(shared: usize, rest: &[u8], matched: usize, term: &[u8]) -> Against {
+  if shared > matched {
+    return Against::Below(matched);
+  }
+  let more = rest.iter().zip(&term[shared..]).take_while(|(a, b)| a == b).count();
+  match (more == rest.len(), shared + more == term.len()) {
+    (true, true) => Against::Equal,
+    (false, true) => Against::Past,
+    (false, false) if rest[more] > term[shared + more] => Against::Past,
+    _ => Against::Below(shared + more),
+  }
+}
+
 /// `text`'s terms front-coded: each term as the length of the prefix it
 /// shares with the term before it (one byte), the rest of its bytes, and a
 /// newline (terms never hold one). Sorted terms share most of their bytes
