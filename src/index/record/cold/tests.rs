@@ -89,6 +89,30 @@ fn term_sums_tell_terms_apart_past_their_first_8_bytes_and_sort_by_bytes() {
   assert_eq!(sorted, [("a", 6), ("pars", 4), ("parse", 3 + 7), ("parsesessionhead", 2), ("parsesessionheader", 1 + 5)]);
 }
 
+proptest::proptest! {
+  #![proptest_config(proptest::prelude::ProptestConfig::with_cases(300))]
+  /// Against a sorted map: terms around the 8-byte key (shared prefixes,
+  /// lengths 7 to 10, one a prefix of another) and a cap that refuses some.
+  #[test]
+  fn term_sums_are_a_sorted_map_of_sums(
+    terms in proptest::collection::vec(("[ab]{0,3}", "[ab\\x01]{0,7}", 1u64..5), 1..400),
+    refused in "[ab]{0,2}",
+  ) {
+    let mut sums = term_sums::TermSums::default();
+    let mut model = std::collections::BTreeMap::<String, u64>::new();
+    for (head, tail, units) in &terms {
+      let term = format!("abcdefg{head}{tail}");
+      let admit = |term: &str| !term.ends_with(&format!("g{refused}"));
+      if model.contains_key(&term) || admit(&term) {
+        *model.entry(term.clone()).or_default() += units;
+      }
+      sums.add(&term, *units, admit);
+    }
+    let sorted: Vec<(String, u64)> = sums.sorted().map(|(t, s)| (t.to_string(), s)).collect();
+    proptest::prop_assert_eq!(sorted, model.into_iter().collect::<Vec<_>>());
+  }
+}
+
 #[test]
 fn lazy_content_is_read_once_shared_by_clones_and_unreadable_without_a_loader() {
   use std::sync::atomic::{AtomicUsize, Ordering};
