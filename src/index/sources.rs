@@ -125,18 +125,19 @@ pub fn list_sources(dirs: &DirCache, roots: &watch::Roots, mut arming: Option<&m
   let arming = arming.as_deref();
   let file_watches = arming.filter(|arming| arming.watches_files(files.len()));
   let mut sources: Vec<Source> = files
-    .into_par_iter()
-    .with_min_len(64)
-    .filter_map(|path| {
-      // The file's own watch comes first: a link made after the stat is then queued.
+    .par_chunks(64)
+    .flat_map_iter(|chunk| {
+      // The files' own watches come first: a link made after a stat is then queued.
       if let Some(arming) = file_watches {
-        arming.watch_file(path);
+        arming.watch_files(chunk);
       }
-      let (metadata, watchable) = stat_listed(path)?;
-      let mut source = Source { path, stamp: StatStamp::of(&metadata), quiet_since: watch::NEVER_QUIET };
-      // Vouched for once arming finishes (see `Index::sources`).
-      source.quiet_since = if watchable && arming.is_some() { i128::MIN } else { watch::NEVER_QUIET };
-      Some(source)
+      chunk.iter().filter_map(|&path| {
+        let (metadata, watchable) = stat_listed(path)?;
+        let mut source = Source { path, stamp: StatStamp::of(&metadata), quiet_since: watch::NEVER_QUIET };
+        // Vouched for once arming finishes (see `Index::sources`).
+        source.quiet_since = if watchable && arming.is_some() { i128::MIN } else { watch::NEVER_QUIET };
+        Some(source)
+      })
     })
     .collect();
   newest_first(&mut sources);

@@ -167,7 +167,7 @@ impl Watcher {
   }
 
   /// Watches the inode of `file`, a session file that appeared in a
-  /// watched dir since the listing (as [`Arming::watch_file`] does for each
+  /// watched dir since the listing (as [`Arming::watch_files`] does for each
   /// listed one; call before its stat). One that cannot be watched is
   /// vouched for by its dir's watch alone, as above the file watch budget.
   pub fn watch_new_file(&self, file: &Path) {
@@ -258,23 +258,29 @@ impl Arming<'_> {
     files <= file_watch_budget()
   }
 
-  /// Watches `file`'s own inode (call before its stat, so a link made after
-  /// that stat is reported): false when it cannot be watched (the per-user
-  /// watch limit, say), and its dir's watch then vouches for it alone.
-  pub fn watch_file(&self, file: &Path) -> bool {
+  /// Watches each of `files`' own inodes (call before their stats, so a
+  /// link made after a stat is reported), under one lock of the shared
+  /// queue: a lock per file had the two listing threads wait on each other
+  /// (a fresh process's listing of 5,000 files took 36 ms with file watches,
+  /// 18 without). How many got one; a file that cannot be watched (the
+  /// per-user watch limit, say) is vouched for by its dir's watch alone.
+  pub fn watch_files(&self, files: &[&Path]) -> usize {
     #[cfg(target_os = "linux")]
     {
       let watcher = self.watcher;
-      let Some(wd) = watcher.hub.as_ref().and_then(|hub| hub.lock().watch_file(watcher.id, file)) else {
-        return false;
+      let Some(hub) = watcher.hub.as_ref() else { return 0 };
+      let watched: Vec<inotify::WatchDescriptor> = {
+        let mut hub = hub.lock();
+        files.iter().filter_map(|file| hub.watch_file(watcher.id, file)).collect()
       };
-      self.files.lock().insert(wd);
-      true
+      let count = watched.len();
+      self.files.lock().extend(watched);
+      count
     }
     #[cfg(not(target_os = "linux"))]
     {
-      let _ = file;
-      false
+      let _ = files;
+      0
     }
   }
 
