@@ -10,7 +10,7 @@
 //! configuration; one cwd per project). A reference count instead would
 //! have every decoding thread increment the same shared counter per head.
 
-use parking_lot::Mutex;
+use parking_lot::{Mutex, RwLock};
 use rustc_hash::FxHashSet;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use std::path::Path;
@@ -20,20 +20,35 @@ use std::path::Path;
 /// reference (~100 bytes each: what one listing held before); a process
 /// global, since listings of every index of the process share it.
 pub fn path(path: &Path) -> &'static Path {
-  paths().lock().intern(path)
+  let hash = hash_of(path.as_os_str().as_encoded_bytes());
+  // Most paths asked for are known (the listing interned them; heads name
+  // them again): found under a read lock, so threads decoding heads look
+  // them up side by side instead of taking turns.
+  if let Some(known) = paths().read().get(path, hash) {
+    return known;
+  }
+  paths().write().intern(path, hash)
 }
 
 /// `dir`'s files `names`, each interned as [`path`] does, under one hold of
 /// the table (a listing interns 100,000 at scale: a lock per path had the
-/// listing's threads take turns on it).
+/// listing's threads take turns on it), each hashed before it is taken.
 pub fn paths_in<'a>(dir: &Path, names: impl ExactSizeIterator<Item = &'a str>) -> Vec<&'static Path> {
   let mut buffer = dir.to_path_buf();
-  let mut table = paths().lock();
-  table.reserve(names.len());
-  names
-    .map(|name| {
+  let mut hash_of_file = |name: &str| {
+    buffer.push(name);
+    let hash = hash_of(buffer.as_os_str().as_encoded_bytes());
+    buffer.pop();
+    hash
+  };
+  let hashed: Vec<(u64, &str)> = names.map(|name| (hash_of_file(name), name)).collect();
+  let mut table = paths().write();
+  table.reserve(hashed.len());
+  hashed
+    .into_iter()
+    .map(|(hash, name)| {
       buffer.push(name);
-      let file = table.intern(&buffer);
+      let file = table.intern(&buffer, hash);
       buffer.pop();
       file
     })
@@ -42,8 +57,7 @@ pub fn paths_in<'a>(dir: &Path, names: impl ExactSizeIterator<Item = &'a str>) -
 
 /// `path` interned, if it ever was.
 pub fn known_path(path: &Path) -> Option<&'static Path> {
-  let bytes = path.as_os_str().as_encoded_bytes();
-  paths().lock().find(bytes, hash_of(bytes)).map(|(_, known)| Path::new(*known))
+  paths().read().get(path, hash_of(path.as_os_str().as_encoded_bytes()))
 }
 
 /// The path table: each path with its hash, so the table grows without
@@ -59,15 +73,16 @@ fn hash_of(bytes: &[u8]) -> u64 {
 }
 
 impl Paths {
-  fn find(&self, bytes: &[u8], hash: u64) -> Option<&(u64, &'static std::ffi::OsStr)> {
-    self.0.find(hash, |(known_hash, known)| *known_hash == hash && known.as_encoded_bytes() == bytes)
+  /// `path` (whose hash is `hash`), if interned.
+  fn get(&self, path: &Path, hash: u64) -> Option<&'static Path> {
+    let bytes = path.as_os_str().as_encoded_bytes();
+    let found = self.0.find(hash, |(known_hash, known)| *known_hash == hash && known.as_encoded_bytes() == bytes);
+    found.map(|(_, known)| Path::new(*known))
   }
 
-  fn intern(&mut self, path: &Path) -> &'static Path {
-    let bytes = path.as_os_str().as_encoded_bytes();
-    let hash = hash_of(bytes);
-    if let Some((_, known)) = self.find(bytes, hash) {
-      return Path::new(*known);
+  fn intern(&mut self, path: &Path, hash: u64) -> &'static Path {
+    if let Some(known) = self.get(path, hash) {
+      return known;
     }
     let leaked: &'static Path = Box::leak(path.to_path_buf().into_boxed_path());
     self.0.insert_unique(hash, (hash, leaked.as_os_str()), |(hash, _)| *hash);
@@ -79,8 +94,8 @@ impl Paths {
   }
 }
 
-fn paths() -> &'static Mutex<Paths> {
-  static TABLE: std::sync::OnceLock<Mutex<Paths>> = std::sync::OnceLock::new();
+fn paths() -> &'static RwLock<Paths> {
+  static TABLE: std::sync::OnceLock<RwLock<Paths>> = std::sync::OnceLock::new();
   TABLE.get_or_init(Default::default)
 }
 
