@@ -82,7 +82,14 @@ fn vocabulary_of(content: Cow<'_, ColdContent>) -> MergeTerms<'_> {
 /// A vocabulary's terms with their frequency classes (1 where a digest has
 /// none, as `ColdContent::frequency` says).
 fn with_frequencies<'a>(vocabulary: &'a Vocabulary, frequencies: &'a [u8]) -> impl Iterator<Item = (&'a str, u8)> + 'a {
-  vocabulary.iter().zip(frequencies.iter().copied().chain(std::iter::repeat(1)))
+  joined_with_frequencies(vocabulary.text(), frequencies)
+}
+
+/// As [`with_frequencies`], for terms joined by newlines (part of a
+/// vocabulary's text, `frequencies` from its first term on).
+fn joined_with_frequencies<'a>(joined: &'a str, frequencies: &'a [u8]) -> impl Iterator<Item = (&'a str, u8)> + 'a {
+  let terms = joined.split('\n').filter(move |_| !joined.is_empty());
+  terms.zip(frequencies.iter().copied().chain(std::iter::repeat(1)))
 }
 
 /// A merge cursor's current term, ordered by term then member. It carries
@@ -203,10 +210,23 @@ pub(super) fn merge_split<'a>(
 ) -> (TermBlocks, Vec<u8>) {
   let terms = |&(vocabulary, frequencies): &(&'a Vocabulary, &'a [u8])| with_frequencies(vocabulary, frequencies);
   let (low, high) = match pivot {
-    Some(pivot) => rayon::join(
-      || merge(vocabularies.iter().map(|v| terms(v).take_while(move |(t, _)| *t < pivot)).collect()),
-      || merge(vocabularies.iter().map(|v| terms(v).skip_while(move |(t, _)| *t < pivot)).collect()),
-    ),
+    Some(pivot) => {
+      let halves: Vec<_> = vocabularies
+        .iter()
+        .map(|&(vocabulary, frequencies)| {
+          let (low, high, below) = vocabulary.split_at_term(pivot);
+          ((low, frequencies), (high, frequencies.get(below..).unwrap_or_default()))
+        })
+        .collect();
+      let half = |at: fn(&_) -> (&'a str, &'a [u8])| {
+        let cursors = halves.iter().map(|halves| {
+          let (joined, frequencies) = at(halves);
+          joined_with_frequencies(joined, frequencies)
+        });
+        merge(cursors.collect())
+      };
+      rayon::join(|| half(|(low, _)| *low), || half(|(_, high)| *high))
+    }
     None => (merge(vocabularies.iter().map(terms).collect()), Default::default()),
   };
   let (mut writer, shift) = (Writer::default(), low.1.len() as u64);
