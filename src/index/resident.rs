@@ -2,9 +2,11 @@
 //! without allocating: a warm call must stay far below a millisecond of
 //! overhead per thousand sessions.
 
+use super::interned::known_path;
 use super::record::CacheRecord;
+use super::Address;
 use crate::session::lineage::Branches;
-use parking_lot::Mutex;
+use parking_lot::RwLock;
 use std::path::Path;
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::Arc;
@@ -36,34 +38,49 @@ pub(super) fn mode(branches: Branches) -> usize {
   }
 }
 
-/// Resident slots by source path and branch mode (looked up by `&Path`, no
-/// key allocation).
+/// Resident slots by source path and branch mode. Keyed by the address of
+/// the interned path ([`Address`]): a lookup hashes and compares two words,
+/// not the path's ~120 bytes, under a read lock, so the threads loading a
+/// fresh process's 100,000 records look up side by side (hashing each path
+/// under one lock was 4 % of its first call). A path that is not the
+/// interned copy is found through it.
 #[derive(Default)]
 pub struct Residents {
-  map: Mutex<super::PathMap<[Option<Arc<Slot>>; 2]>>,
+  map: RwLock<rustc_hash::FxHashMap<Address, Resident>>,
 }
+
+/// A source's interned path and its slot per branch mode.
+type Resident = (&'static Path, [Option<Arc<Slot>>; 2]);
 
 impl Residents {
   pub fn get(&self, path: &Path, branches: Branches) -> Option<Arc<Slot>> {
-    self.map.lock().get(path.as_os_str()).and_then(|modes| modes[mode(branches)].clone())
+    let map = self.map.read();
+    let found = match map.get(&Address::of(path)) {
+      Some(found) => Some(found),
+      None => {
+        known_path(path).filter(|known| !std::ptr::eq(*known, path)).and_then(|known| map.get(&Address::of(known)))
+      }
+    };
+    found.and_then(|(_, modes)| modes[mode(branches)].clone())
   }
 
   /// `path`: a listed source's, already interned.
   pub fn put(&self, path: &'static Path, branches: Branches, slot: Arc<Slot>) {
-    self.map.lock().entry(path.as_os_str()).or_default()[mode(branches)] = Some(slot);
+    self.map.write().entry(Address::of(path)).or_insert((path, Default::default())).1[mode(branches)] = Some(slot);
   }
 
-  /// Puts each slot whose path has none in `branches` mode; the slots put.
+  /// Puts each slot whose path (interned) has none in `branches` mode; the
+  /// slots put.
   pub fn put_absent(
     &self,
     branches: Branches,
     slots: impl ExactSizeIterator<Item = (&'static Path, Arc<Slot>)>,
   ) -> Vec<Arc<Slot>> {
-    let mut map = self.map.lock();
+    let mut map = self.map.write();
     map.reserve(slots.len());
     let mut put = Vec::with_capacity(slots.len());
     for (path, slot) in slots {
-      let modes = map.entry(path.as_os_str()).or_default();
+      let (_, modes) = map.entry(Address::of(path)).or_insert((path, Default::default()));
       if modes[mode(branches)].is_none() {
         modes[mode(branches)] = Some(slot.clone());
         put.push(slot);
@@ -73,12 +90,12 @@ impl Residents {
   }
 
   pub fn retain(&self, mut keep: impl FnMut(&Path) -> bool) {
-    self.map.lock().retain(|&path, _| keep(Path::new(path)));
+    self.map.write().retain(|_, (path, _)| keep(path));
   }
 
   /// Keeps the slots whose record `keep` accepts.
   pub fn retain_records(&self, mut keep: impl FnMut(&CacheRecord) -> bool) {
-    self.map.lock().retain(|_, modes| {
+    self.map.write().retain(|_, (_, modes)| {
       for slot in modes.iter_mut() {
         if slot.as_ref().is_some_and(|slot| !keep(&slot.record)) {
           *slot = None;
@@ -91,18 +108,20 @@ impl Residents {
   /// Tests: the key `path`'s slots are stored under.
   #[cfg(test)]
   pub fn key(&self, path: &Path) -> Option<&'static std::ffi::OsStr> {
-    self.map.lock().get_key_value(path.as_os_str()).map(|(&key, _)| key)
+    let map = self.map.read();
+    let known = known_path(path)?;
+    map.get(&Address::of(known)).map(|(path, _)| path.as_os_str())
   }
 
   /// Tests: how many sources have a resident record.
   #[cfg(test)]
   pub fn len(&self) -> usize {
-    self.map.lock().len()
+    self.map.read().len()
   }
 
   /// Tests: what a fresh process holds.
   #[cfg(test)]
   pub fn clear(&self) {
-    self.map.lock().clear();
+    self.map.write().clear();
   }
 }
