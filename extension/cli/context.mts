@@ -2,7 +2,7 @@
  * What every command runs against: the agent dir (and where it came from),
  * the project, the settings Pi would use, and the session files on disk.
  */
-import { readdirSync, statSync } from 'node:fs'
+import { opendirSync, readdirSync, statSync, type Dir } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { option, type Parsed } from './args.mjs'
 import { CliError, EXIT } from './output.mjs'
@@ -83,8 +83,9 @@ export function sessionFiles(ctx: Context): ProjectFiles[] {
 
 /** Stops a command that reads history when there is none to read. */
 export function requireSessions(ctx: Context): void {
-  // The first session file found is enough: sizing every one (a stat each) took ~10 ms of a recall at 1,000 sessions.
-  if (sessionDirs(ctx).some((dir) => safeReaddir(dir).some((file) => file.endsWith('.jsonl')))) return
+  // The first session file found is enough: sizing every one (a stat each) took ~10 ms of a recall at 1,000
+  // sessions, and reading a whole dir ~3 ms of one at 5,000.
+  if (sessionDirs(ctx).some(holdsSessionFile)) return
   const where = sessionsDir(ctx)
   throw new CliError(
     `no Pi sessions under ${where}; set --agent-dir or PI_CODING_AGENT_DIR`,
@@ -125,6 +126,26 @@ export function openStore(ctx: Context): MemoryStore {
 export function headerCwd(file: string): string | undefined {
   // Rust's reader, as recall reads headers: never blocks on a FIFO, skips blank lines, needs a session header.
   return sessionHeader(file)?.cwd || undefined
+}
+
+/** Whether `dir` holds a `*.jsonl` file, reading its entries only until one is found. */
+function holdsSessionFile(dir: string): boolean {
+  let entries: Dir
+  try {
+    entries = opendirSync(dir)
+  } catch {
+    return false
+  }
+  try {
+    for (let entry = entries.readSync(); entry !== null; entry = entries.readSync()) {
+      if (entry.name.endsWith('.jsonl')) return true
+    }
+    return false
+  } catch {
+    return false
+  } finally {
+    entries.closeSync()
+  }
 }
 
 export function safeReaddir(dir: string): string[] {
