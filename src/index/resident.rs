@@ -49,6 +49,11 @@ pub struct Residents {
   map: RwLock<rustc_hash::FxHashMap<Address, Resident>>,
 }
 
+/// Is `path` the interned copy (the key's address is that copy's)?
+fn is_interned(path: &Path) -> bool {
+  known_path(path).is_some_and(|known| std::ptr::eq(known, path))
+}
+
 /// A source's interned path and its slot per branch mode.
 type Resident = (&'static Path, [Option<Arc<Slot>>; 2]);
 
@@ -66,6 +71,7 @@ impl Residents {
 
   /// `path`: a listed source's, already interned.
   pub fn put(&self, path: &'static Path, branches: Branches, slot: Arc<Slot>) {
+    debug_assert!(is_interned(path), "a resident slot keyed by a path that is not the interned copy");
     self.map.write().entry(Address::of(path)).or_insert((path, Default::default())).1[mode(branches)] = Some(slot);
   }
 
@@ -80,6 +86,7 @@ impl Residents {
     map.reserve(slots.len());
     let mut put = Vec::with_capacity(slots.len());
     for (path, slot) in slots {
+      debug_assert!(is_interned(path), "a resident slot keyed by a path that is not the interned copy");
       let (_, modes) = map.entry(Address::of(path)).or_insert((path, Default::default()));
       if modes[mode(branches)].is_none() {
         modes[mode(branches)] = Some(slot.clone());
