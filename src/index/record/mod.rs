@@ -198,7 +198,7 @@ impl CacheRecord {
   pub fn content_unreadable(&self) -> bool {
     match &self.body {
       Body::Hot(shard) => shard.damaged(),
-      Body::Cold(digest) => digest.content.is_resident() && digest.content().is_err(),
+      Body::Cold(digest) => digest.content.found_unreadable(),
     }
   }
 
