@@ -17,27 +17,26 @@ impl IndexDir {
   /// sources, temp files left by crashed writers and cold-body
   /// dictionaries of another cache version (no record this version reads
   /// names them), at most `budget` of
-  /// them (past it, `cache_cleanup_budget`). `names` is the dir's listing,
-  /// `owners` the record base names of every existing session. Names decide
+  /// them (past it, `cache_cleanup_budget`). `names` are the dir's names
+  /// that may be garbage (all of them, or those a caller could not vouch
+  /// for), `owners` the record base names' hash prefixes of every existing
+  /// session. Names decide
   /// what is an orphan; [`IndexDir::remove_ours`] decides what may be removed
   /// (regular file, index name, record magic), so a foreign file is never
   /// touched.
   pub(crate) fn collect_garbage(
     &self,
-    names: &[String],
-    owners: impl Iterator<Item = u64>,
+    names: &[&String],
+    owners: &FxHashSet<u64>,
     budget: u64,
     reasons: &mut BTreeSet<Reason>,
   ) {
-    // Hash prefixes as numbers: at 100,000 sessions a set of strings (and a
-    // path per name) made this a tenth of a fresh process's first call.
-    let owners: FxHashSet<u64> = owners.collect();
-    // Parsed in parallel (100,000 names at scale); what takes a file system
-    // call to decide is asked in order, so the budget bounds it as well.
+    // Parsed in parallel (up to 100,000 names at scale); what takes a file
+    // system call to decide is asked in order, so the budget bounds it as well.
     let unowned: Vec<(&String, Name<'_>)> = names
       .par_iter()
       .with_min_len(1024)
-      .filter_map(|name| {
+      .filter_map(|&name| {
         let parsed = Name::parse(name)?;
         let stale =
           matches!(parsed.file, IndexFile::BodyDictionary { version, .. } if version != record::CACHE_VERSION);
