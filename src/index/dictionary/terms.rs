@@ -12,7 +12,7 @@ use super::bytes::ShardBytes;
 use super::checked::{self, Checked, Shared};
 use super::posting;
 use crate::index::record::cold::{ColdContent, ColdDigest};
-use crate::index::record::vocabulary::{order_key, Vocabulary};
+use crate::index::record::vocabulary::{order_key, terms_in, Vocabulary};
 use crate::index::varint;
 use rayon::prelude::*;
 use rustc_hash::FxHashMap;
@@ -88,8 +88,7 @@ fn with_frequencies<'a>(vocabulary: &'a Vocabulary, frequencies: &'a [u8]) -> im
 /// As [`with_frequencies`], for terms joined by newlines (part of a
 /// vocabulary's text, `frequencies` from its first term on).
 fn joined_with_frequencies<'a>(joined: &'a str, frequencies: &'a [u8]) -> impl Iterator<Item = (&'a str, u8)> + 'a {
-  let terms = joined.split('\n').filter(move |_| !joined.is_empty());
-  terms.zip(frequencies.iter().copied().chain(std::iter::repeat(1)))
+  terms_in(joined).zip(frequencies.iter().copied().chain(std::iter::repeat(1)))
 }
 
 /// A merge cursor's current term, ordered by term then member. It carries
@@ -211,21 +210,15 @@ pub(super) fn merge_split<'a>(
   let terms = |&(vocabulary, frequencies): &(&'a Vocabulary, &'a [u8])| with_frequencies(vocabulary, frequencies);
   let (low, high) = match pivot {
     Some(pivot) => {
-      let halves: Vec<_> = vocabularies
+      let (lows, highs): (Vec<_>, Vec<_>) = vocabularies
         .iter()
         .map(|&(vocabulary, frequencies)| {
           let (low, high, below) = vocabulary.split_at_term(pivot);
-          ((low, frequencies), (high, frequencies.get(below..).unwrap_or_default()))
+          let high_frequencies = frequencies.get(below..).unwrap_or_default();
+          (joined_with_frequencies(low, frequencies), joined_with_frequencies(high, high_frequencies))
         })
-        .collect();
-      let half = |at: fn(&_) -> (&'a str, &'a [u8])| {
-        let cursors = halves.iter().map(|halves| {
-          let (joined, frequencies) = at(halves);
-          joined_with_frequencies(joined, frequencies)
-        });
-        merge(cursors.collect())
-      };
-      rayon::join(|| half(|(low, _)| *low), || half(|(_, high)| *high))
+        .unzip();
+      rayon::join(|| merge(lows), || merge(highs))
     }
     None => (merge(vocabularies.iter().map(terms).collect()), Default::default()),
   };

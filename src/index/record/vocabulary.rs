@@ -67,7 +67,7 @@ impl Vocabulary {
   }
 
   pub fn iter(&self) -> impl Iterator<Item = &str> + Clone {
-    self.text.split('\n').filter(|_| !self.text.is_empty())
+    terms_in(&self.text)
   }
 
   pub fn binary_search(&self, term: &str) -> Result<usize, usize> {
@@ -95,7 +95,7 @@ impl Vocabulary {
     let line_end = |start: usize| memchr::memchr(b'\n', &bytes[start..]).map_or(bytes.len(), |at| start + at);
     // Every term starting before `low` is below the pivot; the term at `high`
     // (a term start, or the end) is not.
-    let (mut low, mut high) = (0, if bytes.is_empty() { 0 } else { bytes.len() });
+    let (mut low, mut high) = (0, bytes.len());
     while low < high {
       let middle = low + (high - low) / 2;
       let start = match middle {
@@ -137,6 +137,12 @@ impl Vocabulary {
   pub fn to_vec(&self) -> Vec<String> {
     self.iter().map(str::to_string).collect()
   }
+}
+
+/// The terms of newline-joined `text` (a vocabulary's, or a run of it such
+/// as [`Vocabulary::split_at_term`] gives): none when it is empty.
+pub fn terms_in(text: &str) -> impl Iterator<Item = &str> + Clone {
+  text.split('\n').filter(move |_| !text.is_empty())
 }
 
 /// A term's first 8 bytes, big-endian, zero-padded: a lesser key is a
