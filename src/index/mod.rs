@@ -33,6 +33,7 @@ mod forgotten;
 mod freshness;
 pub(crate) mod heads;
 pub(crate) mod interned;
+mod listed_stat;
 pub(crate) mod ownership;
 pub mod progress;
 pub mod record;

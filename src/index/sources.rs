@@ -35,7 +35,11 @@ pub struct Source {
 
 impl Source {
   pub(super) fn of(path: &Path, metadata: &fs::Metadata) -> Source {
-    Source { stamp: StatStamp::of(metadata), path: interned(path), quiet_since: watch::NEVER_QUIET }
+    Source::stamped(path, StatStamp::of(metadata))
+  }
+
+  fn stamped(path: &Path, stamp: StatStamp) -> Source {
+    Source { stamp, path: interned(path), quiet_since: watch::NEVER_QUIET }
   }
 
   /// Do `a` and `b` name the same file? Listings share their paths, so
@@ -61,19 +65,7 @@ pub(super) fn same_file(a: &Path, b: &Path) -> bool {
   std::ptr::eq(a, b) || a.as_os_str() == b.as_os_str()
 }
 
-/// The stat of a listed file, and whether a watch on its dir sees every change
-/// to it: not through a symlink, and not through another hard link elsewhere.
-fn stat_listed(path: &Path) -> Option<(fs::Metadata, bool)> {
-  let own = fs::symlink_metadata(path).ok()?;
-  if own.file_type().is_symlink() {
-    return fs::metadata(path).ok().filter(|m| m.is_file()).map(|m| (m, false));
-  }
-  #[cfg(unix)]
-  let single = std::os::unix::fs::MetadataExt::nlink(&own) == 1;
-  #[cfg(not(unix))]
-  let single = false;
-  own.is_file().then_some((own, single))
-}
+use super::listed_stat::{self, DirHandles};
 
 fn newest_first(sources: &mut [Source]) {
   sources.sort_by(newer);
@@ -124,6 +116,7 @@ pub fn list_sources(dirs: &DirCache, roots: &watch::Roots, mut arming: Option<&m
   }
   let arming = arming.as_deref();
   let file_watches = arming.filter(|arming| arming.watches_files(files.len()));
+  let handles = DirHandles::open(session_dirs.iter().map(PathBuf::as_path));
   let mut sources: Vec<Source> = files
     .par_chunks(64)
     .flat_map_iter(|chunk| {
@@ -132,8 +125,8 @@ pub fn list_sources(dirs: &DirCache, roots: &watch::Roots, mut arming: Option<&m
         arming.watch_files(chunk);
       }
       chunk.iter().filter_map(|&path| {
-        let (metadata, watchable) = stat_listed(path)?;
-        let mut source = Source { path, stamp: StatStamp::of(&metadata), quiet_since: watch::NEVER_QUIET };
+        let (stamp, watchable) = handles.stat(path)?;
+        let mut source = Source { path, stamp, quiet_since: watch::NEVER_QUIET };
         // Vouched for once arming finishes (see `Index::sources`).
         source.quiet_since = if watchable && arming.is_some() { i128::MIN } else { watch::NEVER_QUIET };
         Some(source)
@@ -329,9 +322,9 @@ fn restat(listed: &Arc<Vec<Source>>, changed: &[PathBuf], at_ns: i128, watch_fil
     if is_changed(source.path) {
       watch_file(source.path);
     }
-    let (metadata, watchable) = stat_listed(source.path)?;
+    let (stamp, watchable) = listed_stat::by_path(source.path)?;
     let quiet_since = if !watchable || unwatched(source) { watch::NEVER_QUIET } else { at_ns };
-    *source = Source { quiet_since, ..Source::of(source.path, &metadata) };
+    *source = Source { quiet_since, ..Source::stamped(source.path, stamp) };
     restated.push(at);
   }
   let listed_paths: rustc_hash::FxHashSet<Address> = restated.iter().map(|&at| Address::of(sources[at].path)).collect();
@@ -341,9 +334,9 @@ fn restat(listed: &Arc<Vec<Source>>, changed: &[PathBuf], at_ns: i128, watch_fil
   {
     watch_file(path);
     // Gone again, or not a file: not listed, as a listing now would not.
-    let Some((metadata, watchable)) = stat_listed(path) else { continue };
+    let Some((stamp, watchable)) = listed_stat::by_path(path) else { continue };
     let quiet_since = if watchable { at_ns } else { watch::NEVER_QUIET };
-    let source = Source { quiet_since, ..Source::of(path, &metadata) };
+    let source = Source { quiet_since, ..Source::stamped(path, stamp) };
     added.push(source.path);
     sources.push(source);
   }

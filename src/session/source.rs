@@ -49,6 +49,19 @@ impl StatStamp {
     }
   }
 
+  /// The stamp of a raw `stat` (as [`StatStamp::of`] gives for the same file).
+  #[cfg(unix)]
+  pub fn of_stat(stat: &libc::stat) -> Self {
+    #[allow(clippy::unnecessary_cast)] // the fields' types differ between Unixes
+    StatStamp {
+      dev: stat.st_dev as u64,
+      ino: stat.st_ino as u64,
+      size: stat.st_size as u64,
+      mtime_ns: stat.st_mtime as i128 * 1_000_000_000 + stat.st_mtime_nsec as i128,
+      ctime_ns: stat.st_ctime as i128 * 1_000_000_000 + stat.st_ctime_nsec as i128,
+    }
+  }
+
   /// Can this stamp vouch for content verified at `verified_ns`? Filesystems
   /// update timestamps from a coarse clock, so a rewrite landing in the same
   /// tick as the earlier write keeps mtime and ctime (and, same size, the
