@@ -34,25 +34,53 @@ pub fn path(path: &Path) -> &'static Path {
 /// the table (a listing interns 100,000 at scale: a lock per path had the
 /// listing's threads take turns on it), each hashed before it is taken.
 pub fn paths_in<'a>(dir: &Path, names: impl ExactSizeIterator<Item = &'a str>) -> Vec<&'static Path> {
-  let mut buffer = dir.to_path_buf();
-  let mut hash_of_file = |name: &str| {
-    buffer.push(name);
-    let hash = hash_of(buffer.as_os_str().as_encoded_bytes());
-    buffer.pop();
-    hash
-  };
-  let hashed: Vec<(u64, &str)> = names.map(|name| (hash_of_file(name), name)).collect();
+  let mut buffer = Joined::new(dir);
+  let hashed: Vec<(u64, &str)> =
+    names.map(|name| (hash_of(buffer.with(name).as_os_str().as_encoded_bytes()), name)).collect();
   let mut table = paths().write();
   table.reserve(hashed.len());
-  hashed
-    .into_iter()
-    .map(|(hash, name)| {
-      buffer.push(name);
-      let file = table.intern(&buffer, hash);
-      buffer.pop();
-      file
-    })
-    .collect()
+  hashed.into_iter().map(|(hash, name)| table.intern(buffer.with(name), hash)).collect()
+}
+
+/// A dir's path with one file name after it at a time: `dir.join(name)`
+/// without a path per name. On Unix the name replaces the last one's bytes
+/// (`PathBuf::pop` parses the path's components to find them).
+struct Joined {
+  #[cfg(unix)]
+  bytes: Vec<u8>,
+  #[cfg(unix)]
+  dir_len: usize,
+  #[cfg(not(unix))]
+  path: std::path::PathBuf,
+}
+
+impl Joined {
+  fn new(dir: &Path) -> Joined {
+    #[cfg(unix)]
+    {
+      // `join("")` ends the dir with the separator `join(name)` puts before a name.
+      let bytes = dir.join("").into_os_string().into_encoded_bytes();
+      Joined { dir_len: bytes.len(), bytes }
+    }
+    #[cfg(not(unix))]
+    Joined { path: dir.join("_") }
+  }
+
+  /// `dir.join(name)` for a name read from the dir (no separator in it).
+  fn with(&mut self, name: &str) -> &Path {
+    #[cfg(unix)]
+    {
+      use std::os::unix::ffi::OsStrExt;
+      self.bytes.truncate(self.dir_len);
+      self.bytes.extend_from_slice(name.as_bytes());
+      Path::new(std::ffi::OsStr::from_bytes(&self.bytes))
+    }
+    #[cfg(not(unix))]
+    {
+      self.path.set_file_name(name);
+      &self.path
+    }
+  }
 }
 
 /// `path` interned, if it ever was.
@@ -291,5 +319,18 @@ mod tests {
     assert!(std::ptr::eq(file.as_path(), listed));
     assert_eq!(file, Interned::new("/interned-test/sessions/a.jsonl"), "equal text, whichever table");
     assert_eq!(known_path(Path::new("/interned-test/sessions/never.jsonl")), None);
+  }
+
+  #[test]
+  fn a_dirs_files_are_their_joined_paths() {
+    let names = ["a.jsonl", "b c.jsonl", "..x.jsonl"];
+    for dir in ["/interned-test/dir", "/interned-test/slash/", "relative-dir", "", "/"] {
+      let dir = Path::new(dir);
+      let files = paths_in(dir, names.iter().copied());
+      for (file, name) in files.iter().zip(names) {
+        assert_eq!(file.as_os_str(), dir.join(name).as_os_str(), "{dir:?} {name}");
+        assert!(std::ptr::eq(*file, path(&dir.join(name))), "interned as `path` interns it");
+      }
+    }
   }
 }
