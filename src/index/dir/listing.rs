@@ -50,8 +50,11 @@ impl DirCache {
       }
     }
     let listed_ns = now_ns();
+    // A UTF-8 name keeps the buffer it was read into (a lossy copy of every
+    // name was a second allocation per file, 100,000 at scale).
+    let name = |name: std::ffi::OsString| name.into_string().unwrap_or_else(|name| name.to_string_lossy().into_owned());
     let mut names: Vec<String> = fs::read_dir(dir)
-      .map(|read| read.filter_map(Result::ok).map(|e| e.file_name().to_string_lossy().into_owned()).collect())
+      .map(|read| read.filter_map(Result::ok).map(|e| name(e.file_name())).collect())
       .unwrap_or_default();
     names.sort_unstable();
     let names = Arc::new(names);
