@@ -108,7 +108,7 @@ mod shared {
   use super::record::{self, Tier};
   use super::{body_dictionary, dictionary, dir, heads, resident, sources, sync, trace, writer, Address, Context};
   use crate::session::lineage::Branches;
-  use parking_lot::Mutex;
+  use parking_lot::{Mutex, RwLock};
   use std::collections::HashMap;
   use std::path::{Path, PathBuf};
   use std::sync::{Arc, OnceLock};
@@ -127,8 +127,10 @@ mod shared {
     /// resident and when cleanup lists the owners, and hashes each path
     /// once for all three. The rest of the name is the path's file name, so
     /// only the number is kept (the whole names were 12 MB at 100,000
-    /// sessions). Keyed by [`Interned`](interned) path, by address.
-    base_names: Mutex<rustc_hash::FxHashMap<Address, u64>>,
+    /// sessions). Keyed by [`Interned`](interned) path, by address; read
+    /// under a shared lock (a fresh process's threads look up every record's
+    /// side by side).
+    base_names: RwLock<rustc_hash::FxHashMap<Address, u64>>,
     /// Hot records built by patched synchronizations, not written yet.
     writes: writer::Queue,
     /// The packed cold heads, as this process knows them.
@@ -153,7 +155,7 @@ mod shared {
             resident: Default::default(),
             listing: Default::default(),
             sync: Default::default(),
-            base_names: Mutex::default(),
+            base_names: RwLock::default(),
             writes: Default::default(),
             packs: Default::default(),
             dictionaries: Default::default(),
@@ -167,20 +169,20 @@ mod shared {
     /// The hash prefix of `path`'s [`record::base_name`], hashed once per
     /// process.
     pub(super) fn base_hash(&self, path: &Path) -> u64 {
-      if let Some(&hash) = self.base_names.lock().get(&Address::of(path)) {
+      if let Some(&hash) = self.base_names.read().get(&Address::of(path)) {
         return hash;
       }
       // Hashed outside the lock: parallel loads name their records at once.
       self.trace.note(|| trace::Event::Hashed(path.to_path_buf()));
       let hash = record::base_hash(path);
-      *self.base_names.lock().entry(Address::of(sources::interned(path))).or_insert(hash)
+      *self.base_names.write().entry(Address::of(sources::interned(path))).or_insert(hash)
     }
 
     /// Remembers the [`record::base_name`] of sources whose record names
     /// this index wrote itself (the packed heads), so they are not hashed.
     /// (`known`: each source's interned path and its base name's hash prefix.)
     pub(super) fn remember_base_names(&self, known: impl Iterator<Item = (&'static Path, u64)>) {
-      let mut bases = self.base_names.lock();
+      let mut bases = self.base_names.write();
       for (path, hash) in known {
         bases.entry(Address::of(path)).or_insert(hash);
       }
@@ -200,7 +202,7 @@ mod shared {
     /// Forgets the base names hashed so far (tests: a fresh process).
     #[cfg(test)]
     pub(super) fn forget_base_names(&self) {
-      self.base_names.lock().clear();
+      self.base_names.write().clear();
     }
 
     pub(super) fn listing(&self) -> &sources::Listing {
