@@ -40,6 +40,15 @@ pub(super) struct DirHandles {
   open: rustc_hash::FxHashMap<Box<[u8]>, fs::File>,
 }
 
+/// A handle on `dir`, only if it is a directory: `O_DIRECTORY` refuses
+/// anything else before opening it (a FIFO swapped in since the listing
+/// would block an open), `O_NONBLOCK` for good measure.
+#[cfg(unix)]
+fn open_dir(dir: &Path) -> Option<fs::File> {
+  use std::os::unix::fs::OpenOptionsExt;
+  fs::OpenOptions::new().read(true).custom_flags(libc::O_DIRECTORY | libc::O_NONBLOCK).open(dir).ok()
+}
+
 impl DirHandles {
   /// Handles on `dirs` (a dir that cannot be opened has none: its files are
   /// stat'ed by path).
@@ -51,7 +60,7 @@ impl DirHandles {
         .filter_map(|dir| {
           let key = dir.as_os_str().as_bytes();
           let key = key.strip_suffix(b"/").filter(|k| !k.is_empty()).unwrap_or(key);
-          Some((Box::from(key), fs::File::open(dir).ok()?))
+          Some((Box::from(key), open_dir(dir)?))
         })
         .collect();
       DirHandles { open }
@@ -155,6 +164,11 @@ mod tests {
     assert!(handles.stat_at(&file).unwrap().is_some(), "the opened dir's file");
     assert_eq!(by_path(&file), None);
     assert!(DirHandles::default().stat_at(&file).is_none(), "no handle: the path decides");
+    // Not a dir (a FIFO, say, which an open would wait on): no handle, at once.
+    let fifo = moved.join("fifo");
+    let made = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
+    assert_eq!(unsafe { libc::mkfifo(made.as_ptr(), 0o600) }, 0);
+    assert!(DirHandles::open(std::iter::once(fifo.as_path())).open.is_empty());
     fs::remove_dir_all(&moved).unwrap();
   }
 }
