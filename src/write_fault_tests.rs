@@ -63,8 +63,12 @@ fn an_eio_on_index_writes_is_reported_and_the_next_call_recovers() {
   assert_eq!(snapshot(&fx.agent.join("sessions")), sources, "sources untouched");
   // The fault cleared: the same engine writes its records and answers as a clean build.
   assert_eq!(recall_json(&engine, "needle"), clean);
-  let records: Vec<(PathBuf, Vec<u8>)> =
-    snapshot(&index_dir).into_iter().filter(|(p, _)| !p.ends_with(crate::index::dir::MARKER)).collect();
+  let records: Vec<(PathBuf, Vec<u8>)> = snapshot(&index_dir)
+    .into_iter()
+    .filter(|(p, _)| {
+      !p.ends_with(crate::index::dir::MARKER) && !p.ends_with(crate::index::dir::IndexFile::SESSION_DIRS)
+    })
+    .collect();
   assert_eq!(records.len(), 4, "{records:?}");
   assert!(records.iter().all(|(_, bytes)| CacheRecord::decode(bytes, &Alone, MAX_COLD_CACHE_BYTES).is_some()));
 }

@@ -36,6 +36,9 @@ pub fn drop_session(cx: &Context<'_>, path: &Path) -> usize {
       index.dictionaries().remove(index.dir(), Branches::Active, shard);
     }
     retire_dictionaries(cx, &index, path);
+    // The session dirs' listings name its file; the sync below writes them
+    // again without its dir.
+    index.listing().drop_persisted_dirs();
     removed
   };
   for shard in 0..dictionary::SHARDS {

@@ -153,7 +153,7 @@ mod shared {
           Arc::new(Index {
             dir: dir::IndexDir::new(dir.clone()),
             resident: Default::default(),
-            listing: Default::default(),
+            listing: sources::Listing::new(&dir),
             sync: Default::default(),
             base_names: RwLock::default(),
             writes: Default::default(),

@@ -146,7 +146,6 @@ type ProbedHeader = (FileId, StatStamp, Option<Header>);
 
 /// The session files as this process knows them: the dirs' listings, the
 /// watch that keeps the last listing current, and the header cache.
-#[derive(Default)]
 pub(crate) struct Listing {
   dirs: DirCache,
   watcher: watch::Watcher,
@@ -198,6 +197,51 @@ impl Listed {
 }
 
 impl Listing {
+  /// The listing of an index whose dir is `index_dir`: its session dirs'
+  /// listings persist there (see [`Listing::save_dirs`]).
+  pub(super) fn new(index_dir: &Path) -> Listing {
+    let file = index_dir.join(super::dir::IndexFile::SESSION_DIRS);
+    Listing {
+      dirs: DirCache::persisted(file),
+      watcher: Default::default(),
+      listed: Default::default(),
+      headers: Default::default(),
+      unforgotten: Default::default(),
+      placement: Default::default(),
+      #[cfg(test)]
+      full_listings: Default::default(),
+    }
+  }
+
+  /// Persists the session dirs' listings when this process read some dir
+  /// from disk: a fresh process then reads one file, not every dir. A dir
+  /// holding a forgotten session is left out (no index file names one), so
+  /// it is read from disk until the session is unforgotten. Call only after
+  /// the index dir's ownership check.
+  pub(super) fn save_dirs(&self, cx: &Context<'_>) {
+    let Ok(list) = forgotten::load(&cx.discovery.agent_dir) else { return };
+    let forgotten: rustc_hash::FxHashSet<&std::ffi::OsStr> =
+      list.sessions.iter().filter(|f| f.entry_id.is_none()).filter_map(|f| Path::new(&f.file).file_name()).collect();
+    self.dirs.save(|names| !names.iter().any(|name| forgotten.contains(std::ffi::OsStr::new(name))));
+  }
+
+  /// Removes the persisted listings (a session was forgotten: they may name it).
+  pub(super) fn drop_persisted_dirs(&self) {
+    self.dirs.drop_persisted();
+  }
+
+  /// Tests: how many session dirs were read from disk.
+  #[cfg(test)]
+  pub(super) fn dir_reads(&self) -> usize {
+    self.dirs.disk_reads()
+  }
+
+  /// Tests: the session dirs' listings as a fresh process knows them.
+  #[cfg(test)]
+  pub(super) fn forget_dirs(&self) {
+    self.dirs.forget();
+  }
+
   /// The session files now: from the watcher's changes when it vouches for
   /// the last listing (only changed and unwatchable files are stat'ed), else
   /// a full listing that re-arms it.

@@ -51,10 +51,13 @@ impl Sessions for Fixture {
     self.agent.join("fabric").join("memory-index")
   }
 
+  /// The index dir's files but the session dirs' listings, which every full
+  /// sync may write (tested in `dir::listing` and `session_dirs_*` below).
   fn index_files(&self) -> Vec<String> {
     let mut names: Vec<String> = fs::read_dir(self.index_dir())
       .map(|r| r.filter_map(Result::ok).map(|e| e.file_name().to_string_lossy().into_owned()).collect())
       .unwrap_or_default();
+    names.retain(|name| name != dir::IndexFile::SESSION_DIRS);
     names.sort();
     names
   }
@@ -455,6 +458,7 @@ fn an_owned_dir_is_marked_and_only_index_files_are_ever_removed() {
     "fedcba9876543210-link.jsonl.active.hot",
     &kept,
     "notes.txt",
+    dir::IndexFile::SESSION_DIRS,
   ];
   expected.sort();
   assert_eq!(names, expected, "the orphaned record and the crashed writer's temp file went; nothing else");
@@ -489,6 +493,7 @@ fn forget_process(dir: &Path) {
   Index::shared(dir.to_path_buf()).resident().clear();
   Index::shared(dir.to_path_buf()).forget_base_names();
   Index::shared(dir.to_path_buf()).listing().forget_headers();
+  Index::shared(dir.to_path_buf()).listing().forget_dirs();
   Index::shared(dir.to_path_buf()).sync_state().forget_last();
   Index::shared(dir.to_path_buf()).bodies().forget();
 }
@@ -1181,4 +1186,28 @@ fn base_names_are_told_by_the_whole_path() {
   let copy = file.to_path_buf();
   assert_eq!(index.base_hash(&copy), record::base_hash(file));
   assert_ne!(record::base_hash(parent), record::base_hash(file));
+}
+
+/// A fresh process takes the session dirs' names from the persisted listing
+/// while the dirs are unchanged (and the listing was made after their last
+/// change, beyond the racy window), and lists a dir that changed since.
+/// Unwatched, so every call lists (as the CLI does).
+#[test]
+fn a_fresh_process_reads_unchanged_session_dirs_from_the_persisted_listing() {
+  let fx = fixture();
+  fx.write("a", &["alpha words"], 100);
+  global(&fx.engine(json!({"watchSessions": false})));
+  let file = fx.index_dir().join(dir::IndexFile::SESSION_DIRS);
+  dir::listing::tests::listed_later(&file, 2 * crate::session::source::RACY_WINDOW_NS);
+  let listing = || Index::shared(fx.index_dir());
+  forget_process(&fx.index_dir());
+  let result = global(&fx.engine(json!({"watchSessions": false})));
+  assert_eq!(result.sessions.len(), 1);
+  assert_eq!(listing().listing().dir_reads(), 0, "the sessions dir and its project dir, from the file");
+  // A new session changes its dir: listed from disk, and found.
+  fx.write("b", &["beta words"], 10);
+  forget_process(&fx.index_dir());
+  let result = global(&fx.engine(json!({"watchSessions": false})));
+  assert_eq!(result.sessions.len(), 2);
+  assert_eq!(listing().listing().dir_reads(), 1, "the project dir");
 }

@@ -16,6 +16,13 @@
 //! instead: each name the watch reports is looked up again, so our own
 //! atomic writes (a temp file renamed over the record) leave the listing,
 //! and its `Arc`, as they were.
+//!
+//! The session dirs' listings outlive the process ([`DirCache::persisted`]):
+//! a fresh process trusts a listing another one wrote under the same rule
+//! (the dir's stamp unchanged and proving the dir unchanged since that
+//! listing), so it reads one file instead of every session dir (100,000
+//! names at scale, ~64 ms of one core here). Session dirs change only when
+//! a session file is created, renamed or removed.
 
 use crate::index::watch;
 use crate::session::source::{now_ns, StatStamp};
@@ -23,6 +30,7 @@ use parking_lot::Mutex;
 use std::collections::HashMap;
 use std::fs;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 struct Listing {
@@ -31,9 +39,29 @@ struct Listing {
   names: Arc<Vec<String>>,
 }
 
+impl Listing {
+  /// Does this listing still say what `dir`, now stamped `stamp`, holds?
+  fn holds_for(&self, stamp: &StatStamp) -> bool {
+    self.stamp == *stamp && stamp.proves_unchanged_since(self.listed_ns)
+  }
+}
+
 #[derive(Default)]
 pub struct DirCache {
   listings: Mutex<HashMap<PathBuf, Listing>>,
+  persisted: Option<Persisted>,
+}
+
+/// The listings file of a [`DirCache::persisted`] cache.
+struct Persisted {
+  file: PathBuf,
+  /// Read on the first listing not held in memory.
+  loaded: Mutex<Option<Arc<HashMap<PathBuf, Listing>>>>,
+  /// Some dir was read from disk since (the file is behind).
+  behind: AtomicBool,
+  /// Tests: how many dirs were read from disk.
+  #[cfg(test)]
+  reads: std::sync::atomic::AtomicUsize,
 }
 
 impl DirCache {
@@ -44,10 +72,18 @@ impl DirCache {
       return Arc::default();
     };
     let stamp = StatStamp::of(&metadata);
-    if let Some(listing) = self.listings.lock().get(dir) {
-      if listing.stamp == stamp && stamp.proves_unchanged_since(listing.listed_ns) {
-        return listing.names.clone();
-      }
+    if let Some(listing) = self.listings.lock().get(dir).filter(|listing| listing.holds_for(&stamp)) {
+      return listing.names.clone();
+    }
+    if let Some(listing) = self.persisted_listing(dir, &stamp) {
+      let names = listing.names.clone();
+      self.listings.lock().insert(dir.to_path_buf(), listing);
+      return names;
+    }
+    if let Some(persisted) = &self.persisted {
+      persisted.behind.store(true, Ordering::Relaxed);
+      #[cfg(test)]
+      persisted.reads.fetch_add(1, Ordering::Relaxed);
     }
     let listed_ns = now_ns();
     // A UTF-8 name keeps the buffer it was read into (a lossy copy of every
@@ -60,6 +96,128 @@ impl DirCache {
     let names = Arc::new(names);
     self.listings.lock().insert(dir.to_path_buf(), Listing { stamp, listed_ns, names: names.clone() });
     names
+  }
+
+  /// A cache whose listings outlive the process in `file` (see the module
+  /// doc): read from it when this process has none, written by [`DirCache::save`].
+  pub fn persisted(file: PathBuf) -> DirCache {
+    let persisted = Persisted {
+      file,
+      loaded: Mutex::default(),
+      behind: AtomicBool::new(false),
+      #[cfg(test)]
+      reads: Default::default(),
+    };
+    DirCache { listings: Mutex::default(), persisted: Some(persisted) }
+  }
+
+  /// The persisted listing of `dir` when it still holds.
+  fn persisted_listing(&self, dir: &Path, stamp: &StatStamp) -> Option<Listing> {
+    let persisted = self.persisted.as_ref()?;
+    let loaded = persisted.loaded.lock().get_or_insert_with(|| Arc::new(persist::read(&persisted.file))).clone();
+    let listing = loaded.get(dir).filter(|listing| listing.holds_for(stamp))?;
+    Some(Listing { stamp: listing.stamp, listed_ns: listing.listed_ns, names: listing.names.clone() })
+  }
+
+  /// Writes this process's listings of the dirs `keep` takes (by their
+  /// names) to the persisted file when some dir was read from disk since it
+  /// was last read or written (best effort: a file that cannot be written is
+  /// only a slower next process). Call only once the file's dir is known to
+  /// be the index's.
+  pub fn save(&self, keep: impl Fn(&[String]) -> bool) {
+    let Some(persisted) = &self.persisted else { return };
+    if !persisted.behind.swap(false, Ordering::Relaxed) {
+      return;
+    }
+    let bytes = persist::encode(&self.listings.lock(), keep);
+    if super::write_atomic(&persisted.file, &bytes).is_err() {
+      persisted.behind.store(true, Ordering::Relaxed);
+    }
+  }
+
+  /// Removes the persisted file (the next [`DirCache::save`] writes it again).
+  pub fn drop_persisted(&self) {
+    let Some(persisted) = &self.persisted else { return };
+    persisted.behind.store(true, Ordering::Relaxed);
+    if let (Some(dir), Some(name)) = (persisted.file.parent(), persisted.file.file_name().and_then(|n| n.to_str())) {
+      super::remove_ours(dir, name);
+    }
+  }
+
+  /// Tests: how many dirs this cache read from disk.
+  #[cfg(test)]
+  pub fn disk_reads(&self) -> usize {
+    self.persisted.as_ref().map_or(0, |p| p.reads.load(Ordering::Relaxed))
+  }
+
+  /// Tests: what a fresh process knows (nothing in memory, the file unread).
+  #[cfg(test)]
+  pub fn forget(&self) {
+    self.listings.lock().clear();
+    if let Some(persisted) = &self.persisted {
+      *persisted.loaded.lock() = None;
+      persisted.reads.store(0, Ordering::Relaxed);
+    }
+  }
+}
+
+/// The persisted listings file: `PFMIDXSD` | xxh3-64 (LE) of the rest | the
+/// rest, postcard of (dir, stamp, listed at, names) per dir. A file that is
+/// torn, edited or of another version fails the checksum or the decode and
+/// is not used (the dirs are read, and the file written again).
+mod persist {
+  use super::Listing;
+  use crate::session::source::StatStamp;
+  use std::collections::HashMap;
+  use std::path::{Path, PathBuf};
+  use std::sync::Arc;
+
+  const MAGIC: &[u8; 8] = b"PFMIDXSD";
+  /// Far above any real listing (100,000 sessions: ~8 MB).
+  const MAX_BYTES: u64 = 256 << 20;
+
+  type Entry = (String, StatStamp, i128, Vec<String>);
+
+  pub(super) fn encode(listings: &HashMap<PathBuf, Listing>, keep: impl Fn(&[String]) -> bool) -> Vec<u8> {
+    // A dir whose path is not UTF-8 is left out: it is read each time.
+    let entries: Vec<(&str, &StatStamp, i128, &[String])> = listings
+      .iter()
+      .filter(|(_, l)| keep(&l.names))
+      .filter_map(|(dir, l)| Some((dir.to_str()?, &l.stamp, l.listed_ns, l.names.as_slice())))
+      .collect();
+    let rest = postcard::to_allocvec(&entries).unwrap_or_default();
+    let mut bytes = Vec::with_capacity(16 + rest.len());
+    bytes.extend_from_slice(MAGIC);
+    bytes.extend_from_slice(&xxhash_rust::xxh3::xxh3_64(&rest).to_le_bytes());
+    bytes.extend_from_slice(&rest);
+    bytes
+  }
+
+  /// The listings in `file`; none when it is missing, damaged, or names a
+  /// file that no dir listing could hold.
+  pub(super) fn read(file: &Path) -> HashMap<PathBuf, Listing> {
+    let read = crate::fsread::read_regular(file, MAX_BYTES, crate::fsread::Links::Refuse);
+    read.ok().and_then(|(bytes, _)| decode(&bytes)).unwrap_or_default()
+  }
+
+  pub(super) fn decode(bytes: &[u8]) -> Option<HashMap<PathBuf, Listing>> {
+    let rest = bytes.strip_prefix(MAGIC)?;
+    let (sum, rest) = rest.split_at_checked(8)?;
+    if sum != xxhash_rust::xxh3::xxh3_64(rest).to_le_bytes() {
+      return None;
+    }
+    let entries: Vec<Entry> = postcard::from_bytes(rest).ok()?;
+    let plain = |name: &String| {
+      !matches!(name.as_str(), "" | "." | "..") && !name.chars().any(|c| std::path::is_separator(c) || c == '\0')
+    };
+    entries
+      .into_iter()
+      .map(|(dir, stamp, listed_ns, names)| {
+        let sorted = names.windows(2).all(|pair| pair[0] <= pair[1]);
+        (sorted && names.iter().all(plain))
+          .then(|| (PathBuf::from(dir), Listing { stamp, listed_ns, names: Arc::new(names) }))
+      })
+      .collect()
   }
 }
 
@@ -126,7 +284,7 @@ fn patched(listed: &Arc<Vec<String>>, changed: &[PathBuf]) -> Option<Arc<Vec<Str
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
   use super::*;
 
   #[test]
@@ -168,5 +326,79 @@ mod tests {
     assert_eq!(*watched.names(&cache, dir.path(), true), ["b", "c"]);
     fs::write(dir.path().join("d"), "").unwrap();
     assert_eq!(*watched.names(&cache, dir.path(), false), ["b", "c", "d"], "unwatched: listed by mtime");
+  }
+
+  /// The persisted file as a listing made `later` after the one saved
+  /// (a fresh temp dir's change is always within the racy window of its
+  /// listing; a real session dir's mostly is not).
+  pub(crate) fn listed_later(file: &Path, later: i128) {
+    let mut listings = persist::decode(&fs::read(file).unwrap()).expect("intact");
+    listings.values_mut().for_each(|listing| listing.listed_ns += later);
+    fs::write(file, persist::encode(&listings, |_| true)).unwrap();
+  }
+
+  const LATER: i128 = 2 * crate::session::source::RACY_WINDOW_NS;
+
+  #[test]
+  fn a_persisted_listing_stands_for_its_dir_only_while_the_dir_is_unchanged() {
+    let (dir, index) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let file = index.path().join("session-dirs.listing");
+    for name in ["b.jsonl", "a.jsonl"] {
+      fs::write(dir.path().join(name), "").unwrap();
+    }
+    let first = DirCache::persisted(file.clone());
+    assert_eq!(*first.names(dir.path()), ["a.jsonl", "b.jsonl"]);
+    assert_eq!(first.disk_reads(), 1);
+    first.save(|_| true);
+    // As listed just now, its dir changed within the racy window: not trusted.
+    let fresh = DirCache::persisted(file.clone());
+    assert_eq!(*fresh.names(dir.path()), ["a.jsonl", "b.jsonl"]);
+    assert_eq!(fresh.disk_reads(), 1, "a racy listing is not trusted");
+    listed_later(&file, LATER);
+    let fresh = DirCache::persisted(file.clone());
+    assert_eq!(*fresh.names(dir.path()), ["a.jsonl", "b.jsonl"]);
+    assert_eq!(fresh.disk_reads(), 0, "read from the persisted listing");
+    // A new file changes the dir's stamp: the persisted listing stops standing for it.
+    fs::write(dir.path().join("c.jsonl"), "").unwrap();
+    let fresh = DirCache::persisted(file.clone());
+    assert_eq!(*fresh.names(dir.path()), ["a.jsonl", "b.jsonl", "c.jsonl"]);
+    assert_eq!(fresh.disk_reads(), 1);
+  }
+
+  #[test]
+  fn a_damaged_or_unfit_persisted_listing_is_never_used() {
+    let (dir, index) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let file = index.path().join("session-dirs.listing");
+    fs::write(dir.path().join("a.jsonl"), "").unwrap();
+    let first = DirCache::persisted(file.clone());
+    first.names(dir.path());
+    first.save(|_| true);
+    listed_later(&file, LATER);
+    let intact = fs::read(&file).unwrap();
+    assert!(persist::decode(&intact).is_some());
+    for at in 0..intact.len() {
+      let mut flipped = intact.clone();
+      flipped[at] ^= 0x20;
+      assert!(persist::decode(&flipped).is_none(), "byte {at}");
+    }
+    assert!(persist::decode(&intact[..intact.len() - 1]).is_none());
+    // Names a dir cannot hold, or out of order, fail the whole file.
+    let stamp = StatStamp::of(&fs::metadata(dir.path()).unwrap());
+    for names in [vec!["../x.jsonl"], vec!["a/b.jsonl"], vec![".."], vec!["b.jsonl", "a.jsonl"], vec!["a\u{0}"]] {
+      let names: Vec<String> = names.into_iter().map(String::from).collect();
+      let listing = Listing { stamp, listed_ns: now_ns() + LATER, names: Arc::new(names.clone()) };
+      let bytes = persist::encode(&HashMap::from([(dir.path().to_path_buf(), listing)]), |_| true);
+      assert!(persist::decode(&bytes).is_none(), "{names:?}");
+    }
+    // A dir `save` leaves out is read from disk; a dropped file is gone.
+    let cache = DirCache::persisted(file.clone());
+    cache.names(dir.path());
+    cache.drop_persisted();
+    assert!(!file.exists());
+    cache.save(|names| !names.iter().any(|n| n == "a.jsonl"));
+    listed_later(&file, LATER);
+    let fresh = DirCache::persisted(file.clone());
+    assert_eq!(*fresh.names(dir.path()), ["a.jsonl"]);
+    assert_eq!(fresh.disk_reads(), 1, "left out of the file");
   }
 }

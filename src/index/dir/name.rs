@@ -32,6 +32,9 @@ pub enum IndexFile<'a> {
   /// `cold-bodies.<cacheVersion>.<id, 8 hex digits>.zdict`: a dictionary cold
   /// bodies of that cache version are compressed with (`index::body_dictionary`).
   BodyDictionary { version: u32, id: u32 },
+  /// `session-dirs.listing`: the session dirs' listings a fresh process may
+  /// trust (`listing::DirCache::persisted`).
+  SessionDirs,
   /// [`MARKER`].
   Marker,
 }
@@ -68,10 +71,15 @@ fn strip_temp(name: &str) -> Option<&str> {
 impl<'a> IndexFile<'a> {
   /// What every [`IndexFile::BodyDictionary`] name starts with.
   pub const BODY_DICTIONARY_PREFIX: &'static str = "cold-bodies.";
+  /// [`IndexFile::SessionDirs`]'s name.
+  pub const SESSION_DIRS: &'static str = "session-dirs.listing";
 
   pub fn parse(name: &'a str) -> Option<IndexFile<'a>> {
     if name == MARKER {
       return Some(IndexFile::Marker);
+    }
+    if name == Self::SESSION_DIRS {
+      return Some(IndexFile::SessionDirs);
     }
     if let Some(rest) = name.strip_prefix("cold-terms.").and_then(|r| r.strip_suffix(".dict")) {
       return match rest.split_once('.') {
@@ -145,6 +153,7 @@ impl fmt::Display for IndexFile<'_> {
       IndexFile::BodyDictionary { version, id } => {
         write!(f, "{}{version}.{id:08x}.zdict", Self::BODY_DICTIONARY_PREFIX)
       }
+      IndexFile::SessionDirs => f.write_str(Self::SESSION_DIRS),
       IndexFile::Marker => f.write_str(MARKER),
     }
   }
@@ -186,6 +195,7 @@ mod tests {
       IndexFile::Dictionary { branches: Branches::All },
       IndexFile::HeadsPack { branches: Branches::Active, shard: 7 },
       IndexFile::BodyDictionary { version: 22, id: 0x0abc_1234 },
+      IndexFile::SessionDirs,
       IndexFile::Marker,
     ];
     let names: Vec<String> = files.iter().map(ToString::to_string).collect();
@@ -199,6 +209,7 @@ mod tests {
         "cold-terms.all.dict",
         "cold-heads.active.07.pack",
         "cold-bodies.22.0abc1234.zdict",
+        "session-dirs.listing",
         MARKER,
       ]
     );

@@ -155,6 +155,9 @@ pub(super) fn sync_changed(
       }
     },
   );
+  // The index dir is ours (checked above): the next fresh process may read
+  // the session dirs' listings from it.
+  index.listing().save_dirs(cx);
   let tally = Tally::of(&synced);
   let coverage = tally.coverage(synced.len(), &reasons, unavailable);
   Ok(Outcome { sessions: Arc::new(synced), coverage, reasons, tally, patched: None })
