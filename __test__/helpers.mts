@@ -1,5 +1,6 @@
+import assert from 'node:assert/strict'
 import { execFileSync } from 'node:child_process'
-import { chmodSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { chmodSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { after } from 'node:test'
@@ -116,4 +117,13 @@ export async function allPages(expand: (args: any) => Promise<ExpandPage>, args:
     pages.push(await expand(pages[pages.length - 1].next!.args))
   }
   return pages
+}
+
+/** The index dir's persisted session-dir listings (not a record: src/index/dir/listing.rs). */
+export const SESSION_DIRS = 'session-dirs.listing'
+
+/** The listings file is written whole or not at all (a temp file renamed over it): its magic leads it. */
+export function assertWholeListing(path: string): void {
+  const bytes = readFileSync(path)
+  assert.ok(bytes.length >= 16 && bytes.subarray(0, 8).toString('latin1') === 'PFMIDXSD', `${path} is torn`)
 }

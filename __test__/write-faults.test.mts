@@ -11,7 +11,7 @@ import { chmodSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writ
 import { join } from 'node:path'
 import { describe, test, type TestContext } from 'node:test'
 import { MemoryStore, createMemory, inspectCacheRecord } from '../extension/index.mjs'
-import { tempAgent, worldReadablePackage, type TempAgent } from './helpers.mjs'
+import { assertWholeListing, SESSION_DIRS, tempAgent, worldReadablePackage, type TempAgent } from './helpers.mjs'
 
 const isRoot = process.getuid?.() === 0
 
@@ -47,7 +47,8 @@ function sessions(agent: TempAgent, count: number, words: number) {
 function assertOnlyIntactRecords(dir: string) {
   for (const name of readdirSync(dir)) {
     assert.ok(!name.includes('.tmp.'), `temp file left: ${name}`)
-    if (!name.startsWith('.pi-fabric-memory-index')) assert.notEqual(inspectCacheRecord(join(dir, name)), null, `${name} is torn`)
+    if (name === SESSION_DIRS) assertWholeListing(join(dir, name))
+    else if (!name.startsWith('.pi-fabric-memory-index')) assert.notEqual(inspectCacheRecord(join(dir, name)), null, `${name} is torn`)
   }
 }
 
