@@ -143,15 +143,12 @@ impl Stored {
       rest.extend_from_slice(&source.to_le_bytes());
     }
     rest.extend_from_slice(&self.dictionary);
-    [&MAGIC[..], &xxhash_rust::xxh3::xxh3_64(&rest).to_le_bytes(), &rest].concat()
+    super::record::sealed(MAGIC, &rest)
   }
 
   /// `None` for anything but an intact file of the dictionary `id`.
   fn decode(bytes: &[u8], id: u32) -> Option<Stored> {
-    let (sum, rest) = bytes.strip_prefix(MAGIC)?.split_at_checked(8)?;
-    if sum != xxhash_rust::xxh3::xxh3_64(rest).to_le_bytes() {
-      return None;
-    }
+    let rest = super::record::unsealed(MAGIC, bytes)?;
     let (count, rest) = rest.split_at_checked(4)?;
     let count = u32::from_le_bytes(count.try_into().ok()?) as usize;
     let (sources, dictionary) = rest.split_at_checked(count.checked_mul(8)?)?;

@@ -34,7 +34,6 @@
 
 use super::dictionary::SHARDS;
 use super::dir::IndexFile;
-use super::record::checksum;
 use super::record::{self, Body, CacheRecord, Tier};
 use super::resident::{mode, Slot};
 use super::sources::interned;
@@ -46,7 +45,6 @@ use rustc_hash::FxHashSet;
 use std::sync::{Arc, Weak};
 
 const MAGIC: &[u8; 8] = b"PFMIDXH1";
-const PREFIX_BYTES: usize = MAGIC.len() + 8;
 
 /// Fewer cold records than this are not packed (the dictionary's threshold).
 pub const MIN_RECORDS: usize = super::dictionary::MIN_COLD;
@@ -127,20 +125,12 @@ fn encode(entries: &[(String, Vec<u8>)]) -> Vec<u8> {
       rest.extend_from_slice(part);
     }
   }
-  let mut bytes = Vec::with_capacity(PREFIX_BYTES + rest.len());
-  bytes.extend_from_slice(MAGIC);
-  bytes.extend_from_slice(&checksum(&rest));
-  bytes.extend_from_slice(&rest);
-  bytes
+  record::sealed(MAGIC, &rest)
 }
 
 /// The entries of an intact shard file; `None` for anything else.
 fn decode(bytes: &[u8]) -> Option<Vec<(&str, &[u8])>> {
-  let rest = bytes.strip_prefix(MAGIC)?;
-  let (sum, mut rest) = rest.split_at_checked(8)?;
-  if sum != checksum(rest) {
-    return None;
-  }
+  let mut rest = record::unsealed(MAGIC, bytes)?;
   fn take<'a>(rest: &mut &'a [u8]) -> Option<&'a [u8]> {
     let (len, tail) = rest.split_at_checked(4)?;
     let (part, tail) = tail.split_at_checked(u32::from_le_bytes(len.try_into().ok()?) as usize)?;

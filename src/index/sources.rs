@@ -146,6 +146,7 @@ type ProbedHeader = (FileId, StatStamp, Option<Header>);
 
 /// The session files as this process knows them: the dirs' listings, the
 /// watch that keeps the last listing current, and the header cache.
+#[derive(Default)]
 pub(crate) struct Listing {
   dirs: DirCache,
   watcher: watch::Watcher,
@@ -201,16 +202,7 @@ impl Listing {
   /// listings persist there (see [`Listing::save_dirs`]).
   pub(super) fn new(index_dir: &Path) -> Listing {
     let file = index_dir.join(super::dir::IndexFile::SESSION_DIRS);
-    Listing {
-      dirs: DirCache::persisted(file),
-      watcher: Default::default(),
-      listed: Default::default(),
-      headers: Default::default(),
-      unforgotten: Default::default(),
-      placement: Default::default(),
-      #[cfg(test)]
-      full_listings: Default::default(),
-    }
+    Listing { dirs: DirCache::persisted(file), ..Default::default() }
   }
 
   /// Persists the session dirs' listings when this process read some dir

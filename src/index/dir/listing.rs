@@ -185,12 +185,7 @@ mod persist {
       .filter(|(_, l)| keep(&l.names))
       .filter_map(|(dir, l)| Some((dir.to_str()?, &l.stamp, l.listed_ns, l.names.as_slice())))
       .collect();
-    let rest = postcard::to_allocvec(&entries).unwrap_or_default();
-    let mut bytes = Vec::with_capacity(16 + rest.len());
-    bytes.extend_from_slice(MAGIC);
-    bytes.extend_from_slice(&xxhash_rust::xxh3::xxh3_64(&rest).to_le_bytes());
-    bytes.extend_from_slice(&rest);
-    bytes
+    crate::index::record::sealed(MAGIC, &postcard::to_allocvec(&entries).unwrap_or_default())
   }
 
   /// The listings in `file`; none when it is missing, damaged, or names a
@@ -201,12 +196,7 @@ mod persist {
   }
 
   pub(super) fn decode(bytes: &[u8]) -> Option<HashMap<PathBuf, Listing>> {
-    let rest = bytes.strip_prefix(MAGIC)?;
-    let (sum, rest) = rest.split_at_checked(8)?;
-    if sum != xxhash_rust::xxh3::xxh3_64(rest).to_le_bytes() {
-      return None;
-    }
-    let entries: Vec<Entry> = postcard::from_bytes(rest).ok()?;
+    let entries: Vec<Entry> = postcard::from_bytes(crate::index::record::unsealed(MAGIC, bytes)?).ok()?;
     let plain = |name: &String| {
       !matches!(name.as_str(), "" | "." | "..") && !name.chars().any(|c| std::path::is_separator(c) || c == '\0')
     };

@@ -223,6 +223,19 @@ pub(crate) fn checksum(payload: &[u8]) -> [u8; 8] {
   xxhash_rust::xxh3::xxh3_64(payload).to_le_bytes()
 }
 
+/// An index file written whole: `magic`, the [`checksum`] of the rest, the
+/// rest (the packed heads, the cold bodies' dictionaries, the session dirs'
+/// listings).
+pub(crate) fn sealed(magic: &[u8; 8], rest: &[u8]) -> Vec<u8> {
+  [&magic[..], &checksum(rest), rest].concat()
+}
+
+/// The rest of a [`sealed`] file, when it is one of `magic` and intact.
+pub(crate) fn unsealed<'a>(magic: &[u8; 8], bytes: &'a [u8]) -> Option<&'a [u8]> {
+  let (sum, rest) = bytes.strip_prefix(magic)?.split_at_checked(8)?;
+  (sum == checksum(rest)).then_some(rest)
+}
+
 /// `cacheBytes / size`, rounded to 6 decimals.
 fn ratio(cache_bytes: u64, size: u64) -> f64 {
   if size == 0 {

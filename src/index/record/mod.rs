@@ -37,10 +37,10 @@ mod read;
 mod term_list;
 pub(crate) mod vocabulary;
 
-pub(super) use frame::checksum;
 #[cfg(test)]
 pub use frame::readable_bytes;
 pub use frame::{body_dictionary, MAGIC_PREFIX};
+pub(crate) use frame::{sealed, unsealed};
 pub use name::{base_hash, base_name, base_of, file_name, hash_of_base, stem};
 pub use read::{defer_content, file_of_head, from_head, open, read, read_limit, source_exists};
 
