@@ -595,3 +595,13 @@ test('a command never watches the session files, whatever the settings say (a sh
   assert.equal(memory.config.watchSessions, false)
   assert.equal((await memory.recall({ query: 'checkout', scope: 'global' })).error, undefined)
 })
+
+test('the bundled entries read Node built-ins as they are, not copied property by property', () => {
+  // scripts/bundle.mjs unwraps esbuild's `__toESM` copies (~3 ms of a fresh CLI call); a new esbuild spelling them
+  // otherwise would bring them back unseen.
+  for (const entry of ['cli', 'index']) {
+    const text = readFileSync(join(ROOT, 'dist/extension', `${entry}.mjs`), 'utf8')
+    assert.match(text, /import_node_fs\d* = require_node_fs\(\)/, entry)
+    assert.doesNotMatch(text, /__toESM\(require_node_/, entry)
+  }
+})
