@@ -46,17 +46,39 @@ pub enum Write {
 /// Writes `record` of `source` now; on success its content is served from
 /// the file just written (see [`record::defer_content`]).
 pub(crate) fn write(index: &Index, source: &Path, branches: Branches, record: &mut CacheRecord) -> io::Result<()> {
-  let bytes = record.encode(&**index.bodies()).map_err(|_| io::Error::from(io::ErrorKind::InvalidData))?;
+  write_plain(index, source, branches, record, None)
+}
+
+/// As [`write`], with the body's plain bytes when they are at hand
+/// (`build::Built::plain`).
+fn write_plain(
+  index: &Index,
+  source: &Path,
+  branches: Branches,
+  record: &mut CacheRecord,
+  plain: Option<Vec<u8>>,
+) -> io::Result<()> {
+  let bytes = match plain {
+    Some(plain) => record.encode_plain(plain, &**index.bodies()),
+    None => record.encode(&**index.bodies()).map_err(|_| io::Error::from(io::ErrorKind::InvalidData))?,
+  };
   let path = write_bytes(index, source, branches, record.tier(), &bytes)?;
   record::defer_content(record, &path, &bytes, index.bodies());
   Ok(())
 }
 
 /// Writes `record`, which replaces the record on disk, now when `fits` (a
-/// record that must not be written does not); `false` when it was not
-/// written, and then the stale record is gone.
-pub(crate) fn replace(index: &Index, source: &Path, branches: Branches, record: &mut CacheRecord, fits: bool) -> bool {
-  let written = fits && write(index, source, branches, record).is_ok();
+/// record that must not be written does not; `plain`: its body's plain
+/// bytes, when at hand); `false` when it was not written, and then the
+/// stale record is gone.
+pub(crate) fn replace(
+  index: &Index,
+  source: &Path,
+  branches: Branches,
+  record: &mut CacheRecord,
+  (fits, plain): (bool, Option<Vec<u8>>),
+) -> bool {
+  let written = fits && write_plain(index, source, branches, record, plain).is_ok();
   if !written {
     forget(index, source, branches, record.tier());
   }

@@ -54,6 +54,10 @@ pub(crate) struct Built {
   /// `false`: a cold digest over `maxColdCacheBytes` even with its lists
   /// cut empty; it answers, but must not be written.
   pub fits: bool,
+  /// A cold body's plain bytes as the fit check serialized them, when the
+  /// digest fit as built: the writer compresses these instead of
+  /// serializing the body again (~3 % of a cold build).
+  pub plain: Option<Vec<u8>>,
 }
 
 /// Where the reader may start hashing what a build of `prior` resumes
@@ -80,8 +84,8 @@ pub(crate) fn build(recipe: &Recipe<'_>, read: &SourceFile, prior: Option<&Cache
     }
     None => parsed_record(recipe, read, prior)?,
   };
-  let fits = fit_cold(config, &mut record);
-  Ok(Built { record, made, fits })
+  let (fits, plain) = fit_cold(config, &mut record);
+  Ok(Built { record, made, fits, plain })
 }
 
 /// The policy string of a record of session `session_id` under `recipe`.
@@ -157,14 +161,19 @@ fn body(config: &Config, tier: Tier, parsed: Parsed, previous: Option<&HotShard>
 
 /// Fits a cold digest under `maxColdCacheBytes` (exact prefixes only);
 /// `false` when not even the empty prefixes fit, so it must not be written.
-fn fit_cold(config: &Config, record: &mut CacheRecord) -> bool {
-  let Body::Cold(digest) = &record.body else { return true };
+/// A digest that fits as built comes with its body's plain bytes.
+fn fit_cold(config: &Config, record: &mut CacheRecord) -> (bool, Option<Vec<u8>>) {
+  let Body::Cold(digest) = &record.body else { return (true, None) };
   let cap = config.max_cold_cache_bytes;
+  let trial = |candidate: &ColdDigest| CacheRecord { body: Body::Cold(candidate.clone()), ..record.clone() };
+  let mut whole = trial(digest);
+  if let Ok(plain) = whole.plain_body() {
+    if whole.framed_len(&plain) <= cap {
+      return (true, Some(plain));
+    }
+  }
   let mut digest = digest.clone();
-  let fits = digest.fit(|candidate| {
-    let mut trial = CacheRecord { body: Body::Cold(candidate.clone()), ..record.clone() };
-    trial.plain_len().is_ok_and(|len| len <= cap)
-  });
+  let fits = digest.fit(|candidate| trial(candidate).plain_len().is_ok_and(|len| len <= cap));
   record.body = Body::Cold(digest);
-  fits
+  (fits, None)
 }

@@ -137,6 +137,28 @@ fn a_cold_digest_holds_the_vocabulary_and_one_over_the_cap_must_not_be_written()
 }
 
 #[test]
+fn a_cold_digest_that_fits_as_built_comes_with_the_body_it_is_written_from() {
+  use crate::index::record::compression::Alone;
+  let text = session("s", &["hello world", "hi", "and a third entry"]);
+  let roomy = config(json!({}));
+  let built = build(&recipe(&roomy, Tier::Cold), &read(&text, 10, 20), None).unwrap();
+  let plain = built.plain.clone().expect("it fit as built");
+  assert_eq!(plain, built.record.plain_body().unwrap());
+  let (mut encoded, mut reused) = (built.record.clone(), built.record.clone());
+  assert_eq!(reused.encode_plain(plain, &Alone), encoded.encode(&Alone).unwrap());
+  // Cut to fit: the fit check's bytes were the uncut body's, not the one written.
+  // (The cap is in the record's policy: a smaller one shortens the head by a few bytes.)
+  let cap = built.record.clone().plain_len().unwrap() - 30;
+  let cut =
+    build(&recipe(&Config { max_cold_cache_bytes: cap, ..roomy.clone() }, Tier::Cold), &read(&text, 10, 20), None);
+  let cut = cut.unwrap();
+  assert!(cut.fits && cut.plain.is_none());
+  assert!(cut.record.clone().plain_len().unwrap() <= cap);
+  let hot = build(&recipe(&roomy, Tier::Hot), &read(&text, 10, 20), None).unwrap();
+  assert!(hot.plain.is_none(), "a hot body has no fit check");
+}
+
+#[test]
 fn bytes_that_are_no_session_are_unavailable() {
   let config = config(json!({}));
   let built = build(&recipe(&config, Tier::Hot), &read("not json\n", 10, 20), None);

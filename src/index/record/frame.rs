@@ -59,6 +59,16 @@ impl CacheRecord {
     Ok(self.frame(&body))
   }
 
+  /// As [`CacheRecord::encode`], from the body's plain bytes serialized
+  /// already ([`CacheRecord::plain_body`]: the cold fit check's).
+  pub fn encode_plain(&mut self, plain: Vec<u8>, dictionaries: &dyn Dictionaries) -> Vec<u8> {
+    let body = match &self.body {
+      Body::Hot(_) => plain,
+      Body::Cold(_) => self.compress_cold_body(&plain, dictionaries),
+    };
+    self.frame(&body)
+  }
+
   /// Encodes a record that is shared (still answering queries): as
   /// [`CacheRecord::encode`], but only the head is copied to carry
   /// `cacheBytes`; the body is serialized where it is.
@@ -117,7 +127,8 @@ impl CacheRecord {
     Some(record.frame(&body))
   }
 
-  fn plain_body(&self) -> Result<Vec<u8>, Unreadable> {
+  /// The body as postcard, uncompressed.
+  pub fn plain_body(&self) -> Result<Vec<u8>, Unreadable> {
     Ok(
       match &self.body {
         Body::Hot(shard) => postcard::to_allocvec(shard),
@@ -132,7 +143,12 @@ impl CacheRecord {
   /// and no body decompresses to more than the largest setting).
   pub fn plain_len(&mut self) -> Result<u64, Unreadable> {
     let body = self.plain_body()?;
-    Ok(self.frame(&body).len() as u64)
+    Ok(self.framed_len(&body))
+  }
+
+  /// The record's length with `plain` (its [`CacheRecord::plain_body`]) for a body.
+  pub fn framed_len(&mut self, plain: &[u8]) -> u64 {
+    self.frame(plain).len() as u64
   }
 
   /// The record file: prefix, this head (its `cacheBytes` set to the

@@ -141,12 +141,12 @@ pub(super) fn rebuild(
   if fs::metadata(source.path).ok().map(|m| StatStamp::of(&m)) != Some(read.stamp) {
     return Err(Reason::SourceChangedDuringIndex);
   }
-  let mut record = built.record;
+  let (mut record, fit) = (built.record, (built.fits, built.plain));
   let behind = write == Write::Behind && tier == Tier::Hot;
   // A record that cannot be written (full or read-only disk, I/O error)
   // still answers this process; the next call tries again. One over the
   // cold cap is not written by design.
-  let persisted = behind || writer::replace(index, source.path, branches, &mut record, built.fits);
+  let persisted = behind || writer::replace(index, source.path, branches, &mut record, fit);
   let record = Arc::new(record);
   index.resident().put(source.path, branches, Slot::new(record.clone(), read.read_ns));
   index.listing().forget_header(source.path);
