@@ -12,11 +12,12 @@ use super::bytes::ShardBytes;
 use super::checked::{self, Checked, Shared};
 use super::posting;
 use crate::index::record::cold::{ColdContent, ColdDigest};
-use crate::index::record::vocabulary::{order_key, terms_in, Vocabulary};
+use crate::index::record::vocabulary::{order_key, split_joined, terms_in, Vocabulary};
 use crate::index::varint;
 use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 use std::borrow::Cow;
+use std::hash::BuildHasher;
 
 /// `D7`: a list most members hold is a bitmap ([`posting`]), and a sparse
 /// list's first gap counts from -1. `D6`: a list ends where the next
@@ -79,179 +80,151 @@ fn vocabulary_of(content: Cow<'_, ColdContent>) -> MergeTerms<'_> {
   }
 }
 
-/// A vocabulary's terms with their frequency classes (1 where a digest has
-/// none, as `ColdContent::frequency` says).
-fn with_frequencies<'a>(vocabulary: &'a Vocabulary, frequencies: &'a [u8]) -> impl Iterator<Item = (&'a str, u8)> + 'a {
-  joined_with_frequencies(vocabulary.text(), frequencies)
-}
-
-/// As [`with_frequencies`], for terms joined by newlines (part of a
-/// vocabulary's text, `frequencies` from its first term on).
-fn joined_with_frequencies<'a>(joined: &'a str, frequencies: &'a [u8]) -> impl Iterator<Item = (&'a str, u8)> + 'a {
-  terms_in(joined).zip(frequencies.iter().copied().chain(std::iter::repeat(1)))
-}
-
-/// A merge cursor's current term, ordered by term then member. It carries
-/// the term's [`order_key`] so that most comparisons never read the term
-/// itself from another digest's text: two terms of at most 8 bytes with
-/// equal keys differ only by trailing zeros, so the shorter is the lesser.
-#[derive(Clone, Copy)]
-struct Head<'a> {
-  key: u64,
-  term: &'a str,
-  member: u32,
-  frequency: u8,
-}
-
-impl<'a> Head<'a> {
-  fn new((term, frequency): (&'a str, u8), member: u32) -> Head<'a> {
-    Head { key: order_key(term), term, member, frequency }
-  }
-
-  fn term_order(&self, other: &Head<'_>) -> std::cmp::Ordering {
-    self.key.cmp(&other.key).then_with(|| match self.term.len().max(other.term.len()) {
-      ..=8 => self.term.len().cmp(&other.term.len()),
-      _ => self.term.cmp(other.term),
-    })
-  }
-}
-
-/// A tournament of the merge's cursors: each internal node keeps the loser
-/// of the match played there, so replacing the winner's term replays one
-/// path to the root, one comparison a level (a binary heap's sift-down
-/// makes two: `medium`'s cold build spent 5.5 % of its samples there, 4.5 %
-/// here). Ties go to the lower member, so equal terms surface in member
-/// order.
-struct LoserTree<'a> {
-  heads: Vec<Option<Head<'a>>>,
-  /// `[0]`: the winner; `[1..]`: the loser at each internal node (the
-  /// leaves, cursor `i` at node `len + i`, are implicit).
-  nodes: Vec<usize>,
-}
-
-impl<'a> LoserTree<'a> {
-  fn new(heads: Vec<Option<Head<'a>>>) -> LoserTree<'a> {
-    let mut tree = LoserTree { nodes: vec![0; heads.len()], heads };
-    if !tree.heads.is_empty() {
-      tree.nodes[0] = tree.play(1);
-    }
-    tree
-  }
-
-  /// Does `a`'s head come before `b`'s? An exhausted cursor comes last.
-  fn before(&self, a: usize, b: usize) -> bool {
-    match (&self.heads[a], &self.heads[b]) {
-      (Some(x), Some(y)) => x.term_order(y).then(x.member.cmp(&y.member)).is_lt(),
-      (Some(_), None) => true,
-      (None, _) => false,
-    }
-  }
-
-  /// The winner below `node`, keeping each match's loser on the way.
-  fn play(&mut self, node: usize) -> usize {
-    let len = self.heads.len();
-    if node >= len {
-      return node - len;
-    }
-    let (left, right) = (self.play(2 * node), self.play(2 * node + 1));
-    let (winner, loser) = if self.before(right, left) { (right, left) } else { (left, right) };
-    self.nodes[node] = loser;
-    winner
-  }
-
-  fn top(&self) -> Option<Head<'a>> {
-    self.heads[*self.nodes.first()?]
-  }
-
-  /// The winner's cursor moved on to `next`: its path to the root is replayed.
-  fn replace_top(&mut self, next: Option<Head<'a>>) {
-    let mut winner = self.nodes[0];
-    self.heads[winner] = next;
-    let mut node = (winner + self.heads.len()) / 2;
-    while node >= 1 {
-      if self.before(self.nodes[node], winner) {
-        std::mem::swap(&mut self.nodes[node], &mut winner);
-      }
-      node /= 2;
-    }
-    self.nodes[0] = winner;
-  }
-}
-
 /// Terms (ascending) with the offsets of their posting lists, and the postings.
 type Merged<'a> = (Vec<(&'a str, u64)>, Vec<u8>);
 
-/// The k-way merge of `cursors` (each ascending): each term once, with the
-/// members holding it (the list's length in bytes, then per member a
-/// [`posting`]).
-fn merge<'a>(mut cursors: Vec<impl Iterator<Item = (&'a str, u8)>>) -> Merged<'a> {
-  let members = cursors.len() as u32;
-  let heads = cursors.iter_mut().enumerate().map(|(member, cursor)| Some(Head::new(cursor.next()?, member as u32)));
-  let mut tree = LoserTree::new(heads.collect());
-  let (mut terms, mut postings, mut list) = (Vec::new(), Vec::new(), Vec::new());
-  while let Some(head) = tree.top() {
-    list.clear();
-    while let Some(top) = tree.top().filter(|top| top.term_order(&head).is_eq()) {
-      list.push((top.member, top.frequency));
-      tree.replace_top(cursors[top.member as usize].next().map(|next| Head::new(next, top.member)));
+/// One distinct term of a merge, with its [`order_key`] (most comparisons
+/// of a lookup and of the sort then never read the term's bytes, which lie
+/// in another digest's text) and how many members hold it.
+struct Distinct<'a> {
+  key: u64,
+  term: &'a str,
+  holders: u32,
+}
+
+/// Vocabulary bytes one part of a merge takes, about (parts are cut at
+/// terms): what bounds a merge's memory, ~9 bytes for each term of each
+/// member's run and ~40 for each distinct term. A shard of `huge` (45 MB of
+/// vocabularies) merges in ~45 parts, two at a time: its build's peak RSS
+/// 438 → 446 MB (2 MB parts: 463; one table per half: 490).
+const PART_BYTES: usize = 1 << 20;
+
+/// One member's run of a merge: newline-joined ascending terms, and their
+/// frequency classes (1 past the end, as [`ColdContent::frequency`] says).
+type Run<'a> = (&'a str, &'a [u8]);
+
+/// The merge of one part (each member's run, in member order): each term
+/// once, with the members holding it (a [`posting`] list). Each term of
+/// each run is numbered by one hash-table lookup (its [`order_key`] and
+/// length decide most comparisons without reading the term, which lies in
+/// another member's text); the distinct terms are then sorted, and each
+/// run's terms placed by their term's rank (a counting sort, which keeps
+/// member order). A k-way merge compared each term ~log₂(members) times:
+/// 12 at `huge`, 5 at `medium`, where this merge costs half as much.
+fn merge<'a>(runs: &[Run<'a>], members: u32) -> Merged<'a> {
+  let hash = |term: &str| rustc_hash::FxBuildHasher.hash_one(term);
+  let (mut distinct, mut table) = (Vec::<Distinct<'a>>::new(), hashbrown::HashTable::<u32>::new());
+  let (mut numbers, mut ends): (Vec<u32>, Vec<usize>) = (Vec::new(), Vec::with_capacity(runs.len()));
+  for &(run, _) in runs {
+    for term in terms_in(run) {
+      let (key, hashed) = (order_key(term), hash(term));
+      let same = |&at: &u32| {
+        let known = &distinct[at as usize];
+        known.key == key && known.term.len() == term.len() && (term.len() <= 8 || known.term == term)
+      };
+      let number = match table.find(hashed, same) {
+        Some(&at) => at,
+        None => {
+          distinct.push(Distinct { key, term, holders: 0 });
+          let at = distinct.len() as u32 - 1;
+          table.insert_unique(hashed, at, |&at| hash(distinct[at as usize].term));
+          at
+        }
+      };
+      distinct[number as usize].holders += 1;
+      numbers.push(number);
     }
-    terms.push((head.term, postings.len() as u64));
+    ends.push(numbers.len());
+  }
+  drop(table);
+  let mut order: Vec<u32> = (0..distinct.len() as u32).collect();
+  order.sort_unstable_by(|&a, &b| {
+    let (a, b) = (&distinct[a as usize], &distinct[b as usize]);
+    a.key.cmp(&b.key).then_with(|| a.term.cmp(b.term))
+  });
+  // Where each term's members go, by its number: after the lists of the terms before it.
+  let mut next = vec![0u32; distinct.len()];
+  let mut at = 0;
+  for &number in &order {
+    next[number as usize] = at;
+    at += distinct[number as usize].holders;
+  }
+  let (mut holders, mut classes) = (vec![0u32; numbers.len()], vec![0u8; numbers.len()]);
+  let mut start = 0;
+  for (member, (&(_, frequencies), end)) in runs.iter().zip(ends).enumerate() {
+    let run_classes = frequencies.iter().copied().chain(std::iter::repeat(1));
+    for (&number, class) in numbers[start..end].iter().zip(run_classes) {
+      let slot = &mut next[number as usize];
+      (holders[*slot as usize], classes[*slot as usize]) = (member as u32, class);
+      *slot += 1;
+    }
+    start = end;
+  }
+  let (mut terms, mut postings, mut list, mut at) = (Vec::with_capacity(order.len()), Vec::new(), Vec::new(), 0);
+  for number in order {
+    let Distinct { term, holders: count, .. } = distinct[number as usize];
+    let range = at..at + count as usize;
+    list.clear();
+    list.extend(holders[range.clone()].iter().copied().zip(classes[range].iter().copied()));
+    terms.push((term, postings.len() as u64));
     posting::put_list(&mut postings, &list, members);
+    at += count as usize;
   }
   (terms, postings)
 }
 
-/// The merge of `vocabularies` as two halves, below `pivot` and from it on,
-/// run in parallel and joined: the same term index and postings as one merge.
-pub(super) fn merge_split<'a>(
-  vocabularies: &[(&'a Vocabulary, &'a [u8])],
-  pivot: Option<&str>,
-) -> (TermBlocks, Vec<u8>) {
-  let terms = |&(vocabulary, frequencies): &(&'a Vocabulary, &'a [u8])| with_frequencies(vocabulary, frequencies);
-  let (low, high) = match pivot {
-    Some(pivot) => {
-      let (lows, highs): (Vec<_>, Vec<_>) = vocabularies
-        .iter()
-        .map(|&(vocabulary, frequencies)| {
-          let (low, high, below) = vocabulary.split_at_term(pivot);
-          let high_frequencies = frequencies.get(below..).unwrap_or_default();
-          (joined_with_frequencies(low, frequencies), joined_with_frequencies(high, high_frequencies))
-        })
-        .unzip();
-      rayon::join(|| merge(lows), || merge(highs))
+/// Where a merge of `vocabularies` is cut into `parts`: at the median of
+/// the vocabularies' terms at each fraction of their bytes, ascending and
+/// distinct (fewer when they coincide).
+pub(super) fn pivots<'a>(vocabularies: &[(&'a Vocabulary, &[u8])], parts: usize) -> Vec<&'a str> {
+  let mut pivots: Vec<&str> = (1..parts)
+    .filter_map(|part| {
+      let mut terms: Vec<&str> = vocabularies.iter().filter_map(|(v, _)| v.term_at_fraction(part, parts)).collect();
+      let at = terms.len() / 2;
+      (!terms.is_empty()).then(|| *terms.select_nth_unstable(at).1)
+    })
+    .collect();
+  pivots.sort_unstable();
+  pivots.dedup();
+  pivots
+}
+
+/// The merge of `vocabularies` cut at `pivots` (ascending) into parts, each
+/// merged on its own (in parallel) and joined: the same term index and
+/// postings as one merge.
+pub(super) fn merge_parts<'a>(vocabularies: &[(&'a Vocabulary, &'a [u8])], pivots: &[&str]) -> (TermBlocks, Vec<u8>) {
+  let mut parts: Vec<Vec<Run<'a>>> = vec![Vec::with_capacity(vocabularies.len()); pivots.len() + 1];
+  for &(vocabulary, frequencies) in vocabularies {
+    let (mut rest, mut classes) = (vocabulary.text(), frequencies);
+    for (part, pivot) in pivots.iter().enumerate() {
+      let (below, from, count) = split_joined(rest, pivot);
+      parts[part].push((below, classes.get(..count).unwrap_or(classes)));
+      (rest, classes) = (from, classes.get(count..).unwrap_or_default());
     }
-    None => (merge(vocabularies.iter().map(terms).collect()), Default::default()),
-  };
-  let (mut writer, shift) = (Writer::default(), low.1.len() as u64);
-  for (term, offset) in low.0.into_iter().chain(high.0.into_iter().map(|(term, offset)| (term, offset + shift))) {
-    writer.push(term, offset);
+    parts[pivots.len()].push((rest, classes));
   }
-  let mut postings = low.1;
-  postings.extend_from_slice(&high.1);
+  let members = vocabularies.len() as u32;
+  let merged: Vec<Merged<'a>> = parts.par_iter().map(|runs| merge(runs, members)).collect();
+  let (mut writer, mut postings) = (Writer::default(), Vec::new());
+  for (terms, part) in merged {
+    let shift = postings.len() as u64;
+    for (term, offset) in terms {
+      writer.push(term, offset + shift);
+    }
+    postings.extend_from_slice(&part);
+  }
   (writer.blocks().expect("a written term index"), postings)
 }
 
-/// The median of the vocabularies' middle terms: where the merge splits.
-fn median_term<'a>(vocabularies: &[(&'a Vocabulary, &[u8])]) -> Option<&'a str> {
-  let mut middles: Vec<&str> = vocabularies.iter().filter_map(|(v, _)| v.middle()).collect();
-  if middles.is_empty() {
-    return None;
-  }
-  let at = middles.len() / 2;
-  Some(*middles.select_nth_unstable(at).1)
-}
-
 impl Dictionary {
-  /// Merges the (sorted, unique) vocabularies of `digests` into one term index: a
-  /// k-way merge, so memory stays at the output plus one cursor per digest.
-  /// Most comparisons never read a term from another digest's text
-  /// ([`Head`]): those cache misses made a merge of 100,000 digests take
-  /// minutes. Digests whose vocabulary is not strictly sorted are left out
-  /// (they stay stragglers, searched directly), as are digests whose
-  /// content cannot be read. Contents not yet resident are read for the
-  /// build (in parallel), and only their vocabularies are kept until it
-  /// ends. The merge runs as two halves split at a median term, in
-  /// parallel over the same vocabularies: large shards are built one at a
+  /// Merges the (sorted, unique) vocabularies of `digests` into one term
+  /// index, in parts cut at terms ([`merge_parts`]: at least two, run in
+  /// parallel; each of about [`PART_BYTES`] of vocabulary, so a merge holds
+  /// the output and two parts' tables). Digests whose vocabulary is not
+  /// strictly sorted are left out (they stay stragglers, searched
+  /// directly), as are digests whose content cannot be read. Contents not
+  /// yet resident are read for the build (in parallel), and only their
+  /// vocabularies are kept until it ends: large shards are built one at a
   /// time, so a build holds one shard's vocabularies (~45 MB a shard at
   /// 100,000 sessions), not two.
   pub fn build(digests: &[(&str, &ColdDigest)]) -> Dictionary {
@@ -261,7 +234,9 @@ impl Dictionary {
       .filter(|(_, _, (vocabulary, _))| strictly_sorted(vocabulary))
       .collect();
     let vocabularies: Vec<(&Vocabulary, &[u8])> = read.iter().map(|(_, _, (v, f))| (&**v, &**f)).collect();
-    let (terms, postings) = merge_split(&vocabularies, median_term(&vocabularies));
+    // At least two parts: a shard rebuilt alone takes both threads.
+    let bytes: usize = vocabularies.iter().map(|(v, _)| v.text().len()).sum();
+    let (terms, postings) = merge_parts(&vocabularies, &pivots(&vocabularies, bytes.div_ceil(PART_BYTES).max(2)));
     let members =
       read.iter().map(|(file, fingerprint, _)| Member { file: file.to_string(), fingerprint: *fingerprint });
     Dictionary::assemble(members.collect(), terms, Shared::whole(postings))

@@ -58,20 +58,24 @@ fn sharded_served(built: &[(&str, &ColdDigest)], candidates: &[Candidate<'_>]) -
 proptest! {
   #![proptest_config(crate::testing::proptest_config(64))]
 
-  /// The merge split at any term (the build splits at a median) gives the
-  /// same term index and postings, byte for byte, as one merge of everything.
+  /// The merge cut into parts at any terms (the build cuts at quantile
+  /// medians) gives the same term index and postings, byte for byte, as one
+  /// merge of everything.
   #[test]
-  fn a_merge_split_anywhere_equals_one_merge(
+  fn a_merge_cut_anywhere_equals_one_merge(
     built in vec(vec("[a-f]{1,3}", 0..25), 1..20),
-    pivot in "[a-g]{0,3}",
+    mut pivots in vec("[a-g]{0,3}", 0..5),
   ) {
     let digests: Vec<ColdDigest> = built.iter().map(|words| digest(&words.join(" "))).collect();
     let contents: Vec<&ColdContent> = digests.iter().map(|d| d.content().unwrap()).collect();
     let vocabularies: Vec<(&Vocabulary, &[u8])> = contents.iter().map(|c| (&c.vocabulary, &c.frequencies[..])).collect();
-    let (whole, whole_postings) = terms::merge_split(&vocabularies, None);
-    let (split, split_postings) = terms::merge_split(&vocabularies, Some(&pivot));
-    prop_assert_eq!(whole.parts(), split.parts());
-    prop_assert_eq!(whole_postings, split_postings);
+    pivots.sort();
+    pivots.dedup();
+    let pivots: Vec<&str> = pivots.iter().map(String::as_str).collect();
+    let (whole, whole_postings) = terms::merge_parts(&vocabularies, &[]);
+    let (cut, cut_postings) = terms::merge_parts(&vocabularies, &pivots);
+    prop_assert_eq!(whole.parts(), cut.parts());
+    prop_assert_eq!(whole_postings, cut_postings);
   }
 
   /// The merge gives what a map of each term to its members gives, encoded
@@ -96,7 +100,7 @@ proptest! {
       writer.push(term, postings.len() as u64);
       super::posting::put_list(&mut postings, list, contents.len() as u32);
     }
-    let (merged, merged_postings) = terms::merge_split(&vocabularies, None);
+    let (merged, merged_postings) = terms::merge_parts(&vocabularies, &[]);
     let expected = writer.blocks().unwrap();
     prop_assert_eq!(merged.parts(), expected.parts());
     prop_assert_eq!(merged_postings, postings);
@@ -800,4 +804,20 @@ fn build_time_at_scale() {
       peak / 1024
     );
   }
+}
+
+#[test]
+fn a_merge_is_cut_at_ascending_terms_of_its_vocabularies() {
+  let words: Vec<String> = (0..400).map(|n| format!("w{n:03}")).collect();
+  let digests: Vec<ColdDigest> = (0..5).map(|d| digest(&words[d * 40..d * 40 + 200].join(" "))).collect();
+  let contents: Vec<&ColdContent> = digests.iter().map(|d| d.content().unwrap()).collect();
+  let vocabularies: Vec<(&Vocabulary, &[u8])> = contents.iter().map(|c| (&c.vocabulary, &c.frequencies[..])).collect();
+  let pivots = terms::pivots(&vocabularies, 4);
+  assert_eq!(pivots.len(), 3, "{pivots:?}");
+  assert!(pivots.windows(2).all(|pair| pair[0] < pair[1]), "{pivots:?}");
+  assert!(pivots.iter().all(|p| contents.iter().any(|c| c.vocabulary.binary_search(p).is_ok())), "{pivots:?}");
+  assert_eq!(terms::pivots(&vocabularies, 1), Vec::<&str>::new());
+  let ((cut, cut_postings), (whole, whole_postings)) =
+    (terms::merge_parts(&vocabularies, &pivots), terms::merge_parts(&vocabularies, &[]));
+  assert_eq!((cut.parts(), cut_postings), (whole.parts(), whole_postings));
 }

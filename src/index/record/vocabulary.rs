@@ -58,11 +58,12 @@ impl Vocabulary {
     starts[index] as usize..end
   }
 
-  /// The term at the text's byte midpoint, found without the term offsets
-  /// (which a merge of thousands of vocabularies would build for each).
-  pub fn middle(&self) -> Option<&str> {
-    let mid = self.text.len() / 2;
-    let start = self.text.as_bytes()[..mid].iter().rposition(|&b| b == b'\n').map_or(0, |at| at + 1);
+  /// The term holding the byte `numerator / denominator` of the way into
+  /// the text (its midpoint for 1/2), found without the term offsets (which
+  /// a merge of thousands of vocabularies would build for each).
+  pub fn term_at_fraction(&self, numerator: usize, denominator: usize) -> Option<&str> {
+    let at = self.text.len() * numerator / denominator.max(1);
+    let start = memchr::memrchr(b'\n', &self.text.as_bytes()[..at]).map_or(0, |at| at + 1);
     self.text[start..].split('\n').next().filter(|term| !term.is_empty())
   }
 
@@ -91,38 +92,7 @@ impl Vocabulary {
   /// term offsets: a merge split at a median term compared every term below
   /// it with the pivot, twice (~3 % of a cold build).
   pub fn split_at_term(&self, pivot: &str) -> (&str, &str, usize) {
-    let bytes = self.text.as_bytes();
-    let line_end = |start: usize| memchr::memchr(b'\n', &bytes[start..]).map_or(bytes.len(), |at| start + at);
-    // Every term starting before `low` is below the pivot; the term at `high`
-    // (a term start, or the end) is not.
-    let (mut low, mut high) = (0, bytes.len());
-    while low < high {
-      let middle = low + (high - low) / 2;
-      let start = match middle {
-        0 => 0,
-        _ if bytes[middle - 1] == b'\n' => middle,
-        _ => (line_end(middle) + 1).min(bytes.len()),
-      };
-      // No term starts in `middle..high`: the one holding `middle` decides.
-      let start = match start < high {
-        true => start,
-        false => memchr::memrchr(b'\n', &bytes[low..middle]).map_or(low, |at| low + at + 1),
-      };
-      let end = line_end(start);
-      if &bytes[start..end] < pivot.as_bytes() {
-        low = (end + 1).min(bytes.len());
-      } else {
-        high = start;
-      }
-    }
-    let split = low.min(high);
-    let below = match split {
-      0 => 0,
-      _ if split == bytes.len() => memchr::memchr_iter(b'\n', bytes).count() + 1,
-      _ => memchr::memchr_iter(b'\n', &bytes[..split]).count(),
-    };
-    let low_text = &self.text[..split.saturating_sub(usize::from(split < bytes.len()))];
-    (low_text, &self.text[split..], below)
+    split_joined(&self.text, pivot)
   }
 
   /// The first `count` terms.
@@ -143,6 +113,43 @@ impl Vocabulary {
 /// as [`Vocabulary::split_at_term`] gives): none when it is empty.
 pub fn terms_in(text: &str) -> impl Iterator<Item = &str> + Clone {
   text.split('\n').filter(move |_| !text.is_empty())
+}
+
+/// [`Vocabulary::split_at_term`] of newline-joined sorted terms (a
+/// vocabulary's text, or a run of it).
+pub fn split_joined<'a>(text: &'a str, pivot: &str) -> (&'a str, &'a str, usize) {
+  let bytes = text.as_bytes();
+  let line_end = |start: usize| memchr::memchr(b'\n', &bytes[start..]).map_or(bytes.len(), |at| start + at);
+  // Every term starting before `low` is below the pivot; the term at `high`
+  // (a term start, or the end) is not.
+  let (mut low, mut high) = (0, bytes.len());
+  while low < high {
+    let middle = low + (high - low) / 2;
+    let start = match middle {
+      0 => 0,
+      _ if bytes[middle - 1] == b'\n' => middle,
+      _ => (line_end(middle) + 1).min(bytes.len()),
+    };
+    // No term starts in `middle..high`: the one holding `middle` decides.
+    let start = match start < high {
+      true => start,
+      false => memchr::memrchr(b'\n', &bytes[low..middle]).map_or(low, |at| low + at + 1),
+    };
+    let end = line_end(start);
+    if &bytes[start..end] < pivot.as_bytes() {
+      low = (end + 1).min(bytes.len());
+    } else {
+      high = start;
+    }
+  }
+  let split = low.min(high);
+  let below = match split {
+    0 => 0,
+    _ if split == bytes.len() => memchr::memchr_iter(b'\n', bytes).count() + 1,
+    _ => memchr::memchr_iter(b'\n', &bytes[..split]).count(),
+  };
+  let low_text = &text[..split.saturating_sub(usize::from(split < bytes.len()))];
+  (low_text, &text[split..], below)
 }
 
 /// A term's first 8 bytes, big-endian, zero-padded: a lesser key is a
@@ -301,8 +308,14 @@ mod tests {
     assert_eq!(vocabulary.prefix(0).len(), 0);
     assert_eq!(vocabulary.prefix(9), vocabulary);
     assert!(Vocabulary::default().iter().next().is_none());
-    assert_eq!((vocabulary.middle(), Vocabulary::from_joined("abc".into()).middle()), (Some("bb"), Some("abc")));
-    assert_eq!(Vocabulary::default().middle(), None);
+    let middle = |v: &Vocabulary| v.term_at_fraction(1, 2).map(str::to_string);
+    assert_eq!(
+      (middle(&vocabulary), middle(&Vocabulary::from_joined("abc".into()))),
+      (Some("bb".into()), Some("abc".into()))
+    );
+    assert_eq!(middle(&Vocabulary::default()), None);
+    let at = |numerator| vocabulary.term_at_fraction(numerator, 4);
+    assert_eq!([at(0), at(1), at(3), at(4)], [Some("a"), Some("bb"), Some("c"), Some("dd")], "of a\\nbb\\nc\\ndd");
     let bytes = postcard::to_allocvec(&vocabulary).unwrap();
     assert_eq!(postcard::from_bytes::<Vocabulary>(&bytes).unwrap(), vocabulary);
     assert_eq!(serde_json::to_string(&vocabulary).unwrap(), r#"["a","bb","c","dd"]"#);
