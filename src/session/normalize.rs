@@ -139,12 +139,18 @@ fn message_entry(record: &Record<'_>, ctx: &Context<'_>, out: &mut Vec<Entry>, c
     _ => entry.text = plain_text(message.content),
   }
   let is_fabric_exec = role == Some("toolResult") && entry.typed.tool.as_deref() == Some("fabric_exec");
+  let is_branch_summary = role == Some("branchSummary");
   out.push(entry);
+  if !is_fabric_exec && !is_branch_summary {
+    return;
+  }
+  // A copy for the children to point at while they join `out` (only these
+  // two have children: a tool result's text can be megabytes).
   let carrier = out.last().expect("just pushed").clone();
   if is_fabric_exec {
     fabric::trace_children(&carrier, message.details, ctx.policy, out);
   }
-  if role == Some("branchSummary") {
+  if is_branch_summary {
     carriers.branch_facts(&carrier, message.details, json::string(message.from_id), ctx.policy, out);
   }
 }
@@ -158,9 +164,11 @@ fn record_entries(record: &Record<'_>, policy: &Policy, out: &mut Vec<Entry>, ca
     ..Entry::default()
   };
   let ctx = Context { policy, entry_base: base };
+  if record.kind == "message" {
+    return message_entry(record, &ctx, out, carriers);
+  }
   let mut entry = ctx.entry_base.clone();
   match record.kind.as_ref() {
-    "message" => return message_entry(record, &ctx, out, carriers),
     "compaction" => {
       entry.typed.role = Some("compaction".into());
       entry.text = format!("compaction: {}", json::string(record.fields.summary).unwrap_or_default());
