@@ -86,15 +86,6 @@ impl Vocabulary {
     Err(low)
   }
 
-  /// The terms below `pivot` and those from it on, as two newline-joined
-  /// texts, and how many terms the first holds. Found by bisecting the
-  /// bytes, reading about log₂ of the text's length terms and building no
-  /// term offsets: a merge split at a median term compared every term below
-  /// it with the pivot, twice (~3 % of a cold build).
-  pub fn split_at_term(&self, pivot: &str) -> (&str, &str, usize) {
-    split_joined(&self.text, pivot)
-  }
-
   /// The first `count` terms.
   pub fn prefix(&self, count: usize) -> Vocabulary {
     if count == 0 {
@@ -110,13 +101,17 @@ impl Vocabulary {
 }
 
 /// The terms of newline-joined `text` (a vocabulary's, or a run of it such
-/// as [`Vocabulary::split_at_term`] gives): none when it is empty.
+/// as [`split_joined`] gives): none when it is empty.
 pub fn terms_in(text: &str) -> impl Iterator<Item = &str> + Clone {
   text.split('\n').filter(move |_| !text.is_empty())
 }
 
-/// [`Vocabulary::split_at_term`] of newline-joined sorted terms (a
-/// vocabulary's text, or a run of it).
+/// The terms of newline-joined sorted `text` (a vocabulary's, or a run of
+/// it) below `pivot` and those from it on, as two newline-joined texts, and
+/// how many terms the first holds. Found by bisecting the bytes, reading
+/// about log₂ of the text's length terms and building no term offsets: a
+/// merge cut at a term compared every term below it with the pivot, twice
+/// (~3 % of a cold build).
 pub fn split_joined<'a>(text: &'a str, pivot: &str) -> (&'a str, &'a str, usize) {
   let bytes = text.as_bytes();
   let line_end = |start: usize| memchr::memchr(b'\n', &bytes[start..]).map_or(bytes.len(), |at| start + at);
@@ -356,7 +351,7 @@ mod tests {
       terms.sort();
       terms.dedup();
       let vocabulary = Vocabulary::from_sorted(&terms);
-      let (low, high, below) = vocabulary.split_at_term(&pivot);
+      let (low, high, below) = split_joined(vocabulary.text(), &pivot);
       let expected = terms.iter().filter(|t| t.as_str() < pivot.as_str()).count();
       prop_assert_eq!(below, expected);
       prop_assert_eq!(low, terms[..expected].join("\n"));
