@@ -18,12 +18,13 @@ use crate::coverage::Reason;
 use crate::text::truncate_scalars;
 use serde::Deserialize;
 use serde_json::value::RawValue;
+use std::borrow::Cow;
 use std::collections::{BTreeSet, HashMap};
 
 mod content;
 
 pub use content::argument_paths;
-use content::{blocks, plain_text, tool_call_text, Message};
+use content::{blocks, plain_text, raw_plain_text, text, tool_call_text, Message};
 
 /// Sets `provider/action/ref` for Pi's built-in tools and this package's.
 fn mark_pi_tool(entry: &mut Entry) {
@@ -45,18 +46,18 @@ struct Context<'p> {
 }
 
 fn assistant(message: &Message<'_>, ctx: &Context<'_>, entry: &mut Entry) {
-  let (text, parts) = blocks(message.content);
-  let mut lines: Vec<String> = text.into_iter().collect();
-  for block in &parts {
+  let (text, parts) = blocks(&message.content);
+  let mut lines: Vec<Cow<'_, str>> = text.map(Cow::Borrowed).into_iter().collect();
+  for block in parts {
     match block.kind.as_deref() {
-      Some("text") => lines.extend(json::string(block.text)),
-      Some("thinking") if ctx.policy.index_thinking => lines.extend(json::string(block.thinking)),
+      Some("text") => lines.extend(block.text.as_deref().map(Cow::Borrowed)),
+      Some("thinking") if ctx.policy.index_thinking => lines.extend(block.thinking.as_deref().map(Cow::Borrowed)),
       Some("toolCall") => {
-        let name = json::string(block.name).unwrap_or_default();
+        let name = block.name.as_deref().unwrap_or_default();
         if entry.typed.tool.is_none() {
-          entry.typed.tool = Some(name.clone());
+          entry.typed.tool = Some(name.to_string());
         }
-        lines.push(tool_call_text(&name, block.arguments));
+        lines.push(Cow::Owned(tool_call_text(name, block.arguments)));
         if let Some(args) = json::value(block.arguments) {
           argument_paths(&args, &mut entry.files_touched);
         }
@@ -65,7 +66,7 @@ fn assistant(message: &Message<'_>, ctx: &Context<'_>, entry: &mut Entry) {
     }
   }
   if let Some(error) = json::string(message.error_message) {
-    lines.push(format!("Error: {error}"));
+    lines.push(Cow::Owned(format!("Error: {error}")));
   }
   entry.text = lines.join("\n");
   mark_pi_tool(entry);
@@ -75,7 +76,7 @@ fn tool_result(message: &Message<'_>, ctx: &Context<'_>, entry: &mut Entry) {
   let tool = json::string(message.tool_name).unwrap_or_default();
   let is_error = json::boolean(message.is_error).unwrap_or(false);
   let prefix = format!("toolResult({tool}){}", if is_error { " [error]" } else { "" });
-  let body = plain_text(message.content);
+  let body = plain_text(&message.content);
   let indexed = ctx.policy.index_tool_output && (ctx.policy.index_own_results || !is_memory_tool(&tool));
   entry.text = if indexed && !body.is_empty() { format!("{prefix}: {body}") } else { prefix };
   entry.typed.tool = Some(tool);
@@ -85,19 +86,19 @@ fn tool_result(message: &Message<'_>, ctx: &Context<'_>, entry: &mut Entry) {
 }
 
 fn bash_execution(message: &Message<'_>, ctx: &Context<'_>, entry: &mut Entry) {
-  let command = json::string(message.command).unwrap_or_default();
+  let command = text(&message.command).unwrap_or_default();
   let exit = json::number(message.exit_code).map(|n| n as i64);
   let cancelled = json::boolean(message.cancelled).unwrap_or(false);
-  let mut text = format!("bash$ {command}");
+  let mut line = format!("bash$ {command}");
   if let Some(code) = exit {
-    text.push_str(&format!(" [exit {code}]"));
+    line.push_str(&format!(" [exit {code}]"));
   }
-  let output = json::string(message.output).unwrap_or_default();
+  let output = text(&message.output).unwrap_or_default();
   if ctx.policy.index_tool_output && !output.is_empty() {
-    text.push('\n');
-    text.push_str(&output);
+    line.push('\n');
+    line.push_str(output);
   }
-  entry.text = text;
+  entry.text = line;
   entry.typed.tool = Some("bash".into());
   entry.typed.outcome = match (cancelled, exit) {
     (true, _) => Some(Outcome::Aborted),
@@ -109,8 +110,8 @@ fn bash_execution(message: &Message<'_>, ctx: &Context<'_>, entry: &mut Entry) {
   mark_pi_tool(entry);
 }
 
-fn custom_text(custom_type: Option<&RawValue>, content: Option<&RawValue>) -> String {
-  format!("[{}] {}", json::string(custom_type).unwrap_or_default(), plain_text(content))
+fn custom_text(custom_type: Option<&RawValue>, body: &str) -> String {
+  format!("[{}] {body}", json::string(custom_type).unwrap_or_default())
 }
 
 /// Builds the entry of one `message` record, and its Fabric children. Pi 1.x
@@ -126,17 +127,17 @@ fn message_entry(record: &Record<'_>, ctx: &Context<'_>, out: &mut Vec<Entry>, c
   }
   match role {
     Some("system") => return,
-    Some("user") => entry.text = plain_text(message.content),
+    Some("user") => entry.text = plain_text(&message.content),
     Some("assistant") => assistant(&message, ctx, &mut entry),
     Some("toolResult") => tool_result(&message, ctx, &mut entry),
     Some("bashExecution") => bash_execution(&message, ctx, &mut entry),
-    Some("custom") => entry.text = custom_text(message.custom_type, message.content),
+    Some("custom") => entry.text = custom_text(message.custom_type, &plain_text(&message.content)),
     Some("compactionSummary") => {
       entry.text = format!("compaction: {}", json::string(message.summary).unwrap_or_default())
     }
     Some("branchSummary") => {}
     // Unknown roles (and role-less messages) stay addressable entries.
-    _ => entry.text = plain_text(message.content),
+    _ => entry.text = plain_text(&message.content),
   }
   let is_fabric_exec = role == Some("toolResult") && entry.typed.tool.as_deref() == Some("fabric_exec");
   let is_branch_summary = role == Some("branchSummary");
@@ -183,7 +184,7 @@ fn record_entries(record: &Record<'_>, policy: &Policy, out: &mut Vec<Entry>, ca
     }
     "custom_message" => {
       entry.typed.role = Some("custom".into());
-      entry.text = custom_text(record.fields.custom_type, record.fields.content);
+      entry.text = custom_text(record.fields.custom_type, &raw_plain_text(record.fields.content));
     }
     // Pi ≥ 0.87: an entry of its own, so a replacement's text is findable.
     "context_edit" => {
@@ -191,7 +192,7 @@ fn record_entries(record: &Record<'_>, policy: &Policy, out: &mut Vec<Entry>, ca
       entry.target_id = json::string(record.fields.target_id);
       entry.context_edit =
         Some(if record.fields.replacement.is_some() { ContextEdit::Replaced } else { ContextEdit::Omitted });
-      entry.text = plain_text(replacement_content(record.fields.replacement));
+      entry.text = raw_plain_text(replacement_content(record.fields.replacement));
     }
     _ => return,
   }

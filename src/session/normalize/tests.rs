@@ -141,6 +141,31 @@ fn wrong_field_types_never_lose_the_record() {
 }
 
 #[test]
+fn content_of_any_shape_never_loses_the_record_or_its_other_blocks() {
+  let text = session(&[
+    r#"{"type":"message","id":"a","parentId":null,"message":{"role":"assistant","content":["item",5,null,[1],{"type":7,"text":"untyped"},{"type":"text","text":5},{"type":"text","text":"first","text":"last"},{"type":"text","text":"esc\n\"q\" \u00e9"},{"type":null,"text":"no kind"},{"type":"toolCall","name":3,"arguments":{"path":"p"}},{"type":"thinking","thinking":"deep"}]}}"#,
+    r#"{"type":"message","id":"b","parentId":"a","message":{"role":"user","content":{"an":"object"}}}"#,
+    r#"{"type":"message","id":"c","parentId":"b","message":{"role":"bashExecution","command":["x"],"output":5,"exitCode":0}}"#,
+    r#"{"type":"message","id":"d","parentId":"c","message":{"role":"user","content":"first","content":[{"type":"text","text":"second"},{"type":"image","data":"AAAA"},{"type":"text","text":"third"}]}}"#,
+    r#"{"type":"message","id":"e","parentId":"d","message":{"role":"toolResult","toolName":"read","content":[{"type":"text","text":"out"}],"content":null}}"#,
+    r#"{"type":"custom_message","id":"f","parentId":"e","customType":"note","content":[{"type":"text","text":"custom"}]}"#,
+  ]);
+  let thinking = Policy { index_thinking: true, ..policy() };
+  let texts: Vec<String> = run(&text, Branches::Active, &thinking).entries.into_iter().map(|e| e.text).collect();
+  assert_eq!(
+    texts,
+    [
+      "last\nesc\n\"q\" é\nTool: ({\"path\":\"p\"})\ndeep",
+      "",
+      "bash$  [exit 0]",
+      "second\nthird",
+      "toolResult(read)",
+      "[note] custom",
+    ]
+  );
+}
+
+#[test]
 fn argument_paths_follow_file_and_path_keys() {
   let args = serde_json::json!({"path": " src/a.ts ", "files": ["b.ts", "", "b.ts"], "nested": {"filePath": "c.ts"}, "other": "d.ts"});
   let mut out = Vec::new();
