@@ -9,6 +9,7 @@ pub mod entry;
 pub(crate) mod fabric;
 pub(crate) mod json;
 pub mod lineage;
+pub mod message;
 pub mod normalize;
 pub mod parse;
 pub mod project_dirs;

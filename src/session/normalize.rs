@@ -23,8 +23,9 @@ use std::collections::{BTreeSet, HashMap};
 
 mod content;
 
+use super::message::{text, Message};
 pub use content::argument_paths;
-use content::{blocks, plain_text, raw_plain_text, text, tool_call_text, Message};
+use content::{blocks, plain_text, raw_plain_text, tool_call_text};
 
 /// Sets `provider/action/ref` for Pi's built-in tools and this package's.
 fn mark_pi_tool(entry: &mut Entry) {
@@ -117,8 +118,8 @@ fn custom_text(custom_type: Option<&RawValue>, body: &str) -> String {
 /// Builds the entry of one `message` record, and its Fabric children. Pi 1.x
 /// persisted system prompts are plumbing, not conversation: no entry.
 fn message_entry(record: &Record<'_>, ctx: &Context<'_>, out: &mut Vec<Entry>, carriers: &mut fabric::Carriers) {
-  let message: Message<'_> =
-    record.fields.message.and_then(|raw| serde_json::from_str(raw.get()).ok()).unwrap_or_default();
+  let empty = Message::default();
+  let message = record.fields.message.as_ref().unwrap_or(&empty);
   let role = message.role.as_deref().map(|r| if r == "hookMessage" { "custom" } else { r });
   let mut entry = ctx.entry_base.clone();
   entry.typed.role = role.map(str::to_string);
@@ -128,9 +129,9 @@ fn message_entry(record: &Record<'_>, ctx: &Context<'_>, out: &mut Vec<Entry>, c
   match role {
     Some("system") => return,
     Some("user") => entry.text = plain_text(&message.content),
-    Some("assistant") => assistant(&message, ctx, &mut entry),
-    Some("toolResult") => tool_result(&message, ctx, &mut entry),
-    Some("bashExecution") => bash_execution(&message, ctx, &mut entry),
+    Some("assistant") => assistant(message, ctx, &mut entry),
+    Some("toolResult") => tool_result(message, ctx, &mut entry),
+    Some("bashExecution") => bash_execution(message, ctx, &mut entry),
     Some("custom") => entry.text = custom_text(message.custom_type, &plain_text(&message.content)),
     Some("compactionSummary") => {
       entry.text = format!("compaction: {}", json::string(message.summary).unwrap_or_default())

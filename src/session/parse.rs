@@ -4,10 +4,12 @@
 //! with no length limit, a trailing `\r` tolerated, blank and malformed lines
 //! skipped and counted, and the file accepted only when the first parsed JSON
 //! value is a `{type:"session", id:string}` header. Records are parsed into
-//! typed borrowed fields; payload subtrees stay raw JSON until normalization
-//! asks for them. Version 1 files get stable synthesized ids and a linear
+//! typed borrowed fields; a message is parsed with its line (one pass over
+//! its text), other payload subtrees stay raw JSON until normalization asks
+//! for them. Version 1 files get stable synthesized ids and a linear
 //! parent chain, because Pi's own migration assigns random ones.
 
+use super::message::Message;
 use serde_json::value::RawValue;
 use std::borrow::Cow;
 
@@ -42,7 +44,8 @@ pub struct Fields<'a> {
   id: Option<&'a RawValue>,
   parent_id: Option<&'a RawValue>,
   pub timestamp: Option<&'a RawValue>,
-  pub message: Option<&'a RawValue>,
+  /// Parsed with the line (see `session::message`).
+  pub message: Option<Message<'a>>,
   pub summary: Option<&'a RawValue>,
   pub custom_type: Option<&'a RawValue>,
   pub content: Option<&'a RawValue>,
@@ -292,6 +295,32 @@ mod tests {
     assert_eq!(parsed.header.id, "s1");
     assert_eq!(parsed.records.len(), 1);
     assert_eq!(parsed.bad_lines, 4);
+  }
+
+  /// A message is parsed with its line, and no value in it, of whatever
+  /// type, makes the line a bad line (only invalid JSON does).
+  #[test]
+  fn no_message_shape_makes_a_bad_line() {
+    let odd = [
+      r#"{"role":5,"content":"x"}"#,
+      r#"{"role":"user","content":{"a":[1,{"b":null}]},"command":[true],"output":{"o":1}}"#,
+      r#"{"role":"assistant","content":[1,"s",null,[[]],{"type":{"t":1},"text":2},{"type":"toolCall","name":[],"arguments":"a"}]}"#,
+      r#""just text""#,
+      r#"[{"role":"user"}]"#,
+      r#"null"#,
+      r#"{"role":"user","role":null,"content":"\u00e9\n\"","content":-1.5e3}"#,
+    ];
+    let mut text = format!("{HEADER}\n");
+    for (n, message) in odd.iter().enumerate() {
+      text.push_str(&format!("{{\"type\":\"message\",\"id\":\"m{n}\",\"parentId\":null,\"message\":{message}}}\n"));
+    }
+    text.push_str("{\"type\":\"message\",\"id\":\"bad\",\"message\":{\"role\":\"user\",}}\n");
+    let parsed = parse(text.as_bytes()).unwrap();
+    assert_eq!(parsed.records.len(), odd.len());
+    assert_eq!(parsed.bad_lines, 1, "only the line that is not JSON");
+    let roles: Vec<Option<&str>> =
+      parsed.records.iter().map(|r| r.fields.message.as_ref().and_then(|m| m.role.as_deref())).collect();
+    assert_eq!(roles, [None, Some("user"), Some("assistant"), None, None, None, None]);
   }
 
   #[test]
