@@ -5,14 +5,24 @@ import { execFileSync, spawnSync } from 'node:child_process'
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
-import { test } from 'node:test'
+import { after, test } from 'node:test'
 import { MemoryStore, version as nativeVersion } from 'pi-fabric-memory'
 import { openMemory, type Context } from '../extension/cli/context.mjs'
 import { progressLine } from '../extension/recall/indexing.mjs'
 import { ROOT } from './helpers.mjs'
 
 const cli = join(ROOT, 'dist/extension/cli.mjs')
-const home = mkdtempSync(join(tmpdir(), 'pfm-cli-home-'))
+
+/** Temp dirs the tests below keep past their own end (demo agent dirs, the CLI's HOME), removed after the file. */
+const temps: string[] = []
+function tempDir(prefix: string): string {
+  const dir = mkdtempSync(join(tmpdir(), prefix))
+  temps.push(dir)
+  return dir
+}
+after(() => temps.forEach((dir) => rmSync(dir, { recursive: true, force: true })))
+
+const home = tempDir('pfm-cli-home-')
 const ENV: NodeJS.ProcessEnv = { ...process.env, HOME: home, PI_CODING_AGENT_DIR: join(home, 'unused-agent') }
 delete ENV.NO_COLOR
 
@@ -37,7 +47,7 @@ function onTty(args: string[], env: NodeJS.ProcessEnv = {}): string | undefined 
 
 /** A demo agent dir kept for the test (`demo --agent-dir`; a plain `demo` removes its own). */
 function demoAgentDir(): string {
-  const agentDir = join(mkdtempSync(join(tmpdir(), 'pfm-cli-demo-')), 'agent')
+  const agentDir = join(tempDir('pfm-cli-demo-'), 'agent')
   execFileSync(process.execPath, [cli, 'demo', '--agent-dir', agentDir], { encoding: 'utf8', env: ENV })
   return agentDir
 }
@@ -46,7 +56,7 @@ const WEBSHOP = ['--cwd', '/home/demo/webshop']
 const ESC = /\x1b/
 
 test('demo indexes a synthetic agent dir and shows what memory sees, then removes its temp dir', () => {
-  const tmp = mkdtempSync(join(tmpdir(), 'pfm-cli-demotmp-'))
+  const tmp = tempDir('pfm-cli-demotmp-')
   const out = execFileSync(process.execPath, [cli, 'demo'], { encoding: 'utf8', env: { ...ENV, TMPDIR: tmp } })
   assert.match(out, new RegExp(`^Demo agent dir ${tmp}/pi-fabric-memory-demo-\\w+/agent \\(a temp dir, removed when the demo ends; demo --agent-dir DIR keeps one\\)\n`))
   assert.deepEqual(readdirSync(tmp), [], 'nothing left behind')
@@ -311,7 +321,7 @@ test('a missing or empty agent dir is a clear message and exit 3, not an empty a
 })
 
 test('memory: add, read, a refused injection with its reason, replace, remove — files and --json shapes', () => {
-  const agentDir = join(mkdtempSync(join(tmpdir(), 'pfm-cli-mem-')), 'agent')
+  const agentDir = join(tempDir('pfm-cli-mem-'), 'agent')
   mkdirSync(agentDir)
   // The memory dir comes from the same pi-memory settings the extension reads.
   writeFileSync(join(agentDir, 'settings.json'), JSON.stringify({ 'pi-memory': { dataDir: 'curated', userCharLimit: 500 } }))
@@ -348,7 +358,7 @@ test('memory: add, read, a refused injection with its reason, replace, remove �
 })
 
 test('memory: the target is --target; every word after add/replace/remove is text, a leading target word is refused, not eaten', () => {
-  const agentDir = join(mkdtempSync(join(tmpdir(), 'pfm-cli-target-')), 'agent')
+  const agentDir = join(tempDir('pfm-cli-target-'), 'agent')
   mkdirSync(agentDir)
   const dir = join(agentDir, 'memories')
   const mem = (...args: string[]) => run(['memory', ...args, '--agent-dir', agentDir])
@@ -404,7 +414,7 @@ test('memory writes refuse an agent dir that does not exist (a typo) unless --cr
 })
 
 test('memory review and why: dreaming\'s proposals listed, applied and rejected from the shell', async () => {
-  const agentDir = join(mkdtempSync(join(tmpdir(), 'pfm-cli-review-')), 'agent')
+  const agentDir = join(tempDir('pfm-cli-review-'), 'agent')
   const dir = join(agentDir, 'memories')
   mkdirSync(dir, { recursive: true })
   writeFileSync(join(dir, 'MEMORY.md'), 'alpha\n§\nbeta\n§\ngamma')

@@ -56,6 +56,7 @@ if want readme; then
   demo_out=$(mktemp)
   bash -c "${first#npm ci && }" | tee "$demo_out"
   PFM_DEMO_OUTPUT="$demo_out" node --import tsx --test __test__/readme.test.mts
+  rm -f "$demo_out"
 fi
 
 if want lint; then
