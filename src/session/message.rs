@@ -18,13 +18,18 @@ use serde_json::value::RawValue;
 use std::borrow::Cow;
 use std::fmt;
 
-/// What a lenient value makes of each JSON shape: a string is kept, an
-/// array or object goes to `seq` / `map` (skipped unless overridden), null
-/// and every other value are `null` / `other`. Never an error on valid JSON.
+/// What a lenient value makes of each JSON shape: a string, null, an array
+/// or an object goes to `string`, `null`, `seq` or `map` (each `other`
+/// unless overridden; arrays and objects skipped), every other value to
+/// `other`. Never an error on valid JSON.
 trait Shape<'de>: Sized {
-  fn string(text: Cow<'de, str>) -> Self;
-  fn null() -> Self;
   fn other() -> Self;
+  fn string(_: Cow<'de, str>) -> Self {
+    Self::other()
+  }
+  fn null() -> Self {
+    Self::other()
+  }
   fn seq<A: SeqAccess<'de>>(mut seq: A) -> Result<Self, A::Error> {
     while seq.next_element::<IgnoredAny>()?.is_some() {}
     Ok(Self::other())
@@ -89,6 +94,40 @@ macro_rules! deserialize_shape {
   };
 }
 
+/// [`Shape`] and `Deserialize` for a struct of lenient fields read from a
+/// JSON object: a duplicated key keeps its last value (as in `JSON.parse`),
+/// unknown keys are skipped, and the struct reads as its default when the
+/// value is not an object or its `kind` field (`type`, `role`) is neither a
+/// string nor null, as when each was parsed on its own and a failed parse
+/// gave the default.
+macro_rules! lenient_object {
+  ($name:ident { kind $kind:ident: $kind_key:literal, $($field:ident: $key:literal),* $(,)? }) => {
+    impl<'de> Shape<'de> for $name<'de> {
+      fn other() -> Self {
+        $name::default()
+      }
+      fn map<A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let (mut out, mut typed) = ($name::default(), true);
+        while let Some(json::CowStr(key)) = map.next_key::<json::CowStr<'de>>()? {
+          match key.as_ref() {
+            $kind_key => match map.next_value::<Scalar<'de>>()? {
+              Scalar::Str(kind) => out.$kind = Some(kind),
+              Scalar::Null => out.$kind = None,
+              Scalar::Other => typed = false,
+            },
+            $($key => out.$field = map.next_value()?,)*
+            _ => {
+              map.next_value::<IgnoredAny>()?;
+            }
+          }
+        }
+        Ok(if typed { out } else { $name::default() })
+      }
+    }
+    deserialize_shape!($name);
+  };
+}
+
 /// One JSON value read as a string or not.
 enum Scalar<'a> {
   Str(Cow<'a, str>),
@@ -97,14 +136,14 @@ enum Scalar<'a> {
 }
 
 impl<'de> Shape<'de> for Scalar<'de> {
+  fn other() -> Self {
+    Scalar::Other
+  }
   fn string(text: Cow<'de, str>) -> Self {
     Scalar::Str(text)
   }
   fn null() -> Self {
     Scalar::Null
-  }
-  fn other() -> Self {
-    Scalar::Other
   }
 }
 deserialize_shape!(Scalar);
@@ -115,14 +154,11 @@ deserialize_shape!(Scalar);
 pub struct Text<'a>(pub Option<Cow<'a, str>>);
 
 impl<'de> Shape<'de> for Text<'de> {
-  fn string(text: Cow<'de, str>) -> Self {
-    Text(Some(text))
-  }
-  fn null() -> Self {
-    Text(None)
-  }
   fn other() -> Self {
     Text(None)
+  }
+  fn string(text: Cow<'de, str>) -> Self {
+    Text(Some(text))
   }
 }
 deserialize_shape!(Text);
@@ -142,14 +178,11 @@ pub enum Content<'a> {
 }
 
 impl<'de> Shape<'de> for Content<'de> {
-  fn string(text: Cow<'de, str>) -> Self {
-    Content::Text(text)
-  }
-  fn null() -> Self {
-    Content::Other
-  }
   fn other() -> Self {
     Content::Other
+  }
+  fn string(text: Cow<'de, str>) -> Self {
+    Content::Text(text)
   }
   fn seq<A: SeqAccess<'de>>(mut seq: A) -> Result<Self, A::Error> {
     let mut blocks = Vec::with_capacity(seq.size_hint().unwrap_or(0));
@@ -167,46 +200,16 @@ deserialize_shape!(Content);
 #[derive(Debug, Default)]
 pub struct Block<'a> {
   pub kind: Option<Cow<'a, str>>,
-  pub text: Option<Cow<'a, str>>,
-  pub thinking: Option<Cow<'a, str>>,
-  pub name: Option<Cow<'a, str>>,
+  pub text: Option<Text<'a>>,
+  pub thinking: Option<Text<'a>>,
+  pub name: Option<Text<'a>>,
   pub arguments: Option<&'a RawValue>,
 }
 
-impl<'de> Shape<'de> for Block<'de> {
-  fn string(_: Cow<'de, str>) -> Self {
-    Block::default()
-  }
-  fn null() -> Self {
-    Block::default()
-  }
-  fn other() -> Self {
-    Block::default()
-  }
-  // Duplicate keys: the last wins, as in `JSON.parse`.
-  fn map<A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
-    let mut block = Block::default();
-    let mut typed = true;
-    while let Some(json::CowStr(key)) = map.next_key::<json::CowStr<'de>>()? {
-      match key.as_ref() {
-        "type" => match map.next_value::<Scalar<'de>>()? {
-          Scalar::Str(kind) => block.kind = Some(kind),
-          Scalar::Null => block.kind = None,
-          Scalar::Other => typed = false,
-        },
-        "text" => block.text = map.next_value::<Text<'de>>()?.0,
-        "thinking" => block.thinking = map.next_value::<Text<'de>>()?.0,
-        "name" => block.name = map.next_value::<Text<'de>>()?.0,
-        "arguments" => block.arguments = map.next_value()?,
-        _ => {
-          map.next_value::<IgnoredAny>()?;
-        }
-      }
-    }
-    Ok(if typed { block } else { Block::default() })
-  }
-}
-deserialize_shape!(Block);
+lenient_object!(Block {
+  kind kind: "type",
+  text: "text", thinking: "thinking", name: "name", arguments: "arguments",
+});
 
 /// A message record's `message`, as normalization reads it. Every field
 /// is lenient: a value of another type reads as absent, and a message whose
@@ -230,46 +233,9 @@ pub struct Message<'a> {
   pub timestamp: Option<&'a RawValue>,
 }
 
-impl<'de> Shape<'de> for Message<'de> {
-  fn string(_: Cow<'de, str>) -> Self {
-    Message::default()
-  }
-  fn null() -> Self {
-    Message::default()
-  }
-  fn other() -> Self {
-    Message::default()
-  }
-  // Duplicate keys: the last wins, as in `JSON.parse`.
-  fn map<A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
-    let mut message = Message::default();
-    let mut typed = true;
-    while let Some(json::CowStr(key)) = map.next_key::<json::CowStr<'de>>()? {
-      match key.as_ref() {
-        "role" => match map.next_value::<Scalar<'de>>()? {
-          Scalar::Str(role) => message.role = Some(role),
-          Scalar::Null => message.role = None,
-          Scalar::Other => typed = false,
-        },
-        "content" => message.content = map.next_value()?,
-        "toolName" => message.tool_name = map.next_value()?,
-        "isError" => message.is_error = map.next_value()?,
-        "errorMessage" => message.error_message = map.next_value()?,
-        "command" => message.command = map.next_value()?,
-        "output" => message.output = map.next_value()?,
-        "exitCode" => message.exit_code = map.next_value()?,
-        "cancelled" => message.cancelled = map.next_value()?,
-        "customType" => message.custom_type = map.next_value()?,
-        "summary" => message.summary = map.next_value()?,
-        "details" => message.details = map.next_value()?,
-        "fromId" => message.from_id = map.next_value()?,
-        "timestamp" => message.timestamp = map.next_value()?,
-        _ => {
-          map.next_value::<IgnoredAny>()?;
-        }
-      }
-    }
-    Ok(if typed { message } else { Message::default() })
-  }
-}
-deserialize_shape!(Message);
+lenient_object!(Message {
+  kind role: "role",
+  content: "content", tool_name: "toolName", is_error: "isError", error_message: "errorMessage",
+  command: "command", output: "output", exit_code: "exitCode", cancelled: "cancelled",
+  custom_type: "customType", summary: "summary", details: "details", from_id: "fromId", timestamp: "timestamp",
+});

@@ -47,14 +47,14 @@ struct Context<'p> {
 }
 
 fn assistant(message: &Message<'_>, ctx: &Context<'_>, entry: &mut Entry) {
-  let (text, parts) = blocks(&message.content);
-  let mut lines: Vec<Cow<'_, str>> = text.map(Cow::Borrowed).into_iter().collect();
+  let (whole, parts) = blocks(&message.content);
+  let mut lines: Vec<Cow<'_, str>> = whole.map(Cow::Borrowed).into_iter().collect();
   for block in parts {
     match block.kind.as_deref() {
-      Some("text") => lines.extend(block.text.as_deref().map(Cow::Borrowed)),
-      Some("thinking") if ctx.policy.index_thinking => lines.extend(block.thinking.as_deref().map(Cow::Borrowed)),
+      Some("text") => lines.extend(text(&block.text).map(Cow::Borrowed)),
+      Some("thinking") if ctx.policy.index_thinking => lines.extend(text(&block.thinking).map(Cow::Borrowed)),
       Some("toolCall") => {
-        let name = block.name.as_deref().unwrap_or_default();
+        let name = text(&block.name).unwrap_or_default();
         if entry.typed.tool.is_none() {
           entry.typed.tool = Some(name.to_string());
         }

@@ -3,7 +3,7 @@
 //! parsed shapes are `session::message`'s).
 
 use crate::session::json;
-use crate::session::message::{Block, Content};
+use crate::session::message::{text, Block, Content};
 use crate::text::truncate_scalars;
 use serde_json::value::RawValue;
 use serde_json::Value;
@@ -22,12 +22,12 @@ pub(super) fn blocks<'c, 'a>(content: &'c Option<Content<'a>>) -> (Option<&'c st
 
 /// Text of `string | (TextContent | ImageContent)[]` content; images dropped.
 pub(super) fn plain_text(content: &Option<Content<'_>>) -> String {
-  let (text, parts) = blocks(content);
-  if let Some(text) = text {
-    return text.to_string();
+  let (whole, parts) = blocks(content);
+  if let Some(whole) = whole {
+    return whole.to_string();
   }
   let texts: Vec<&str> =
-    parts.iter().filter(|b| b.kind.as_deref() == Some("text")).filter_map(|b| b.text.as_deref()).collect();
+    parts.iter().filter(|b| b.kind.as_deref() == Some("text")).filter_map(|b| text(&b.text)).collect();
   texts.join("\n")
 }
 
