@@ -63,6 +63,12 @@ impl IndexDir {
     remove_ours(&self.path, name)
   }
 
+  /// Tests: the names watch loses its next events (the listing is read again).
+  #[cfg(test)]
+  pub(crate) fn overflow_next(&self) {
+    self.watched.overflow_next();
+  }
+
   /// Forgets which records belong to sessions elsewhere (tests: a fresh process).
   #[cfg(test)]
   pub(crate) fn forget_elsewhere(&self) {

@@ -175,7 +175,10 @@ pub fn sync(cx: &Context<'_>, scope: &Scope, branches: Branches) -> Result<Snaps
   // Taken, not cloned: a patch then updates the only copy of the session
   // list in place (no 1,000-entry clone and drop per append). Only a
   // builder under the sync lock (`rebuild_cold`) drops it meanwhile.
-  let last = state.take(&key).filter(|last| Arc::ptr_eq(&last.names, &names));
+  // The same names, though not always the same `Arc`: a listing read again
+  // (the index dir's watch re-armed, or its report came late) holds equal
+  // names when nothing but our own atomic writes happened there.
+  let last = state.take(&key).filter(|last| Arc::ptr_eq(&last.names, &names) || last.names == names);
   let last = match last {
     Some(mut last) => {
       if unchanged(&index, &mut last, &all) {

@@ -152,6 +152,21 @@ fn an_append_to_a_cold_session_is_patched_in_by_a_full_parse() {
   assert_eq!(record(&patched, &b).body, record(&scratch, &b).body);
 }
 
+/// The index dir's names read again (its watch lost events, or reported
+/// our own writes late): the same names in another `Arc` are the same
+/// index dir, and an append still patches.
+#[cfg(target_os = "linux")]
+#[test]
+fn an_index_dir_listed_again_with_the_same_names_still_patches() {
+  let (_fx, engine, a, _, _) = two_sessions();
+  let index = index(&engine);
+  index.dir().overflow_next();
+  append(&a, "a-1", "a-0", "appended zulu");
+  global(&engine);
+  assert_eq!(index.trace().passes(), [Pass::Patched]);
+  assert_eq!(index.trace().built(), [(a.clone(), Made::Resumed)]);
+}
+
 #[cfg(target_os = "linux")]
 #[test]
 fn a_session_that_becomes_the_newest_moves_tiers() {
