@@ -173,7 +173,7 @@ fn fit_cold(config: &Config, record: &mut CacheRecord) -> (bool, Option<Vec<u8>>
     }
   }
   let mut digest = digest.clone();
-  let fits = digest.fit(|candidate| trial(candidate).plain_len().is_ok_and(|len| len <= cap));
+  let fits = digest.shrink_to_fit(|candidate| trial(candidate).plain_len().is_ok_and(|len| len <= cap));
   record.body = Body::Cold(digest);
   (fits, None)
 }

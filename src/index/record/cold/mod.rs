@@ -194,9 +194,12 @@ impl ColdDigest {
   /// `fits` holds; marks the digest `max_cold_cache_bytes`. `false` when not
   /// even the empty prefixes fit (or the content cannot be read).
   pub fn fit(&mut self, fits: impl Fn(&ColdDigest) -> bool) -> bool {
-    if fits(self) {
-      return true;
-    }
+    fits(self) || self.shrink_to_fit(fits)
+  }
+
+  /// [`ColdDigest::fit`] for a digest already found not to fit whole (its
+  /// check is a whole serialization).
+  pub fn shrink_to_fit(&mut self, fits: impl Fn(&ColdDigest) -> bool) -> bool {
     let Ok(content) = self.content().cloned() else { return false };
     self.index_coverage.add_reason(Reason::MaxColdCacheBytes);
     let (vocabulary, addresses, frequencies) = (content.vocabulary, content.addresses, content.frequencies);
