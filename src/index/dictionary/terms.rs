@@ -12,12 +12,11 @@ use super::bytes::ShardBytes;
 use super::checked::{self, Checked, Shared};
 use super::posting;
 use crate::index::record::cold::{ColdContent, ColdDigest};
-use crate::index::record::vocabulary::{order_key, split_joined, terms_in, Vocabulary};
+use crate::index::record::vocabulary::{split_joined, term_hash, terms_in, TermLookup, Vocabulary};
 use crate::index::varint;
 use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 use std::borrow::Cow;
-use std::hash::BuildHasher;
 
 /// `D7`: a list most members hold is a bitmap ([`posting`]), and a sparse
 /// list's first gap counts from -1. `D6`: a list ends where the next
@@ -83,9 +82,9 @@ fn vocabulary_of(content: Cow<'_, ColdContent>) -> MergeTerms<'_> {
 /// Terms (ascending) with the offsets of their posting lists, and the postings.
 type Merged<'a> = (Vec<(&'a str, u64)>, Vec<u8>);
 
-/// One distinct term of a merge, with its [`order_key`] (most comparisons
-/// of a lookup and of the sort then never read the term's bytes, which lie
-/// in another digest's text) and how many members hold it.
+/// One distinct term of a merge, with its order key ([`TermLookup`]: most
+/// comparisons of a lookup and of the sort then never read the term's
+/// bytes, which lie in another digest's text) and how many members hold it.
 struct Distinct<'a> {
   key: u64,
   term: &'a str,
@@ -105,29 +104,28 @@ type Run<'a> = (&'a str, &'a [u8]);
 
 /// The merge of one part (each member's run, in member order): each term
 /// once, with the members holding it (a [`posting`] list). Each term of
-/// each run is numbered by one hash-table lookup (its [`order_key`] and
+/// each run is numbered by one hash-table lookup (its [`TermLookup`]: key and
 /// length decide most comparisons without reading the term, which lies in
 /// another member's text); the distinct terms are then sorted, and each
 /// run's terms placed by their term's rank (a counting sort, which keeps
 /// member order). A k-way merge compared each term ~log₂(members) times:
 /// 12 at `huge`, 5 at `medium`, where this merge costs half as much.
 fn merge<'a>(runs: &[Run<'a>], members: u32) -> Merged<'a> {
-  let hash = |term: &str| rustc_hash::FxBuildHasher.hash_one(term);
   let (mut distinct, mut table) = (Vec::<Distinct<'a>>::new(), hashbrown::HashTable::<u32>::new());
   let (mut numbers, mut ends): (Vec<u32>, Vec<usize>) = (Vec::new(), Vec::with_capacity(runs.len()));
   for &(run, _) in runs {
     for term in terms_in(run) {
-      let (key, hashed) = (order_key(term), hash(term));
+      let lookup = TermLookup::new(term);
       let same = |&at: &u32| {
         let known = &distinct[at as usize];
-        known.key == key && known.term.len() == term.len() && (term.len() <= 8 || known.term == term)
+        lookup.is(known.key, known.term.len(), || known.term.as_bytes())
       };
-      let number = match table.find(hashed, same) {
+      let number = match table.find(lookup.hash, same) {
         Some(&at) => at,
         None => {
-          distinct.push(Distinct { key, term, holders: 0 });
+          distinct.push(Distinct { key: lookup.key, term, holders: 0 });
           let at = distinct.len() as u32 - 1;
-          table.insert_unique(hashed, at, |&at| hash(distinct[at as usize].term));
+          table.insert_unique(lookup.hash, at, |&at| term_hash(distinct[at as usize].term));
           at
         }
       };

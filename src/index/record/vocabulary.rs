@@ -159,6 +159,39 @@ pub(crate) fn order_key(term: impl AsRef<[u8]>) -> u64 {
   u64::from_be_bytes(padded)
 }
 
+/// A term as the tables that number terms (a session's sums, a dictionary
+/// merge) look it up: its [`order_key`] and hash, taken once per
+/// occurrence.
+#[derive(Clone, Copy)]
+pub(crate) struct TermLookup<'a> {
+  pub(crate) key: u64,
+  pub(crate) hash: u64,
+  term: &'a str,
+}
+
+impl<'a> TermLookup<'a> {
+  #[inline]
+  pub(crate) fn new(term: &'a str) -> TermLookup<'a> {
+    TermLookup { key: order_key(term), hash: term_hash(term), term }
+  }
+
+  /// Is the known term with `key` and `len` this one? Equal keys and
+  /// lengths decide a term of at most 8 bytes (the key holds it whole);
+  /// only a longer one reads the known term's bytes (`bytes`), which often
+  /// lie a cache miss away.
+  #[inline]
+  pub(crate) fn is<'b>(&self, key: u64, len: usize, bytes: impl FnOnce() -> &'b [u8]) -> bool {
+    key == self.key && len == self.term.len() && (len <= 8 || bytes() == self.term.as_bytes())
+  }
+}
+
+/// The hash [`TermLookup`] files a term under.
+#[inline]
+pub(crate) fn term_hash(term: &str) -> u64 {
+  use std::hash::BuildHasher;
+  rustc_hash::FxBuildHasher.hash_one(term)
+}
+
 impl Clone for Vocabulary {
   fn clone(&self) -> Self {
     Vocabulary { text: self.text.clone(), starts: Lazy::default() }

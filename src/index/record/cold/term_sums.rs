@@ -4,9 +4,8 @@
 //! own. A map keyed by `String` hashed twice per new term and allocated
 //! each; per-term allocations and frees were ~8% of a cold build.
 
-use crate::index::record::vocabulary::order_key;
+use crate::index::record::vocabulary::TermLookup;
 use hashbrown::HashTable;
-use std::hash::BuildHasher;
 
 #[derive(Default)]
 pub(super) struct TermSums {
@@ -27,10 +26,6 @@ struct Slot {
   sum: u64,
 }
 
-fn hash(term: &str) -> u64 {
-  rustc_hash::FxBuildHasher.hash_one(term)
-}
-
 impl TermSums {
   fn term(&self, slot: &Slot) -> &str {
     &self.arena[slot.start as usize..(slot.start + slot.len) as usize]
@@ -39,13 +34,11 @@ impl TermSums {
   /// Adds `units` to `term`'s sum. A term not yet here is added only when
   /// `admit` agrees (it is asked once per refused occurrence).
   pub(super) fn add(&mut self, term: &str, units: u64, admit: impl FnOnce(&str) -> bool) {
-    let (hash, key) = (hash(term), order_key(term));
+    let lookup = TermLookup::new(term);
     let TermSums { arena, slots, table } = self;
-    let found = table.find(hash, |&at| {
+    let found = table.find(lookup.hash, |&at| {
       let slot = &slots[at as usize];
-      slot.key == key
-        && slot.len as usize == term.len()
-        && (term.len() <= 8 || arena.as_bytes()[slot.start as usize..][..term.len()] == *term.as_bytes())
+      lookup.is(slot.key, slot.len as usize, || &arena.as_bytes()[slot.start as usize..][..slot.len as usize])
     });
     if let Some(&at) = found {
       slots[at as usize].sum += units;
@@ -55,6 +48,7 @@ impl TermSums {
       return;
     }
     let at = slots.len() as u32;
+    let (key, hash) = (lookup.key, lookup.hash);
     slots.push(Slot { key, start: arena.len() as u32, len: term.len() as u32, hash, sum: units });
     arena.push_str(term);
     table.insert_unique(hash, at, |&at| slots[at as usize].hash);
