@@ -8,7 +8,7 @@ import { appendFileSync, existsSync, readdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { test } from 'node:test'
 import { createMemory, inspectCacheRecord } from '../extension/index.mjs'
-import { assertWholeListing, ROOT, SESSION_DIRS, tempAgent } from './helpers.mjs'
+import { assertWholeListing, INDEX_DIR_LISTING, ROOT, SESSION_DIRS, tempAgent } from './helpers.mjs'
 
 const line = (id: string, parentId: string | null, text: string) =>
   JSON.stringify({ type: 'message', id, parentId, timestamp: '2026-01-01T00:00:01.000Z', message: { role: 'user', content: text, timestamp: 1 } }) + '\n'
@@ -61,7 +61,7 @@ test('random kills during index writes leave only intact records and identical a
       if (signal === 'SIGKILL') kills++
       else if (started) window = Math.max(2, Math.floor((performance.now() - started) * 0.8))
       for (const name of existsSync(indexDir) ? readdirSync(indexDir) : []) {
-        if (name.startsWith('.pi-fabric-memory-index') || name.includes('.tmp.')) continue
+        if (name.startsWith('.pi-fabric-memory-index') || name.includes('.tmp.') || name === INDEX_DIR_LISTING) continue
         if (name === SESSION_DIRS) assertWholeListing(join(indexDir, name))
         else assert.notEqual(inspectCacheRecord(join(indexDir, name)), null, `run ${run}: ${name} is torn`)
       }

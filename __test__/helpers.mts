@@ -122,6 +122,12 @@ export async function allPages(expand: (args: any) => Promise<ExpandPage>, args:
 /** The index dir's persisted session-dir listings (not a record: src/index/dir/listing.rs). */
 export const SESSION_DIRS = 'session-dirs.listing'
 
+/**
+ * The index dir's own persisted listing (not a record). Written in place, so a kill or a full disk may leave it
+ * torn: its checksum then fails and it is read as no listing.
+ */
+export const INDEX_DIR_LISTING = 'index-dir.listing'
+
 /** The listings file is written whole or not at all (a temp file renamed over it): its magic leads it. */
 export function assertWholeListing(path: string): void {
   const bytes = readFileSync(path)

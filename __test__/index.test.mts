@@ -8,7 +8,7 @@ import { promisify } from 'node:util'
 import { after, before, describe, test } from 'node:test'
 import { inspectCacheRecord } from 'pi-fabric-memory'
 import { createMemory } from '../extension/index.mjs'
-import { ROOT, SESSION_DIRS, tempAgent, type TempAgent } from './helpers.mjs'
+import { INDEX_DIR_LISTING, ROOT, SESSION_DIRS, tempAgent, type TempAgent } from './helpers.mjs'
 
 const run = promisify(execFile)
 
@@ -24,7 +24,8 @@ describe('the on-disk index', () => {
   let agent: TempAgent
   const indexDir = () => join(agent.agentDir, 'fabric', 'memory-index')
   // The records, without the index's ownership marker.
-  const recordFiles = () => readdirSync(indexDir()).filter((f) => f !== '.pi-fabric-memory-index' && f !== SESSION_DIRS)
+  const recordFiles = () =>
+    readdirSync(indexDir()).filter((f) => f !== '.pi-fabric-memory-index' && f !== SESSION_DIRS && f !== INDEX_DIR_LISTING)
   before(() => {
     agent = tempAgent()
     for (let i = 0; i < 40; i++) {

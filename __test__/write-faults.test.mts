@@ -11,7 +11,7 @@ import { chmodSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writ
 import { join } from 'node:path'
 import { describe, test, type TestContext } from 'node:test'
 import { MemoryStore, createMemory, inspectCacheRecord } from '../extension/index.mjs'
-import { assertWholeListing, SESSION_DIRS, tempAgent, worldReadablePackage, type TempAgent } from './helpers.mjs'
+import { assertWholeListing, INDEX_DIR_LISTING, SESSION_DIRS, tempAgent, worldReadablePackage, type TempAgent } from './helpers.mjs'
 
 const isRoot = process.getuid?.() === 0
 
@@ -48,7 +48,7 @@ function assertOnlyIntactRecords(dir: string) {
   for (const name of readdirSync(dir)) {
     assert.ok(!name.includes('.tmp.'), `temp file left: ${name}`)
     if (name === SESSION_DIRS) assertWholeListing(join(dir, name))
-    else if (!name.startsWith('.pi-fabric-memory-index')) assert.notEqual(inspectCacheRecord(join(dir, name)), null, `${name} is torn`)
+    else if (!name.startsWith('.pi-fabric-memory-index') && name !== INDEX_DIR_LISTING) assert.notEqual(inspectCacheRecord(join(dir, name)), null, `${name} is torn`)
   }
 }
 

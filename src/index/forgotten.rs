@@ -39,6 +39,7 @@ pub fn drop_session(cx: &Context<'_>, path: &Path) -> usize {
     // The session dirs' listings name its file; the sync below writes them
     // again without its dir.
     index.listing().drop_persisted_dirs();
+    index.dir().drop_persisted_names();
     removed
   };
   for shard in 0..dictionary::SHARDS {

@@ -139,8 +139,13 @@ fn adopt(dir: &Path) -> io::Result<()> {
   write_marker(dir)
 }
 
+/// The marker, and the (empty) file the dir's own listing persists in: made
+/// now, with the dir, it is in every listing of it (made later, it would
+/// change the dir a listing of it was just proven by).
 fn write_marker(dir: &Path) -> io::Result<()> {
-  super::dir::write_atomic(&dir.join(MARKER), MARKER_TEXT)
+  super::dir::write_atomic(&dir.join(MARKER), MARKER_TEXT)?;
+  let _ = super::dir::listing::write_empty(&dir.join(super::dir::IndexFile::INDEX_DIR_LISTING));
+  Ok(())
 }
 
 /// Creates the index dir if needed (0700 and the marker only for a dir it

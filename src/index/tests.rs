@@ -3,6 +3,7 @@ use crate::config::MAX_COLD_CACHE_BYTES;
 use crate::engine::Engine;
 use crate::session::discover::Scope;
 use crate::session::lineage::Branches;
+use crate::session::source::{StatStamp, RACY_WINDOW_NS};
 use crate::testing::{owned_word, shared_words, AgentDir, CWD};
 use parking_lot::Mutex;
 use record::compression::Alone;
@@ -51,13 +52,14 @@ impl Sessions for Fixture {
     self.agent.join("fabric").join("memory-index")
   }
 
-  /// The index dir's files but the session dirs' listings, which every full
-  /// sync may write (tested in `dir::listing` and `session_dirs_*` below).
+  /// The index dir's files but the session dirs' listings and the dir's own,
+  /// which every full sync may write (tested in `dir::listing`, and
+  /// `session_dirs_*` and `*_index_dir_*` below).
   fn index_files(&self) -> Vec<String> {
     let mut names: Vec<String> = fs::read_dir(self.index_dir())
       .map(|r| r.filter_map(Result::ok).map(|e| e.file_name().to_string_lossy().into_owned()).collect())
       .unwrap_or_default();
-    names.retain(|name| name != dir::IndexFile::SESSION_DIRS);
+    names.retain(|name| name != dir::IndexFile::SESSION_DIRS && name != dir::IndexFile::INDEX_DIR_LISTING);
     names.sort();
     names
   }
@@ -459,6 +461,7 @@ fn an_owned_dir_is_marked_and_only_index_files_are_ever_removed() {
     &kept,
     "notes.txt",
     dir::IndexFile::SESSION_DIRS,
+    dir::IndexFile::INDEX_DIR_LISTING,
   ];
   expected.sort();
   assert_eq!(names, expected, "the orphaned record and the crashed writer's temp file went; nothing else");
@@ -496,6 +499,7 @@ fn forget_process(dir: &Path) {
   Index::shared(dir.to_path_buf()).listing().forget_dirs();
   Index::shared(dir.to_path_buf()).sync_state().forget_last();
   Index::shared(dir.to_path_buf()).bodies().forget();
+  Index::shared(dir.to_path_buf()).dir().forget_names();
 }
 
 fn recall_hits(engine: &Engine, query: &str) -> crate::ops::recall::RecallPage {
@@ -1186,6 +1190,52 @@ fn base_names_are_told_by_the_whole_path() {
   let copy = file.to_path_buf();
   assert_eq!(index.base_hash(&copy), record::base_hash(file));
   assert_ne!(record::base_hash(parent), record::base_hash(file));
+}
+
+/// The index dir's own listing persists in it, written in place (a rename
+/// would change the dir it is proven by): a fresh process that finds the
+/// dir unchanged since takes its names from the file, a changed dir is read
+/// again, and dropping the file's names (a forget) leaves the dir as it was.
+/// Unwatched, so every call lists (as the CLI does).
+#[test]
+fn a_fresh_process_reads_the_unchanged_index_dir_from_its_persisted_listing() {
+  let fx = fixture();
+  fx.write("a", &["alpha words"], 100);
+  let unwatched = || fx.engine(json!({"watchSessions": false}));
+  let index = || Index::shared(fx.index_dir());
+  // As if each listing were made beyond the racy window of its dir's last change.
+  let later = |name: &str| dir::listing::tests::listed_later(&fx.index_dir().join(name), 2 * RACY_WINDOW_NS);
+  global(&unwatched());
+  assert!(fx.index_dir().join(dir::IndexFile::INDEX_DIR_LISTING).is_file(), "made with the dir, empty");
+  later(dir::IndexFile::SESSION_DIRS);
+  forget_process(&fx.index_dir());
+  // Reads the index dir, writes nothing into it: its listing is saved.
+  let stamp = || StatStamp::of(&fs::metadata(fx.index_dir()).unwrap());
+  let before = stamp();
+  global(&unwatched());
+  assert!(index().dir().disk_reads() >= 1);
+  assert_eq!(stamp(), before, "saved in place: the dir as it was");
+  later(dir::IndexFile::INDEX_DIR_LISTING);
+  forget_process(&fx.index_dir());
+  let result = global(&unwatched());
+  assert_eq!(result.sessions.len(), 1);
+  assert_eq!(index().dir().disk_reads(), 0, "the index dir's names, from the file");
+  // A forget empties the file in place: the dir's listing still holds, and names nothing.
+  index().dir().drop_persisted_names();
+  assert_eq!(stamp(), before);
+  forget_process(&fx.index_dir());
+  global(&unwatched());
+  assert!(index().dir().disk_reads() >= 1, "read again");
+  // A new session: its record changes the dir after the file's listing, so
+  // the next process reads the dir from disk.
+  later(dir::IndexFile::INDEX_DIR_LISTING);
+  fx.write("b", &["beta words"], 10);
+  forget_process(&fx.index_dir());
+  assert_eq!(global(&unwatched()).sessions.len(), 2);
+  later(dir::IndexFile::INDEX_DIR_LISTING);
+  forget_process(&fx.index_dir());
+  assert_eq!(global(&unwatched()).sessions.len(), 2);
+  assert!(index().dir().disk_reads() >= 1, "changed since the file's listing");
 }
 
 /// A fresh process takes the session dirs' names from the persisted listing

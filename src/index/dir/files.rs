@@ -36,6 +36,36 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
   }
   result
 }
+/// Rewrites `path`, an index file that already exists, in place: unlike
+/// [`write_atomic`]'s rename, this leaves its dir's mtime as it was, which is
+/// what a listing of that dir is proven by. Only a regular file with one
+/// link and the index's magic is written (never through a link: it may be
+/// someone's file); a reader meanwhile may see it torn, so only files whose
+/// readers check a checksum and fall back are written this way. Unix only
+/// (`Unsupported` elsewhere: opening without following a link needs it).
+pub fn write_in_place(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+  #[cfg(unix)]
+  {
+    use std::io::{Read, Seek};
+    use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+    let mut file = fs::OpenOptions::new().read(true).write(true).custom_flags(libc::O_NOFOLLOW).open(path)?;
+    let metadata = file.metadata()?;
+    let mut magic = [0u8; record::MAGIC_PREFIX.len()];
+    let ours = metadata.file_type().is_file() && metadata.nlink() == 1 && file.read_exact(&mut magic).is_ok();
+    if !ours || magic != *record::MAGIC_PREFIX {
+      return Err(std::io::Error::other("not an index file"));
+    }
+    file.set_len(0)?;
+    file.rewind()?;
+    file.write_all(bytes)
+  }
+  #[cfg(not(unix))]
+  {
+    let _ = (path, bytes);
+    Err(std::io::ErrorKind::Unsupported.into())
+  }
+}
+
 /// Did the index write `dir/name`? Regular file (not followed), index name,
 /// record magic (a temp file may hold any prefix of it, even nothing yet).
 pub fn is_ours(dir: &Path, name: &str) -> bool {
@@ -77,6 +107,37 @@ mod tests {
     assert!(!dir.path().join(record).exists());
   }
 
+  /// In place: the dir's stamp as it was; never through a link, nor into a
+  /// file without the index's magic or with another name for it.
+  #[cfg(unix)]
+  #[test]
+  fn an_index_file_is_rewritten_in_place_and_nothing_else_is() {
+    let dir = tempfile::tempdir().unwrap();
+    let stamp = || crate::session::source::StatStamp::of(&fs::metadata(dir.path()).unwrap());
+    let ours = dir.path().join("ours");
+    fs::write(&ours, b"PFMIDXSD old and longer").unwrap();
+    let before = stamp();
+    write_in_place(&ours, b"PFMIDXSD new").unwrap();
+    assert_eq!(fs::read(&ours).unwrap(), b"PFMIDXSD new");
+    assert_eq!(stamp(), before, "no name changed in the dir");
+    let outside = tempfile::tempdir().unwrap();
+    let victim = outside.path().join("victim");
+    fs::write(&victim, b"PFMIDXSD someone's").unwrap();
+    let link = dir.path().join("link");
+    std::os::unix::fs::symlink(&victim, &link).unwrap();
+    let foreign = dir.path().join("foreign");
+    fs::write(&foreign, b"not an index file").unwrap();
+    let linked = dir.path().join("linked");
+    fs::hard_link(&victim, &linked).unwrap();
+    for path in [&link, &foreign, &linked] {
+      assert!(write_in_place(path, b"PFMIDXSD x").is_err(), "{path:?}");
+    }
+    assert_eq!(fs::read(&victim).unwrap(), b"PFMIDXSD someone's");
+    assert_eq!(fs::read(&foreign).unwrap(), b"not an index file");
+    assert!(write_in_place(&dir.path().join("missing"), b"PFMIDXSD x").is_err());
+    assert!(!dir.path().join("missing").exists(), "never created");
+  }
+
   #[test]
   fn writes_are_atomic_and_private() {
     let dir = tempfile::tempdir().unwrap();
@@ -86,7 +147,7 @@ mod tests {
     write_atomic(&path, b"one").unwrap();
     write_atomic(&path, b"two").unwrap();
     assert_eq!(fs::read(&path).unwrap(), b"two");
-    assert_eq!(fs::read_dir(&index).unwrap().count(), 2, "the marker and the record, no temp files left");
+    assert_eq!(fs::read_dir(&index).unwrap().count(), 3, "the marker, the dir's listing, the record; no temp file");
     #[cfg(unix)]
     {
       use std::os::unix::fs::PermissionsExt;

@@ -135,6 +135,46 @@ impl DirCache {
     }
   }
 
+  /// [`DirCache::save`] for a cache whose file lies in `dir`, the dir it
+  /// lists: renaming a file into `dir` changes the stamp its listing is
+  /// proven by, so the file is created once (empty; the listing of that
+  /// moment no longer holds) and from then on written in place, and only
+  /// with a listing that `dir`'s stamp still matches (a process that wrote
+  /// into `dir` after listing it leaves the file to the next one).
+  pub fn save_own(&self, dir: &Path) {
+    let Some(persisted) = &self.persisted else { return };
+    if !persisted.behind.load(Ordering::Relaxed) {
+      return;
+    }
+    if fs::symlink_metadata(&persisted.file).is_err() {
+      // An index dir made before this file existed (a new one has it from its marker's time).
+      let _ = write_empty(&persisted.file);
+      return;
+    }
+    let Ok(metadata) = fs::metadata(dir) else { return };
+    let stamp = StatStamp::of(&metadata);
+    let bytes = {
+      let listings = self.listings.lock();
+      let Some(listing) = listings.get(dir).filter(|listing| listing.stamp == stamp) else { return };
+      let own = Listing { stamp: listing.stamp, listed_ns: listing.listed_ns, names: listing.names.clone() };
+      persist::encode(&HashMap::from([(dir.to_path_buf(), own)]), |_| true)
+    };
+    if super::write_in_place(&persisted.file, &bytes).is_ok() {
+      persisted.behind.store(false, Ordering::Relaxed);
+    }
+  }
+
+  /// Empties the persisted file of a [`DirCache::save_own`] cache in place
+  /// (its dir unchanged, so a listing of it still holds), else removes it.
+  pub fn empty_own(&self) {
+    let Some(persisted) = &self.persisted else { return };
+    persisted.behind.store(true, Ordering::Relaxed);
+    *persisted.loaded.lock() = None;
+    if super::write_in_place(&persisted.file, &persist::encode(&HashMap::new(), |_| true)).is_err() {
+      self.drop_persisted();
+    }
+  }
+
   /// Removes the persisted file (the next [`DirCache::save`] writes it again).
   pub fn drop_persisted(&self) {
     let Some(persisted) = &self.persisted else { return };
@@ -211,6 +251,12 @@ mod persist {
   }
 }
 
+/// Writes `file` as a persisted listing of no dir (atomically: it may not
+/// exist yet).
+pub fn write_empty(file: &Path) -> std::io::Result<()> {
+  super::write_atomic(file, &persist::encode(&HashMap::new(), |_| true))
+}
+
 /// A dir's names kept current by an entries watch, where one can be armed.
 #[derive(Default)]
 pub struct WatchedNames {
@@ -245,6 +291,13 @@ impl WatchedNames {
     // A dir not there yet cannot be watched: listed again next call.
     *self.names.lock() = arming.finish().map(|_| names.clone());
     names
+  }
+
+  /// Tests: a fresh process's state (no listing, the watch disarmed).
+  #[cfg(test)]
+  pub(crate) fn forget(&self) {
+    self.watcher.disarm();
+    *self.names.lock() = None;
   }
 
   #[cfg(test)]

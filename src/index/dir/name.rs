@@ -35,6 +35,9 @@ pub enum IndexFile<'a> {
   /// `session-dirs.listing`: the session dirs' listings a fresh process may
   /// trust (`listing::DirCache::persisted`).
   SessionDirs,
+  /// `index-dir.listing`: the index dir's own listing, written in place
+  /// (`listing::DirCache::save_own`).
+  IndexDirListing,
   /// [`MARKER`].
   Marker,
 }
@@ -73,6 +76,8 @@ impl<'a> IndexFile<'a> {
   pub const BODY_DICTIONARY_PREFIX: &'static str = "cold-bodies.";
   /// [`IndexFile::SessionDirs`]'s name.
   pub const SESSION_DIRS: &'static str = "session-dirs.listing";
+  /// [`IndexFile::IndexDirListing`]'s name.
+  pub const INDEX_DIR_LISTING: &'static str = "index-dir.listing";
 
   pub fn parse(name: &'a str) -> Option<IndexFile<'a>> {
     if name == MARKER {
@@ -80,6 +85,9 @@ impl<'a> IndexFile<'a> {
     }
     if name == Self::SESSION_DIRS {
       return Some(IndexFile::SessionDirs);
+    }
+    if name == Self::INDEX_DIR_LISTING {
+      return Some(IndexFile::IndexDirListing);
     }
     if let Some(rest) = name.strip_prefix("cold-terms.").and_then(|r| r.strip_suffix(".dict")) {
       return match rest.split_once('.') {
@@ -154,6 +162,7 @@ impl fmt::Display for IndexFile<'_> {
         write!(f, "{}{version}.{id:08x}.zdict", Self::BODY_DICTIONARY_PREFIX)
       }
       IndexFile::SessionDirs => f.write_str(Self::SESSION_DIRS),
+      IndexFile::IndexDirListing => f.write_str(Self::INDEX_DIR_LISTING),
       IndexFile::Marker => f.write_str(MARKER),
     }
   }
@@ -196,6 +205,7 @@ mod tests {
       IndexFile::HeadsPack { branches: Branches::Active, shard: 7 },
       IndexFile::BodyDictionary { version: 22, id: 0x0abc_1234 },
       IndexFile::SessionDirs,
+      IndexFile::IndexDirListing,
       IndexFile::Marker,
     ];
     let names: Vec<String> = files.iter().map(ToString::to_string).collect();
@@ -210,6 +220,7 @@ mod tests {
         "cold-heads.active.07.pack",
         "cold-bodies.22.0abc1234.zdict",
         "session-dirs.listing",
+        "index-dir.listing",
         MARKER,
       ]
     );

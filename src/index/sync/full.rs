@@ -158,6 +158,9 @@ pub(super) fn sync_changed(
   // The index dir is ours (checked above): the next fresh process may read
   // the session dirs' listings from it.
   index.listing().save_dirs(cx);
+  // Last: a file written into the index dir after its listing leaves that
+  // listing unsaved.
+  index.dir().save_names();
   let tally = Tally::of(&synced);
   let coverage = tally.coverage(synced.len(), &reasons, unavailable);
   Ok(Outcome { sessions: Arc::new(synced), coverage, reasons, tally, patched: None })
