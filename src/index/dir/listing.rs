@@ -33,6 +33,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
+#[derive(Clone)]
 struct Listing {
   stamp: StatStamp,
   listed_ns: i128,
@@ -116,7 +117,7 @@ impl DirCache {
     let persisted = self.persisted.as_ref()?;
     let loaded = persisted.loaded.lock().get_or_insert_with(|| Arc::new(persist::read(&persisted.file))).clone();
     let listing = loaded.get(dir).filter(|listing| listing.holds_for(stamp))?;
-    Some(Listing { stamp: listing.stamp, listed_ns: listing.listed_ns, names: listing.names.clone() })
+    Some(listing.clone())
   }
 
   /// Writes this process's listings of the dirs `keep` takes (by their
@@ -156,8 +157,7 @@ impl DirCache {
     let bytes = {
       let listings = self.listings.lock();
       let Some(listing) = listings.get(dir).filter(|listing| listing.stamp == stamp) else { return };
-      let own = Listing { stamp: listing.stamp, listed_ns: listing.listed_ns, names: listing.names.clone() };
-      persist::encode(&HashMap::from([(dir.to_path_buf(), own)]), |_| true)
+      persist::encode(&HashMap::from([(dir.to_path_buf(), listing.clone())]), |_| true)
     };
     if super::write_in_place(&persisted.file, &bytes).is_ok() {
       persisted.behind.store(false, Ordering::Relaxed);
@@ -170,7 +170,7 @@ impl DirCache {
     let Some(persisted) = &self.persisted else { return };
     persisted.behind.store(true, Ordering::Relaxed);
     *persisted.loaded.lock() = None;
-    if super::write_in_place(&persisted.file, &persist::encode(&HashMap::new(), |_| true)).is_err() {
+    if super::write_in_place(&persisted.file, &persist::empty()).is_err() {
       self.drop_persisted();
     }
   }
@@ -228,6 +228,11 @@ mod persist {
     crate::index::record::sealed(MAGIC, &postcard::to_allocvec(&entries).unwrap_or_default())
   }
 
+  /// A file of no listing.
+  pub(super) fn empty() -> Vec<u8> {
+    encode(&HashMap::new(), |_| true)
+  }
+
   /// The listings in `file`; none when it is missing, damaged, or names a
   /// file that no dir listing could hold.
   pub(super) fn read(file: &Path) -> HashMap<PathBuf, Listing> {
@@ -254,7 +259,7 @@ mod persist {
 /// Writes `file` as a persisted listing of no dir (atomically: it may not
 /// exist yet).
 pub fn write_empty(file: &Path) -> std::io::Result<()> {
-  super::write_atomic(file, &persist::encode(&HashMap::new(), |_| true))
+  super::write_atomic(file, &persist::empty())
 }
 
 /// A dir's names kept current by an entries watch, where one can be armed.
