@@ -28,7 +28,7 @@
 //! file is written: another process may have forgotten one meanwhile, and
 //! then either its retire finds the file or this check does.
 
-use super::dir::{self as files, IndexFile};
+use super::dir::{self as files, IndexFile, Names};
 use super::record::compression::{Dictionaries, LEVEL};
 use super::record::{self, CACHE_VERSION};
 use crate::fsread::{self, Links, ReadError};
@@ -163,10 +163,10 @@ fn file_name(id: u32) -> String {
 }
 
 /// The ids of this version's dictionary files among `names` (sorted).
-fn ids_in(names: &[String]) -> impl Iterator<Item = u32> + '_ {
+fn ids_in(names: &Names) -> impl Iterator<Item = u32> + '_ {
   const PREFIX: &str = IndexFile::BODY_DICTIONARY_PREFIX;
-  let start = names.partition_point(|name| name.as_str() < PREFIX);
-  names[start..].iter().take_while(|name| name.starts_with(PREFIX)).filter_map(|name| match IndexFile::parse(name) {
+  let start = names.partition_point(|name| name < PREFIX);
+  names.iter().skip(start).take_while(|name| name.starts_with(PREFIX)).filter_map(|name| match IndexFile::parse(name) {
     Some(IndexFile::BodyDictionary { version: CACHE_VERSION, id }) => Some(id),
     _ => None,
   })
@@ -182,12 +182,12 @@ impl BodyDictionaries {
   /// with a dictionary of this version will use it (read when first needed)
   /// and one without starts sampling; later, one whose dictionary file is
   /// gone trains another.
-  pub fn adopt(&self, names: &[String], agent_dir: &Path) {
+  pub fn adopt(&self, names: &Names, agent_dir: &Path) {
     let mut state = self.state.lock();
     if state.agent_dir.as_deref() != Some(agent_dir) {
       state.agent_dir = Some(agent_dir.to_path_buf());
     }
-    let gone = |id: u32| names.binary_search(&file_name(id)).is_err();
+    let gone = |id: u32| !names.contains(&file_name(id));
     state.encoder = match std::mem::take(&mut state.encoder) {
       Encoder::Unknown => match ids_in(names).next() {
         Some(id) => Encoder::Found(id),
@@ -275,7 +275,7 @@ impl BodyDictionaries {
   /// body of `source`, and drops its bodies from the samples: new bodies
   /// are compressed without them. Their ids: the caller compresses their
   /// records again, then removes them ([`BodyDictionaries::remove`]).
-  pub fn retire(&self, names: &[String], source: &Path) -> Vec<u32> {
+  pub fn retire(&self, names: &Names, source: &Path) -> Vec<u32> {
     let hash = record::base_hash(source);
     let retired: Vec<u32> =
       ids_in(names).filter(|&id| self.read(id).is_some_and(|stored| stored.sources.contains(&hash))).collect();

@@ -65,7 +65,7 @@ fn retire_dictionaries(cx: &Context<'_>, index: &Index, path: &Path) {
   }
   let dictionaries = &**index.bodies();
   let limit = cx.config.max_cold_cache_bytes;
-  let cold = |name: &&String| matches!(IndexFile::parse(name), Some(IndexFile::Record { tier: Tier::Cold, .. }));
+  let cold = |name: &&str| matches!(IndexFile::parse(name), Some(IndexFile::Record { tier: Tier::Cold, .. }));
   names.par_iter().filter(cold).for_each(|name| {
     let Ok(bytes) = record::read(&index.dir().join(name), limit) else { return };
     if !record::body_dictionary(&bytes).is_some_and(|id| retired.contains(&id)) {

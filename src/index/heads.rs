@@ -33,7 +33,7 @@
 //! file fails its checksum and is not used, then written again.
 
 use super::dictionary::SHARDS;
-use super::dir::IndexFile;
+use super::dir::{IndexFile, Names};
 use super::record::{self, Body, CacheRecord, Tier};
 use super::resident::{mode, Slot};
 use super::sources::interned;
@@ -172,7 +172,7 @@ pub(super) fn preload(
   branches: Branches,
   wanted: Wanted,
   sources: &[Source],
-  names: &[String],
+  names: &Names,
   limit: u64,
 ) {
   let stems: Option<FxHashSet<String>> = match wanted {
@@ -207,7 +207,7 @@ pub(super) fn preload(
     .into_par_iter()
     .map(|shard| {
       let file = file_name(branches, shard);
-      if names.binary_search_by(|n| n.as_str().cmp(&file)).is_err() {
+      if !names.contains(&file) {
         return (shard, None);
       }
       let path = index.dir().join(&file);

@@ -240,7 +240,7 @@ mod shared {
     }
 
     /// The index dir's names now.
-    pub(super) fn names(&self, cx: &Context<'_>) -> Arc<Vec<String>> {
+    pub(super) fn names(&self, cx: &Context<'_>) -> Arc<dir::Names> {
       self.dir.names(cx.config.watch_sessions)
     }
   }

@@ -15,7 +15,7 @@
 //!   of one (`super::dir`), and it starts with the record magic. Nothing else
 //!   is ever removed, even inside an owned directory.
 
-use super::dir::{is_ours, MARKER, MARKER_TEXT};
+use super::dir::{is_ours, Names, MARKER, MARKER_TEXT};
 use crate::error::{ContractError, ErrorCode};
 use crate::fsread::{self, Links};
 use crate::pi_path::home_dir;
@@ -106,14 +106,14 @@ fn forbidden(discovery: &Discovery, dir: &Path) -> Option<Refusal> {
 /// Checks (and, for an adoptable existing dir, claims) `dir` before a
 /// synchronization touches it. A missing dir is fine: [`ensure_dir`]
 /// creates and marks it.
-pub fn check(discovery: &Discovery, dir: &Path, names: &[String]) -> Result<(), ContractError> {
+pub fn check(discovery: &Discovery, dir: &Path, names: &Names) -> Result<(), ContractError> {
   if let Some(refusal) = forbidden(discovery, dir) {
     return Err(refusal.error(dir));
   }
   match fs::metadata(dir) {
     Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
     Ok(m) if !m.is_dir() => Err(Refusal::NotADirectory.error(dir)),
-    _ if names.binary_search_by(|n| n.as_str().cmp(MARKER)).is_ok() && has_marker(dir) => Ok(()),
+    _ if names.contains(MARKER) && has_marker(dir) => Ok(()),
     _ => adopt(dir).map_err(|_| Refusal::ForeignFiles.error(dir)),
   }
 }

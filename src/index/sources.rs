@@ -105,7 +105,7 @@ pub fn list_sources(dirs: &DirCache, roots: &watch::Roots, mut arming: Option<&m
     .par_iter()
     .flat_map_iter(|dir| {
       let names = dirs.names(dir);
-      let jsonl: Vec<&str> = names.iter().map(String::as_str).filter(|n| n.ends_with(".jsonl")).collect();
+      let jsonl: Vec<&str> = names.iter().filter(|n| n.ends_with(".jsonl")).collect();
       super::interned::paths_in(dir, jsonl.into_iter())
     })
     .collect();

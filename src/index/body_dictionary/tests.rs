@@ -1,4 +1,5 @@
 use super::*;
+use crate::index::dir::Names;
 use crate::index::record::compression::{self, Alone};
 
 /// A body like a cold vocabulary: sorted words, most from a pool every
@@ -44,16 +45,13 @@ fn train_from(dictionaries: &BodyDictionaries, start: usize) -> (u32, usize) {
   panic!("never trained");
 }
 
-fn names(dir: &Path) -> Vec<String> {
-  let mut names: Vec<String> =
-    std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
-  names.sort();
-  names
+fn names(dir: &Path) -> Names {
+  Names::sorted(std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect())
 }
 
 /// The dictionary files in `dir`.
 fn files_in(dir: &Path) -> Vec<String> {
-  names(dir).into_iter().filter(|name| name.starts_with(IndexFile::BODY_DICTIONARY_PREFIX)).collect()
+  names(dir).iter().filter(|name| name.starts_with(IndexFile::BODY_DICTIONARY_PREFIX)).map(String::from).collect()
 }
 
 fn adopted(dir: &Path, agent: &Path) -> BodyDictionaries {
@@ -148,7 +146,7 @@ fn a_dictionary_is_retired_by_the_sessions_it_was_trained_on() {
   // Sampling again: a retire drops that session's samples before they train.
   let feed = |n: usize| dictionaries.for_encoding(&body(n), &source(n), "id");
   assert!((100..100 + SAMPLES / 2).all(|n| feed(n).is_none()));
-  assert!(dictionaries.retire(&[], &source(101)).is_empty());
+  assert!(dictionaries.retire(&Names::default(), &source(101)).is_empty());
   let trained = (200..200 + SAMPLES).find_map(|n| feed(n).map(|_| n)).expect("trained");
   assert_eq!(trained, 200 + SAMPLES / 2, "the retired session's sample was dropped");
   let again = compression::dictionary_of(&compression::compress(&body(0), feed(0).as_deref())).unwrap();

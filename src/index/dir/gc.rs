@@ -26,14 +26,14 @@ impl IndexDir {
   /// touched.
   pub(crate) fn collect_garbage(
     &self,
-    names: &[&String],
+    names: &[&str],
     owners: &FxHashSet<u64>,
     budget: u64,
     reasons: &mut BTreeSet<Reason>,
   ) {
     // Parsed in parallel (up to 100,000 names at scale); what takes a file
     // system call to decide is asked in order, so the budget bounds it as well.
-    let unowned: Vec<(&String, Name<'_>)> = names
+    let unowned: Vec<(&str, Name<'_>)> = names
       .par_iter()
       .with_min_len(1024)
       .filter_map(|&name| {

@@ -24,6 +24,7 @@
 //! names at scale, ~64 ms of one core here). Session dirs change only when
 //! a session file is created, renamed or removed.
 
+use super::names::Names;
 use crate::index::watch;
 use crate::session::source::{now_ns, StatStamp};
 use parking_lot::Mutex;
@@ -37,7 +38,7 @@ use std::sync::Arc;
 struct Listing {
   stamp: StatStamp,
   listed_ns: i128,
-  names: Arc<Vec<String>>,
+  names: Arc<Names>,
 }
 
 impl Listing {
@@ -67,7 +68,7 @@ struct Persisted {
 
 impl DirCache {
   /// The names in `dir` (empty when it does not exist), sorted.
-  pub fn names(&self, dir: &Path) -> Arc<Vec<String>> {
+  pub fn names(&self, dir: &Path) -> Arc<Names> {
     let Ok(metadata) = fs::metadata(dir) else {
       self.listings.lock().remove(dir);
       return Arc::default();
@@ -90,11 +91,10 @@ impl DirCache {
     // A UTF-8 name keeps the buffer it was read into (a lossy copy of every
     // name was a second allocation per file, 100,000 at scale).
     let name = |name: std::ffi::OsString| name.into_string().unwrap_or_else(|name| name.to_string_lossy().into_owned());
-    let mut names: Vec<String> = fs::read_dir(dir)
+    let names: Vec<String> = fs::read_dir(dir)
       .map(|read| read.filter_map(Result::ok).map(|e| name(e.file_name())).collect())
       .unwrap_or_default();
-    names.sort_unstable();
-    let names = Arc::new(names);
+    let names = Arc::new(Names::sorted(names));
     self.listings.lock().insert(dir.to_path_buf(), Listing { stamp, listed_ns, names: names.clone() });
     names
   }
@@ -125,7 +125,7 @@ impl DirCache {
   /// was last read or written (best effort: a file that cannot be written is
   /// only a slower next process). Call only once the file's dir is known to
   /// be the index's.
-  pub fn save(&self, keep: impl Fn(&[String]) -> bool) {
+  pub fn save(&self, keep: impl Fn(&Names) -> bool) {
     let Some(persisted) = &self.persisted else { return };
     if !persisted.behind.swap(false, Ordering::Relaxed) {
       return;
@@ -206,7 +206,7 @@ impl DirCache {
 /// torn, edited or of another version fails the checksum or the decode and
 /// is not used (the dirs are read, and the file written again).
 mod persist {
-  use super::Listing;
+  use super::{Listing, Names};
   use crate::session::source::StatStamp;
   use std::collections::HashMap;
   use std::path::{Path, PathBuf};
@@ -216,14 +216,15 @@ mod persist {
   /// Far above any real listing (100,000 sessions: ~8 MB).
   const MAX_BYTES: u64 = 256 << 20;
 
-  type Entry = (String, StatStamp, i128, Vec<String>);
+  /// A dir's listing as read: its names still in the file's bytes.
+  type Entry<'a> = (&'a str, StatStamp, i128, Vec<&'a str>);
 
-  pub(super) fn encode(listings: &HashMap<PathBuf, Listing>, keep: impl Fn(&[String]) -> bool) -> Vec<u8> {
+  pub(super) fn encode(listings: &HashMap<PathBuf, Listing>, keep: impl Fn(&Names) -> bool) -> Vec<u8> {
     // A dir whose path is not UTF-8 is left out: it is read each time.
-    let entries: Vec<(&str, &StatStamp, i128, &[String])> = listings
+    let entries: Vec<(&str, &StatStamp, i128, &Names)> = listings
       .iter()
       .filter(|(_, l)| keep(&l.names))
-      .filter_map(|(dir, l)| Some((dir.to_str()?, &l.stamp, l.listed_ns, l.names.as_slice())))
+      .filter_map(|(dir, l)| Some((dir.to_str()?, &l.stamp, l.listed_ns, &*l.names)))
       .collect();
     crate::index::record::sealed(MAGIC, &postcard::to_allocvec(&entries).unwrap_or_default())
   }
@@ -242,15 +243,15 @@ mod persist {
 
   pub(super) fn decode(bytes: &[u8]) -> Option<HashMap<PathBuf, Listing>> {
     let entries: Vec<Entry> = postcard::from_bytes(crate::index::record::unsealed(MAGIC, bytes)?).ok()?;
-    let plain = |name: &String| {
-      !matches!(name.as_str(), "" | "." | "..") && !name.chars().any(|c| std::path::is_separator(c) || c == '\0')
+    // Separators are ASCII: a byte test finds them in UTF-8.
+    let plain = |name: &str| {
+      !matches!(name, "" | "." | "..") && !name.bytes().any(|b| b == 0 || std::path::is_separator(char::from(b)))
     };
     entries
       .into_iter()
       .map(|(dir, stamp, listed_ns, names)| {
-        let sorted = names.windows(2).all(|pair| pair[0] <= pair[1]);
-        (sorted && names.iter().all(plain))
-          .then(|| (PathBuf::from(dir), Listing { stamp, listed_ns, names: Arc::new(names) }))
+        let names = Names::of_ascending(names.into_iter()).filter(|names| names.iter().all(plain))?;
+        Some((PathBuf::from(dir), Listing { stamp, listed_ns, names: Arc::new(names) }))
       })
       .collect()
   }
@@ -266,7 +267,7 @@ pub fn write_empty(file: &Path) -> std::io::Result<()> {
 #[derive(Default)]
 pub struct WatchedNames {
   watcher: watch::Watcher,
-  names: Mutex<Option<Arc<Vec<String>>>>,
+  names: Mutex<Option<Arc<Names>>>,
 }
 
 impl WatchedNames {
@@ -274,7 +275,7 @@ impl WatchedNames {
   /// its watch reported, else a listing from `dirs` that (re-)arms the
   /// watch first (so no change after it goes unseen). `watching: false`
   /// lists from `dirs` only.
-  pub fn names(&self, dirs: &DirCache, dir: &Path, watching: bool) -> Arc<Vec<String>> {
+  pub fn names(&self, dirs: &DirCache, dir: &Path, watching: bool) -> Arc<Names> {
     let roots = watch::Roots { sessions_dir: dir.to_path_buf(), session_dir: None };
     if !watching {
       self.watcher.disarm();
@@ -314,21 +315,16 @@ impl WatchedNames {
 /// `listed` with each `changed` path's name present or absent as it is now
 /// (the same `Arc` when that changes nothing); `None` for a name a listing
 /// would not spell the same (not UTF-8).
-fn patched(listed: &Arc<Vec<String>>, changed: &[PathBuf]) -> Option<Arc<Vec<String>>> {
-  let mut names: Option<Vec<String>> = None;
+fn patched(listed: &Arc<Names>, changed: &[PathBuf]) -> Option<Arc<Names>> {
+  let mut edits = std::collections::BTreeMap::new();
   for path in changed {
     let name = path.file_name()?.to_str()?;
     let present = fs::symlink_metadata(path).is_ok();
-    let current = names.as_ref().unwrap_or(listed);
-    match (current.binary_search_by(|n| n.as_str().cmp(name)), present) {
-      (Ok(at), false) => {
-        names.get_or_insert_with(|| (**listed).clone()).remove(at);
-      }
-      (Err(at), true) => names.get_or_insert_with(|| (**listed).clone()).insert(at, name.to_string()),
-      _ => {}
+    if listed.contains(name) != present {
+      edits.insert(name, present);
     }
   }
-  Some(names.map_or_else(|| listed.clone(), Arc::new))
+  Some(if edits.is_empty() { listed.clone() } else { Arc::new(listed.edited(&edits)) })
 }
 
 #[cfg(test)]
@@ -432,9 +428,9 @@ pub(crate) mod tests {
     assert!(persist::decode(&intact[..intact.len() - 1]).is_none());
     // Names a dir cannot hold, or out of order, fail the whole file.
     let stamp = StatStamp::of(&fs::metadata(dir.path()).unwrap());
-    for names in [vec!["../x.jsonl"], vec!["a/b.jsonl"], vec![".."], vec!["b.jsonl", "a.jsonl"], vec!["a\u{0}"]] {
-      let names: Vec<String> = names.into_iter().map(String::from).collect();
-      let listing = Listing { stamp, listed_ns: now_ns() + LATER, names: Arc::new(names.clone()) };
+    let twice = ["a.jsonl", "a.jsonl"];
+    for names in [&["../x.jsonl"][..], &["a/b.jsonl"], &[".."], &["b.jsonl", "a.jsonl"], &twice, &["a\u{0}"]] {
+      let listing = Listing { stamp, listed_ns: now_ns() + LATER, names: Arc::new(Names::in_given_order(names)) };
       let bytes = persist::encode(&HashMap::from([(dir.path().to_path_buf(), listing)]), |_| true);
       assert!(persist::decode(&bytes).is_none(), "{names:?}");
     }

@@ -1,7 +1,8 @@
 //! The index dir as one value ([`IndexDir`], tantivy's `ManagedDirectory`):
 //! the names of its files ([`name`]: one grammar, [`IndexFile`]), how they
 //! are written and which are ours ([`files`]: the atomic writer,
-//! `remove_ours`), its listing ([`listing`]: kept current by a watch) and
+//! `remove_ours`), its listing ([`listing`]: kept current by a watch; its
+//! names one buffer, [`Names`]) and
 //! garbage collection ([`gc`]: orphaned records and temp files). Whether
 //! the dir itself is ours is `ownership`'s.
 
@@ -9,10 +10,12 @@ mod files;
 mod gc;
 pub(crate) mod listing;
 mod name;
+mod names;
 
 pub use files::{is_ours, remove_ours, write_atomic, write_in_place};
 pub(crate) use name::MARKER_TEXT;
 pub use name::{IndexFile, MARKER};
+pub use names::Names;
 
 use listing::{DirCache, WatchedNames};
 use parking_lot::Mutex;
@@ -52,7 +55,7 @@ impl IndexDir {
   /// The dir's names now, sorted: kept current by an entries watch when
   /// `watching` (our own atomic rewrites leave the listing, and its `Arc`,
   /// as they were), else listed again whenever the dir's mtime changed.
-  pub fn names(&self, watching: bool) -> Arc<Vec<String>> {
+  pub fn names(&self, watching: bool) -> Arc<Names> {
     self.watched.names(&self.listings, &self.path, watching)
   }
 

@@ -7,7 +7,7 @@ use super::tally::{Budget, Tally};
 use super::{Outcome, Planned, Synced};
 use crate::coverage::Reason;
 use crate::error::ContractError;
-use crate::index::dir::IndexFile;
+use crate::index::dir::{IndexFile, Names};
 use crate::index::record::{self, CacheRecord, Tier};
 use crate::index::sources::{in_scope_proven, named};
 use crate::index::trace::{Event, Pass};
@@ -27,7 +27,7 @@ pub(super) fn sync_changed(
   scope: &Scope,
   branches: Branches,
   all: &[Source],
-  names: &[String],
+  names: &Names,
 ) -> Result<Outcome, ContractError> {
   index.trace().note(|| Event::Pass(Pass::Full));
   ownership::check(&cx.discovery, index.dir().path(), names)?;
@@ -62,7 +62,7 @@ pub(super) fn sync_changed(
     true => in_dir.holds(index.base_hash(path), tier),
     false => {
       let name = index.record_name(path, branches, tier);
-      names.binary_search_by(|n| n.as_str().cmp(&name)).is_ok()
+      names.contains(&name)
     }
   };
   // A hot record is read and decoded whole, a cold one only checked against
@@ -180,7 +180,7 @@ impl RecordHashes {
   /// Parsed on both threads (at 100,000 names one thread took ~32 ms, the
   /// first touch of each name, while the other idled), then put in sets
   /// sized for them.
-  fn of(names: &[String], branches: Branches) -> RecordHashes {
+  fn of(names: &Names, branches: Branches) -> RecordHashes {
     let parsed: Vec<(Tier, u64, u32)> = names
       .par_iter()
       .enumerate()
@@ -209,7 +209,11 @@ impl RecordHashes {
   /// and each record of this mode no listed source owns. The rest, records
   /// of live sources, are vouched for without parsing them again (cleanup
   /// parsed all 100,000 names at scale).
-  fn maybe_garbage<'n>(&self, names: &'n [String], owners: &rustc_hash::FxHashSet<u64>) -> Vec<&'n String> {
+  fn maybe_garbage<'n>(
+    &self,
+    names: &'n crate::index::dir::Names,
+    owners: &rustc_hash::FxHashSet<u64>,
+  ) -> Vec<&'n str> {
     let mut records = self.records.iter().peekable();
     let mut owned =
       |at: usize| records.next_if(|(_, record)| *record as usize == at).map(|(hash, _)| owners.contains(hash));

@@ -21,6 +21,7 @@ mod tally;
 
 use crate::coverage::{Coverage, Reason};
 use crate::error::ContractError;
+use crate::index::dir::Names;
 use crate::index::record::{CacheRecord, Tier};
 use crate::index::snapshot::Worked;
 use crate::index::writer::Write;
@@ -103,7 +104,7 @@ impl State {
 struct LastSync {
   key: String,
   sources: Arc<Vec<Source>>,
-  names: Arc<Vec<String>>,
+  names: Arc<Names>,
   at_ns: i128,
   /// Taken after the sources were known: a source quiet since then is unchanged.
   listed_ns: i128,

@@ -26,6 +26,7 @@ use super::session as one;
 use super::tally::Budget;
 use super::{LastSync, Outcome, Synced};
 use crate::error::ContractError;
+use crate::index::dir::Names;
 use crate::index::freshness::PolicyCheck;
 use crate::index::record::Tier;
 use crate::index::sources::{in_scope, same_file};
@@ -48,7 +49,7 @@ pub(super) fn patch(
   branches: Branches,
   last: LastSync,
   all: &Arc<Vec<Source>>,
-  names: &[String],
+  names: &Names,
 ) -> Option<Result<Outcome, ContractError>> {
   let delta = index.listing().delta(&last.sources, all);
   let hot = cx.config.hot_sessions as usize;
@@ -91,7 +92,7 @@ pub(super) fn patch(
     }
     match one::load_fresh(cx, index, &policies, source, tier, branches, &|path, tier| {
       let name = index.record_name(path, branches, tier);
-      names.binary_search_by(|n| n.as_str().cmp(&name)).is_ok()
+      names.contains(&name)
     }) {
       Some(record) => synced[slot].record = Some(record),
       None => {

@@ -1,0 +1,204 @@
+//! A directory's entry names, sorted, in one buffer.
+//!
+//! At 100,000 sessions a listing is 100,000 names: as a `Vec<String>` that
+//! was an allocation each (and the heap's growth under them), and decoding a
+//! persisted listing took ~35 ms of one core, most of it those allocations.
+//! One text with the end of each name costs two.
+
+use rayon::prelude::*;
+use serde::ser::{Serialize, SerializeSeq, Serializer};
+use std::collections::BTreeMap;
+use std::ops::Range;
+
+/// Sorted names, each once (a directory holds no name twice).
+#[derive(Default, Clone, PartialEq, Eq)]
+pub struct Names {
+  text: String,
+  /// Where each name ends in `text` (it starts where the one before ends).
+  ends: Vec<usize>,
+}
+
+impl Names {
+  /// `names` in order.
+  pub fn sorted(mut names: Vec<String>) -> Names {
+    names.sort_unstable();
+    names.dedup();
+    Names::of_ordered(names.iter().map(String::as_str))
+  }
+
+  /// `names`, already ascending and each once; `None` when they are not.
+  pub fn of_ascending<'a>(names: impl ExactSizeIterator<Item = &'a str> + Clone) -> Option<Names> {
+    let mut previous: Option<&str> = None;
+    for name in names.clone() {
+      if previous.is_some_and(|previous| previous >= name) {
+        return None;
+      }
+      previous = Some(name);
+    }
+    Some(Names::of_ordered(names))
+  }
+
+  /// `names` as given, in or out of order (tests: a damaged file's).
+  #[cfg(test)]
+  pub fn in_given_order(names: &[&str]) -> Names {
+    Names::of_ordered(names.iter().copied())
+  }
+
+  fn of_ordered<'a>(names: impl ExactSizeIterator<Item = &'a str> + Clone) -> Names {
+    let mut text = String::with_capacity(names.clone().map(str::len).sum());
+    let mut ends = Vec::with_capacity(names.len());
+    for name in names {
+      text.push_str(name);
+      ends.push(text.len());
+    }
+    Names { text, ends }
+  }
+
+  pub fn len(&self) -> usize {
+    self.ends.len()
+  }
+
+  pub fn is_empty(&self) -> bool {
+    self.ends.is_empty()
+  }
+
+  fn range(&self, at: usize) -> Range<usize> {
+    let start = if at == 0 { 0 } else { self.ends[at - 1] };
+    start..self.ends[at]
+  }
+
+  /// The name at `at` (in order); panics past the end, as a slice does.
+  pub fn get(&self, at: usize) -> &str {
+    &self.text[self.range(at)]
+  }
+
+  /// Every name, in order.
+  pub fn iter(&self) -> impl ExactSizeIterator<Item = &str> + DoubleEndedIterator + Clone + '_ {
+    (0..self.len()).map(|at| self.get(at))
+  }
+
+  /// The same names on the pool's threads.
+  pub fn par_iter(&self) -> impl IndexedParallelIterator<Item = &str> + '_ {
+    (0..self.len()).into_par_iter().map(|at| self.get(at))
+  }
+
+  /// How many names lead for which `before` holds (it holds for a prefix).
+  pub fn partition_point(&self, before: impl Fn(&str) -> bool) -> usize {
+    let (mut low, mut high) = (0, self.len());
+    while low < high {
+      let middle = low + (high - low) / 2;
+      match before(self.get(middle)) {
+        true => low = middle + 1,
+        false => high = middle,
+      }
+    }
+    low
+  }
+
+  /// Where `name` is, or where it would go.
+  pub fn search(&self, name: &str) -> Result<usize, usize> {
+    let at = self.partition_point(|known| known < name);
+    match at < self.len() && self.get(at) == name {
+      true => Ok(at),
+      false => Err(at),
+    }
+  }
+
+  pub fn contains(&self, name: &str) -> bool {
+    self.search(name).is_ok()
+  }
+
+  /// These names with each of `edits` present (`true`) or absent: one pass
+  /// over them, however many there are (a build in a warm process adds
+  /// thousands of names to the index dir between two calls).
+  pub fn edited(&self, edits: &BTreeMap<&str, bool>) -> Names {
+    let mut kept = self.iter().filter(|name| edits.get(name) != Some(&false)).peekable();
+    let mut added = edits.iter().filter(|(name, &present)| present && !self.contains(name)).map(|(name, _)| *name);
+    let mut added = added.by_ref().peekable();
+    let mut names = Vec::with_capacity(self.len() + edits.len());
+    loop {
+      let next = match (kept.peek(), added.peek()) {
+        (Some(old), Some(new)) if new < old => added.next(),
+        (Some(_), _) => kept.next(),
+        (None, Some(_)) => added.next(),
+        (None, None) => break,
+      };
+      names.extend(next);
+    }
+    Names::of_ordered(names.into_iter())
+  }
+}
+
+impl std::fmt::Debug for Names {
+  fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+    f.debug_list().entries(self.iter()).finish()
+  }
+}
+
+impl<const N: usize> PartialEq<[&str; N]> for Names {
+  fn eq(&self, other: &[&str; N]) -> bool {
+    self.iter().eq(other.iter().copied())
+  }
+}
+
+/// As a sequence of strings: what a `Vec<String>` of the same names writes.
+impl Serialize for Names {
+  fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+    let mut seq = serializer.serialize_seq(Some(self.len()))?;
+    for name in self.iter() {
+      seq.serialize_element(name)?;
+    }
+    seq.end()
+  }
+}
+
+#[cfg(test)]
+mod tests {
+  use super::*;
+
+  fn names(list: &[&str]) -> Names {
+    Names::sorted(list.iter().map(|s| s.to_string()).collect())
+  }
+
+  #[test]
+  fn names_are_kept_in_order_once_each_and_found() {
+    let names = names(&["b", "a", "ccc", "a", ""]);
+    assert_eq!(names, ["", "a", "b", "ccc"]);
+    assert_eq!(names.len(), 4);
+    assert_eq!(names.get(3), "ccc");
+    assert_eq!(names.search("b"), Ok(2));
+    assert_eq!(names.search("bb"), Err(3));
+    assert_eq!(names.search("d"), Err(4));
+    assert!(names.contains("") && !names.contains("c"));
+    assert_eq!(names.iter().next_back(), Some("ccc"));
+    assert!(Names::default().is_empty() && Names::default().search("a") == Err(0));
+  }
+
+  #[test]
+  fn only_ascending_names_are_taken_as_such() {
+    let of = |list: &[&str]| Names::of_ascending(list.iter().copied());
+    assert_eq!(of(&["a", "b", "c"]).unwrap(), ["a", "b", "c"]);
+    assert!(of(&["b", "a"]).is_none());
+    assert!(of(&["a", "a"]).is_none());
+    assert!(of(&[]).unwrap().is_empty());
+  }
+
+  #[test]
+  fn names_added_or_removed_keep_the_order() {
+    let names = names(&["a", "c", "e"]);
+    let edited = |edits: &[(&'static str, bool)]| names.edited(&edits.iter().copied().collect());
+    assert_eq!(edited(&[("b", true)]), ["a", "b", "c", "e"]);
+    assert_eq!(edited(&[("f", true), ("0", true)]), ["0", "a", "c", "e", "f"]);
+    assert_eq!(edited(&[("a", false), ("e", false)]), ["c"]);
+    assert_eq!(edited(&[("c", false), ("d", true), ("b", true)]), ["a", "b", "d", "e"]);
+    assert_eq!(edited(&[("a", true), ("b", false)]), ["a", "c", "e"], "no change");
+    assert_eq!(edited(&[]), ["a", "c", "e"]);
+  }
+
+  #[test]
+  fn names_are_written_as_a_list_of_strings() {
+    let list = vec!["a".to_string(), "bc".to_string()];
+    let bytes = postcard::to_allocvec(&Names::sorted(list.clone())).unwrap();
+    assert_eq!(bytes, postcard::to_allocvec(&list).unwrap());
+  }
+}
