@@ -58,29 +58,33 @@ pub(super) fn sync_changed(
   // (a binary search of 100,000 names was a tenth of loading them, and a
   // resident record no longer keeps its name); for a few, by name.
   let in_dir = if wide { RecordHashes::of(names, branches) } else { RecordHashes::default() };
-  let listed = |path: &std::path::Path, tier: Tier| match wide {
-    true => in_dir.holds(index.base_hash(path), tier),
-    false => {
-      let name = index.record_name(path, branches, tier);
-      names.contains(&name)
-    }
+  // `base`: the source's record name's hash prefix, known for the passes over many.
+  let load_one = |source: &Source, base: Option<u64>| {
+    let listed = |path: &std::path::Path, tier: Tier| match base {
+      Some(base) => in_dir.holds(base, tier),
+      None => names.contains(&index.record_name(path, branches, tier)),
+    };
+    one::load_fresh(cx, index, &policies, source, tier_of(source), branches, &listed)
   };
   // A hot record is read and decoded whole, a cold one only checked against
   // its resident head: hot ones go one per task, cold ones in runs of 16.
   // Hot sessions are the newest, so they lead the list; in runs of 16 they
   // all fell to one thread (`medium`: 50 hot records, 30 ms on one core
   // while the other idled).
-  let load = |sources: &[Source]| -> Vec<Option<Arc<CacheRecord>>> {
-    let load = |source: &Source| one::load_fresh(cx, index, &policies, source, tier_of(source), branches, &listed);
-    let (hot, cold) = sources.split_at(sources.partition_point(|s| tier_of(s) == Tier::Hot));
+  let load = |sources: &[Source], bases: Option<&[u64]>| -> Vec<Option<Arc<CacheRecord>>> {
+    let split = sources.partition_point(|s| tier_of(s) == Tier::Hot);
+    let (hot, cold) = sources.split_at(split);
+    let base = |at: usize| bases.map(|bases| bases[at]);
     let (mut loaded, cold) = rayon::join(
-      || hot.par_iter().with_max_len(1).map(load).collect::<Vec<_>>(),
-      || cold.par_iter().with_min_len(16).map(load).collect::<Vec<_>>(),
+      || hot.par_iter().enumerate().with_max_len(1).map(|(at, s)| load_one(s, base(at))).collect::<Vec<_>>(),
+      || cold.par_iter().enumerate().with_min_len(16).map(|(at, s)| load_one(s, base(split + at))).collect::<Vec<_>>(),
     );
     loaded.extend(cold);
     loaded
   };
   let limit = cx.config.max_cold_cache_bytes;
+  // Each listed source's base hash, for the passes over many.
+  let mut all_bases: Vec<u64> = Vec::new();
   let (eligible, loaded): (Vec<Source>, Vec<_>) = match scope {
     Scope::Global | Scope::Project => {
       let discovery = &cx.discovery;
@@ -97,7 +101,14 @@ pub(super) fn sync_changed(
         Some(dir) => heads::Wanted::Project { dir, candidates: &candidates },
       };
       heads::preload(index, branches, wanted, all, names, limit);
-      let loaded = load(&candidates);
+      // After the preload, which names most sources' records.
+      let bases = index.base_hashes(all);
+      let candidate_bases: Vec<u64> = match &project {
+        None => bases.clone(),
+        Some(dir) => all.iter().zip(&bases).filter(|(s, _)| discovery.may_hold(dir, s.path)).map(|(_, b)| *b).collect(),
+      };
+      all_bases = bases;
+      let loaded = load(&candidates, Some(&candidate_bases));
       let project = project.as_deref();
       candidates
         .into_iter()
@@ -108,7 +119,7 @@ pub(super) fn sync_changed(
     Scope::Session | Scope::Explicit(_) => {
       let target = if let Scope::Explicit(target) = scope { Some(target.as_str()) } else { None };
       let eligible = named(&cx.discovery, all, target)?;
-      let loaded = load(&eligible);
+      let loaded = load(&eligible, None);
       (eligible, loaded)
     }
   };
@@ -149,7 +160,7 @@ pub(super) fn sync_changed(
       if wide {
         // Hash prefixes as numbers: at 100,000 sessions a set of strings (and
         // a path per name) made cleanup a tenth of a fresh process's first call.
-        let owners: rustc_hash::FxHashSet<u64> = all.iter().map(|source| index.base_hash(source.path)).collect();
+        let owners: rustc_hash::FxHashSet<u64> = all_bases.iter().copied().collect();
         let names = in_dir.maybe_garbage(names, &owners);
         index.dir().collect_garbage(&names, &owners, cx.config.max_cache_cleanup_files, &mut reasons);
       }
