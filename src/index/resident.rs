@@ -59,7 +59,18 @@ type Resident = (&'static Path, [Option<Arc<Slot>>; 2]);
 
 impl Residents {
   pub fn get(&self, path: &Path, branches: Branches) -> Option<Arc<Slot>> {
+    Residents::found(&self.map.read(), path, branches)
+  }
+
+  /// [`Residents::get`] of each of `paths`, in order, under one hold of the
+  /// lock: a hold per path had the two threads loading records bounce the
+  /// lock's word between the cores.
+  pub fn get_each<'p>(&self, paths: impl Iterator<Item = &'p Path>, branches: Branches) -> Vec<Option<Arc<Slot>>> {
     let map = self.map.read();
+    paths.map(|path| Residents::found(&map, path, branches)).collect()
+  }
+
+  fn found(map: &rustc_hash::FxHashMap<Address, Resident>, path: &Path, branches: Branches) -> Option<Arc<Slot>> {
     let found = match map.get(&Address::of(path)) {
       Some(found) => Some(found),
       None => {

@@ -20,6 +20,9 @@ use rayon::prelude::*;
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
+/// How many cold records a task of the full pass checks.
+const COLD_RUN: usize = 64;
+
 /// The full pass: every eligible session is checked, and stale ones built.
 pub(super) fn sync_changed(
   cx: &Context<'_>,
@@ -59,25 +62,34 @@ pub(super) fn sync_changed(
   // resident record no longer keeps its name); for a few, by name.
   let in_dir = if wide { RecordHashes::of(names, branches) } else { RecordHashes::default() };
   // `base`: the source's record name's hash prefix, known for the passes over many.
-  let load_one = |source: &Source, base: Option<u64>| {
+  let load_one = |source: &Source, resident, base: Option<u64>| {
     let listed = |path: &std::path::Path, tier: Tier| match base {
       Some(base) => in_dir.holds(base, tier),
       None => names.contains(&index.record_name(path, branches, tier)),
     };
-    one::load_fresh(cx, index, &policies, source, tier_of(source), branches, &listed)
+    one::load_fresh(cx, index, &policies, (source, resident), tier_of(source), branches, &listed)
   };
   // A hot record is read and decoded whole, a cold one only checked against
-  // its resident head: hot ones go one per task, cold ones in runs of 16.
-  // Hot sessions are the newest, so they lead the list; in runs of 16 they
+  // its resident head: hot ones go one per task, cold ones in runs of 64,
+  // each run's resident slots found under one hold of their lock.
+  // Hot sessions are the newest, so they lead the list; in runs they
   // all fell to one thread (`medium`: 50 hot records, 30 ms on one core
   // while the other idled).
   let load = |sources: &[Source], bases: Option<&[u64]>| -> Vec<Option<Arc<CacheRecord>>> {
     let split = sources.partition_point(|s| tier_of(s) == Tier::Hot);
     let (hot, cold) = sources.split_at(split);
     let base = |at: usize| bases.map(|bases| bases[at]);
+    let resident = |source: &Source| index.resident().get(source.path, branches);
+    let run = |(number, run): (usize, &[Source])| {
+      let slots = index.resident().get_each(run.iter().map(|s| s.path), branches);
+      let at = split + number * COLD_RUN;
+      run.iter().zip(slots).enumerate().map(move |(i, (s, slot))| load_one(s, slot, base(at + i))).collect::<Vec<_>>()
+    };
     let (mut loaded, cold) = rayon::join(
-      || hot.par_iter().enumerate().with_max_len(1).map(|(at, s)| load_one(s, base(at))).collect::<Vec<_>>(),
-      || cold.par_iter().enumerate().with_min_len(16).map(|(at, s)| load_one(s, base(split + at))).collect::<Vec<_>>(),
+      || {
+        hot.par_iter().enumerate().with_max_len(1).map(|(at, s)| load_one(s, resident(s), base(at))).collect::<Vec<_>>()
+      },
+      || cold.par_chunks(COLD_RUN).enumerate().flat_map_iter(run).collect::<Vec<_>>(),
     );
     loaded.extend(cold);
     loaded

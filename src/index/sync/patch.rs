@@ -90,7 +90,8 @@ pub(super) fn patch(
     if let Some(old) = synced[slot].record.take() {
       tally.remove(&old);
     }
-    match one::load_fresh(cx, index, &policies, source, tier, branches, &|path, tier| {
+    let resident = index.resident().get(source.path, branches);
+    match one::load_fresh(cx, index, &policies, (source, resident), tier, branches, &|path, tier| {
       let name = index.record_name(path, branches, tier);
       names.contains(&name)
     }) {

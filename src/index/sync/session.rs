@@ -19,18 +19,19 @@ use std::sync::Arc;
 
 /// The current record of `source` from memory or disk, if provably fresh.
 /// A record read from disk stays resident even when stale: an append can
-/// resume from it. `listed`: is the record of this path and tier in the
+/// resume from it. `resident`: the source's resident slot in `branches`
+/// mode, if any; `listed`: is the record of this path and tier in the
 /// index dir now?
 pub(super) fn load_fresh(
   cx: &Context<'_>,
   index: &Index,
   policies: &PolicyCheck,
-  source: &Source,
+  (source, resident): (&Source, Option<Arc<Slot>>),
   tier: Tier,
   branches: Branches,
   listed: &(dyn Fn(&std::path::Path, Tier) -> bool + Sync),
 ) -> Option<Arc<CacheRecord>> {
-  let slot = match index.resident().get(source.path, branches).filter(|s| s.record.tier() == tier) {
+  let slot = match resident.filter(|s| s.record.tier() == tier) {
     Some(slot) => slot,
     None => {
       let name = index.record_name(source.path, branches, tier);
