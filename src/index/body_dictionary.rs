@@ -166,7 +166,7 @@ fn file_name(id: u32) -> String {
 fn ids_in(names: &Names) -> impl Iterator<Item = u32> + '_ {
   const PREFIX: &str = IndexFile::BODY_DICTIONARY_PREFIX;
   let start = names.partition_point(|name| name < PREFIX);
-  names.iter().skip(start).take_while(|name| name.starts_with(PREFIX)).filter_map(|name| match IndexFile::parse(name) {
+  names.iter_from(start).take_while(|name| name.starts_with(PREFIX)).filter_map(|name| match IndexFile::parse(name) {
     Some(IndexFile::BodyDictionary { version: CACHE_VERSION, id }) => Some(id),
     _ => None,
   })

@@ -74,7 +74,13 @@ impl Names {
 
   /// Every name, in order.
   pub fn iter(&self) -> impl ExactSizeIterator<Item = &str> + DoubleEndedIterator + Clone + '_ {
-    (0..self.len()).map(|at| self.get(at))
+    self.iter_from(0)
+  }
+
+  /// The names from the one at `start` on, in order (`iter().skip(start)`
+  /// would look at each name before it).
+  pub fn iter_from(&self, start: usize) -> impl ExactSizeIterator<Item = &str> + DoubleEndedIterator + Clone + '_ {
+    (start.min(self.len())..self.len()).map(|at| self.get(at))
   }
 
   /// The same names on the pool's threads.
@@ -171,6 +177,7 @@ mod tests {
     assert_eq!(names.search("d"), Err(4));
     assert!(names.contains("") && !names.contains("c"));
     assert_eq!(names.iter().next_back(), Some("ccc"));
+    assert!(names.iter_from(2).eq(["b", "ccc"]) && names.iter_from(9).next().is_none());
     assert!(Names::default().is_empty() && Names::default().search("a") == Err(0));
   }
 
