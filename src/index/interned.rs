@@ -30,16 +30,42 @@ pub fn path(path: &Path) -> &'static Path {
   paths().write().intern(path, hash)
 }
 
-/// `dir`'s files `names`, each interned as [`path`] does, under one hold of
-/// the table (a listing interns 100,000 at scale: a lock per path had the
-/// listing's threads take turns on it), each hashed before it is taken.
+/// `dir`'s files `names`, each interned as [`path`] does. The paths not yet
+/// interned are copied into one buffer, outside the table's lock, and
+/// entered under one hold of it: a listing interns 100,000 at scale, and an
+/// allocation each, made under the lock, had the listing's threads take
+/// turns on it (and scattered the paths that decoding heads then compares).
 pub fn paths_in<'a>(dir: &Path, names: impl ExactSizeIterator<Item = &'a str>) -> Vec<&'static Path> {
   let mut buffer = Joined::new(dir);
   let hashed: Vec<(u64, &str)> =
     names.map(|name| (hash_of(buffer.with(name).as_os_str().as_encoded_bytes()), name)).collect();
+  let mut found: Vec<Option<&'static Path>> = {
+    let table = paths().read();
+    hashed.iter().map(|&(hash, name)| table.get(buffer.with(name), hash)).collect()
+  };
+  let new: Vec<usize> = (0..found.len()).filter(|&at| found[at].is_none()).collect();
+  if new.is_empty() {
+    return found.into_iter().flatten().collect();
+  }
+  let mut joined = Vec::new();
+  let ends: Vec<usize> = new
+    .iter()
+    .map(|&at| {
+      joined.extend_from_slice(buffer.with(hashed[at].1).as_os_str().as_encoded_bytes());
+      joined.len()
+    })
+    .collect();
+  let joined: &'static [u8] = Box::leak(joined.into_boxed_slice());
   let mut table = paths().write();
-  table.reserve(hashed.len());
-  hashed.into_iter().map(|(hash, name)| table.intern(buffer.with(name), hash)).collect()
+  table.reserve(new.len());
+  let mut start = 0;
+  for (&at, end) in new.iter().zip(ends) {
+    // SAFETY: each slice is one whole path's `as_encoded_bytes`, as copied.
+    let path = Path::new(unsafe { std::ffi::OsStr::from_encoded_bytes_unchecked(&joined[start..end]) });
+    found[at] = Some(table.enter(path, hashed[at].0));
+    start = end;
+  }
+  found.into_iter().flatten().collect()
 }
 
 /// A dir's path with one file name after it at a time: `dir.join(name)`
@@ -112,9 +138,16 @@ impl Paths {
     if let Some(known) = self.get(path, hash) {
       return known;
     }
-    let leaked: &'static Path = Box::leak(path.to_path_buf().into_boxed_path());
-    self.0.insert_unique(hash, (hash, leaked.as_os_str()), |(hash, _)| *hash);
-    leaked
+    self.enter(Box::leak(path.to_path_buf().into_boxed_path()), hash)
+  }
+
+  /// `path`, already stored for the process's life, unless an equal path is in.
+  fn enter(&mut self, path: &'static Path, hash: u64) -> &'static Path {
+    if let Some(known) = self.get(path, hash) {
+      return known;
+    }
+    self.0.insert_unique(hash, (hash, path.as_os_str()), |(hash, _)| *hash);
+    path
   }
 
   fn reserve(&mut self, additional: usize) {
@@ -332,5 +365,11 @@ mod tests {
         assert!(std::ptr::eq(*file, path(&dir.join(name))), "interned as `path` interns it");
       }
     }
+    // Listed again with a new name, and a name twice: each path one copy.
+    let dir = Path::new("/interned-test/again");
+    let first = paths_in(dir, ["a.jsonl"].into_iter());
+    let again = paths_in(dir, ["b.jsonl", "a.jsonl", "b.jsonl"].into_iter());
+    assert!(std::ptr::eq(again[1], first[0]) && std::ptr::eq(again[0], again[2]));
+    assert_eq!(again[0], dir.join("b.jsonl"));
   }
 }
