@@ -232,8 +232,15 @@ pub(super) fn preload(
         let considered = wanted.len();
         // One per shard: its heads' loaders share it, each thread its own count.
         let dir: Arc<std::path::Path> = Arc::from(index.dir().path());
-        let packed: Vec<Packed> =
-          wanted.into_iter().filter_map(|entry| packed(index, branches, entry, &dir, limit)).collect();
+        let hints =
+          super::interned::known_files(wanted.iter().map(|(_, head)| record::file_of_head(head).unwrap_or("")));
+        let packed: Vec<Packed> = wanted
+          .into_iter()
+          .zip(hints)
+          .filter_map(|(entry, hint)| {
+            super::interned::with_file_hint(hint, || packed(index, branches, entry, &dir, limit))
+          })
+          .collect();
         (resident(index, branches, packed, considered), names)
       });
       (shard, entries)
