@@ -163,14 +163,19 @@ impl Paths {
     if let Some(known) = self.get(path, hash) {
       return known;
     }
-    self.enter(Box::leak(path.to_path_buf().into_boxed_path()), hash)
+    self.insert_new(Box::leak(path.to_path_buf().into_boxed_path()), hash)
   }
 
   /// `path`, already stored for the process's life, unless an equal path is in.
   fn enter(&mut self, path: &'static Path, hash: u64) -> &'static Path {
-    if let Some(known) = self.get(path, hash) {
-      return known;
+    match self.get(path, hash) {
+      Some(known) => known,
+      None => self.insert_new(path, hash),
     }
+  }
+
+  /// `path`, stored for the process's life and not in the table.
+  fn insert_new(&mut self, path: &'static Path, hash: u64) -> &'static Path {
     self.0.insert_unique(hash, (hash, path.as_os_str()), |(hash, _)| *hash);
     path
   }

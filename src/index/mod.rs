@@ -171,10 +171,13 @@ mod shared {
     /// The hash prefix of `path`'s [`record::base_name`], hashed once per
     /// process.
     pub(super) fn base_hash(&self, path: &Path) -> u64 {
-      if let Some(&hash) = self.base_names.read().get(&Address::of(path)) {
-        return hash;
-      }
-      // Hashed outside the lock: parallel loads name their records at once.
+      let known = self.base_names.read().get(&Address::of(path)).copied();
+      known.unwrap_or_else(|| self.hashed_base(path))
+    }
+
+    /// [`Index::base_hash`] of a path not yet remembered: hashed, outside
+    /// the lock (parallel loads name their records at once), and remembered.
+    fn hashed_base(&self, path: &Path) -> u64 {
       self.trace.note(|| trace::Event::Hashed(path.to_path_buf()));
       let hash = record::base_hash(path);
       *self.base_names.write().entry(Address::of(sources::interned(path))).or_insert(hash)
@@ -193,7 +196,7 @@ mod shared {
             let bases = self.base_names.read();
             run.iter().map(|source| bases.get(&Address::of(source.path)).copied()).collect()
           };
-          let base = |(source, known): (&Source, Option<u64>)| known.unwrap_or_else(|| self.base_hash(source.path));
+          let base = |(source, known): (&Source, Option<u64>)| known.unwrap_or_else(|| self.hashed_base(source.path));
           run.iter().zip(known).map(base).collect::<Vec<_>>()
         })
         .collect()

@@ -119,8 +119,8 @@ impl Names {
   /// thousands of names to the index dir between two calls).
   pub fn edited(&self, edits: &BTreeMap<&str, bool>) -> Names {
     let mut kept = self.iter().filter(|name| edits.get(name) != Some(&false)).peekable();
-    let mut added = edits.iter().filter(|(name, &present)| present && !self.contains(name)).map(|(name, _)| *name);
-    let mut added = added.by_ref().peekable();
+    let mut added =
+      edits.iter().filter(|(name, &present)| present && !self.contains(name)).map(|(name, _)| *name).peekable();
     let mut names = Vec::with_capacity(self.len() + edits.len());
     loop {
       let next = match (kept.peek(), added.peek()) {

@@ -114,13 +114,12 @@ pub(super) fn sync_changed(
       };
       heads::preload(index, branches, wanted, all, names, limit);
       // After the preload, which names most sources' records.
-      let bases = index.base_hashes(all);
-      let candidate_bases: Vec<u64> = match &project {
-        None => bases.clone(),
-        Some(dir) => all.iter().zip(&bases).filter(|(s, _)| discovery.may_hold(dir, s.path)).map(|(_, b)| *b).collect(),
-      };
-      all_bases = bases;
-      let loaded = load(&candidates, Some(&candidate_bases));
+      all_bases = index.base_hashes(all);
+      // A project's candidates are some of the sources; a global call's, all.
+      let project_bases: Option<Vec<u64>> = project.as_ref().map(|dir| {
+        all.iter().zip(&all_bases).filter(|(s, _)| discovery.may_hold(dir, s.path)).map(|(_, b)| *b).collect()
+      });
+      let loaded = load(&candidates, Some(project_bases.as_deref().unwrap_or(&all_bases)));
       let project = project.as_deref();
       candidates
         .into_iter()
@@ -232,11 +231,7 @@ impl RecordHashes {
   /// and each record of this mode no listed source owns. The rest, records
   /// of live sources, are vouched for without parsing them again (cleanup
   /// parsed all 100,000 names at scale).
-  fn maybe_garbage<'n>(
-    &self,
-    names: &'n crate::index::dir::Names,
-    owners: &rustc_hash::FxHashSet<u64>,
-  ) -> Vec<&'n str> {
+  fn maybe_garbage<'n>(&self, names: &'n Names, owners: &rustc_hash::FxHashSet<u64>) -> Vec<&'n str> {
     let mut records = self.records.iter().peekable();
     let mut owned =
       |at: usize| records.next_if(|(_, record)| *record as usize == at).map(|(hash, _)| owners.contains(hash));
