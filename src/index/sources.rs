@@ -520,10 +520,50 @@ pub(super) fn in_scope(listing: &Listing, discovery: &Discovery, project: Option
   }
 }
 
+/// [`in_scope_proven`] of each of `sources` with its fresh record, in order.
+/// The headers of the files without a fresh record are read side by side on
+/// [`header_readers`]: a first build reads each of them, and where their
+/// pages are not cached each read waits on the disk (at 100,000 sessions,
+/// one after another, ~20 s before the build began).
+pub(super) fn in_scope_each(
+  listing: &Listing,
+  discovery: &Discovery,
+  project: Option<&Path>,
+  sources: &[Source],
+  fresh: &[Option<Arc<CacheRecord>>],
+) -> Vec<bool> {
+  let kept = |at: usize| in_scope_proven(listing, discovery, project, &sources[at], fresh[at].as_deref());
+  let unproven = fresh.iter().filter(|record| record.is_none()).count();
+  if unproven < HEADER_READERS {
+    return (0..sources.len()).map(kept).collect();
+  }
+  let each = || (0..sources.len()).into_par_iter().with_max_len(64).map(kept).collect();
+  match header_readers() {
+    Some(readers) => readers.install(each),
+    // No threads to be had: the call's own pool.
+    None => each(),
+  }
+}
+
+/// How many header reads [`in_scope_each`] keeps in flight.
+const HEADER_READERS: usize = 16;
+
+/// Threads for reads that wait on the disk, not the CPU (the global pool
+/// has a thread per core, which would leave the disk one read per core),
+/// made on first need.
+fn header_readers() -> Option<&'static rayon::ThreadPool> {
+  static POOL: std::sync::OnceLock<Option<rayon::ThreadPool>> = std::sync::OnceLock::new();
+  let pool = POOL.get_or_init(|| {
+    let builder = rayon::ThreadPoolBuilder::new().num_threads(HEADER_READERS);
+    builder.thread_name(|n| format!("pfm-header-{n}")).build().ok()
+  });
+  pool.as_ref()
+}
+
 /// [`in_scope`], told by the source's fresh record when it has one: built
 /// from that very content, it proves the source a session and names its
 /// header's cwd, so only the files without one have their header read.
-pub(super) fn in_scope_proven(
+fn in_scope_proven(
   listing: &Listing,
   discovery: &Discovery,
   project: Option<&Path>,

@@ -861,6 +861,34 @@ fn a_session_first_seen_before_its_header_line_is_indexed_once_it_lands() {
   assert_eq!(global(&engine).sessions.len(), 1, "its header landed");
 }
 
+#[test]
+fn many_files_without_records_keep_their_order_and_only_sessions_are_eligible() {
+  // More unproven files than the header readers: their headers are read side by side.
+  let fx = fixture();
+  let mut expected = Vec::new();
+  for i in 0..40u64 {
+    let path = match i % 3 {
+      0 => {
+        let path = fx.project.join(format!("other-{i:02}.jsonl"));
+        let first_line = if i % 2 == 0 { "{\"type\":\"message\"}\n" } else { "not json\n" };
+        fs::write(&path, first_line).unwrap();
+        set_age(&path, 100 + i);
+        continue;
+      }
+      _ => fx.write(&format!("s{i:02}"), &["hello there"], 100 + i),
+    };
+    expected.push(path.file_stem().unwrap().to_string_lossy().into_owned());
+  }
+  let engine = fx.engine(json!({}));
+  for scope in [Scope::Global, Scope::Project, Scope::Global] {
+    forget_process(&fx.index_dir());
+    let listed = sync(&engine.index_context(), &scope, Branches::Active).unwrap();
+    let stems: Vec<String> = tiers(&listed).into_iter().map(|(stem, _)| stem).collect();
+    assert_eq!(stems, expected, "{scope:?}: newest first, sessions only");
+    assert!(listed.coverage.complete, "{scope:?}: {:?}", listed.coverage);
+  }
+}
+
 /// Cold records the index of `dir` opened since the last call.
 fn cold_opens(dir: &Path) -> usize {
   let opened = Index::shared(dir.to_path_buf()).trace().opened();

@@ -9,7 +9,7 @@ use crate::coverage::Reason;
 use crate::error::ContractError;
 use crate::index::dir::{IndexFile, Names};
 use crate::index::record::{self, CacheRecord, Tier};
-use crate::index::sources::{in_scope_proven, named};
+use crate::index::sources::{in_scope_each, named};
 use crate::index::trace::{Event, Pass};
 use crate::index::writer::Write;
 use crate::index::Context;
@@ -120,12 +120,8 @@ pub(super) fn sync_changed(
         all.iter().zip(&all_bases).filter(|(s, _)| discovery.may_hold(dir, s.path)).map(|(_, b)| *b).collect()
       });
       let loaded = load(&candidates, Some(project_bases.as_deref().unwrap_or(&all_bases)));
-      let project = project.as_deref();
-      candidates
-        .into_iter()
-        .zip(loaded)
-        .filter(|(s, fresh)| in_scope_proven(index.listing(), discovery, project, s, fresh.as_deref()))
-        .unzip()
+      let kept = in_scope_each(index.listing(), discovery, project.as_deref(), &candidates, &loaded);
+      candidates.into_iter().zip(loaded).zip(kept).filter(|(_, kept)| *kept).map(|(pair, _)| pair).unzip()
     }
     Scope::Session | Scope::Explicit(_) => {
       let target = if let Scope::Explicit(target) = scope { Some(target.as_str()) } else { None };
