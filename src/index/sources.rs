@@ -524,7 +524,7 @@ pub(super) fn in_scope(listing: &Listing, discovery: &Discovery, project: Option
 /// The headers of the files without a fresh record are read side by side on
 /// [`header_readers`]: a first build reads each of them, and where their
 /// pages are not cached each read waits on the disk (at 100,000 sessions,
-/// one after another, ~20 s before the build began).
+/// one after another, ~10–20 s before the build began).
 pub(super) fn in_scope_each(
   listing: &Listing,
   discovery: &Discovery,
