@@ -71,7 +71,12 @@ impl PolicyCheck {
 
   pub fn matches(&self, record: &CacheRecord) -> bool {
     let policy = self.policies[if record.tier() == Tier::Hot { 0 } else { 1 }];
-    match self.forgotten.entries.get(&record.session_id) {
+    // Most lists are empty: a record's session id is then not decoded.
+    let forgotten = match self.forgotten.entries.is_empty() {
+      true => None,
+      false => self.forgotten.entries.get(record.session_id()),
+    };
+    match forgotten {
       None => record.policy == policy,
       // Compared, not interned: a check adds nothing to the process's strings.
       Some(ids) => *record.policy == policy.to_string() + &forgotten_suffix(Some(ids)),

@@ -256,6 +256,13 @@ impl From<&str> for Interned {
   }
 }
 
+/// The empty string (a damaged record's placeholder, see `record::Deferred`).
+impl Default for Interned {
+  fn default() -> Interned {
+    Interned::new("")
+  }
+}
+
 impl std::ops::Deref for Interned {
   type Target = str;
 

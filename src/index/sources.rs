@@ -513,7 +513,7 @@ pub(super) fn in_scope(listing: &Listing, discovery: &Discovery, project: Option
     // sessions a project call read every session's first line).
     Some(dir) if !discovery.may_hold(dir, source.path) => false,
     Some(dir) => match listing.probe(source.path, &source.stamp) {
-      Ok(header) => header.is_some_and(|h| discovery.in_project(dir, source.path, &h.cwd)),
+      Ok(header) => header.is_some_and(|h| discovery.in_project(dir, source.path, || &h.cwd)),
       // Unreadable in this project's own dir: counted as unavailable.
       Err(()) => source.path.parent() == Some(dir),
     },
@@ -572,7 +572,7 @@ fn in_scope_proven(
 ) -> bool {
   match (fresh, project) {
     (Some(_), None) => true,
-    (Some(record), Some(dir)) => discovery.in_project(dir, source.path, &record.cwd),
+    (Some(record), Some(dir)) => discovery.in_project(dir, source.path, || record.cwd()),
     (None, _) => in_scope(listing, discovery, project, source),
   }
 }

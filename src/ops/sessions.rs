@@ -91,17 +91,17 @@ pub fn sessions(engine: &Engine, request: &SessionsRequest) -> SessionsPage {
     .records()
     .take(limit)
     .map(|(tier, record)| SessionRow {
-      id: record.session_id.clone(),
+      id: record.session_id().to_string(),
       file: record.file.to_string(),
-      cwd: record.cwd.to_string(),
-      project: project_name(&known, &record.cwd),
+      cwd: record.cwd().to_string(),
+      project: project_name(&known, record.cwd()),
       mtime: record.mtime,
       entry_count: record.entry_count(),
       tier,
       branches: record.branches,
       lineage_fingerprint: record.lineage_fingerprint.hex(),
-      name: record.titles.name.clone(),
-      first_prompt: record.titles.first_prompt.clone(),
+      name: record.titles().name.clone(),
+      first_prompt: record.titles().first_prompt.clone(),
     })
     .collect();
   known.save();

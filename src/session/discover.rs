@@ -212,14 +212,18 @@ impl Discovery {
   /// repository is this project's); in the flat custom session dir, which
   /// holds every cwd's sessions, only a header cwd equal to this cwd, or of
   /// the same project, does.
-  pub fn in_project(&self, project_dir: &Path, path: &Path, header_cwd: &str) -> bool {
+  /// `header_cwd` is asked only for a session in the flat custom dir (a
+  /// record's is decoded on first use).
+  pub fn in_project<'a>(&self, project_dir: &Path, path: &Path, header_cwd: impl FnOnce() -> &'a str) -> bool {
     let Some(parent) = path.parent() else { return false };
     if self.project_holds_dir(project_dir, parent) {
       return true;
     }
-    Some(parent) == self.session_dir.as_deref()
-      && !header_cwd.is_empty()
-      && (belongs_to(header_cwd, &self.cwd) || self.project_dirs().holds_cwd(header_cwd))
+    if Some(parent) != self.session_dir.as_deref() {
+      return false;
+    }
+    let header_cwd = header_cwd();
+    !header_cwd.is_empty() && (belongs_to(header_cwd, &self.cwd) || self.project_dirs().holds_cwd(header_cwd))
   }
 
   /// Every session under the agent dir and in the custom session dir, newest first.
@@ -238,7 +242,7 @@ impl Discovery {
     let mut files = jsonl_files(&project_dir);
     files.extend(self.custom_files());
     let mut sessions = open_all(unique(files));
-    sessions.retain(|s| self.in_project(&project_dir, &s.path, &s.header.cwd));
+    sessions.retain(|s| self.in_project(&project_dir, &s.path, || &s.header.cwd));
     // The custom dir's header cwds were looked up: record what they showed.
     self.project_dirs().save();
     sessions

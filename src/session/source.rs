@@ -182,8 +182,24 @@ impl serde::Serialize for Hash256 {
   fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
     match serializer.is_human_readable() {
       true => serializer.serialize_str(&self.hex()),
-      false => serde::Serialize::serialize(&self.0, serializer),
+      // One byte string: read with one copy, not 32 elements of a tuple.
+      false => serializer.serialize_bytes(&self.0),
     }
+  }
+}
+
+/// A [`Hash256`]'s 32 bytes, as one byte string.
+struct Bytes32;
+
+impl serde::de::Visitor<'_> for Bytes32 {
+  type Value = Hash256;
+
+  fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+    f.write_str("the 32 bytes of a SHA-256")
+  }
+
+  fn visit_bytes<E: serde::de::Error>(self, bytes: &[u8]) -> Result<Hash256, E> {
+    bytes.try_into().map(Hash256).map_err(|_| E::invalid_length(bytes.len(), &self))
   }
 }
 
@@ -194,7 +210,7 @@ impl<'de> serde::Deserialize<'de> for Hash256 {
         let hex = <String as serde::Deserialize>::deserialize(deserializer)?;
         Hash256::from_hex(&hex).ok_or_else(|| serde::de::Error::custom("not a lowercase SHA-256 hex"))
       }
-      false => <[u8; 32] as serde::Deserialize>::deserialize(deserializer).map(Hash256),
+      false => deserializer.deserialize_bytes(Bytes32),
     }
   }
 }
@@ -279,8 +295,9 @@ mod tests {
     assert_eq!(serde_json::to_value(hash).unwrap(), serde_json::json!(hex));
     assert_eq!(serde_json::from_value::<Hash256>(serde_json::json!(hex)).unwrap(), hash);
     let stored = postcard::to_allocvec(&hash).unwrap();
-    assert_eq!(stored, Sha256::digest(b"abc").to_vec(), "32 bytes, no length");
+    assert_eq!(stored, [&[32u8][..], &Sha256::digest(b"abc")].concat(), "its length, then its 32 bytes");
     assert_eq!(postcard::from_bytes::<Hash256>(&stored).unwrap(), hash);
+    assert!(postcard::from_bytes::<Hash256>(&postcard::to_allocvec(&[1u8; 31][..]).unwrap()).is_err(), "31 bytes");
   }
 
   #[test]

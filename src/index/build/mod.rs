@@ -14,7 +14,7 @@ use super::freshness::{self, policy};
 use super::interned::Interned;
 use super::record::cold::{ColdDigest, Echoes};
 use super::record::hot::HotShard;
-use super::record::{Body, CacheRecord, Tier, CACHE_VERSION};
+use super::record::{Body, CacheRecord, Deferred, Details, Tier, CACHE_VERSION};
 use crate::config::Config;
 use crate::coverage::Reason;
 use crate::session::entry::{ForgottenEntries, Policy};
@@ -74,7 +74,7 @@ pub(crate) fn resume_offset(prior: Option<&CacheRecord>, tier: Tier) -> Option<u
 /// restamped when the bytes are the same, resumed when they were appended to.
 pub(crate) fn build(recipe: &Recipe<'_>, read: &SourceFile, prior: Option<&CacheRecord>) -> Result<Built, Reason> {
   let Recipe { config, tier, live, .. } = *recipe;
-  let prior = prior.filter(|r| r.tier() == tier && r.policy == record_policy(recipe, &r.session_id));
+  let prior = prior.filter(|r| r.tier() == tier && r.policy == record_policy(recipe, r.session_id()));
   let same = |r: &&CacheRecord| r.source_hash == read.sha256 && live.is_none() && !r.content_unreadable();
   let (mut record, made) = match prior.filter(same) {
     Some(same) => {
@@ -129,8 +129,6 @@ fn parsed_record(
     cache_version: CACHE_VERSION,
     file: Interned::file(&read.path.to_string_lossy()),
     policy: record_policy(recipe, &header.id),
-    session_id: header.id,
-    cwd: Interned::new(&header.cwd),
     branches,
     lineage_fingerprint: fingerprint,
     source_hash: hash(&read.sha256),
@@ -140,7 +138,7 @@ fn parsed_record(
     verified_ns: read.read_ns,
     cache_bytes: 0,
     cache_source_ratio: 0.0,
-    titles,
+    details: Deferred::new(Details { session_id: header.id, cwd: Interned::new(&header.cwd), titles }),
     body: body(config, tier, parsed, previous),
   };
   Ok((record, made))
@@ -152,10 +150,10 @@ fn body(config: &Config, tier: Tier, parsed: Parsed, previous: Option<&HotShard>
       Some(previous) => previous.extended(parsed.normalized, parsed.resume),
       None => HotShard::build(parsed.normalized, Some(parsed.resume)),
     })),
-    Tier::Cold => Body::Cold(ColdDigest {
-      tip: parsed.tip(),
-      ..ColdDigest::build(&parsed.normalized, config.max_cold_vocabulary_bytes as usize, Echoes::of(config))
-    }),
+    Tier::Cold => Body::Cold(
+      ColdDigest::build(&parsed.normalized, config.max_cold_vocabulary_bytes as usize, Echoes::of(config))
+        .with_tip(parsed.tip()),
+    ),
   }
 }
 

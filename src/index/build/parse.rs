@@ -140,7 +140,7 @@ pub(super) fn incremental(
   normalized.reasons.extend(tail_decoded.reasons());
   let mut state = resume_state(&tail, nodes, &lineage, source, true);
   state.header = old.header.clone();
-  let titles = stale.titles.appended(&tail.records, &normalized);
+  let titles = stale.titles().appended(&tail.records, &normalized);
   Some(Parsed { normalized, resume: state, fingerprint: lineage.fingerprint, branches: stale.branches, titles })
 }
 

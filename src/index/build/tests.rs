@@ -59,7 +59,7 @@ fn a_hot_record_is_parsed_from_the_whole_source() {
   let built = build(&recipe(&config, Tier::Hot), &read(&text, 10, 20), None).unwrap();
   assert_eq!((built.made, built.fits), (Made::Parsed, true));
   let record = &built.record;
-  assert_eq!((record.session_id.as_str(), record.cwd.as_str(), record.file.as_str()), ("s", CWD, "/s/a.jsonl"));
+  assert_eq!((record.session_id(), record.cwd(), record.file.as_str()), ("s", CWD, "/s/a.jsonl"));
   assert_eq!((record.size, record.verified_ns, record.cache_version), (text.len() as u64, 20, CACHE_VERSION));
   assert_eq!(record.source_hash, sha256_hex(text.as_bytes()));
   assert_eq!(record.policy, policy(&config, Tier::Hot, Branches::Active));
@@ -133,7 +133,7 @@ fn a_cold_digest_holds_the_vocabulary_and_one_over_the_cap_must_not_be_written()
   let tiny = Config { max_cold_cache_bytes: 1, ..roomy.clone() };
   let over = build(&recipe(&tiny, Tier::Cold), &read(&text, 10, 20), None).unwrap();
   assert!(!over.fits, "not even the empty digest fits one byte");
-  assert_eq!(over.record.session_id, "s", "it still answers");
+  assert_eq!(over.record.session_id(), "s", "it still answers");
 }
 
 #[test]

@@ -81,8 +81,6 @@ impl CacheRecord {
     let mut head = CacheRecord {
       cache_version: self.cache_version,
       file: self.file,
-      session_id: self.session_id.clone(),
-      cwd: self.cwd,
       branches: self.branches,
       lineage_fingerprint: self.lineage_fingerprint,
       policy: self.policy,
@@ -93,7 +91,7 @@ impl CacheRecord {
       verified_ns: self.verified_ns,
       cache_bytes: 0,
       cache_source_ratio: 0.0,
-      titles: self.titles.clone(),
+      details: self.details.clone(),
       body: summary,
     };
     Ok(head.frame(&body))
@@ -110,7 +108,7 @@ impl CacheRecord {
   /// This cold record's body `plain`, compressed with the dictionary
   /// `dictionaries` give for its source.
   fn compress_cold_body(&self, plain: &[u8], dictionaries: &dyn Dictionaries) -> Vec<u8> {
-    let dictionary = dictionaries.for_encoding(plain, self.file.as_path(), &self.session_id);
+    let dictionary = dictionaries.for_encoding(plain, self.file.as_path(), self.session_id());
     compression::compress(plain, dictionary.as_deref())
   }
 

@@ -27,6 +27,7 @@
 
 pub(crate) mod cold;
 pub mod compression;
+mod deferred;
 mod first_use;
 mod frame;
 pub(crate) mod hot;
@@ -37,6 +38,7 @@ mod read;
 mod term_list;
 pub(crate) mod vocabulary;
 
+pub use deferred::Deferred;
 #[cfg(test)]
 pub use frame::readable_bytes;
 pub use frame::{body_dictionary, MAGIC_PREFIX};
@@ -52,9 +54,11 @@ use cold::ColdDigest;
 use hot::HotShard;
 use serde::{Deserialize, Serialize};
 
-pub const CACHE_VERSION: u32 = 25;
-/// `LH`: cacheVersion 25, a hot shard's entries and its posting lists
-/// each one zstd frame (24: a cold head's kinds table kept as its bytes,
+pub const CACHE_VERSION: u32 = 26;
+/// `MD`: cacheVersion 26, a head's session id, working dir and titles, and
+/// a cold head's kinds and tip, each group one byte string decoded on
+/// first use, and its SHA-256s byte strings (25: a hot shard's entries and
+/// its posting lists each one zstd frame; 24: a cold head's kinds table kept as its bytes,
 /// decoded when a filter asks; 23: a cold head's kinds as a table of their
 /// strings and rows of indices; 22: a cold body compressed with the index dir's
 /// shared zstd dictionary once it has one; 21: a hot shard's term list with a whole term every
@@ -71,8 +75,8 @@ pub const CACHE_VERSION: u32 = 25;
 /// (`PFMIDX06`, `PFMIDX6C`, `PFMIDX07`, `PFMIDX7C`, `PFMIDX8C`, `PFMIDX9C`,
 /// `PFMIDXAS`, `PFMIDXBS`, `PFMIDXBT`, `PFMIDXBU`, `PFMIDXCZ`, `PFMIDXEP`,
 /// `PFMIDXFI`, `PFMIDXGH`, `PFMIDXHE`, `PFMIDXHR`, `PFMIDXIZ`, `PFMIDXJK`,
-/// `PFMIDXKB`) are rebuilt.
-pub(super) const MAGIC: &[u8; 8] = b"PFMIDXLH";
+/// `PFMIDXKB`, `PFMIDXLH`) are rebuilt.
+pub(super) const MAGIC: &[u8; 8] = b"PFMIDXMD";
 /// Serialized by variant index in records (postcard), by name in results.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, strum::IntoStaticStr)]
 #[serde(rename_all = "lowercase")]
@@ -107,8 +111,6 @@ pub struct CacheRecord {
   /// head, and 100,000 of them held 100,000 copies of each.
   #[serde(with = "crate::index::interned::file")]
   pub file: Interned,
-  pub session_id: String,
-  pub cwd: Interned,
   pub branches: Branches,
   pub lineage_fingerprint: Hash256,
   /// Everything that shaped the record besides the source (see `policy`).
@@ -121,10 +123,20 @@ pub struct CacheRecord {
   pub verified_ns: i128,
   pub cache_bytes: u64,
   pub cache_source_ratio: f64,
-  /// What a session list shows besides the id (Pi's name, the first prompt).
-  pub titles: Titles,
+  /// Read when a hit or a session list first needs them.
+  pub details: Deferred<Details>,
   #[serde(with = "summary")]
   pub body: Body,
+}
+
+/// The parts of a record's head that only hits and session lists read.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Details {
+  pub session_id: String,
+  pub cwd: Interned,
+  /// What a session list shows besides the id (Pi's name, the first prompt).
+  pub titles: Titles,
 }
 
 /// How a record's body appears in its head: which tier, and for a cold
@@ -178,6 +190,18 @@ mod summary {
 }
 
 impl CacheRecord {
+  pub fn session_id(&self) -> &str {
+    &self.details.get().session_id
+  }
+
+  pub fn cwd(&self) -> &str {
+    &self.details.get().cwd
+  }
+
+  pub fn titles(&self) -> &Titles {
+    &self.details.get().titles
+  }
+
   pub fn tier(&self) -> Tier {
     match self.body {
       Body::Hot(_) => Tier::Hot,
@@ -197,8 +221,9 @@ impl CacheRecord {
   /// is rebuilt by the next sync.
   pub fn content_unreadable(&self) -> bool {
     match &self.body {
+      _ if self.details.damaged() => true,
       Body::Hot(shard) => shard.damaged(),
-      Body::Cold(digest) => digest.content.found_unreadable(),
+      Body::Cold(digest) => digest.details.damaged() || digest.content.found_unreadable(),
     }
   }
 

@@ -12,8 +12,6 @@ fn record() -> CacheRecord {
   CacheRecord {
     cache_version: CACHE_VERSION,
     file: "/a/b.jsonl".into(),
-    session_id: "s".into(),
-    cwd: "/a".into(),
     branches: Branches::Active,
     lineage_fingerprint: Hash256::from_hex(&"f".repeat(64)).unwrap(),
     policy: "p".into(),
@@ -24,7 +22,7 @@ fn record() -> CacheRecord {
     verified_ns: 5,
     cache_bytes: 0,
     cache_source_ratio: 0.0,
-    titles: Default::default(),
+    details: Deferred::new(Details { session_id: "s".into(), cwd: "/a".into(), titles: Default::default() }),
     body: Body::Hot(Box::new(HotShard::build(Normalized::default(), None))),
   }
 }
@@ -80,7 +78,8 @@ fn a_cold_head_longer_than_the_first_read_is_read_whole() {
   let long =
     |i: usize| crate::session::entry::Typed { tool: Some(format!("{}{i}", "deep".repeat(40))), ..Default::default() };
   let kinds: Vec<_> = (0..50).map(|i| (crate::index::record::kind::Kind::intern(long(i)), 1)).collect();
-  digest.kinds = crate::index::record::kind::HeadKinds::of(&kinds);
+  let tip = digest.tip().cloned();
+  digest.details = Deferred::new(cold::ColdDetails { kinds: crate::index::record::kind::HeadKinds::of(&kinds), tip });
   let mut original = CacheRecord { body: Body::Cold(digest), ..record() };
   let bytes = original.encode(&Alone).unwrap();
   let head_len = u32::from_le_bytes(bytes[8..12].try_into().unwrap()) as u64;
@@ -90,7 +89,7 @@ fn a_cold_head_longer_than_the_first_read_is_read_whole() {
   fs::write(&path, &bytes).unwrap();
   let opened = open(&path, Tier::Cold, 1 << 20, &alone()).unwrap().expect("an intact record");
   let (Body::Cold(read), Body::Cold(written)) = (&opened.body, &original.body) else { panic!("cold") };
-  assert_eq!(read.kinds, written.kinds);
+  assert_eq!(read.kinds(), written.kinds());
   assert_eq!(read.content().unwrap().vocabulary.to_vec(), ["alpha", "beta", "gamma"]);
   // Cut inside the head: neither read gives an intact head.
   fs::write(&path, &bytes[..head_len as usize]).unwrap();

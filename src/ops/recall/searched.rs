@@ -109,11 +109,23 @@ macro_rules! shared_field {
 
 impl<'a> Searched<'a> {
   shared_field!(file: &'a str, AsRef::<str>::as_ref);
-  shared_field!(session_id: &'a str, String::as_str);
-  shared_field!(cwd: &'a str, AsRef::<str>::as_ref);
   shared_field!(source_hash: Cow<'a, str>, Hashed::hex);
   shared_field!(lineage_fingerprint: Cow<'a, str>, Hashed::hex);
   shared_field!(mtime: f64, |m: &f64| *m);
+
+  pub(super) fn session_id(self) -> &'a str {
+    match self.content {
+      Content::Indexed(view) => view.head().session_id(),
+      Content::Hydrated(hydrated) => &hydrated.session_id,
+    }
+  }
+
+  pub(super) fn cwd(self) -> &'a str {
+    match self.content {
+      Content::Indexed(view) => view.head().cwd(),
+      Content::Hydrated(hydrated) => &hydrated.cwd,
+    }
+  }
 
   /// The tier the synchronization gave the session (a hydrated session
   /// keeps its record's tier, though it is searched as a hot one).
@@ -290,7 +302,7 @@ impl<'a> Searched<'a> {
       return (Some(&hydrated.lineage_path), hydrated.lineage_tip.as_deref());
     }
     let Some(shard) = self.hot_shard().filter(|shard| shard.resume.is_some()) else {
-      return (None, self.cold_digest().and_then(|d| d.tip.as_ref()).map(|tip| tip.id.as_str()));
+      return (None, self.cold_digest().and_then(|d| d.tip()).map(|tip| tip.id.as_str()));
     };
     let resume = shard.resume.as_ref().expect("a resume state");
     let tip = resume.selected.last().and_then(|&o| resume.nodes.get(o as usize)).and_then(|n| n.id.as_deref());
@@ -314,7 +326,7 @@ impl<'a> Searched<'a> {
         Branches::Active => self.lineage(live).0,
         Branches::All => None,
       },
-      tip: self.cold_digest().and_then(|d| d.tip.as_ref()),
+      tip: self.cold_digest().and_then(|d| d.tip()),
     }
   }
 }

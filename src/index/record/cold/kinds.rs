@@ -24,7 +24,7 @@ impl ColdKinds {
     // bytes), on every core: 1.2M kinds at `huge`.
     let digests: Vec<&ColdDigest> = digests.collect();
     let decoded: Vec<Vec<(Kind, u64)>> =
-      digests.par_iter().with_min_len(256).map(|digest| digest.kinds.decode().unwrap_or_default()).collect();
+      digests.par_iter().with_min_len(256).map(|digest| digest.kinds().decode().unwrap_or_default()).collect();
     // Interned kinds: equal exactly when they are the same value (`Kind::id`).
     let mut ids: HashMap<usize, u32> = HashMap::new();
     let (mut distinct, mut starts) = (Vec::new(), Vec::with_capacity(decoded.len() + 1));

@@ -6,6 +6,7 @@
 //! `maxColdVocabularyBytes` while it is built, the whole persisted record by
 //! `maxColdCacheBytes` (then only exact prefixes persist, never "complete").
 
+use super::deferred::Deferred;
 use super::kind::{HeadKinds, Kind};
 use super::vocabulary::Vocabulary;
 use crate::coverage::IndexCoverage;
@@ -67,23 +68,30 @@ pub struct ColdDigest {
   /// ([`ColdContent::fingerprint`]; low, high halves: JSON numbers stop at
   /// 64 bits): what the cold term dictionary checks a digest against.
   pub fingerprint: [u64; 2],
-  /// Distinct typed-field combinations of the addresses (timestamps
-  /// cleared) with their counts: structural filters without a time bound
-  /// test these instead of every address.
-  pub kinds: HeadKinds,
   pub index_coverage: IndexCoverage,
   /// The session's length for ranking: its evidence entries' token counts
   /// times their field units (`score::Provenance::field_units`), in tenths.
   pub length: u64,
-  /// Where the active path ends on disk (active mode): follow calls bind to
-  /// it, so an append keeps them valid.
-  pub tip: Option<BoundTip>,
+  /// Read when a filter or a hit first needs them.
+  pub details: Deferred<ColdDetails>,
   #[serde(skip)]
   pub content: LazyContent,
   /// Where the cold term dictionary last placed this digest (derived, never
   /// persisted).
   #[serde(skip)]
   pub matched: DictionaryMatch,
+}
+
+/// The parts of a cold head that only some queries read.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ColdDetails {
+  /// Distinct typed-field combinations of the addresses (timestamps
+  /// cleared) with their counts: structural filters without a time bound
+  /// test these instead of every address.
+  pub kinds: HeadKinds,
+  /// Where the active path ends on disk (active mode): follow calls bind to
+  /// it, so an append keeps them valid.
+  pub tip: Option<BoundTip>,
 }
 
 /// Whether a digest's vocabulary holds the words of echoes
@@ -121,6 +129,21 @@ impl ColdDigest {
     u128::from(self.fingerprint[0]) | u128::from(self.fingerprint[1]) << 64
   }
 
+  /// The typed-field combinations of the addresses (see [`ColdDetails::kinds`]).
+  pub fn kinds(&self) -> &HeadKinds {
+    &self.details.get().kinds
+  }
+
+  /// Where the active path ends on disk (see [`ColdDetails::tip`]).
+  pub fn tip(&self) -> Option<&BoundTip> {
+    self.details.get().tip.as_ref()
+  }
+
+  pub fn with_tip(mut self, tip: Option<BoundTip>) -> ColdDigest {
+    self.details = Deferred::new(ColdDetails { kinds: self.kinds().clone(), tip });
+    self
+  }
+
   /// The vocabulary and addresses, read now if they were not yet.
   pub fn content(&self) -> Result<&ColdContent, Unreadable> {
     self.content.get()
@@ -136,7 +159,8 @@ impl ColdDigest {
   pub(crate) fn with_content(mut self, content: ColdContent) -> ColdDigest {
     let fingerprint = content.fingerprint();
     self.fingerprint = [fingerprint as u64, (fingerprint >> 64) as u64];
-    self.kinds = HeadKinds::of(&kinds(&content.addresses));
+    self.details =
+      Deferred::new(ColdDetails { kinds: HeadKinds::of(&kinds(&content.addresses)), tip: self.tip().cloned() });
     self.content = LazyContent::loaded(content);
     self
   }
@@ -178,10 +202,9 @@ impl ColdDigest {
       entry_count: entries.len() as u64,
       error_count: entries.iter().filter(|e| e.is_error).count() as u64,
       fingerprint: [0, 0],
-      kinds: HeadKinds::default(),
       index_coverage: IndexCoverage::from_reasons(&reasons.into_iter().collect(), Some(vocabulary_bytes as u64)),
       length,
-      tip: None,
+      details: Deferred::new(ColdDetails::default()),
       content: LazyContent::default(),
       matched: DictionaryMatch::default(),
     };

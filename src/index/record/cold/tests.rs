@@ -67,7 +67,11 @@ fn fitting_keeps_exact_prefixes() {
   assert!(digest.fit(|d| d.content().unwrap().addresses.len() <= 40));
   assert_eq!(digest.content().unwrap().addresses.len(), 40);
   assert_eq!(digest.content().unwrap().vocabulary.len(), 100);
-  assert_eq!(digest.kinds.decode().unwrap(), [(Kind::intern(Typed::default()), 40)], "kinds count the kept addresses");
+  assert_eq!(
+    digest.kinds().decode().unwrap(),
+    [(Kind::intern(Typed::default()), 40)],
+    "kinds count the kept addresses"
+  );
   assert_eq!(digest.index_coverage.reasons, ["max_cold_cache_bytes"]);
   assert!(digest.fit(|d| d.content().unwrap().addresses.is_empty() && d.content().unwrap().vocabulary.len() <= 7));
   assert_eq!(digest.content().unwrap().vocabulary.len(), 7);
