@@ -24,7 +24,7 @@
 //! So the union answers exactly what a scan of every digest answers.
 
 mod blocks;
-mod bytes;
+pub(super) mod bytes;
 mod checked;
 pub mod placement;
 mod posting;

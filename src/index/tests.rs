@@ -944,6 +944,24 @@ fn a_fresh_process_reads_cold_heads_from_the_pack_and_answers_the_same() {
   assert_eq!(opened, 0, "no cold record opened: every head came from the pack");
   let heads = |r: &Snapshot| r.sessions.iter().map(|s| s.record.as_ref().map(|r| r.head_bytes())).collect::<Vec<_>>();
   assert_eq!(heads(&again), heads(&first));
+  // Their details are read from the pack's pages when first asked, also
+  // once a synchronization has renamed a new pack over the one they came from.
+  for name in pack_files(&fx) {
+    dir::write_atomic(&dir.join(&name), b"replaced").unwrap();
+  }
+  let details = |r: &Snapshot| {
+    let detail = |r: &CacheRecord| (r.session_id().to_string(), r.cwd().to_string(), r.titles().clone());
+    r.records()
+      .map(|(tier, r)| {
+        let cold = (tier == Tier::Cold).then(|| (cold_digest(r).kinds().clone(), cold_digest(r).tip().cloned()));
+        (tier, detail(r), cold)
+      })
+      .collect::<Vec<_>>()
+  };
+  assert_eq!(details(&again), details(&first));
+  assert!(details(&again).iter().all(|(_, (id, _, titles), _)| !id.is_empty() && titles.first_prompt.is_some()));
+  forget_all(&dir);
+  global(&engine);
   // Keyed by the listing's own copy of each path, not one per head.
   let resident = |path: &'static Path| Index::shared(dir.clone()).resident().key(path);
   assert!(again.sessions.iter().all(|s| resident(s.path).is_some_and(|key| std::ptr::eq(key, s.path.as_os_str()))));

@@ -54,6 +54,23 @@ impl From<Vec<u8>> for ShardBytes {
   }
 }
 
+impl AsRef<[u8]> for ShardBytes {
+  fn as_ref(&self) -> &[u8] {
+    self
+  }
+}
+
+impl ShardBytes {
+  /// Whether the bytes are a file's mapped pages.
+  pub fn mapped(&self) -> bool {
+    #[cfg(target_os = "linux")]
+    if let ShardBytes::Mapped(_) = self {
+      return true;
+    }
+    false
+  }
+}
+
 impl std::ops::Deref for ShardBytes {
   type Target = [u8];
 

@@ -38,7 +38,7 @@ mod read;
 mod term_list;
 pub(crate) mod vocabulary;
 
-pub use deferred::Deferred;
+pub use deferred::{backed_by, Backing, Deferred};
 #[cfg(test)]
 pub use frame::readable_bytes;
 pub use frame::{body_dictionary, MAGIC_PREFIX};
