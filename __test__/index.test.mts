@@ -52,7 +52,7 @@ describe('the on-disk index', () => {
     assert.equal(files.length, 40)
     for (const name of files) assert.equal(statSync(join(indexDir(), name)).mode & 0o777, 0o600)
     const digest = inspectCacheRecord(join(indexDir(), files.find((f) => f.includes('-s00.jsonl'))!)) as any
-    assert.equal(digest.cacheVersion, 25)
+    assert.equal(digest.cacheVersion, 26)
     // `topic0` is also indexed by its parts, `topic` and `0`, stored marked (U+0001).
     assert.deepEqual(digest.body.Cold.vocabulary, ['\u00010', '\u0001topic', '0', 'about', 'answer', 'question', 'topic0'])
     // One frequency class per term (quarter occurrences, field-weighted), for ranking sessions.
@@ -120,7 +120,7 @@ describe('cold bodies share a zstd dictionary', () => {
     assert.equal((await memory.sessions({ scope: 'global' })).sessions.length, 80)
     const dir = join(agent.agentDir, 'fabric', 'memory-index')
     const names = readdirSync(dir)
-    assert.equal(names.filter((n) => /^cold-bodies\.25\.[0-9a-f]{8}\.zdict$/.test(n)).length, 1, names.join(' '))
+    assert.equal(names.filter((n) => /^cold-bodies\.26\.[0-9a-f]{8}\.zdict$/.test(n)).length, 1, names.join(' '))
     const cold = names.filter((n) => n.endsWith('.cold'))
     assert.equal(cold.length, 80)
     for (const name of cold) {
