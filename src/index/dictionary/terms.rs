@@ -34,11 +34,43 @@ pub(super) const HEADER_BYTES: usize = MAGIC.len() + 8 + 4;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Damaged;
 
-/// One digest the dictionary was built from.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(super) struct Member {
-  file: String,
+/// One digest the dictionary was built from: its record file (a range of
+/// [`Members::files`]) and its vocabulary's fingerprint.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Member {
+  at: u32,
+  len: u32,
   fingerprint: u128,
+}
+
+/// The members, their files in one buffer: a shard of a fresh process's
+/// first call held a string per member (100,000 allocations at `huge`).
+#[derive(Debug, Default)]
+pub(super) struct Members {
+  files: String,
+  list: Vec<Member>,
+}
+
+impl Members {
+  fn push(&mut self, file: &str, fingerprint: u128) -> Option<()> {
+    let (at, len) = (u32::try_from(self.files.len()).ok()?, u32::try_from(file.len()).ok()?);
+    self.files.push_str(file);
+    self.list.push(Member { at, len, fingerprint });
+    Some(())
+  }
+
+  fn file(&self, member: &Member) -> &str {
+    &self.files[member.at as usize..][..member.len as usize]
+  }
+
+  fn len(&self) -> usize {
+    self.list.len()
+  }
+
+  /// Each member's file and fingerprint, in order.
+  fn iter(&self) -> impl Iterator<Item = (&str, u128)> {
+    self.list.iter().map(|member| (self.file(member), member.fingerprint))
+  }
 }
 
 fn file_key(file: &str) -> u64 {
@@ -49,7 +81,7 @@ pub struct Dictionary {
   /// Unique per dictionary in this process (from 1): what digests cache
   /// their membership against.
   pub generation: u32,
-  pub(super) members: Vec<Member>,
+  members: Members,
   /// Members by the xxh3-64 of their file (the first of any that collide):
   /// a lookup checks the member's file, so a collision only makes a
   /// digest a straggler. Keyed by a copy of every file, this map held
@@ -235,15 +267,21 @@ impl Dictionary {
     // At least two parts: a shard rebuilt alone takes both threads.
     let bytes: usize = vocabularies.iter().map(|(v, _)| v.text().len()).sum();
     let (terms, postings) = merge_parts(&vocabularies, &pivots(&vocabularies, bytes.div_ceil(PART_BYTES).max(2)));
-    let members =
-      read.iter().map(|(file, fingerprint, _)| Member { file: file.to_string(), fingerprint: *fingerprint });
-    Dictionary::assemble(members.collect(), terms, Shared::whole(postings))
+    let mut members = Members::default();
+    let bytes = read.iter().map(|(file, ..)| file.len()).sum();
+    members.files.reserve_exact(bytes);
+    members.list.reserve_exact(read.len());
+    for (file, fingerprint, _) in &read {
+      // A shard's files are its records' names, far below 4 GB.
+      members.push(file, *fingerprint).expect("member files fit u32 offsets");
+    }
+    Dictionary::assemble(members, terms, Shared::whole(postings))
   }
 
-  fn assemble(members: Vec<Member>, terms: TermBlocks, postings: Shared) -> Dictionary {
+  fn assemble(members: Members, terms: TermBlocks, postings: Shared) -> Dictionary {
     let mut by_file = FxHashMap::with_capacity_and_hasher(members.len(), Default::default());
-    for (at, member) in members.iter().enumerate() {
-      by_file.entry(file_key(&member.file)).or_insert(at as u32);
+    for (at, (file, _)) in members.iter().enumerate() {
+      by_file.entry(file_key(file)).or_insert(at as u32);
     }
     static GENERATIONS: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(1);
     let generation = GENERATIONS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
@@ -253,8 +291,8 @@ impl Dictionary {
   /// The member built from `file` with this vocabulary fingerprint, if any.
   pub fn member(&self, file: &str, fingerprint: u128) -> Option<u32> {
     let member = self.by_file.get(&file_key(file)).copied()?;
-    let found = &self.members[member as usize];
-    (found.file == file && found.fingerprint == fingerprint).then_some(member)
+    let found = &self.members.list[member as usize];
+    (self.members.file(found) == file && found.fingerprint == fingerprint).then_some(member)
   }
 
   pub fn members(&self) -> usize {
@@ -264,7 +302,7 @@ impl Dictionary {
   /// The record file of each member (tests).
   #[cfg(test)]
   pub fn member_files(&self) -> impl Iterator<Item = &str> {
-    self.members.iter().map(|member| member.file.as_str())
+    self.members.iter().map(|(file, _)| file)
   }
 
   /// Decoded from a file rather than built here (tests): a built shard's
@@ -327,10 +365,10 @@ impl Dictionary {
     varint::put(&mut head, sums.len() as u64);
     sums.iter().for_each(|sum| head.extend_from_slice(&sum.to_le_bytes()));
     varint::put(&mut head, self.members.len() as u64);
-    for member in &self.members {
-      varint::put(&mut head, member.file.len() as u64);
-      head.extend_from_slice(member.file.as_bytes());
-      head.extend_from_slice(&member.fingerprint.to_le_bytes());
+    for (file, fingerprint) in self.members.iter() {
+      varint::put(&mut head, file.len() as u64);
+      head.extend_from_slice(file.as_bytes());
+      head.extend_from_slice(&fingerprint.to_le_bytes());
     }
     varint::put(&mut head, postings.len() as u64);
     head.extend_from_slice(table);
@@ -383,16 +421,17 @@ impl Dictionary {
   }
 
   /// The members as the head lists them, from `*at`.
-  fn read_members(head: &[u8], at: &mut usize) -> Option<Vec<Member>> {
+  fn read_members(head: &[u8], at: &mut usize) -> Option<Members> {
     let count = varint::take(head, at)? as usize;
-    let mut members = Vec::with_capacity(count.min(head.len()));
+    let mut members = Members::default();
+    members.list.reserve_exact(count.min(head.len() / 17));
     for _ in 0..count {
       let len = varint::take(head, at)? as usize;
-      let file = std::str::from_utf8(head.get(*at..at.checked_add(len)?)?).ok()?.to_string();
+      let file = std::str::from_utf8(head.get(*at..at.checked_add(len)?)?).ok()?;
       *at += len;
       let fingerprint = u128::from_le_bytes(head.get(*at..at.checked_add(16)?)?.try_into().ok()?);
       *at += 16;
-      members.push(Member { file, fingerprint });
+      members.push(file, fingerprint)?;
     }
     Some(members)
   }

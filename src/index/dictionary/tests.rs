@@ -150,7 +150,7 @@ fn a_digest_whose_vocabulary_is_not_sorted_is_a_straggler() {
   unsorted = unsorted.with_content(ColdContent::new(vocabulary, Vec::new(), Vec::new()));
   let sorted = digest("gamma");
   let dictionary = Dictionary::build(&[("/a", &unsorted), ("/b", &sorted)]);
-  assert_eq!(dictionary.members.len(), 1);
+  assert_eq!(dictionary.members(), 1);
   let served = Served::new(Arc::new(dictionary), &[(0, "/a", &unsorted), (1, "/b", &sorted)]);
   assert_eq!(served.stragglers, [0]);
   assert_eq!(served.holding("alpha", |slot| slot == 0), [0]);
