@@ -37,24 +37,58 @@ pub fn belongs_to(header_cwd: &str, cwd: &Path) -> bool {
 #[derive(Debug, Clone)]
 pub struct SessionFile {
   pub path: PathBuf,
-  pub header: Header,
+  /// Shared with the process's read headers (see [`SessionFile::open`]).
+  pub header: Arc<Header>,
   pub stamp: StatStamp,
 }
 
 impl SessionFile {
-  /// Reads the header of `path`; `None` when it is not a Pi session.
+  /// Reads the header of `path`; `None` when it is not a Pi session. A
+  /// header read earlier in this process is reused while the file's stat
+  /// proves it unchanged ([`read_headers`]).
   pub fn open(path: &Path) -> Option<SessionFile> {
     let metadata = fs::metadata(path).ok()?;
     if !metadata.is_file() {
       return None;
     }
-    let header = read_header(path)?;
-    Some(SessionFile { path: path.to_path_buf(), header, stamp: StatStamp::of(&metadata) })
+    let stamp = StatStamp::of(&metadata);
+    let header = cached_header(path, stamp)?;
+    Some(SessionFile { path: path.to_path_buf(), header, stamp })
   }
+}
 
-  pub fn stem(&self) -> String {
-    self.path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default()
+/// A header as read, with the stat its file had and when it was read.
+struct ReadHeader {
+  stamp: StatStamp,
+  read_ns: i128,
+  /// `None`: not a Pi session.
+  header: Option<Arc<Header>>,
+}
+
+/// Every header [`SessionFile::open`] read in this process, by path: a call
+/// that names a session by id lists every session file (`Discovery::known`),
+/// and reading every header again was most of its time (~0.9 s a call at
+/// 100,000 sessions). Bounded by the session files the process has seen.
+fn read_headers() -> &'static parking_lot::Mutex<rustc_hash::FxHashMap<PathBuf, ReadHeader>> {
+  static HEADERS: std::sync::OnceLock<parking_lot::Mutex<rustc_hash::FxHashMap<PathBuf, ReadHeader>>> =
+    std::sync::OnceLock::new();
+  HEADERS.get_or_init(Default::default)
+}
+
+/// The header of `path`, whose stat is now `stamp`: the one read before
+/// while the file has that very stat and it proves the file unchanged since
+/// that read (the racy-stamp rule records follow), else read now. `Err`s
+/// are not kept.
+fn cached_header(path: &Path, stamp: StatStamp) -> Option<Arc<Header>> {
+  if let Some(read) = read_headers().lock().get(path) {
+    if read.stamp == stamp && stamp.proves_unchanged_since(read.read_ns) {
+      return read.header.clone();
+    }
   }
+  let read_ns = super::source::now_ns();
+  let header = try_read_header(path).ok()?.map(Arc::new);
+  read_headers().lock().insert(path.to_path_buf(), ReadHeader { stamp, read_ns, header: header.clone() });
+  header
 }
 
 /// Reads just enough of the file to parse its header: chunk by chunk until
@@ -306,7 +340,9 @@ fn open_named(path: &Path, target: &str) -> Option<Result<SessionFile, ContractE
     return Some(Err(super::read_failed(path, &ReadError::NotRegular)));
   }
   Some(match try_read_header(path) {
-    Ok(Some(header)) => Ok(SessionFile { path: path.to_path_buf(), header, stamp: StatStamp::of(&metadata) }),
+    Ok(Some(header)) => {
+      Ok(SessionFile { path: path.to_path_buf(), header: Arc::new(header), stamp: StatStamp::of(&metadata) })
+    }
     Ok(None) => Err(not_found(target)),
     Err(error) => Err(super::read_failed(path, &ReadError::Io(error))),
   })
@@ -319,8 +355,11 @@ pub const MIN_ID_PREFIX: usize = 8;
 /// The one session of `known` that `target` names by its id or file stem,
 /// else by an id prefix of at least [`MIN_ID_PREFIX`] characters.
 pub fn find_among(known: &[SessionFile], target: &str) -> Result<SessionFile, ContractError> {
-  let mut matches: Vec<SessionFile> =
-    known.iter().filter(|s| s.header.id == target || s.stem() == target).cloned().collect();
+  let mut matches: Vec<SessionFile> = known
+    .iter()
+    .filter(|s| s.header.id == target || s.path.file_stem().is_some_and(|stem| stem.to_string_lossy() == target))
+    .cloned()
+    .collect();
   if matches.is_empty() && target.chars().count() >= MIN_ID_PREFIX {
     matches = known.iter().filter(|s| s.header.id.starts_with(target)).cloned().collect();
   }
@@ -348,6 +387,34 @@ fn not_found(target: &str) -> ContractError {
 #[cfg(test)]
 mod tests {
   use super::*;
+
+  #[test]
+  fn a_header_is_read_again_unless_the_stat_proves_the_file_unchanged_since_it_was_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s.jsonl");
+    let write = |id: &str| {
+      let line = format!("{{\"type\":\"session\",\"version\":3,\"id\":\"{id}\",\"timestamp\":\"2026-01-01T00:00:00.000Z\",\"cwd\":\"/p\"}}\n");
+      fs::write(&path, line).unwrap();
+    };
+    write("first");
+    assert_eq!(SessionFile::open(&path).unwrap().header.id, "first");
+    // Read just now: the stat cannot prove anything yet, so the file is read again.
+    write("again");
+    assert_eq!(SessionFile::open(&path).unwrap().header.id, "again");
+    // A read long after the file's last change: while its stat is the same, the header read then stands.
+    let stamp = StatStamp::of(&fs::metadata(&path).unwrap());
+    let mut header = (*SessionFile::open(&path).unwrap().header).clone();
+    header.id = "as read".into();
+    let header = Arc::new(header);
+    let later = ReadHeader { stamp, read_ns: super::super::source::now_ns() + 10_000_000_000, header: Some(header) };
+    read_headers().lock().insert(path.clone(), later);
+    assert_eq!(SessionFile::open(&path).unwrap().header.id, "as read");
+    // Any change of the stat reads it again; so does a file that is no longer a session.
+    write("changed-and-longer");
+    assert_eq!(SessionFile::open(&path).unwrap().header.id, "changed-and-longer");
+    fs::write(&path, "not a session\n").unwrap();
+    assert!(SessionFile::open(&path).is_none());
+  }
 
   #[test]
   fn encodes_cwd_like_pi() {
