@@ -6,6 +6,7 @@
 #![deny(clippy::all)]
 
 pub(crate) mod args;
+mod byte_string;
 pub mod config;
 pub(crate) mod coverage;
 pub mod engine;

@@ -188,21 +188,6 @@ impl serde::Serialize for Hash256 {
   }
 }
 
-/// A [`Hash256`]'s 32 bytes, as one byte string.
-struct Bytes32;
-
-impl serde::de::Visitor<'_> for Bytes32 {
-  type Value = Hash256;
-
-  fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-    f.write_str("the 32 bytes of a SHA-256")
-  }
-
-  fn visit_bytes<E: serde::de::Error>(self, bytes: &[u8]) -> Result<Hash256, E> {
-    bytes.try_into().map(Hash256).map_err(|_| E::invalid_length(bytes.len(), &self))
-  }
-}
-
 impl<'de> serde::Deserialize<'de> for Hash256 {
   fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Hash256, D::Error> {
     match deserializer.is_human_readable() {
@@ -210,7 +195,7 @@ impl<'de> serde::Deserialize<'de> for Hash256 {
         let hex = <String as serde::Deserialize>::deserialize(deserializer)?;
         Hash256::from_hex(&hex).ok_or_else(|| serde::de::Error::custom("not a lowercase SHA-256 hex"))
       }
-      false => deserializer.deserialize_bytes(Bytes32),
+      false => crate::byte_string::read(deserializer, "the 32 bytes of a SHA-256", |b| b.try_into().ok().map(Hash256)),
     }
   }
 }

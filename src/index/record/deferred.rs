@@ -127,20 +127,8 @@ impl<'de, T: DeserializeOwned + Default> Deserialize<'de> for Deferred<T> {
     if deserializer.is_human_readable() {
       return T::deserialize(deserializer).map(Deferred::new);
     }
-    struct Bytes;
-    impl<'de> serde::de::Visitor<'de> for Bytes {
-      type Value = Encoded;
-      fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("an encoded part of a record's head")
-      }
-      fn visit_borrowed_bytes<E>(self, bytes: &'de [u8]) -> Result<Encoded, E> {
-        Ok(encoded(bytes))
-      }
-      fn visit_bytes<E>(self, bytes: &[u8]) -> Result<Encoded, E> {
-        Ok(Encoded::Owned(bytes.into()))
-      }
-    }
-    let bytes = deserializer.deserialize_bytes(Bytes)?;
+    // Bytes a decoder copied first never lie in a backing: `encoded` copies them.
+    let bytes = crate::byte_string::read(deserializer, "an encoded part of a record's head", |b| Some(encoded(b)))?;
     Ok(Deferred { bytes: Some(bytes), value: FirstUse::pending() })
   }
 }

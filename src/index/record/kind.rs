@@ -258,17 +258,7 @@ impl<'de> Deserialize<'de> for HeadKinds {
     if deserializer.is_human_readable() {
       return Vec::<(Kind, u64)>::deserialize(deserializer).map(|kinds| HeadKinds::of(&kinds));
     }
-    struct Visit;
-    impl serde::de::Visitor<'_> for Visit {
-      type Value = HeadKinds;
-      fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("a kinds table's bytes")
-      }
-      fn visit_bytes<E: serde::de::Error>(self, bytes: &[u8]) -> Result<HeadKinds, E> {
-        Ok(HeadKinds(bytes.into()))
-      }
-    }
-    deserializer.deserialize_bytes(Visit)
+    crate::byte_string::read(deserializer, "a kinds table's bytes", |bytes| Some(HeadKinds(bytes.into())))
   }
 }
 
