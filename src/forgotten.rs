@@ -310,7 +310,7 @@ pub fn unforget(agent_dir: &Path, target: &str, entry: Option<&str>) -> Result<C
     let this = |s: &Forgotten| s.entry_id.as_deref() == entry;
     let named = |s: &Forgotten| this(s) && (s.session_id == target || s.file == target);
     let mut ids: Vec<&str> = sessions.iter().filter(|s| named(s)).map(|s| s.session_id.as_str()).collect();
-    if ids.is_empty() && target.chars().count() >= crate::session::discover::MIN_ID_PREFIX {
+    if ids.is_empty() && target.chars().count() >= crate::session::named::MIN_ID_PREFIX {
       let prefixed = |s: &&Forgotten| this(s) && s.session_id.starts_with(target);
       ids = sessions.iter().filter(prefixed).map(|s| s.session_id.as_str()).collect();
     }

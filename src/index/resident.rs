@@ -70,14 +70,34 @@ impl Residents {
     paths.map(|path| Residents::found(&map, path, branches)).collect()
   }
 
+  /// Shows `each` each of `items` with its path's slot in `branches`
+  /// mode, in order, under one hold of the lock and without a count per
+  /// slot (a lookup by id passes every listed file: 100,000 at scale).
+  pub fn visit_each<T>(
+    &self,
+    items: impl Iterator<Item = T>,
+    path_of: impl Fn(&T) -> &Path,
+    branches: Branches,
+    mut each: impl FnMut(T, Option<&Slot>),
+  ) {
+    let map = self.map.read();
+    for item in items {
+      let slot = Residents::entry(&map, path_of(&item)).and_then(|(_, modes)| modes[mode(branches)].as_deref());
+      each(item, slot);
+    }
+  }
+
   fn found(map: &rustc_hash::FxHashMap<Address, Resident>, path: &Path, branches: Branches) -> Option<Arc<Slot>> {
-    let found = match map.get(&Address::of(path)) {
+    Residents::entry(map, path).and_then(|(_, modes)| modes[mode(branches)].clone())
+  }
+
+  fn entry<'m>(map: &'m rustc_hash::FxHashMap<Address, Resident>, path: &Path) -> Option<&'m Resident> {
+    match map.get(&Address::of(path)) {
       Some(found) => Some(found),
       None => {
         known_path(path).filter(|known| !std::ptr::eq(*known, path)).and_then(|known| map.get(&Address::of(known)))
       }
-    };
-    found.and_then(|(_, modes)| modes[mode(branches)].clone())
+    }
   }
 
   /// `path`: a listed source's, already interned.

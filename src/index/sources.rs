@@ -151,6 +151,10 @@ pub(crate) struct Listing {
   dirs: DirCache,
   watcher: watch::Watcher,
   listed: Mutex<Option<Listed>>,
+  /// Held while the listing is brought up to date: a lookup by id does so
+  /// beside a synchronization, and the changes the watch reports are taken
+  /// once, so a second caller must wait for the listing that holds them.
+  refreshing: Mutex<()>,
   /// Headers by path, with the (dev, inode) and size they were read at (see `probe`).
   headers: Mutex<PathMap<ProbedHeader>>,
   /// The last listing without the forgotten files.
@@ -238,6 +242,7 @@ impl Listing {
   /// the last listing (only changed and unwatchable files are stat'ed), else
   /// a full listing that re-arms it.
   pub(super) fn sources(&self, cx: &Context<'_>) -> Arc<Vec<Source>> {
+    let _refreshing = self.refreshing.lock();
     let roots =
       watch::Roots { sessions_dir: cx.discovery.sessions_dir(), session_dir: cx.discovery.session_dir.clone() };
     let watching = cx.config.watch_sessions;
@@ -324,6 +329,14 @@ impl Listing {
   pub(super) fn remembered(&self, cx: &Context<'_>) -> Result<Arc<Vec<Source>>, ContractError> {
     let list = forgotten::load(&cx.discovery.agent_dir)?;
     Ok(without_forgotten(&self.unforgotten, self.sources(cx), &list))
+  }
+
+  /// The listing `remembered` ([`Listing::remembered`]'s) was filtered
+  /// from, forgotten files included; `None` when nothing was left out.
+  pub(super) fn with_forgotten(&self, remembered: &[Source]) -> Option<Arc<Vec<Source>>> {
+    let unforgotten = self.unforgotten.lock();
+    let filtered = unforgotten.as_ref().filter(|u| std::ptr::eq(u.kept.as_slice(), remembered));
+    filtered.map(|u| u.all.clone())
   }
 }
 
@@ -456,25 +469,39 @@ impl Listing {
 }
 
 /// The session an explicit scope's `target` names, or the current one
-/// (`None`): from `all` when listed. A forgotten one named is
-/// `session_forgotten`; a forgotten current session is no session.
-pub(super) fn named(discovery: &Discovery, all: &[Source], target: Option<&str>) -> Result<Vec<Source>, ContractError> {
+/// (`None`): from `all` (the listing without the forgotten files) when
+/// listed. A forgotten one named is `session_forgotten`; a forgotten
+/// current session is no session.
+pub(super) fn named(
+  index: &super::Index,
+  discovery: &Discovery,
+  all: &[Source],
+  target: Option<&str>,
+) -> Result<Vec<Source>, ContractError> {
   let pick = |path: &Path| {
     all.iter().find(|s| s.path == path).cloned().or_else(|| fs::metadata(path).ok().map(|m| Source::of(path, &m)))
   };
-  Ok(match target {
-    None => discovery
-      .current()
-      .filter(|s| forgotten::refuse(&discovery.agent_dir, &s.header.id, &s.path).is_ok())
-      .and_then(|s| pick(&s.path))
-      .into_iter()
-      .collect(),
+  let session = match target {
+    None => match discovery.current() {
+      Some(current) if forgotten::refuse(&discovery.agent_dir, &current.header.id, &current.path).is_ok() => current,
+      _ => return Ok(Vec::new()),
+    },
     Some(target) => {
-      let session = discovery.find(target)?;
+      let found = match discovery.open_path(target) {
+        Some(at_path) => at_path,
+        None => {
+          let with_forgotten = index.listing().with_forgotten(all);
+          let listed = with_forgotten.as_deref().map_or(all, Vec::as_slice);
+          let mut found = super::session_ids::by_id(index, discovery, listed, &[target]);
+          found.pop().unwrap_or_else(|| Err(crate::session::named::not_found(target)))
+        }
+      };
+      let session = found?;
       forgotten::refuse(&discovery.agent_dir, &session.header.id, &session.path)?;
-      pick(&session.path).into_iter().collect()
+      session
     }
-  })
+  };
+  Ok(pick(&session.path).into_iter().collect())
 }
 
 /// `all` without the forgotten files: the same `Arc` while nothing is
@@ -546,12 +573,12 @@ pub(super) fn in_scope_each(
 }
 
 /// How many header reads [`in_scope_each`] keeps in flight.
-const HEADER_READERS: usize = 16;
+pub(super) const HEADER_READERS: usize = 16;
 
 /// Threads for reads that wait on the disk, not the CPU (the global pool
 /// has a thread per core, which would leave the disk one read per core),
 /// made on first need.
-fn header_readers() -> Option<&'static rayon::ThreadPool> {
+pub(super) fn header_readers() -> Option<&'static rayon::ThreadPool> {
   static POOL: std::sync::OnceLock<Option<rayon::ThreadPool>> = std::sync::OnceLock::new();
   let pool = POOL.get_or_init(|| {
     let builder = rayon::ThreadPoolBuilder::new().num_threads(HEADER_READERS);

@@ -1307,3 +1307,41 @@ fn a_fresh_process_reads_unchanged_session_dirs_from_the_persisted_listing() {
   assert_eq!(result.sessions.len(), 2);
   assert_eq!(listing().listing().dir_reads(), 1, "the project dir");
 }
+
+/// A lookup by id (a pinned follow call, an expansion, a pack's pins)
+/// answers from the listing and the resident records: no header is read
+/// for a session whose record is fresh, a record of an older content is not
+/// trusted, and a session made after the last listing is found.
+#[test]
+fn a_lookup_by_id_answers_from_fresh_records_and_reads_the_header_of_a_changed_file() {
+  let fx = fixture();
+  let id = |n: u32| format!("019e9a22-a7d6-700{n}-8000-000000000000");
+  let write = |name: &str, n: u32| {
+    let path = fx.project.join(format!("{name}.jsonl"));
+    fs::write(&path, session_text(&id(n), &["words"])).unwrap();
+    set_age(&path, 100);
+    path
+  };
+  let (a, b) = (write("a", 1), write("b", 2));
+  let engine = fx.engine(json!({}));
+  let cx = engine.index_context();
+  global(&engine);
+  let index = Index::shared(cx.dir());
+  index.listing().forget_headers();
+  let found = |target: &str| find_session(&cx, target).map(|s| s.path).map_err(|e| e.code.as_str());
+  assert_eq!(found(&id(2)), Ok(b.clone()));
+  assert_eq!(found(&id(1)[..18]), Ok(a.clone()));
+  let shared = find_session(&cx, "019e9a22-a7d6").unwrap_err();
+  assert_eq!(shared.details["candidates"], json!([a.to_string_lossy(), b.to_string_lossy()]));
+  assert_eq!(index.listing().cached_headers(), 0, "every id came from a resident record");
+  // Rewritten in place with another id: the record no longer names it.
+  write("b", 3);
+  assert_eq!(found(&id(3)), Ok(b.clone()));
+  assert_eq!(found(&id(2)), Err("session_not_found"));
+  assert_eq!(index.listing().cached_headers(), 1, "the changed file's header was read");
+  // Made after the last listing: found all the same.
+  let c = write("c", 4);
+  assert_eq!(found(&id(4)), Ok(c));
+  // A file stem names its session too.
+  assert_eq!(found("a"), Ok(a));
+}

@@ -62,7 +62,7 @@ impl ForgetResult {
 /// or not), or its one entry, and drops the session's records from the
 /// index: they are rebuilt without the entry, or not at all.
 pub fn forget(engine: &Engine, request: &ForgetRequest) -> ForgetResult {
-  let forgot = engine.discovery().find(&request.session).and_then(|session| {
+  let forgot = index::find_session(&engine.index_context(), &request.session).and_then(|session| {
     if let Some(entry) = &request.entry_id {
       check_entry(engine, &session, entry)?;
     }

@@ -4,9 +4,10 @@
 //! the directory name being Pi's lossy cwd encoding. Session id and cwd are
 //! always taken from the header, never decoded from names.
 
+use super::named::not_found;
 use super::parse::{parse_header_prefix, Header};
 use super::source::StatStamp;
-use crate::error::{ContractError, ErrorCode};
+use crate::error::ContractError;
 // Re-exported: the index resolves named sources with it too.
 use super::project_dirs::{self, ProjectDirs};
 pub use crate::pi_path::resolve_path;
@@ -37,58 +38,21 @@ pub fn belongs_to(header_cwd: &str, cwd: &Path) -> bool {
 #[derive(Debug, Clone)]
 pub struct SessionFile {
   pub path: PathBuf,
-  /// Shared with the process's read headers (see [`SessionFile::open`]).
+  /// Shared: a lookup hands the same header to each call that asks.
   pub header: Arc<Header>,
   pub stamp: StatStamp,
 }
 
 impl SessionFile {
-  /// Reads the header of `path`; `None` when it is not a Pi session. A
-  /// header read earlier in this process is reused while the file's stat
-  /// proves it unchanged ([`read_headers`]).
+  /// Reads the header of `path`; `None` when it is not a Pi session.
   pub fn open(path: &Path) -> Option<SessionFile> {
     let metadata = fs::metadata(path).ok()?;
     if !metadata.is_file() {
       return None;
     }
-    let stamp = StatStamp::of(&metadata);
-    let header = cached_header(path, stamp)?;
-    Some(SessionFile { path: path.to_path_buf(), header, stamp })
+    let header = Arc::new(read_header(path)?);
+    Some(SessionFile { path: path.to_path_buf(), header, stamp: StatStamp::of(&metadata) })
   }
-}
-
-/// A header as read, with the stat its file had and when it was read.
-struct ReadHeader {
-  stamp: StatStamp,
-  read_ns: i128,
-  /// `None`: not a Pi session.
-  header: Option<Arc<Header>>,
-}
-
-/// Every header [`SessionFile::open`] read in this process, by path: a call
-/// that names a session by id lists every session file (`Discovery::known`),
-/// and reading every header again was most of its time (~0.9 s a call at
-/// 100,000 sessions). Bounded by the session files the process has seen.
-fn read_headers() -> &'static parking_lot::Mutex<rustc_hash::FxHashMap<PathBuf, ReadHeader>> {
-  static HEADERS: std::sync::OnceLock<parking_lot::Mutex<rustc_hash::FxHashMap<PathBuf, ReadHeader>>> =
-    std::sync::OnceLock::new();
-  HEADERS.get_or_init(Default::default)
-}
-
-/// The header of `path`, whose stat is now `stamp`: the one read before
-/// while the file has that very stat and it proves the file unchanged since
-/// that read (the racy-stamp rule records follow), else read now. `Err`s
-/// are not kept.
-fn cached_header(path: &Path, stamp: StatStamp) -> Option<Arc<Header>> {
-  if let Some(read) = read_headers().lock().get(path) {
-    if read.stamp == stamp && stamp.proves_unchanged_since(read.read_ns) {
-      return read.header.clone();
-    }
-  }
-  let read_ns = super::source::now_ns();
-  let header = try_read_header(path).ok()?.map(Arc::new);
-  read_headers().lock().insert(path.to_path_buf(), ReadHeader { stamp, read_ns, header: header.clone() });
-  header
 }
 
 /// Reads just enough of the file to parse its header: chunk by chunk until
@@ -260,16 +224,6 @@ impl Discovery {
     !header_cwd.is_empty() && (belongs_to(header_cwd, &self.cwd) || self.project_dirs().holds_cwd(header_cwd))
   }
 
-  /// Every session under the agent dir and in the custom session dir, newest first.
-  pub fn global(&self) -> Vec<SessionFile> {
-    let Ok(read) = fs::read_dir(self.sessions_dir()) else { return open_all(self.custom_files()) };
-    let mut dirs: Vec<PathBuf> = read.filter_map(Result::ok).map(|e| e.path()).filter(|p| p.is_dir()).collect();
-    dirs.sort();
-    let mut files: Vec<PathBuf> = dirs.iter().flat_map(|dir| jsonl_files(dir)).collect();
-    files.extend(self.custom_files());
-    open_all(unique(files))
-  }
-
   /// Sessions recorded for this cwd (by header; the directory name is lossy).
   pub fn project(&self) -> Vec<SessionFile> {
     let project_dir = self.project_dir();
@@ -294,38 +248,12 @@ impl Discovery {
     self.project().into_iter().next()
   }
 
-  /// `session:<id-or-path>`: an existing path, else a header id or file stem
-  /// across the agent dir, else a unique prefix of a header id (at least
-  /// [`MIN_ID_PREFIX`] characters: what recall's human view shows). Several
-  /// files with that id or prefix are ambiguous.
-  pub fn find(&self, target: &str) -> Result<SessionFile, ContractError> {
-    let as_path = resolve_path(target, &self.cwd);
-    if target.contains('/') || target.contains('\\') || target.ends_with(".jsonl") {
-      if let Some(named) = open_named(&as_path, target) {
-        return named;
-      }
-    }
-    find_among(&self.known(), target)
-  }
-
-  /// Every session an id can name: [`Discovery::global`] and the live file.
-  pub fn known(&self) -> Vec<SessionFile> {
-    let mut known = self.global();
-    if let Some(live) = self.live_file.as_deref().and_then(SessionFile::open) {
-      if !known.iter().any(|m| m.path == live.path) {
-        known.push(live);
-      }
-    }
-    known
-  }
-
-  pub fn resolve(&self, scope: &Scope) -> Result<Vec<SessionFile>, ContractError> {
-    match scope {
-      Scope::Session => Ok(self.current().into_iter().collect()),
-      Scope::Project => Ok(self.project()),
-      Scope::Global => Ok(self.global()),
-      Scope::Explicit(target) => self.find(target).map(|s| vec![s]),
-    }
+  /// `session:<path>`: the session at the path `target` names, when it
+  /// looks like one (a separator or `.jsonl`) and something is there;
+  /// `None` when the target may still be an id ([`super::named`]).
+  pub fn open_path(&self, target: &str) -> Option<Result<SessionFile, ContractError>> {
+    let looks_like_path = target.contains('/') || target.contains('\\') || target.ends_with(".jsonl");
+    looks_like_path.then(|| open_named(&resolve_path(target, &self.cwd), target)).flatten()
   }
 }
 
@@ -348,73 +276,9 @@ fn open_named(path: &Path, target: &str) -> Option<Result<SessionFile, ContractE
   })
 }
 
-/// The shortest id prefix `session:<prefix>` accepts: shorter ones would
-/// match by accident (every UUIDv7 of a month shares its first characters).
-pub const MIN_ID_PREFIX: usize = 8;
-
-/// The one session of `known` that `target` names by its id or file stem,
-/// else by an id prefix of at least [`MIN_ID_PREFIX`] characters.
-pub fn find_among(known: &[SessionFile], target: &str) -> Result<SessionFile, ContractError> {
-  let mut matches: Vec<SessionFile> = known
-    .iter()
-    .filter(|s| s.header.id == target || s.path.file_stem().is_some_and(|stem| stem.to_string_lossy() == target))
-    .cloned()
-    .collect();
-  if matches.is_empty() && target.chars().count() >= MIN_ID_PREFIX {
-    matches = known.iter().filter(|s| s.header.id.starts_with(target)).cloned().collect();
-  }
-  match matches.len() {
-    0 => Err(not_found(target)),
-    1 => Ok(matches.remove(0)),
-    _ => {
-      let candidates: Vec<String> = matches.iter().map(|m| m.path.to_string_lossy().into_owned()).collect();
-      Err(
-        ContractError::new(
-          ErrorCode::AmbiguousSession,
-          format!("Session \"{target}\" matches {} files.", candidates.len()),
-        )
-        .with("session", target)
-        .with("candidates", candidates),
-      )
-    }
-  }
-}
-
-fn not_found(target: &str) -> ContractError {
-  ContractError::new(ErrorCode::SessionNotFound, format!("No Pi session matches \"{target}\".")).with("session", target)
-}
-
 #[cfg(test)]
 mod tests {
   use super::*;
-
-  #[test]
-  fn a_header_is_read_again_unless_the_stat_proves_the_file_unchanged_since_it_was_read() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("s.jsonl");
-    let write = |id: &str| {
-      let line = format!("{{\"type\":\"session\",\"version\":3,\"id\":\"{id}\",\"timestamp\":\"2026-01-01T00:00:00.000Z\",\"cwd\":\"/p\"}}\n");
-      fs::write(&path, line).unwrap();
-    };
-    write("first");
-    assert_eq!(SessionFile::open(&path).unwrap().header.id, "first");
-    // Read just now: the stat cannot prove anything yet, so the file is read again.
-    write("again");
-    assert_eq!(SessionFile::open(&path).unwrap().header.id, "again");
-    // A read long after the file's last change: while its stat is the same, the header read then stands.
-    let stamp = StatStamp::of(&fs::metadata(&path).unwrap());
-    let mut header = (*SessionFile::open(&path).unwrap().header).clone();
-    header.id = "as read".into();
-    let header = Arc::new(header);
-    let later = ReadHeader { stamp, read_ns: super::super::source::now_ns() + 10_000_000_000, header: Some(header) };
-    read_headers().lock().insert(path.clone(), later);
-    assert_eq!(SessionFile::open(&path).unwrap().header.id, "as read");
-    // Any change of the stat reads it again; so does a file that is no longer a session.
-    write("changed-and-longer");
-    assert_eq!(SessionFile::open(&path).unwrap().header.id, "changed-and-longer");
-    fs::write(&path, "not a session\n").unwrap();
-    assert!(SessionFile::open(&path).is_none());
-  }
 
   #[test]
   fn encodes_cwd_like_pi() {

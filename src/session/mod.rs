@@ -10,6 +10,7 @@ pub(crate) mod fabric;
 pub(crate) mod json;
 pub mod lineage;
 pub mod message;
+pub mod named;
 pub mod normalize;
 pub mod parse;
 pub mod project_dirs;

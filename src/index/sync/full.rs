@@ -125,7 +125,7 @@ pub(super) fn sync_changed(
     }
     Scope::Session | Scope::Explicit(_) => {
       let target = if let Scope::Explicit(target) = scope { Some(target.as_str()) } else { None };
-      let eligible = named(&cx.discovery, all, target)?;
+      let eligible = named(index, &cx.discovery, all, target)?;
       let loaded = load(&eligible, None);
       (eligible, loaded)
     }

@@ -22,7 +22,7 @@ use select::{bound_view, refuse_forgotten, resolve_selection};
 pub fn expand(engine: &Engine, request: &ExpandRequest) -> ExpandPage {
   let fail = |error| ExpandPage::failed(request.session.clone(), request.branches, error);
   let session = match request.session.as_deref() {
-    Some(target) => engine.discovery().find(target),
+    Some(target) => crate::index::find_session(&engine.index_context(), target),
     None => engine.discovery().current().ok_or_else(|| {
       ContractError::new(ErrorCode::SessionNotFound, "There is no current session and the cwd has no sessions.")
     }),

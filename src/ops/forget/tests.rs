@@ -269,7 +269,7 @@ fn an_entry_forgotten_by_another_process_is_not_served_or_written_back_from_a_re
     let engine = dir.engine(config.clone());
     assert_eq!(found(&engine, "7781", "global"), 1, "{config}");
     // Another process changes the list (and dropped the records from disk): this one still holds them resident.
-    let session = engine.discovery().find(ID).unwrap();
+    let session = crate::index::find_session(&engine.index_context(), ID).unwrap();
     crate::forgotten::forget(&engine.agent_dir, &session, Some("e1")).unwrap();
     for _ in 0..2 {
       assert_eq!(found(&engine, "7781", "global"), 0, "{config}");

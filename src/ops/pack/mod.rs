@@ -25,7 +25,6 @@ use crate::ops::expand::ExpandRequest;
 use crate::ops::recall::ranked_hits;
 use crate::project::known::Known;
 use crate::session::binding::{self, pin, Binding};
-use crate::session::discover::find_among;
 use crate::session::project_dirs::project_name;
 use crate::session::titles::first_prompt;
 use crate::session::SessionView;
@@ -157,15 +156,18 @@ fn candidate(engine: &Engine, group: &Group, tally: &mut Tally) -> Option<Candid
 
 /// Each candidate's citations name its session by a pin when the pin's id
 /// prefix names exactly that file among every session an id can name (one
-/// listing per pack); a prefix two files share keeps the path.
+/// pass over the index's listing per pack); a prefix two files share keeps
+/// the path.
 fn name_by_pins(engine: &Engine, candidates: &mut [Candidate]) {
   if candidates.is_empty() {
     return;
   }
-  let known = engine.discovery().known();
-  for candidate in candidates {
-    let reference: String = candidate.view.header.id.chars().take(pin::ID_PREFIX).collect();
-    let names_it = find_among(&known, &reference).is_ok_and(|found| found.path == candidate.view.path);
+  let references: Vec<String> =
+    candidates.iter().map(|c| c.view.header.id.chars().take(pin::ID_PREFIX).collect()).collect();
+  let asked: Vec<&str> = references.iter().map(String::as_str).collect();
+  let found = crate::index::find_sessions(&engine.index_context(), &asked);
+  for (candidate, found) in candidates.iter_mut().zip(found) {
+    let names_it = found.is_ok_and(|found| found.path == candidate.view.path);
     candidate.naming = if names_it { Naming::Pin } else { Naming::Path };
   }
 }
