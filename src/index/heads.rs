@@ -167,6 +167,12 @@ pub(super) enum Wanted<'a> {
   Project { dir: &'a std::path::Path, candidates: &'a [Source] },
 }
 
+/// Did this process make every packed head of `branches` resident
+/// ([`preload`] of [`Wanted::All`])?
+pub(super) fn preloaded(index: &Index, branches: Branches) -> bool {
+  index.packs().modes.lock()[mode(branches)].all
+}
+
 /// Makes the packed heads of `branches` that `wanted` names resident, once
 /// per process and project dir, before a synchronization loads its
 /// records: each head stands for its record as if read from it (see the

@@ -118,6 +118,12 @@ pub fn check(discovery: &Discovery, dir: &Path, names: &Names) -> Result<(), Con
   }
 }
 
+/// Is `dir` the index's already, marked as such ([`check`] without claiming
+/// anything: what a call that only reads the index asks)?
+pub fn is_marked(discovery: &Discovery, dir: &Path, names: &Names) -> bool {
+  forbidden(discovery, dir).is_none() && names.contains(MARKER) && has_marker(dir)
+}
+
 fn has_marker(dir: &Path) -> bool {
   fsread::read_prefix(&dir.join(MARKER), MARKER_TEXT.len() as u64, Links::Refuse).is_ok_and(|(b, _)| b == MARKER_TEXT)
 }

@@ -1345,3 +1345,28 @@ fn a_lookup_by_id_answers_from_fresh_records_and_reads_the_header_of_a_changed_f
   // A file stem names its session too.
   assert_eq!(found("a"), Ok(a));
 }
+
+/// A fresh process names sessions by id from the packed heads, as its first
+/// synchronization would read them, not by reading every header; an index
+/// dir not marked as ours is not read.
+#[test]
+fn a_fresh_process_looks_up_ids_in_the_packed_heads() {
+  let fx = fixture();
+  let engine = packing(&fx, 6);
+  let cx = engine.index_context();
+  global(&engine);
+  let dir = fx.index_dir();
+  let index = Index::shared(dir.clone());
+  let lookup = || {
+    forget_all(&dir);
+    let found = find_session(&cx, "s3").map(|s| s.path);
+    (found, index.resident().len(), index.listing().cached_headers())
+  };
+  // Five cold heads packed; the hot session's header is read.
+  assert_eq!(lookup(), (Ok(fx.project.join("s3.jsonl")), 5, 1));
+  assert!(heads::preloaded(&index, Branches::Active));
+  assert!(global(&engine).coverage.complete, "the synchronization after it uses the heads");
+  fs::remove_file(dir.join(dir::MARKER)).unwrap();
+  index.dir().forget_names();
+  assert_eq!(lookup(), (Ok(fx.project.join("s3.jsonl")), 0, 6), "no marker: every header read");
+}

@@ -71,6 +71,11 @@ impl State {
     self.lock.lock()
   }
 
+  /// The lock, unless a synchronization holds it.
+  pub(crate) fn try_lock(&self) -> Option<parking_lot::MutexGuard<'_, ()>> {
+    self.lock.try_lock()
+  }
+
   /// Whether a synchronization of this index was kept in this process.
   fn kept(&self) -> bool {
     !self.last.lock().is_empty()
