@@ -1370,3 +1370,36 @@ fn a_fresh_process_looks_up_ids_in_the_packed_heads() {
   index.dir().forget_names();
   assert_eq!(lookup(), (Ok(fx.project.join("s3.jsonl")), 0, 6), "no marker: every header read");
 }
+
+/// A lookup brings the listing up to date beside synchronizations that do
+/// too: the changes the watch reports are taken once, so a lookup that
+/// found them taken by a synchronization still mid-restat must wait for the
+/// listing that holds them, never answer from the one before.
+#[test]
+fn a_session_made_before_a_lookup_is_found_while_synchronizations_run() {
+  let fx = fixture();
+  for i in 0..20 {
+    fx.write(&format!("old{i}"), &["words"], 100);
+  }
+  let engine = fx.engine(json!({}));
+  global(&engine);
+  let stop = std::sync::atomic::AtomicBool::new(false);
+  let missed = std::thread::scope(|scope| {
+    scope.spawn(|| {
+      while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+        global(&engine);
+      }
+    });
+    let cx = engine.index_context();
+    let missed: Vec<usize> = (0..150)
+      .filter(|i| {
+        let id = format!("new-{i}");
+        let path = fx.write(&id, &["fresh"], 0);
+        find_session(&cx, &id).map(|s| s.path) != Ok(path)
+      })
+      .collect();
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    missed
+  });
+  assert_eq!(missed, Vec::<usize>::new(), "sessions a lookup did not find");
+}
