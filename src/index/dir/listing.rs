@@ -243,14 +243,10 @@ mod persist {
 
   pub(super) fn decode(bytes: &[u8]) -> Option<HashMap<PathBuf, Listing>> {
     let entries: Vec<Entry> = postcard::from_bytes(crate::index::record::unsealed(MAGIC, bytes)?).ok()?;
-    // Separators are ASCII: a byte test finds them in UTF-8.
-    let plain = |name: &str| {
-      !matches!(name, "" | "." | "..") && !name.bytes().any(|b| b == 0 || std::path::is_separator(char::from(b)))
-    };
     entries
       .into_iter()
       .map(|(dir, stamp, listed_ns, names)| {
-        let names = Names::of_ascending(names.into_iter()).filter(|names| names.iter().all(plain))?;
+        let names = Names::of_ascending(names.into_iter()).filter(Names::all_plain)?;
         Some((PathBuf::from(dir), Listing { stamp, listed_ns, names: Arc::new(names) }))
       })
       .collect()

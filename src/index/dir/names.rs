@@ -27,15 +27,28 @@ impl Names {
   }
 
   /// `names`, already ascending and each once; `None` when they are not.
-  pub fn of_ascending<'a>(names: impl ExactSizeIterator<Item = &'a str> + Clone) -> Option<Names> {
-    let mut previous: Option<&str> = None;
-    for name in names.clone() {
-      if previous.is_some_and(|previous| previous >= name) {
+  /// One pass, each name compared with the one before as it is copied (a
+  /// fresh process reads 100,000 names of the index dir this way).
+  pub fn of_ascending<'a>(names: impl ExactSizeIterator<Item = &'a str>) -> Option<Names> {
+    let mut built = Names { text: String::new(), ends: Vec::with_capacity(names.len()) };
+    for name in names {
+      if built.ends.last().is_some_and(|_| built.get(built.len() - 1) >= name) {
         return None;
       }
-      previous = Some(name);
+      built.push(name);
     }
-    Some(Names::of_ordered(names))
+    Some(built)
+  }
+
+  /// Could every name be a file's in a dir: none empty, `.` or `..`, and
+  /// none holding a NUL or a separator (one scan of the whole text)?
+  pub fn all_plain(&self) -> bool {
+    let text = self.text.as_bytes();
+    #[cfg(windows)]
+    let separator = memchr::memchr3(0, b'/', b'\\', text);
+    #[cfg(not(windows))]
+    let separator = memchr::memchr2(0, b'/', text);
+    separator.is_none() && (0..self.len()).all(|at| !matches!(self.get(at), "" | "." | ".."))
   }
 
   /// `names` as given, in or out of order (tests: a damaged file's).
@@ -206,6 +219,14 @@ mod tests {
     assert_eq!(names.iter().next_back(), Some("ccc"));
     assert!(names.iter_from(2).eq(["b", "ccc"]) && names.iter_from(9).next().is_none());
     assert!(Names::default().is_empty() && Names::default().search("a") == Err(0));
+  }
+
+  #[test]
+  fn only_plain_names_are_plain() {
+    assert!(names(&["a", "b.jsonl", "..."]).all_plain() && Names::default().all_plain());
+    for bad in ["", ".", "..", "a/b", "nul\0"] {
+      assert!(!names(&["a", bad, "z"]).all_plain(), "{bad:?}");
+    }
   }
 
   #[test]
