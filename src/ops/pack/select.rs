@@ -8,7 +8,6 @@ use crate::error::ContractError;
 use crate::ops::recall::{ranked_hits, EntryHit, Hit, RecallRequest};
 use crate::session::echo::echoes;
 use crate::session::entry::{is_memory_tool, ContextEdit, Entry};
-use rayon::prelude::*;
 use std::collections::BTreeSet;
 
 /// Entries a session brings: its best few, so one session cannot fill the pack.
@@ -78,8 +77,15 @@ fn hydrate_all(engine: &Engine, hits: &[Hit], wanted: usize) -> Result<Vec<Optio
       Hit::Session(_) => {}
     }
   }
-  let found: Vec<Result<(usize, Vec<EntryHit>), ContractError>> =
-    planned.into_par_iter().map(|(at, args)| hydrate(engine, args).map(|hits| (at, hits))).collect();
+  // Side by side on threads of their own, not the rayon pool's: each takes
+  // the index's locks (its synchronization's, the listing's), and a pool
+  // thread waiting inside one on its own parallel steps may be handed the
+  // next hydration, which would then wait for the lock its own thread holds.
+  let found: Vec<Result<(usize, Vec<EntryHit>), ContractError>> = std::thread::scope(|scope| {
+    let each: Vec<_> =
+      planned.into_iter().map(|(at, args)| scope.spawn(move || hydrate(engine, args).map(|hits| (at, hits)))).collect();
+    each.into_iter().map(|thread| thread.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))).collect()
+  });
   let mut out: Vec<Option<Vec<EntryHit>>> = (0..hits.len()).map(|_| None).collect();
   for result in found {
     let (at, hits) = result?;
