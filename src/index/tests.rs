@@ -1403,3 +1403,21 @@ fn a_session_made_before_a_lookup_is_found_while_synchronizations_run() {
   });
   assert_eq!(missed, Vec::<usize>::new(), "sessions a lookup did not find");
 }
+
+/// A query's rebuild of a damaged cold record runs on a rayon job, and a
+/// synchronization holds the sync lock across rayon work: the rebuild waits
+/// a bounded time, then leaves the record to the next call.
+#[test]
+fn a_query_rebuild_waits_a_bounded_time_for_the_sync_lock() {
+  let fx = fixture();
+  let cold = fx.write("a", &["hello"], 100);
+  fx.write("b", &["newer"], 50);
+  let engine = fx.engine(json!({"hotSessions": 1}));
+  global(&engine);
+  let cx = engine.index_context();
+  let index = Index::shared(cx.dir());
+  let held = index.sync_state().lock();
+  assert!(sync::rebuild_cold(&cx, &cold, Branches::Active).is_none(), "gave up while the lock was held");
+  drop(held);
+  assert!(sync::rebuild_cold(&cx, &cold, Branches::Active).is_some());
+}

@@ -144,13 +144,23 @@ fn sync_key(cx: &Context<'_>, scope: &Scope, branches: Branches) -> String {
 pub(crate) fn rebuild_cold(cx: &Context<'_>, path: &Path, branches: Branches) -> Option<Arc<CacheRecord>> {
   let index = Index::shared(cx.dir());
   // One builder per index at a time, as in `sync`: a concurrent sync never
-  // builds the same session beside it.
+  // builds the same session beside it. A query asks this from rayon jobs,
+  // and a synchronization holds the lock across rayon work: waiting without
+  // end, two such jobs could leave it no thread to finish on. Past the
+  // bound the record stays unreadable for this call (the next one rebuilds
+  // it, as the synchronization forgotten here makes sure).
   let state = index.sync_state();
-  let _guard = state.lock.lock();
+  state.forget_last();
+  let _guard = state.lock.try_lock_for(REBUILD_WAIT)?;
+  // A synchronization that finished meanwhile kept its result, this record and all.
   state.forget_last();
   let source = Source::of(path, &fs::metadata(path).ok()?);
   session::rebuild(cx, &index, &source, Tier::Cold, branches, Write::Now).ok().map(|(record, _)| record)
 }
+
+/// How long a query's rebuild of a damaged cold record waits for a
+/// synchronization to finish (see [`rebuild_cold`]).
+const REBUILD_WAIT: std::time::Duration = std::time::Duration::from_millis(if cfg!(test) { 100 } else { 2_000 });
 
 /// The next call runs a synchronization of its own: a query found a
 /// resident hot shard damaged (`HotShard::damaged`), which that
