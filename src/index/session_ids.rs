@@ -13,6 +13,7 @@ use crate::session::discover::{Discovery, SessionFile};
 use crate::session::lineage::Branches;
 use crate::session::named::{self, Hit, Targets};
 use rayon::prelude::*;
+use std::sync::Arc;
 
 /// The session `target` names: the file at its path, else by id
 /// ([`named`]) among every listed session file and the live one.
@@ -20,16 +21,35 @@ pub fn find_session(cx: &Context<'_>, target: &str) -> Result<SessionFile, Contr
   if let Some(at_path) = cx.discovery.open_path(target) {
     return at_path;
   }
-  let mut found = find_sessions(cx, &[target]);
+  let (index, listed) = looked_up(cx);
+  find_in(&index, &cx.discovery, &listed, target)
+}
+
+/// The session `target` names by id among `listed` and the live file
+/// ([`by_id`] of one target).
+pub(super) fn find_in(
+  index: &Index,
+  discovery: &Discovery,
+  listed: &[Source],
+  target: &str,
+) -> Result<SessionFile, ContractError> {
+  let mut found = by_id(index, discovery, listed, &[target]);
   found.pop().unwrap_or_else(|| Err(named::not_found(target)))
 }
 
 /// The session each of `targets` names by id, in one pass over the listing.
 pub fn find_sessions(cx: &Context<'_>, targets: &[&str]) -> Vec<Result<SessionFile, ContractError>> {
+  let (index, listed) = looked_up(cx);
+  by_id(&index, &cx.discovery, &listed, targets)
+}
+
+/// The index and its listing now, with the packed heads resident in a fresh
+/// process: what a lookup outside a synchronization looks in.
+fn looked_up(cx: &Context<'_>) -> (Arc<Index>, Arc<Vec<Source>>) {
   let index = Index::shared(cx.dir());
   let listed = index.listing().sources(cx);
   preload_heads(cx, &index, &listed);
-  by_id(&index, &cx.discovery, &listed, targets)
+  (index, listed)
 }
 
 /// A fresh process has no record resident: with many sessions their packed

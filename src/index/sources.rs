@@ -492,8 +492,7 @@ pub(super) fn named(
         None => {
           let with_forgotten = index.listing().with_forgotten(all);
           let listed = with_forgotten.as_deref().map_or(all, Vec::as_slice);
-          let mut found = super::session_ids::by_id(index, discovery, listed, &[target]);
-          found.pop().unwrap_or_else(|| Err(crate::session::named::not_found(target)))
+          super::session_ids::find_in(index, discovery, listed, target)
         }
       };
       let session = found?;
